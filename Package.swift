@@ -1,0 +1,82 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "swift-sdl",
+    products: [
+        .library(name: "SDLBSON", targets: ["SDLBSON"]),
+        .library(name: "SDLProtocol", targets: ["SDLProtocol"]),
+        .library(name: "SDLRPC", targets: ["SDLRPC"]),
+        .library(name: "SDLRPCGenerator", targets: ["SDLRPCGenerator"]),
+        .executable(name: "sdl", targets: ["sdl"]),
+        .executable(name: "sdl-rpc-gen", targets: ["sdl-rpc-gen"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // BSON codec. Knows nothing of SDL.
+        .target(
+            name: "SDLBSON",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+        ),
+        // Frames, fragmentation, reassembly, RPC binary header, control payloads.
+        .target(
+            name: "SDLProtocol",
+            dependencies: ["SDLBSON", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        // RPC runtime (JSON and BSON coding, validation, envelope) + the generated RPC types.
+        .target(
+            name: "SDLRPC",
+            dependencies: ["SDLBSON", "SDLProtocol", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated.
+        .target(name: "SDLRPCGenerator"),
+        .executableTarget(
+            name: "sdl-rpc-gen",
+            dependencies: [
+                "SDLRPCGenerator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "sdl",
+            dependencies: [
+                "SDLProtocol",
+                "SDLBSON",
+                "SDLRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // libbson, the reference BSON implementation. Tests, fuzzers and benchmarks only:
+        // no library product depends on it.
+        .systemLibrary(
+            name: "CLibBSON",
+            pkgConfig: "libbson-1.0",
+            providers: [.apt(["libbson-dev"])]
+        ),
+        .testTarget(
+            name: "SDLProtocolTests",
+            dependencies: ["SDLProtocol", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "SDLBSONTests",
+            dependencies: ["SDLBSON", "CLibBSON", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "SDLRPCTests",
+            dependencies: ["SDLRPC", "SDLBSON", "CLibBSON", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "SDLRPCGeneratorTests",
+            dependencies: ["SDLRPCGenerator"]
+        ),
+        .testTarget(
+            name: "sdlTests",
+            dependencies: ["sdl"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
