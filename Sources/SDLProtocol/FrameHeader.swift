@@ -1,0 +1,239 @@
+import NIOCore
+
+/// The header in front of every frame (protocol spec 5.4.1 §3.1).
+///
+/// ```
+///  byte 0                   1              2             3            4 ... 7       8 ... 11
+/// +---------+---+---------+--------------+-------------+------------+-------------+------------+
+/// | version | E | frame   | service type | frame info  | session id | data size   | message id |
+/// | 4 bits  |   | type 3b |   8 bits     |   8 bits    |   8 bits   | 32 bits BE  | 32 bits BE |
+/// +---------+---+---------+--------------+-------------+------------+-------------+------------+
+///                                                                    version 1 ends here (8 bytes)
+/// ```
+///
+/// Bit E is "encrypted" for versions 2–5; version 1 defines the same bit as C, "compressed".
+/// The header itself is a plain value: `isValid(for:)` and the stream decoder decide whether a
+/// peer's header is acceptable.
+public struct FrameHeader: Hashable, Sendable {
+    /// The size of a version 1 header.
+    public static let v1Size = 8
+    /// The size of a version 2–5 header.
+    public static let v2Size = 12
+    /// The data size of every First frame: total size and frame count, 4 bytes each.
+    public static let firstFrameDataSize: UInt32 = 8
+
+    /// The protocol version (low 4 bits are kept; the nibble is written as is).
+    public var version: ProtocolVersion
+    /// Bit 3 of byte 0 as it is on the wire: E (encrypted) for versions 2–5, C (compressed) for
+    /// version 1. `isEncrypted` and `isCompressed` interpret it.
+    public var protectionBit: Bool
+    /// The frame type (3 bits).
+    public var frameType: FrameType
+    /// The service the frame belongs to.
+    public var serviceType: ServiceType
+    /// Control frames: the control frame info; Consecutive frames: the sequence number (0 = last);
+    /// Single and First frames: reserved, 0.
+    public var frameInfo: UInt8
+    /// The session id.
+    public var sessionID: SessionID
+    /// The number of payload bytes that follow the header.
+    public var dataSize: UInt32
+    /// The message id; nil for version 1, whose header has none.
+    public var messageID: MessageID?
+
+    /// Creates a header. `messageID` is ignored for version 1 and defaults to 0 for versions 2–5.
+    @inlinable
+    public init(
+        version: ProtocolVersion,
+        encrypted: Bool = false,
+        frameType: FrameType,
+        serviceType: ServiceType,
+        frameInfo: UInt8 = 0,
+        sessionID: SessionID,
+        dataSize: UInt32,
+        messageID: MessageID? = nil
+    ) {
+        self.version = version
+        self.protectionBit = encrypted
+        self.frameType = frameType
+        self.serviceType = serviceType
+        self.frameInfo = frameInfo
+        self.sessionID = sessionID
+        self.dataSize = dataSize
+        self.messageID = version.hasMessageID ? (messageID ?? MessageID(0)) : nil
+    }
+
+    /// Whether the frame's payload is encrypted (E bit, versions 2–5).
+    @inlinable
+    public var isEncrypted: Bool {
+        get { self.version.hasMessageID && self.protectionBit }
+        set { self.protectionBit = newValue }
+    }
+
+    /// Whether the frame's payload is compressed (C bit, version 1 only).
+    @inlinable
+    public var isCompressed: Bool { !self.version.hasMessageID && self.protectionBit }
+
+    /// The control frame info of a control frame, nil for other frame types.
+    @inlinable
+    public var controlFrameInfo: ControlFrameInfo? {
+        self.frameType == .control ? ControlFrameInfo(rawValue: self.frameInfo) : nil
+    }
+
+    /// The header's size on the wire: 8 bytes for version 1, 12 for versions 2–5.
+    @inlinable
+    public var size: Int { self.version.headerSize }
+
+    /// The whole frame's size on the wire: header plus data size.
+    @inlinable
+    public var frameSize: Int { self.size + Int(self.dataSize) }
+}
+
+extension FrameHeader {
+    /// Reads a header at the reader index without consuming it. Returns nil when fewer bytes than
+    /// the header needs are readable; any bytes are a header, `validate` says whether a good one.
+    @inlinable
+    public static func peek(in buffer: ByteBuffer) -> FrameHeader? {
+        Self.peek(in: buffer, at: buffer.readerIndex)
+    }
+
+    /// Reads a header at `index` without consuming it; nil when the bytes up to the end of the
+    /// header are not all readable.
+    @inlinable
+    public static func peek(in buffer: ByteBuffer, at index: Int) -> FrameHeader? {
+        guard let word = buffer.getInteger(at: index, endianness: .big, as: UInt64.self) else {
+            return nil
+        }
+        let byte0 = UInt8(truncatingIfNeeded: word >> 56)
+        let version = ProtocolVersion(rawValue: byte0 >> 4)
+        var messageID: MessageID? = nil
+        if version.hasMessageID {
+            guard let id = buffer.getInteger(at: index + 8, endianness: .big, as: UInt32.self) else {
+                return nil
+            }
+            messageID = MessageID(id)
+        }
+        var header = FrameHeader(
+            version: version,
+            encrypted: byte0 & 0x08 != 0,
+            frameType: FrameType(rawValue: byte0 & 0x07),
+            serviceType: ServiceType(rawValue: UInt8(truncatingIfNeeded: word >> 48)),
+            frameInfo: UInt8(truncatingIfNeeded: word >> 40),
+            sessionID: SessionID(UInt8(truncatingIfNeeded: word >> 32)),
+            dataSize: UInt32(truncatingIfNeeded: word)
+        )
+        header.messageID = messageID
+        return header
+    }
+
+    /// Parses a header from the start of `bytes`; nil when `bytes` is shorter than the header.
+    public init?(bytes: some Collection<UInt8>) {
+        guard let header = FrameHeader.peek(in: ByteBuffer(bytes: bytes)) else { return nil }
+        self = header
+    }
+
+    /// Writes the header (8 or 12 bytes) at the writer index.
+    @inlinable
+    public func write(to buffer: inout ByteBuffer) {
+        let byte0 = (self.version.rawValue << 4) | (self.protectionBit ? 0x08 : 0) | (self.frameType.rawValue & 0x07)
+        var word = UInt64(byte0) << 56
+        word |= UInt64(self.serviceType.rawValue) << 48
+        word |= UInt64(self.frameInfo) << 40
+        word |= UInt64(self.sessionID.rawValue) << 32
+        word |= UInt64(self.dataSize)
+        if self.version.hasMessageID {
+            buffer.reserveCapacity(minimumWritableBytes: 12)
+            buffer.writeInteger(word, endianness: .big)
+            buffer.writeInteger(self.messageID?.rawValue ?? 0, endianness: .big)
+        } else {
+            buffer.writeInteger(word, endianness: .big)
+        }
+    }
+
+    /// The header's bytes.
+    public var bytes: [UInt8] {
+        var buffer = ByteBuffer()
+        self.write(to: &buffer)
+        return Array(buffer.readableBytesView)
+    }
+}
+
+extension FrameHeader {
+    /// Checks the header against the spec and the receive limits, as the stream decoder does
+    /// before it buffers any payload (protocol spec 5.4.1 §3.1):
+    /// - version 1 through `limits.maxVersion`;
+    /// - frame type 0–3;
+    /// - a service type the spec defines;
+    /// - a control frame's frame info one the spec defines (0x00–0x09, 0xFD–0xFF);
+    /// - a First frame's data size exactly 8; Single and Consecutive frames not empty;
+    /// - the data size within the receive MTU of the version and service, and below 2^31.
+    ///
+    /// Message ids and the reserved frame info of Single and First frames are not checked: peers
+    /// disagree on them (sdl_ios sends message id 0 on bulk frames and a First frame with frame
+    /// info 1), and they carry no risk.
+    ///
+    /// - Parameter offset: the stream offset reported in the error.
+    public func validate(against limits: ProtocolLimits, offset: Int? = nil) throws(SDLProtocolError) {
+        if let problem = self.problem(against: limits) {
+            throw self.error(for: problem, limits: limits, offset: offset)
+        }
+    }
+
+    /// Whether `validate(against:)` would accept the header.
+    @inlinable
+    public func isValid(against limits: ProtocolLimits) -> Bool {
+        self.problem(against: limits) == nil
+    }
+
+    @usableFromInline
+    enum Problem: Sendable {
+        case version, frameType, serviceType, controlFrameInfo, firstFrameSize, empty, tooLarge
+    }
+
+    @inlinable
+    func problem(against limits: ProtocolLimits) -> Problem? {
+        guard self.version.rawValue >= 1, self.version <= limits.maxVersion else { return .version }
+        guard self.frameType.rawValue <= 3 else { return .frameType }
+        guard self.serviceType.isKnown else { return .serviceType }
+        switch self.frameType {
+        case .control:
+            guard ControlFrameInfo(rawValue: self.frameInfo).isKnown else { return .controlFrameInfo }
+        case .first:
+            guard self.dataSize == FrameHeader.firstFrameDataSize else { return .firstFrameSize }
+        default:
+            guard self.dataSize > 0 else { return .empty }
+        }
+        guard self.dataSize <= limits.receivePayloadLimit(version: self.version, service: self.serviceType) else {
+            return .tooLarge
+        }
+        return nil
+    }
+
+    @usableFromInline
+    func error(for problem: Problem, limits: ProtocolLimits, offset: Int?) -> SDLProtocolError {
+        switch problem {
+        case .version:
+            return SDLProtocolError(
+                .unsupportedVersion, offset: offset,
+                "protocol version \(self.version.rawValue) is not in 1...\(limits.maxVersion.rawValue)")
+        case .frameType:
+            return SDLProtocolError(.reservedFrameType, offset: offset, "frame type \(self.frameType.rawValue) is reserved")
+        case .serviceType:
+            return SDLProtocolError(
+                .unknownServiceType, offset: offset, "service type 0x\(hexByte(self.serviceType.rawValue)) is not defined")
+        case .controlFrameInfo:
+            return SDLProtocolError(
+                .unknownControlFrameInfo, offset: offset, "control frame info 0x\(hexByte(self.frameInfo)) is not defined")
+        case .firstFrameSize:
+            return SDLProtocolError(
+                .invalidFirstFrameDataSize, offset: offset, "First frame data size is \(self.dataSize), must be 8")
+        case .empty:
+            return SDLProtocolError(.emptyFrame, offset: offset, "\(self.frameType) frame with data size 0")
+        case .tooLarge:
+            let limit = limits.receivePayloadLimit(version: self.version, service: self.serviceType)
+            return SDLProtocolError(
+                .frameTooLarge, offset: offset,
+                "data size \(self.dataSize) exceeds the receive limit \(limit) for \(self.version) \(self.serviceType)")
+        }
+    }
+}
