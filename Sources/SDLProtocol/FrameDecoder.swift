@@ -151,21 +151,31 @@ public struct FrameDecoder: Sendable {
             }
             return .valid(header)
         }
-        // Fewer bytes than a header: check the fields that are there, with the missing ones set
-        // to values that pass, so that garbage is refused at its first bad byte.
+        // Fewer bytes than a header: check the fields that are there, completing the missing
+        // ones with values that pass if any would, so that garbage is refused at its first bad byte.
         var partial = [UInt8](repeating: 0, count: headerSize)
         let available = front.readableBytes
         front.withUnsafeReadableBytes { raw in
             for i in 0..<available { partial[i] = raw[i] }
         }
-        let frameType = partial[0] & 0x07
         if available < 2 { partial[1] = ServiceType.rpc.rawValue }
         if available < 8 {
-            // Data size not complete: assume the smallest acceptable one.
-            partial[4] = 0
-            partial[5] = 0
-            partial[6] = 0
-            partial[7] = frameType == FrameType.first.rawValue ? 8 : (frameType == FrameType.control.rawValue ? 0 : 1)
+            // The data size's known high bytes leave an interval of possible values; pick one
+            // that passes if the interval holds one.
+            let missingBits = 8 * (8 - max(available, 4))
+            var low: UInt32 = 0
+            for i in 4..<8 { low = low << 8 | UInt32(partial[i]) }
+            let high = missingBits == 32 ? UInt32.max : low | (UInt32(1) << missingBits - 1)
+            var value = low
+            switch FrameType(rawValue: partial[0] & 0x07) {
+            case .first: if low <= 8 && 8 <= high { value = 8 }
+            case .control: break
+            default: if low == 0 && high >= 1 { value = 1 }
+            }
+            partial[4] = UInt8(truncatingIfNeeded: value >> 24)
+            partial[5] = UInt8(truncatingIfNeeded: value >> 16)
+            partial[6] = UInt8(truncatingIfNeeded: value >> 8)
+            partial[7] = UInt8(truncatingIfNeeded: value)
         }
         let header = FrameHeader.peek(in: ByteBuffer(bytes: partial))!
         if let problem = header.problem(against: self.limits) {
