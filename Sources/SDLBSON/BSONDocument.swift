@@ -405,6 +405,7 @@ public struct BSONElement: Sendable {
     }
 
     /// The value as a node of the generic tree (copies strings, binaries and nested documents).
+    /// Regular-expression options come out sorted (the canonical form).
     public var value: BSONValue {
         switch self.type {
         case .double: return .double(self.doubleValue!)
@@ -417,7 +418,11 @@ public struct BSONElement: Sendable {
         case .bool: return .bool(self.boolValue!)
         case .datetime: return .datetime(self.dateTimeValue!)
         case .null: return .null
-        case .regularExpression: return .regularExpression(self.regularExpressionValue!)
+        case .regularExpression:
+            // The tree holds the canonical form (options sorted), as the corpus's degenerate
+            // regexes require; `regularExpressionValue` keeps the wire order.
+            let regex = self.regularExpressionValue!
+            return .regularExpression(BSONRegularExpression(pattern: regex.pattern, options: regex.sortedOptions))
         case .dbPointer: return .dbPointer(self.dbPointerValue!)
         case .javascript: return .javascript(self.javascriptValue!)
         case .symbol: return .symbol(self.symbolValue!)
