@@ -5,16 +5,26 @@
 // helpers keep bson_t values on the C side.
 #include <bson/bson.h>
 
-/// Validates `len` bytes as one document with libbson: 1 when bson_init_static accepts the
-/// length header and bson_validate accepts the content with `flags`, else 0 (`*offset` is
-/// libbson's error offset then, or 0 when the header itself was refused).
+/// Whether libbson accepts `len` bytes as one document: 1 when bson_init_static accepts the
+/// length header, bson_validate accepts the content with `flags`, and a full walk (the canonical
+/// Extended JSON conversion) meets no corruption; else 0. The walk is needed because libbson
+/// 1.23's bson_validate returns true for some corrupt documents (unknown element types,
+/// strings running past their document) that its own iterators then refuse.
 static inline int sdl_bson_validate(const uint8_t *data, size_t len, uint32_t flags, size_t *offset) {
     bson_t b;
     *offset = 0;
     if (!bson_init_static(&b, data, len)) {
         return 0;
     }
-    return bson_validate(&b, (bson_validate_flags_t)flags, offset) ? 1 : 0;
+    if (!bson_validate(&b, (bson_validate_flags_t)flags, offset)) {
+        return 0;
+    }
+    char *json = bson_as_canonical_extended_json(&b, NULL);
+    if (json == NULL) {
+        return 0;
+    }
+    bson_free(json);
+    return 1;
 }
 
 /// libbson's canonical Extended JSON of `len` bytes, or NULL. Free with sdl_bson_free_string.

@@ -122,6 +122,15 @@ public struct BSONDecimal128: Hashable, Sendable, CustomStringConvertible {
         self.init(high: (negative ? 1 << 63 : 0) | biased << 49 | hi, low: lo)
     }
 
+    /// Whether the coefficient is out of range (above 10^34 − 1, or the 11-prefixed form of a
+    /// finite value), which the spec reads as zero.
+    var hasNonCanonicalCoefficient: Bool {
+        if self.isNaN || self.isInfinite { return false }
+        if (self.high >> 61) & 0x3 == 0x3 { return true }
+        let hi = self.high & 0x1_FFFF_FFFF_FFFF
+        return hi > 0x1_ED09_BEAD_87C0 || (hi == 0x1_ED09_BEAD_87C0 && self.low >= 0x378D_8E64_0000_0000)
+    }
+
     /// Whether the sign bit is set.
     public var isNegative: Bool { self.high >> 63 == 1 }
     /// Whether the value is a NaN (quiet or signalling).

@@ -230,6 +230,10 @@ public struct BSONElement: Sendable {
     @inlinable
     public var key: String { self._string(from: self._keyStart, to: self._valueStart &- 1) }
 
+    /// The key's length in UTF-8 bytes.
+    @inlinable
+    public var keyByteCount: Int { self._valueStart &- 1 &- self._keyStart }
+
     /// Whether the key equals `key`, compared as bytes without allocating.
     @inlinable
     public func hasKey(_ key: String) -> Bool {

@@ -139,6 +139,10 @@ struct _BSONEncoderImpl: Encoder {
 
     /// The leaf mapping; nil when `value` needs its own `encode(to:)`.
     func leaf<T: Encodable>(_ value: T) throws -> BSONValue? {
+        // By type, not by cast: an empty [String] would cast to [UInt8] and become binary.
+        if T.self == [UInt8].self {
+            return .binary(BSONBinary(subtype: .generic, bytes: value as! [UInt8]))
+        }
         switch value {
         case let v as String: return .string(v)
         case let v as Bool: return .bool(v)
@@ -154,7 +158,6 @@ struct _BSONEncoderImpl: Encoder {
         case let v as UInt16: return .int32(Int32(v))
         case let v as UInt32: return try self.integer(v)
         case let v as UInt64: return try self.integer(v)
-        case let v as [UInt8]: return .binary(BSONBinary(subtype: .generic, bytes: v))
         case let v as BSONBinary: return .binary(v)
         case let v as BSONObjectID: return .objectID(v)
         case let v as BSONDateTime: return .datetime(v)
