@@ -20,6 +20,11 @@ let package = Package(
             pkgConfig: "libbson-1.0",
             providers: [.apt(["libbson-dev"])]
         ),
+        // A plain loop for callgrind profiles of the SDLBSON side.
+        .executableTarget(
+            name: "BSONProfile",
+            dependencies: [.product(name: "SDLBSON", package: "swift-sdl"), .product(name: "NIOCore", package: "swift-nio")]
+        ),
         .executableTarget(
             name: "BSONBenchmarks",
             dependencies: [
