@@ -181,22 +181,8 @@ public struct BSONOrderedDocument: Hashable, Sendable, RandomAccessCollection, E
     }
 
     func _write(into buffer: inout ByteBuffer) {
-        let start = buffer.writerIndex
-        buffer._bsonWriteInt32Placeholder()
-        for field in self.fields {
-            var key = field.key
-            key.withUTF8 { buffer._bsonAppendValue(UnsafeRawBufferPointer($0), field.value) }
+        buffer.writeBSONDocument { writer in
+            for field in self.fields { writer.append(field.key, field.value) }
         }
-        buffer._bsonCloseDocument(start: start)
-    }
-
-    static func _writeArray(_ items: [BSONValue], into buffer: inout ByteBuffer) {
-        var array = BSONArrayWriter(_buffer: buffer)
-        buffer = ByteBuffer()
-        let start = array._buffer.writerIndex
-        array._buffer._bsonWriteInt32Placeholder()
-        for item in items { array.append(item) }
-        array._buffer._bsonCloseDocument(start: start)
-        buffer = array._buffer
     }
 }
