@@ -10,28 +10,65 @@ import NIOCore
 ///
 /// Nested documents and arrays are views of the same storage (a slice, no copy). An array is a
 /// `BSONDocument` whose keys are "0", "1", …; readers ignore the keys of array items.
-public struct BSONDocument: Sendable, Hashable, Sequence {
-    /// Exactly the bytes of the document: its int32 length through its terminating NUL.
-    public let buffer: ByteBuffer
+public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
+    // The storage is immutable once validated and kept alive by `_storage`, so `_base` (the
+    // storage's first readable byte) stays valid for the life of this value: readers load
+    // from it directly instead of going through ByteBuffer for every field. That is also why
+    // the unchecked Sendable is sound: nothing here is ever written.
+    @usableFromInline let _storage: ByteBuffer
+    @usableFromInline let _base: UnsafeRawPointer
+    @usableFromInline let _offset: Int
+    @usableFromInline let _length: Int
 
-    /// Wraps bytes that were already validated (a nested value of a validated document, or the
-    /// writer's own output).
     @inlinable
-    internal init(_unchecked buffer: ByteBuffer) {
-        self.buffer = buffer
+    init(_storage: ByteBuffer, base: UnsafeRawPointer, offset: Int, length: Int) {
+        self._storage = _storage
+        self._base = base
+        self._offset = offset
+        self._length = length
     }
 
-    /// Validates `buffer`'s readable bytes as exactly one BSON document and keeps them (a slice,
-    /// no copy).
+    /// Wraps bytes that were already validated (the writer's own output).
+    @inlinable
+    internal init(_unchecked buffer: ByteBuffer) {
+        self.init(
+            _storage: buffer,
+            base: buffer.withUnsafeReadableBytes { $0.baseAddress! },
+            offset: 0,
+            length: buffer.readableBytes
+        )
+    }
+
+    /// Exactly the bytes of the document: its int32 length through its terminating NUL (a slice
+    /// sharing the storage, no copy).
+    public var buffer: ByteBuffer {
+        self._storage.getSlice(at: self._storage.readerIndex + self._offset, length: self._length)!
+    }
+
+    /// Validates `buffer`'s readable bytes as exactly one BSON document and keeps them (no copy).
     ///
     /// - Throws: ``BSONError`` with the offset of the first violation, counted from the
     ///   buffer's reader index. Bytes after the document are an error (``BSONError/Code/trailingBytes``).
     @inlinable
     public init(validating buffer: ByteBuffer, limits: BSONLimits = .default) throws(BSONError) {
-        try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(BSONError) in
+        let base = try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(BSONError) in
             try _bsonValidateTopLevel(bytes, limits: limits)
+            return bytes.baseAddress!
         }
-        self.buffer = buffer
+        self.init(_storage: buffer, base: base, offset: 0, length: buffer.readableBytes)
+    }
+
+    /// Compares the documents' bytes.
+    public static func == (lhs: BSONDocument, rhs: BSONDocument) -> Bool {
+        lhs._length == rhs._length
+            && UnsafeRawBufferPointer(start: lhs._base + lhs._offset, count: lhs._length).elementsEqual(
+                UnsafeRawBufferPointer(start: rhs._base + rhs._offset, count: rhs._length)
+            )
+    }
+
+    /// Hashes the document's bytes.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes: UnsafeRawBufferPointer(start: self._base + self._offset, count: self._length))
     }
 
     /// Validates `bytes` as exactly one BSON document and copies them into a buffer.
@@ -43,15 +80,15 @@ public struct BSONDocument: Sendable, Hashable, Sequence {
     public init() {
         var buffer = ByteBuffer()
         buffer.writeBSONDocument { _ in }
-        self.buffer = buffer
+        self.init(_unchecked: buffer)
     }
 
     /// The document's bytes.
-    public var bytes: [UInt8] { Array(self.buffer.readableBytesView) }
+    public var bytes: [UInt8] { Array(UnsafeRawBufferPointer(start: self._base + self._offset, count: self._length)) }
 
     /// Whether the document has no elements.
     @inlinable
-    public var isEmpty: Bool { self.buffer.readableBytes == 5 }
+    public var isEmpty: Bool { self._length == 5 }
 
     /// The number of elements (walks the document).
     public var count: Int {
@@ -64,7 +101,7 @@ public struct BSONDocument: Sendable, Hashable, Sequence {
     /// Iterates the elements in wire order.
     @inlinable
     public func makeIterator() -> Iterator {
-        Iterator(_buffer: self.buffer)
+        Iterator(_storage: self._storage, base: self._base, position: self._offset &+ 4, end: self._offset &+ self._length)
     }
 
     /// The first element whose key is `key`, or nil. A linear scan comparing bytes, no allocation.
@@ -81,37 +118,53 @@ public struct BSONDocument: Sendable, Hashable, Sequence {
     }
 
     /// Walks the elements of a validated document.
-    public struct Iterator: IteratorProtocol, Sendable {
-        @usableFromInline let _buffer: ByteBuffer
-        @usableFromInline var _position: Int = 4
+    public struct Iterator: IteratorProtocol, @unchecked Sendable {
+        @usableFromInline let _storage: ByteBuffer
+        @usableFromInline let _base: UnsafeRawPointer
+        @usableFromInline var _position: Int
+        @usableFromInline let _end: Int
 
         @inlinable
-        init(_buffer: ByteBuffer) {
-            self._buffer = _buffer
+        init(_storage: ByteBuffer, base: UnsafeRawPointer, position: Int, end: Int) {
+            self._storage = _storage
+            self._base = base
+            self._position = position
+            self._end = end
         }
 
         /// The next element, or nil at the terminator.
         @inlinable
         public mutating func next() -> BSONElement? {
             let position = self._position
-            let found: (type: UInt8, keyEnd: Int, valueEnd: Int)? = self._buffer.withUnsafeReadableBytes { bytes in
-                let type = bytes[position]
-                if type == 0 { return nil }
-                var keyEnd = position &+ 1
-                while bytes[keyEnd] != 0 { keyEnd &+= 1 }
-                return (type, keyEnd, _bsonValueEnd(bytes, type: type, at: keyEnd &+ 1))
-            }
-            guard let found else { return nil }
-            self._position = found.valueEnd
+            let type = self._base.load(fromByteOffset: position, as: UInt8.self)
+            if type == 0 { return nil }
+            let keyEnd = _bsonFindNUL(self._base, from: position &+ 1, end: self._end)
+            let valueEnd = _bsonValueEnd(self._base, type: type, at: keyEnd &+ 1)
+            self._position = valueEnd
             return BSONElement(
-                _buffer: self._buffer,
-                type: BSONType(rawValue: found.type),
+                _storage: self._storage,
+                base: self._base,
+                type: BSONType(rawValue: type),
                 keyStart: position &+ 1,
-                valueStart: found.keyEnd &+ 1,
-                valueEnd: found.valueEnd
+                valueStart: keyEnd &+ 1,
+                valueEnd: valueEnd
             )
         }
     }
+}
+
+/// The offset of the first NUL at or after `from` in validated bytes (one is known to exist
+/// before `end`), eight bytes at a time while a whole word fits.
+@inlinable
+internal func _bsonFindNUL(_ base: UnsafeRawPointer, from: Int, end: Int) -> Int {
+    var i = from
+    while i &+ 8 <= end {
+        let v = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        if (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080 != 0 { break }
+        i &+= 8
+    }
+    while base.load(fromByteOffset: i, as: UInt8.self) != 0 { i &+= 1 }
+    return i
 }
 
 extension ByteBuffer {
@@ -155,9 +208,9 @@ internal func _bsonValidateTopLevel(_ bytes: UnsafeRawBufferPointer, limits: BSO
 
 /// Offset one past the value of a validated element of `type` starting at `at`.
 @inlinable
-internal func _bsonValueEnd(_ bytes: UnsafeRawBufferPointer, type: UInt8, at: Int) -> Int {
+internal func _bsonValueEnd(_ base: UnsafeRawPointer, type: UInt8, at: Int) -> Int {
     @inline(__always) func int32(_ offset: Int) -> Int {
-        Int(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
+        Int(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
     }
     switch type {
     case 0x10: return at &+ 4
@@ -171,9 +224,9 @@ internal func _bsonValueEnd(_ bytes: UnsafeRawBufferPointer, type: UInt8, at: In
     case 0x0C: return at &+ 4 &+ int32(at) &+ 12
     case 0x0B:
         var i = at
-        while bytes[i] != 0 { i &+= 1 }
+        while base.load(fromByteOffset: i, as: UInt8.self) != 0 { i &+= 1 }
         i &+= 1
-        while bytes[i] != 0 { i &+= 1 }
+        while base.load(fromByteOffset: i, as: UInt8.self) != 0 { i &+= 1 }
         return i &+ 1
     default: return at  // undefined, null, min key, max key
     }
@@ -183,8 +236,11 @@ internal func _bsonValueEnd(_ bytes: UnsafeRawBufferPointer, type: UInt8, at: In
 ///
 /// Typed accessors return nil when the element has another type, so a reader states the wire
 /// type it expects (`element.int64Value`) or accepts several (`element.integerValue`).
-public struct BSONElement: Sendable {
-    @usableFromInline let _buffer: ByteBuffer
+public struct BSONElement: @unchecked Sendable {
+    // `_storage` keeps the validated, immutable bytes alive; `_base` points at its first
+    // readable byte and all offsets are relative to it (see BSONDocument).
+    @usableFromInline let _storage: ByteBuffer
+    @usableFromInline let _base: UnsafeRawPointer
     /// The element's type.
     public let type: BSONType
     @usableFromInline let _keyStart: Int
@@ -192,8 +248,9 @@ public struct BSONElement: Sendable {
     @usableFromInline let _valueEnd: Int
 
     @inlinable
-    init(_buffer: ByteBuffer, type: BSONType, keyStart: Int, valueStart: Int, valueEnd: Int) {
-        self._buffer = _buffer
+    init(_storage: ByteBuffer, base: UnsafeRawPointer, type: BSONType, keyStart: Int, valueStart: Int, valueEnd: Int) {
+        self._storage = _storage
+        self._base = base
         self.type = type
         self._keyStart = keyStart
         self._valueStart = valueStart
@@ -202,28 +259,29 @@ public struct BSONElement: Sendable {
 
     @inlinable
     func _load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-        self._buffer.withUnsafeReadableBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+        T(littleEndian: self._base.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    @inlinable
+    func _bytes(from: Int, to: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: self._base + from, count: to &- from)
     }
 
     @inlinable
     func _string(from: Int, to: Int) -> String {
-        self._buffer.withUnsafeReadableBytes {
-            String(decoding: UnsafeRawBufferPointer(rebasing: $0[from..<to]), as: UTF8.self)
-        }
+        String(decoding: self._bytes(from: from, to: to), as: UTF8.self)
     }
 
     @inlinable
     func _keyEquals(_ key: UnsafeRawBufferPointer) -> Bool {
         let length = self._valueStart &- 1 &- self._keyStart
         guard length == key.count else { return false }
-        return self._buffer.withUnsafeReadableBytes { bytes in
-            var i = 0
-            while i < length {
-                if bytes[self._keyStart &+ i] != key[i] { return false }
-                i &+= 1
-            }
-            return true
+        var i = 0
+        while i < length {
+            if self._base.load(fromByteOffset: self._keyStart &+ i, as: UInt8.self) != key[i] { return false }
+            i &+= 1
         }
+        return true
     }
 
     /// The element's key (allocates for keys longer than 15 bytes; see ``hasKey(_:)``).
@@ -288,9 +346,7 @@ public struct BSONElement: Sendable {
     public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
         switch self.type {
         case .string, .javascript, .symbol:
-            return try self._buffer.withUnsafeReadableBytes {
-                try body(UnsafeRawBufferPointer(rebasing: $0[(self._valueStart &+ 4)..<(self._valueEnd &- 1)]))
-            }
+            return try body(self._bytes(from: self._valueStart &+ 4, to: self._valueEnd &- 1))
         default:
             return nil
         }
@@ -310,12 +366,7 @@ public struct BSONElement: Sendable {
 
     @inlinable
     var _nestedDocument: BSONDocument {
-        BSONDocument(
-            _unchecked: self._buffer.getSlice(
-                at: self._buffer.readerIndex &+ self._valueStart,
-                length: self._valueEnd &- self._valueStart
-            )!
-        )
+        BSONDocument(_storage: self._storage, base: self._base, offset: self._valueStart, length: self._valueEnd &- self._valueStart)
     }
 
     /// The value of a binary element (the old-binary inner length stripped for subtype 0x02).
@@ -323,7 +374,7 @@ public struct BSONElement: Sendable {
         guard self.type == .binary else { return nil }
         let subtype = self._load(UInt8.self, at: self._valueStart &+ 4)
         let start = self._valueStart &+ 5 &+ (subtype == 0x02 ? 4 : 0)
-        let bytes = self._buffer.withUnsafeReadableBytes { Array($0[start..<self._valueEnd]) }
+        let bytes = Array(self._bytes(from: start, to: self._valueEnd))
         return BSONBinary(subtype: BSONBinary.Subtype(rawValue: subtype), bytes: bytes)
     }
 
@@ -370,7 +421,7 @@ public struct BSONElement: Sendable {
     public var regularExpressionValue: BSONRegularExpression? {
         guard self.type == .regularExpression else { return nil }
         var patternEnd = self._valueStart
-        self._buffer.withUnsafeReadableBytes { while $0[patternEnd] != 0 { patternEnd += 1 } }
+        while self._base.load(fromByteOffset: patternEnd, as: UInt8.self) != 0 { patternEnd += 1 }
         return BSONRegularExpression(
             pattern: self._string(from: self._valueStart, to: patternEnd),
             options: self._string(from: patternEnd + 1, to: self._valueEnd - 1)
@@ -402,9 +453,7 @@ public struct BSONElement: Sendable {
         let codeLength = Int(self._load(Int32.self, at: self._valueStart + 4))
         let code = self._string(from: self._valueStart + 8, to: self._valueStart + 8 + codeLength - 1)
         let scopeStart = self._valueStart + 8 + codeLength
-        let scope = BSONDocument(
-            _unchecked: self._buffer.getSlice(at: self._buffer.readerIndex + scopeStart, length: self._valueEnd - scopeStart)!
-        )
+        let scope = BSONDocument(_storage: self._storage, base: self._base, offset: scopeStart, length: self._valueEnd - scopeStart)
         return (code, scope)
     }
 

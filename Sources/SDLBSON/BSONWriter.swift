@@ -458,7 +458,7 @@ public struct BSONDocumentWriter: ~Copyable {
     public mutating func appendDocument(_ key: String, _ document: BSONDocument) {
         self._withKey(key) { out, key in
             out.appendHeader(0x03, key)
-            document.buffer.withUnsafeReadableBytes { out.appendRaw($0) }
+            out.appendRaw(UnsafeRawBufferPointer(start: document._base + document._offset, count: document._length))
         }
     }
 
@@ -675,7 +675,7 @@ public struct BSONArrayWriter: ~Copyable {
     public mutating func appendDocument(_ document: BSONDocument) {
         self._withKey { out, key in
             out.appendHeader(0x03, key)
-            document.buffer.withUnsafeReadableBytes { out.appendRaw($0) }
+            out.appendRaw(UnsafeRawBufferPointer(start: document._base + document._offset, count: document._length))
         }
     }
 

@@ -23,7 +23,7 @@ extension BSONDocument {
     /// Regular-expression options are written sorted, as the spec's canonical form requires.
     public func extendedJSON(_ mode: ExtendedJSONMode = .canonical) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(self.buffer.readableBytes * 2)
+        out.reserveCapacity(self._length * 2)
         _writeExtendedJSONDocument(self, mode: mode, into: &out)
         return String(decoding: out, as: UTF8.self)
     }

@@ -112,7 +112,8 @@ func walk(_ document: BSONDocument) -> UInt64 {
         case .double: sum &+= element.doubleValue!.bitPattern
         case .bool: sum &+= element.boolValue! ? 1 : 0
         case .string: sum &+= element.withUTF8 { UInt64($0.count) &+ UInt64($0.first ?? 0) }!
-        case .document, .array: sum &+= walk((element.documentValue ?? element.arrayValue)!)
+        case .document: sum &+= walk(element.documentValue!)
+        case .array: sum &+= walk(element.arrayValue!)
         default: sum &+= 1
         }
     }
