@@ -159,8 +159,10 @@ public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
 internal func _bsonFindNUL(_ base: UnsafeRawPointer, from: Int, end: Int) -> Int {
     var i = from
     while i &+ 8 <= end {
-        let v = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-        if (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080 != 0 { break }
+        let v = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+        // The lowest flagged byte is the first zero byte (later flags may be false positives).
+        let zeros = (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080
+        if zeros != 0 { return i &+ zeros.trailingZeroBitCount &>> 3 }
         i &+= 8
     }
     while base.load(fromByteOffset: i, as: UInt8.self) != 0 { i &+= 1 }

@@ -11,47 +11,47 @@ public struct BSONType: RawRepresentable, Hashable, Sendable, CustomStringConver
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// 0x01, 64-bit IEEE 754 binary floating point.
-    public static let double = BSONType(rawValue: 0x01)
+    @inlinable public static var double: BSONType { BSONType(rawValue: 0x01) }
     /// 0x02, UTF-8 string.
-    public static let string = BSONType(rawValue: 0x02)
+    @inlinable public static var string: BSONType { BSONType(rawValue: 0x02) }
     /// 0x03, embedded document.
-    public static let document = BSONType(rawValue: 0x03)
+    @inlinable public static var document: BSONType { BSONType(rawValue: 0x03) }
     /// 0x04, array (a document with keys "0", "1", …).
-    public static let array = BSONType(rawValue: 0x04)
+    @inlinable public static var array: BSONType { BSONType(rawValue: 0x04) }
     /// 0x05, binary data with a subtype.
-    public static let binary = BSONType(rawValue: 0x05)
+    @inlinable public static var binary: BSONType { BSONType(rawValue: 0x05) }
     /// 0x06, undefined (deprecated).
-    public static let undefined = BSONType(rawValue: 0x06)
+    @inlinable public static var undefined: BSONType { BSONType(rawValue: 0x06) }
     /// 0x07, 12-byte ObjectId.
-    public static let objectID = BSONType(rawValue: 0x07)
+    @inlinable public static var objectID: BSONType { BSONType(rawValue: 0x07) }
     /// 0x08, boolean.
-    public static let bool = BSONType(rawValue: 0x08)
+    @inlinable public static var bool: BSONType { BSONType(rawValue: 0x08) }
     /// 0x09, UTC datetime in milliseconds since the Unix epoch.
-    public static let datetime = BSONType(rawValue: 0x09)
+    @inlinable public static var datetime: BSONType { BSONType(rawValue: 0x09) }
     /// 0x0A, null.
-    public static let null = BSONType(rawValue: 0x0A)
+    @inlinable public static var null: BSONType { BSONType(rawValue: 0x0A) }
     /// 0x0B, regular expression (two cstrings).
-    public static let regularExpression = BSONType(rawValue: 0x0B)
+    @inlinable public static var regularExpression: BSONType { BSONType(rawValue: 0x0B) }
     /// 0x0C, DBPointer (deprecated).
-    public static let dbPointer = BSONType(rawValue: 0x0C)
+    @inlinable public static var dbPointer: BSONType { BSONType(rawValue: 0x0C) }
     /// 0x0D, JavaScript code.
-    public static let javascript = BSONType(rawValue: 0x0D)
+    @inlinable public static var javascript: BSONType { BSONType(rawValue: 0x0D) }
     /// 0x0E, symbol (deprecated).
-    public static let symbol = BSONType(rawValue: 0x0E)
+    @inlinable public static var symbol: BSONType { BSONType(rawValue: 0x0E) }
     /// 0x0F, JavaScript code with scope (deprecated).
-    public static let javascriptWithScope = BSONType(rawValue: 0x0F)
+    @inlinable public static var javascriptWithScope: BSONType { BSONType(rawValue: 0x0F) }
     /// 0x10, 32-bit signed integer.
-    public static let int32 = BSONType(rawValue: 0x10)
+    @inlinable public static var int32: BSONType { BSONType(rawValue: 0x10) }
     /// 0x11, timestamp (increment, seconds).
-    public static let timestamp = BSONType(rawValue: 0x11)
+    @inlinable public static var timestamp: BSONType { BSONType(rawValue: 0x11) }
     /// 0x12, 64-bit signed integer.
-    public static let int64 = BSONType(rawValue: 0x12)
+    @inlinable public static var int64: BSONType { BSONType(rawValue: 0x12) }
     /// 0x13, IEEE 754-2008 decimal128.
-    public static let decimal128 = BSONType(rawValue: 0x13)
+    @inlinable public static var decimal128: BSONType { BSONType(rawValue: 0x13) }
     /// 0xFF, min key.
-    public static let minKey = BSONType(rawValue: 0xFF)
+    @inlinable public static var minKey: BSONType { BSONType(rawValue: 0xFF) }
     /// 0x7F, max key.
-    public static let maxKey = BSONType(rawValue: 0x7F)
+    @inlinable public static var maxKey: BSONType { BSONType(rawValue: 0x7F) }
 
     /// The type's name as bsonspec.org writes it, or its hex byte when unknown.
     public var description: String {

@@ -192,10 +192,17 @@ internal struct _BSONValidator {
     @inline(__always)
     func validateCString(from: Int, limit: Int, _ part: Failure.Part) throws(BSONError) -> Int {
         var i = from
-        // Eight bytes at a time while they are all non-NUL ASCII (keys nearly always are).
+        // Eight bytes at a time while they are all non-NUL ASCII (keys nearly always are). The
+        // lowest flagged byte of a word is its first NUL or non-ASCII byte; if it is a NUL, the
+        // key ends there and was all ASCII.
         while i &+ 8 <= limit {
-            let v = self.bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            if ((v &- 0x0101_0101_0101_0101) & ~v | v) & 0x8080_8080_8080_8080 != 0 { break }
+            let v = UInt64(littleEndian: self.bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            let flags = ((v &- 0x0101_0101_0101_0101) & ~v | v) & 0x8080_8080_8080_8080
+            if flags != 0 {
+                let first = i &+ flags.trailingZeroBitCount &>> 3
+                if self.byte(first) == 0 { return first }
+                break
+            }
             i &+= 8
         }
         var sawNonASCII = false

@@ -200,6 +200,9 @@ internal struct _BSONOutput {
 
     @inlinable
     mutating func appendString(_ type: UInt8, _ key: UnsafeRawBufferPointer, _ value: String) {
+        if value.utf8.withContiguousStorageIfAvailable({ self.appendString(type, key, UnsafeRawBufferPointer($0)) }) != nil {
+            return
+        }
         var value = value
         value.withUTF8 { self.appendString(type, key, UnsafeRawBufferPointer($0)) }
     }
@@ -357,6 +360,7 @@ internal struct _BSONOutput {
 /// Whether `bytes` contains a zero byte, eight bytes at a time (the classic "has zero byte"
 /// word trick), since keys are checked on every append.
 @inlinable
+@inline(__always)
 internal func _bsonContainsNUL(_ bytes: UnsafeRawBufferPointer) -> Bool {
     var i = 0
     let count = bytes.count
@@ -426,6 +430,10 @@ public struct BSONDocumentWriter: ~Copyable {
     @inlinable
     @inline(__always)
     internal mutating func _withKey<R>(_ key: String, _ body: (inout _BSONOutput, UnsafeRawBufferPointer) -> R) -> R {
+        // Borrow the key's UTF-8 in place (native and small strings); copy only foreign ones.
+        if let result = key.utf8.withContiguousStorageIfAvailable({ body(&self._out, _bsonCheckedKey($0)) }) {
+            return result
+        }
         var key = key
         return key.withUTF8 { utf8 in body(&self._out, _bsonCheckedKey(utf8)) }
     }

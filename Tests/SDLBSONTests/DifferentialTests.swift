@@ -287,6 +287,7 @@ enum LibBSON {
                 switch (result, libbsonJSON) {
                 case (.success(let document), let libbsonJSON?):
                     stats.bothAccept += 1
+                    #expect(Self.owningDigest(document) == Self.borrowingDigest(document), "document \(n) mutant \(m): the two read APIs disagree")
                     if Self.libbsonExtendedJSONDeparture(document) != nil {
                         stats.jsonSkipped += 1
                         continue
@@ -317,6 +318,49 @@ enum LibBSON {
         print("differential: \(stats.documents) documents encoded identically; \(stats.mutants) mutants; both accept \(stats.bothAccept), both reject \(stats.bothReject), spec stricter than libbson \(stats.specStricter) \(stricterByCode), Extended JSON comparison skipped (libbson departs from the spec) \(stats.jsonSkipped)")
         #expect(stats.documents == 10_000)
         #expect(stats.bothReject > 10_000)
+    }
+
+    /// A digest of every key, type and scalar value, read through owning iteration…
+    static func owningDigest(_ document: BSONDocument) -> [String] {
+        var out: [String] = []
+        for element in document {
+            out.append("\(element.key):\(element.type):\(element.keyByteCount)")
+            if let v = element.int32Value { out.append("i\(v)") }
+            if let v = element.int64Value { out.append("l\(v)") }
+            if let v = element.integerValue { out.append("w\(v)") }
+            if let v = element.doubleValue { out.append("d\(v.bitPattern)") }
+            if let v = element.boolValue { out.append("b\(v)") }
+            if let v = element.dateTimeValue { out.append("t\(v.millisecondsSinceEpoch)") }
+            if let v = element.stringValue { out.append("s\(v)") }
+            if let v = element.withUTF8({ Array($0) }) { out.append("u\(v)") }
+            if element.hasKey("$ref") { out.append("ref") }
+            if let nested = element.documentValue ?? element.arrayValue { out += ["{"] + owningDigest(nested) + ["}"] }
+        }
+        return out
+    }
+
+    /// …and through the borrowing `forEachElement` API; both must agree.
+    static func borrowingDigest(_ document: BSONDocument) -> [String] {
+        var out: [String] = []
+        func visit(_ element: borrowing BSONElementView) {
+            out.append("\(element.key):\(element.type):\(element.keyByteCount)")
+            if let v = element.int32Value { out.append("i\(v)") }
+            if let v = element.int64Value { out.append("l\(v)") }
+            if let v = element.integerValue { out.append("w\(v)") }
+            if let v = element.doubleValue { out.append("d\(v.bitPattern)") }
+            if let v = element.boolValue { out.append("b\(v)") }
+            if let v = element.dateTimeValue { out.append("t\(v.millisecondsSinceEpoch)") }
+            if let v = element.stringValue { out.append("s\(v)") }
+            if let v = element.withUTF8({ Array($0) }) { out.append("u\(v)") }
+            if element.hasKey("$ref") { out.append("ref") }
+            if element.type == .document || element.type == .array {
+                out.append("{")
+                element.forEachElement { visit($0) }
+                out.append("}")
+            }
+        }
+        document.forEachElement { visit($0) }
+        return out
     }
 
     /// Byte ranges of the code-with-scope elements of a (possibly corrupt) document, found by a

@@ -42,6 +42,65 @@ import Testing
         #expect(document["missing"] == nil)
     }
 
+    @Test func sharedAndSlicedBuffersAreNotWrittenThrough() throws {
+        var buffer = ByteBuffer()
+        buffer.writeString("abc")
+        let snapshot = buffer
+        buffer.writeBSONDocument { $0.appendInt32("a", 1) }
+        #expect(snapshot.readableBytes == 3)
+        #expect(snapshot.getString(at: snapshot.readerIndex, length: 3) == "abc")
+        #expect(buffer.readableBytes == 3 + 12)
+
+        var big = ByteBuffer()
+        big.writeString("0123456789")
+        var slice = try #require(big.getSlice(at: 2, length: 3))
+        slice.writeBSONDocument { $0.appendString("k", "v") }
+        #expect(big.getString(at: 0, length: 10) == "0123456789")
+        #expect(slice.getString(at: 0, length: 3) == "234")
+        slice.moveReaderIndex(forwardBy: 3)
+        let document = try BSONDocument(validating: slice)
+        #expect(document["k"]?.stringValue == "v")
+    }
+
+    @Test func growsFromAnEmptyBufferThroughManyReallocations() throws {
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { doc in
+            doc.appendArray("items") { items in
+                for i in 0..<2_000 {
+                    items.appendDocument { item in
+                        item.appendInt32("i", Int32(i))
+                        item.appendString("s", String(repeating: "x", count: i % 50))
+                    }
+                }
+            }
+            doc.appendString("after", "end")
+        }
+        let document = try BSONDocument(validating: buffer)
+        let items = try #require(document["items"]?.arrayValue)
+        #expect(items.count == 2_000)
+        #expect(items.map { $0.documentValue!["i"]!.int32Value! } == (0..<2_000).map { Int32($0) })
+        #expect(document["after"]?.stringValue == "end")
+    }
+
+    @Test func nestedViewsShareStorageAndCompareByBytes() throws {
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { doc in
+            doc.appendDocument("a") { $0.appendInt32("x", 1) }
+            doc.appendDocument("b") { $0.appendInt32("x", 1) }
+            doc.appendArray("c") { _ in }
+        }
+        let document = try BSONDocument(validating: buffer)
+        let a = try #require(document["a"]?.documentValue)
+        let b = try #require(document["b"]?.documentValue)
+        #expect(a == b)
+        #expect(a.hashValue == b.hashValue)
+        #expect(a.bytes == [12, 0, 0, 0, 0x10, 0x78, 0, 1, 0, 0, 0, 0])
+        #expect(Array(a.buffer.readableBytesView) == a.bytes)
+        #expect(document["c"]?.arrayValue?.isEmpty == true)
+        #expect(document.count == 3)
+        #expect(a != document)
+    }
+
     @Test func arrayKeysBeyondNine() throws {
         var buffer = ByteBuffer()
         buffer.writeBSONDocument { doc in

@@ -120,6 +120,27 @@ func walk(_ document: BSONDocument) -> UInt64 {
     return sum
 }
 
+/// The same walk through the borrowing API (`forEachElement`): no reference counting.
+func visit(_ element: borrowing BSONElementView) -> UInt64 {
+    var sum = UInt64(element.keyByteCount)
+    switch element.type {
+    case .int32: sum &+= UInt64(truncatingIfNeeded: element.int32Value!)
+    case .int64: sum &+= UInt64(truncatingIfNeeded: element.int64Value!)
+    case .double: sum &+= element.doubleValue!.bitPattern
+    case .bool: sum &+= element.boolValue! ? 1 : 0
+    case .string: sum &+= element.withUTF8 { UInt64($0.count) &+ UInt64($0.first ?? 0) }!
+    case .document, .array: element.forEachElement { sum &+= visit($0) }
+    default: sum &+= 1
+    }
+    return sum
+}
+
+func walkBorrowing(_ document: BSONDocument) -> UInt64 {
+    var sum: UInt64 = 0
+    document.forEachElement { sum &+= visit($0) }
+    return sum
+}
+
 func libbsonBytes(_ encode: (UnsafeMutablePointer<UInt8>, Int) -> Int) -> [UInt8] {
     var out = [UInt8](repeating: 0, count: 4096)
     let n = out.withUnsafeMutableBufferPointer { encode($0.baseAddress!, $0.count) }
@@ -138,10 +159,15 @@ let benchmarks: @Sendable () -> Void = {
     var serviceBuffer = ByteBuffer()
     encodeOnAppServiceData(into: &serviceBuffer)
     let serviceBytes = Array(serviceBuffer.readableBytesView)
+    precondition(walk(try! BSONDocument(validating: ByteBuffer(bytes: ackBytes))) == ackBytes.withUnsafeBufferPointer { sdl_bench_decode($0.baseAddress!, $0.count) }, "StartServiceACK checksums differ")
     precondition(
         serviceBytes == libbsonBytes { sdl_bench_encode_app_service_data($0, $1) },
         "OnAppServiceData bytes differ from libbson's"
     )
+
+    let serviceDocument = try! BSONDocument(validating: ByteBuffer(bytes: serviceBytes))
+    let libbsonServiceSum = serviceBytes.withUnsafeBufferPointer { sdl_bench_decode($0.baseAddress!, $0.count) }
+    precondition(walk(serviceDocument) == libbsonServiceSum && walkBorrowing(serviceDocument) == libbsonServiceSum, "OnAppServiceData checksums differ")
 
     Benchmark("StartServiceACK encode SDLBSON", configuration: configuration) { benchmark in
         var buffer = ByteBufferAllocator().buffer(capacity: 1024)
@@ -162,6 +188,14 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
     Benchmark("StartServiceACK decode+read SDLBSON", configuration: configuration) { benchmark in
+        let input = ByteBuffer(bytes: ackBytes)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let document = try! BSONDocument(validating: input)
+            blackHole(walkBorrowing(document))
+        }
+    }
+    Benchmark("StartServiceACK decode+read SDLBSON (owning iteration)", configuration: configuration) { benchmark in
         let input = ByteBuffer(bytes: ackBytes)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -205,6 +239,14 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
     Benchmark("OnAppServiceData decode+read SDLBSON", configuration: configuration) { benchmark in
+        let input = ByteBuffer(bytes: serviceBytes)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let document = try! BSONDocument(validating: input)
+            blackHole(walkBorrowing(document))
+        }
+    }
+    Benchmark("OnAppServiceData decode+read SDLBSON (owning iteration)", configuration: configuration) { benchmark in
         let input = ByteBuffer(bytes: serviceBytes)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
