@@ -183,6 +183,13 @@ extension ByteBuffer {
         if length < 5 {
             throw BSONError(.invalidDocumentLength, offset: 0, "document length \(length) is below the minimum of 5")
         }
+        if length > limits.maximumDocumentSize {
+            throw BSONError(
+                .invalidDocumentLength,
+                offset: 0,
+                "document length \(length) exceeds the limit of \(limits.maximumDocumentSize) bytes"
+            )
+        }
         guard let slice = self.getSlice(at: self.readerIndex, length: Int(length)) else { return nil }
         let document = try BSONDocument(validating: slice, limits: limits)
         self.moveReaderIndex(forwardBy: Int(length))
@@ -197,6 +204,13 @@ internal func _bsonValidateTopLevel(_ bytes: UnsafeRawBufferPointer, limits: BSO
         throw BSONError(.truncated, offset: 0, "a document needs at least 5 bytes, got \(count)")
     }
     let declared = Int(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: Int32.self)))
+    if declared > limits.maximumDocumentSize {
+        throw BSONError(
+            .invalidDocumentLength,
+            offset: 0,
+            "document length \(declared) exceeds the limit of \(limits.maximumDocumentSize) bytes"
+        )
+    }
     if declared >= 5 && declared < count {
         throw BSONError(
             .trailingBytes,

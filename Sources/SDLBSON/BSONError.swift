@@ -80,13 +80,20 @@ public struct BSONLimits: Hashable, Sendable {
     /// every embedded document, array or code-with-scope scope adds one. Default 100.
     ///
     /// Bounding depth keeps recursive readers off the end of the stack on a nesting bomb.
+    /// Each level costs the validator one stack frame, so keep this in the hundreds.
     public var maximumNestingDepth: Int
 
+    /// The largest document accepted, in bytes. Default 16 MiB (MongoDB's own cap, well above
+    /// SDL's largest RPCs of about 16 KB). ``NIOCore/ByteBuffer/readBSONDocument(limits:)``
+    /// rejects a larger declared length at once instead of waiting for that many bytes.
+    public var maximumDocumentSize: Int
+
     /// Creates limits; the defaults are what the SDL control and RPC payloads comfortably fit.
-    public init(maximumNestingDepth: Int = 100) {
+    public init(maximumNestingDepth: Int = 100, maximumDocumentSize: Int = 16 * 1024 * 1024) {
         self.maximumNestingDepth = maximumNestingDepth
+        self.maximumDocumentSize = maximumDocumentSize
     }
 
-    /// The default limits (depth 100).
+    /// The default limits (depth 100, 16 MiB).
     public static let `default` = BSONLimits()
 }

@@ -466,7 +466,7 @@ private enum _ExtendedJSONReader {
             if let v = Int32(text) { return .int32(v) }
             if let v = Int64(text) { return .int64(v) }
         }
-        guard let d = Double(text) else { throw self.fail(path, "number \(text) is not representable") }
+        guard let d = Double(text), d.isFinite else { throw self.fail(path, "number \(text) is not a finite double") }
         return .double(d)
     }
 
@@ -561,7 +561,7 @@ private enum _ExtendedJSONReader {
             case "-Infinity": return .double(-.infinity)
             case "NaN": return .double(.nan)
             default:
-                guard self.isDecimalNumber(text), let d = Double(text) else {
+                guard self.isDecimalNumber(text), let d = Double(text), d.isFinite else {
                     throw self.fail(path, "$numberDouble \"\(text)\" is not a double")
                 }
                 return .double(d)

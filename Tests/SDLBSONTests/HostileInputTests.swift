@@ -159,6 +159,22 @@ import Testing
         #expect(throws: BSONError.self) { try bad.readBSONDocument() }
     }
 
+    @Test func documentSizeLimit() throws {
+        // A peer declaring a 1 GiB document is refused at once, not waited for.
+        var stream = ByteBuffer(bytes: [0x00, 0x00, 0x00, 0x40, 0x03])
+        do {
+            _ = try stream.readBSONDocument()
+            Issue.record("1 GiB declared length accepted")
+        } catch {
+            #expect(error.code == .invalidDocumentLength)
+        }
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { $0.appendString("s", String(repeating: "x", count: 100)) }
+        let small = BSONLimits(maximumNestingDepth: 100, maximumDocumentSize: 64)
+        #expect(throws: BSONError.self) { try BSONDocument(validating: buffer, limits: small) }
+        #expect((try? BSONDocument(validating: buffer)) != nil)
+    }
+
     @Test func malformedJSONIsRejectedWithOffsets() {
         let cases: [(String, BSONError.Code)] = [
             ("", .invalidJSON),
@@ -176,6 +192,8 @@ import Testing
             ("{\"a\": {\"$numberInt\": \"1.5\"}}", .invalidExtendedJSON),
             ("{\"a\": {\"$numberLong\": \"+1\"}}", .invalidExtendedJSON),
             ("{\"a\": {\"$numberDouble\": \"inf\"}}", .invalidExtendedJSON),
+            ("{\"a\": {\"$numberDouble\": \"1e400\"}}", .invalidExtendedJSON),
+            ("{\"a\": 1e400}", .invalidExtendedJSON),
             ("{\"a\": {\"$oid\": \"0123\"}}", .invalidExtendedJSON),
             ("{\"a\": {\"$binary\": {\"base64\": \"AAA\", \"subType\": \"00\"}}}", .invalidExtendedJSON),
             ("{\"a\": {\"$date\": \"2012-13-01T00:00:00Z\"}}", .invalidExtendedJSON),
