@@ -48,6 +48,52 @@ import Testing
         #expect(tally.passed > 2000)
     }
 
+    /// Random corruptions of every corpus Extended JSON text: the parser either rejects with a
+    /// BSONError or yields a document whose canonical Extended JSON parses back to the same bytes.
+    @Test func mutatedExtendedJSONRoundTripsOrIsRejected() throws {
+        var texts: [String] = []
+        for file in Self.files {
+            guard let root = SharedData.loadJSON(SharedData.corpus.appendingPathComponent(file)) as? [String: Any] else { continue }
+            for case let test as [String: Any] in root["valid"] as? [Any] ?? [] {
+                for key in ["canonical_extjson", "relaxed_extjson", "degenerate_extjson"] {
+                    if let text = test[key] as? String { texts.append(text) }
+                }
+            }
+        }
+        #expect(texts.count > 900)
+        let alphabet = Array("{}[]\":,\\0123456789abcdefxyzE.+-$ \u{e9}".unicodeScalars)
+        var rng = SplitMix64(seed: 2026)
+        var accepted = 0
+        var rejected = 0
+        for round in 0..<20_000 {
+            var scalars = Array(texts[Int(rng.next() % UInt64(texts.count))].unicodeScalars)
+            for _ in 0...(rng.next() % 3) {
+                let at = Int(rng.next() % UInt64(scalars.count))
+                switch rng.next() % 3 {
+                case 0: scalars[at] = alphabet[Int(rng.next() % UInt64(alphabet.count))]
+                case 1: scalars.remove(at: at)
+                default: scalars.insert(alphabet[Int(rng.next() % UInt64(alphabet.count))], at: at)
+                }
+                if scalars.isEmpty { break }
+            }
+            var text = ""
+            text.unicodeScalars.append(contentsOf: scalars)
+            do {
+                let document = try BSONDocument(extendedJSON: text)
+                let again = try BSONDocument(extendedJSON: document.canonicalExtendedJSON)
+                #expect(again.bytes == document.bytes, "round \(round): \(text)")
+                let relaxed = try BSONDocument(extendedJSON: document.relaxedExtendedJSON)
+                #expect(relaxed.canonicalExtendedJSON.count > 1, "round \(round)")
+                accepted += 1
+            } catch {
+                rejected += 1
+            }
+        }
+        print("mutated Extended JSON: \(accepted) accepted and round-tripped, \(rejected) rejected")
+        #expect(accepted > 1_000)
+        #expect(rejected > 1_000)
+    }
+
     static func check(
         _ tally: inout Tally,
         _ id: String,
