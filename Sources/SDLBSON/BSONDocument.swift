@@ -104,16 +104,40 @@ public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
         Iterator(_storage: self._storage, base: self._base, position: self._offset &+ 4, end: self._offset &+ self._length)
     }
 
-    /// The first element whose key is `key`, or nil. A linear scan comparing bytes, no allocation.
+    /// The first element whose key is `key`, or nil. A linear scan comparing bytes in place;
+    /// only the match is materialised, so a lookup costs no allocation and one retain.
     @inlinable
     public subscript(key: String) -> BSONElement? {
+        if let found = key.utf8.withContiguousStorageIfAvailable({ self._find(UnsafeRawBufferPointer($0)) }) {
+            return found
+        }
         var key = key
-        return key.withUTF8 { utf8 in
-            var iterator = self.makeIterator()
-            while let element = iterator.next() {
-                if element._keyEquals(UnsafeRawBufferPointer(utf8)) { return element }
+        return key.withUTF8 { self._find(UnsafeRawBufferPointer($0)) }
+    }
+
+    @inlinable
+    func _find(_ key: UnsafeRawBufferPointer) -> BSONElement? {
+        let end = self._offset &+ self._length
+        var position = self._offset &+ 4
+        while true {
+            let type = self._base.load(fromByteOffset: position, as: UInt8.self)
+            if type == 0 { return nil }
+            let keyEnd = _bsonFindNUL(self._base, from: position &+ 1, end: end)
+            let valueEnd = _bsonValueEnd(self._base, type: type, at: keyEnd &+ 1)
+            let keyLength = keyEnd &- position &- 1
+            if keyLength == key.count
+                && (keyLength == 0 || _bsonBytesEqual(self._base + (position &+ 1), key.baseAddress!.assumingMemoryBound(to: UInt8.self), keyLength))
+            {
+                return BSONElement(
+                    _storage: self._storage,
+                    base: self._base,
+                    type: BSONType(rawValue: type),
+                    keyStart: position &+ 1,
+                    valueStart: keyEnd &+ 1,
+                    valueEnd: valueEnd
+                )
             }
-            return nil
+            position = valueEnd
         }
     }
 
