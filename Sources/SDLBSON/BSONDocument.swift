@@ -8,7 +8,12 @@ import NIOCore
 /// place and copy nothing until a value that needs storage (a long `String`, a `[UInt8]`) is
 /// asked for. Integers, doubles and booleans are read without allocating.
 ///
-/// Nested documents and arrays are views of the same storage (a slice, no copy). An array is a
+/// Two ways to read: `for element in document` (and `document["key"]`) hands out owning
+/// ``BSONElement`` values that may be kept; ``forEachElement(_:)`` lends non-copyable
+/// ``BSONElementView``s to a closure and skips their reference counting, the fastest way to
+/// read every field.
+///
+/// Nested documents and arrays are views of the same storage (no copy). An array is a
 /// `BSONDocument` whose keys are "0", "1", …; readers ignore the keys of array items.
 public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
     // The storage is immutable once validated and kept alive by `_storage`, so `_base` (the
