@@ -302,6 +302,11 @@ public struct BSONElement: @unchecked Sendable {
         self._valueEnd = valueEnd
     }
 
+    /// The byte offset of the element (its type byte), counted from the start of the outermost
+    /// document it was read from, for error messages that point into the payload.
+    @inlinable
+    public var offset: Int { self._keyStart &- 1 }
+
     @inlinable
     func _load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
         T(littleEndian: self._base.loadUnaligned(fromByteOffset: offset, as: T.self))
