@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SDLBSON
 import SDLProtocol
 
 /// Turns one direction of a byte stream into the events `sdl dissect` prints (DESIGN.md §5):
@@ -103,7 +104,9 @@ struct Dissector {
             ("size", .int(message.payload.readableBytes)), ("frames", .int(message.frameCount)),
         ]
         if let info = message.controlFrameInfo {
-            members.append(("control", PayloadDescription.control(info: info, message: message)))
+            let (control, error) = PayloadDescription.control(info: info, message: message)
+            members.append(("control", control))
+            if let error { self.emitError(error, offset: offset, emit: emit) }
         } else if message.isEncrypted {
             // Encrypted payloads are opaque here; only their size is known.
             members.append(("payloadSize", .int(message.payload.readableBytes)))
@@ -130,14 +133,28 @@ struct Dissector {
 
 /// Interprets message payloads for the dissector.
 enum PayloadDescription {
-    static func control(info: ControlFrameInfo, message: Message) -> OutputJSON {
+    /// The control payload: its BSON as canonical Extended JSON, or the pre-v5 raw hash id, plus
+    /// the error if the payload is not what its frame requires.
+    static func control(info: ControlFrameInfo, message: Message) -> (OutputJSON, SDLProtocolError?) {
         var members: [(String, OutputJSON)] = [
             ("frameInfo", .int(Int(info.rawValue))), ("name", info.name.map(OutputJSON.string) ?? .null),
         ]
-        if message.payload.readableBytes > 0 {
+        guard message.payload.readableBytes > 0 else { return (.object(members), nil) }
+        var failure: SDLProtocolError?
+        do {
+            if case .hashID(let hashID) = try ControlPayload(frameInfo: info, version: message.version, payload: message.payload) {
+                members.append(("hashId", .int(Int(hashID))))
+                return (.object(members), nil)
+            }
+        } catch {
+            failure = error
+        }
+        if let document = try? BSONDocument(validating: message.payload) {
+            members.append(("bson", .raw(document.canonicalExtendedJSON)))
+        } else {
             members.append(("payloadHex", .string(message.payload.readableBytesView.hexString)))
         }
-        return .object(members)
+        return (.object(members), failure)
     }
 
     static func rpc(_ message: Message) -> Result<OutputJSON, SDLProtocolError> {

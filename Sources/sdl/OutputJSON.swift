@@ -10,6 +10,8 @@ enum OutputJSON: Equatable {
     case string(String)
     case array([OutputJSON])
     case object([(String, OutputJSON)])
+    /// JSON text produced elsewhere (Extended JSON of a BSON payload), written as is.
+    case raw(String)
 
     static func == (lhs: OutputJSON, rhs: OutputJSON) -> Bool {
         lhs.text == rhs.text
@@ -58,6 +60,7 @@ enum OutputJSON: Equatable {
                 out += "null"
             }
         case .string(let value): OutputJSON.writeString(value, to: &out)
+        case .raw(let text): out += text
         case .array(let values):
             out += "["
             for (index, value) in values.enumerated() {

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SDLBSON
 import SDLProtocol
 
 /// A failure of a command, reported as one line on stderr with a non-zero exit.
@@ -78,8 +79,8 @@ struct StreamSpec {
         case "control":
             guard let info = try fields.frameInfo() else { throw ToolError("control entry needs \"frameInfo\"") }
             let payload: [UInt8]
-            if entry["bson"] != nil {
-                throw ToolError("\"bson\" control payloads need the BSON codec; use \"payloadHex\"")
+            if let bson = try fields.value("bson") {
+                payload = try extendedJSONDocument(bson, field: "bson").bytes
             } else {
                 payload = try fields.hex("payloadHex") ?? []
             }
@@ -143,6 +144,20 @@ struct StreamSpec {
             parameters: parameters, bulkData: ByteBuffer(bytes: bulk)
         ).write(to: &payload)
         return payload
+    }
+
+    /// A BSON document from an Extended JSON value of the SPEC (an object such as
+    /// `{"hashId": {"$numberInt": "5"}}`; plain numbers follow Extended JSON's relaxed rules).
+    /// The SPEC is read with JSONSerialization, which keeps no key order: keys are written sorted;
+    /// use `payloadHex` for exact bytes.
+    static func extendedJSONDocument(_ value: Any, field: String) throws -> BSONDocument {
+        guard value is [String: Any] else { throw ToolError("\"\(field)\" must be an Extended JSON object") }
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
+        do {
+            return try BSONDocument(extendedJSON: text)
+        } catch {
+            throw ToolError("\"\(field)\": \(error.detail)")
+        }
     }
 
     /// Typed access to a SPEC object's fields, with errors that name the field.
