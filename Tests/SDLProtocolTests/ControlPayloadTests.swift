@@ -169,6 +169,21 @@ import Testing
         #expect(throws: SDLProtocolError.self) { try bad.write(to: &sink) }
     }
 
+    /// A NaN with a payload among the unknown fields comes back bit for bit (found by FuzzBSON:
+    /// as values, NaN != NaN, so round trips are compared as bytes).
+    @Test func nanInUnknownFieldsRoundTripsBitForBit() throws {
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { doc in
+            doc.appendDouble("d", Double(bitPattern: 0xFFFF_FFFF_FFFF_FFFF))
+            doc.appendString("reason", "x")
+        }
+        let payload = try ControlPayload(frameInfo: .startServiceNAK, version: .v5, payload: buffer)
+        var written = ByteBuffer()
+        try payload.write(to: &written)
+        #expect(try BSONDocument(validating: written)["d"]?.doubleValue?.bitPattern == 0xFFFF_FFFF_FFFF_FFFF)
+        #expect(written.readableBytes == buffer.readableBytes)
+    }
+
     @Test func malformedBSONIsATypedErrorWithOffset() throws {
         // Declared length larger than the payload; a string of declared length 0.
         let cases: [[UInt8]] = [
