@@ -240,15 +240,18 @@ public struct JSONParameterReader: RPCParameterReader {
             try self.enter()
             var elements: [RPCValue] = []
             while try self.nextElement() {
-                elements.append(try self.readUnknown())
+                do throws(RPCError) {
+                    elements.append(try self.readUnknown())
+                } catch {
+                    throw error.prefixed(.index(elements.count))
+                }
             }
             return .array(elements)
         case UInt8(ascii: "{"):
             try self.enter()
             var object = RPCObject()
             while try self.nextKey() {
-                let key = self.currentKey
-                object.append(key: key, value: try self.readUnknown())
+                try self.decodeUnknown(into: &object)
             }
             return .object(object)
         default:

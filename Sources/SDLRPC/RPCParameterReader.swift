@@ -8,7 +8,7 @@
 /// try reader.beginObject()            // or: the top-level object, already entered
 /// while try reader.nextKey() {
 ///     switch reader.keyHash {
-///     case 0x1c4e3d2f where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed)
+///     case 0x1c4e3d2f where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed, "fanSpeed")
 ///     default: try reader.decodeUnknown(into: &unknownParameters)
 ///     }
 /// }
@@ -48,25 +48,28 @@ public protocol RPCParameterReader {
 }
 
 extension RPCParameterReader {
-    /// Decodes a known parameter into its slot; a second occurrence is `duplicateParameter`.
+    /// Decodes the known parameter `key` into its slot; a second occurrence is
+    /// `duplicateParameter`. Errors get `key` in front of their path.
     @inlinable
-    public mutating func decode<Value: RPCParameterValue>(_ slot: inout Value?) throws(RPCError) {
+    public mutating func decode<Value: RPCParameterValue>(_ slot: inout Value?, _ key: StaticString) throws(RPCError) {
         if slot != nil {
-            throw RPCError(.duplicateParameter, "parameter appears more than once")
+            throw RPCError(.duplicateParameter, path: [.key(key.description)], "parameter appears more than once")
         }
-        slot = try Value(parameterFrom: &self)
+        do throws(RPCError) {
+            slot = try Value(parameterFrom: &self)
+        } catch {
+            throw error.prefixed(.key(key.description))
+        }
     }
 
     /// Keeps the current parameter, unknown to this spec version, with its name.
     @inlinable
     public mutating func decodeUnknown(into parameters: inout RPCObject) throws(RPCError) {
         let key = self.currentKey
-        parameters.append(key: key, value: try self.readUnknown())
-    }
-
-    /// `error` with the current key put in front of its path.
-    @inlinable
-    public func annotate(_ error: RPCError) -> RPCError {
-        error.prefixed(.key(self.currentKey))
+        do throws(RPCError) {
+            parameters.append(key: key, value: try self.readUnknown())
+        } catch {
+            throw error.prefixed(.key(key))
+        }
     }
 }

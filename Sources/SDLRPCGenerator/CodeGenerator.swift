@@ -277,22 +277,18 @@ public struct CodeGenerator {
         }
         out.line("var unknownParameters = RPCObject()")
         out.open("while try reader.nextKey() {")
-        out.open("do throws(RPCError) {")
         if params.isEmpty {
             out.line("try reader.decodeUnknown(into: &unknownParameters)")
         } else {
             out.line("switch reader.keyHash {")
             for param in params {
                 let hash = Self.hex(KeyHash.hash(param.name))
-                out.line("case \(hash) where reader.currentKeyEquals(\"\(param.name)\"): try reader.decode(&\(SwiftNaming.localName(param.name)))")
+                let key = "\"\(param.name)\""
+                out.line("case \(hash) where reader.currentKeyEquals(\(key)): try reader.decode(&\(SwiftNaming.localName(param.name)), \(key))")
             }
             out.line("default: try reader.decodeUnknown(into: &unknownParameters)")
             out.line("}")
         }
-        out.close("}", continuing: true)
-        out.open(" catch {", continuation: true)
-        out.line("throw reader.annotate(error)")
-        out.close("}")
         out.close("}")
         for param in params where param.mandatory {
             let local = SwiftNaming.localName(param.name)

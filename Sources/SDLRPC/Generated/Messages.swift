@@ -99,28 +99,24 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         var nightColorScheme: SDLTemplateColorScheme? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x829ea2b1 where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion)
-                case 0x796a4847 where reader.currentKeyEquals("appName"): try reader.decode(&appName)
-                case 0xbd491c19 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName)
-                case 0x8443b0fc where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName)
-                case 0xcabb4a27 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms)
-                case 0xb24d6293 where reader.currentKeyEquals("isMediaApplication"): try reader.decode(&isMediaApplication)
-                case 0x9cb6ae0f where reader.currentKeyEquals("languageDesired"): try reader.decode(&languageDesired)
-                case 0xefecfabf where reader.currentKeyEquals("hmiDisplayLanguageDesired"): try reader.decode(&hmiDisplayLanguageDesired)
-                case 0x6e309a8e where reader.currentKeyEquals("appHMIType"): try reader.decode(&appHMIType)
-                case 0x2d2c1ee4 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID)
-                case 0x0d53e227 where reader.currentKeyEquals("deviceInfo"): try reader.decode(&deviceInfo)
-                case 0x66179b61 where reader.currentKeyEquals("appID"): try reader.decode(&appID)
-                case 0xb1a5fcb2 where reader.currentKeyEquals("fullAppID"): try reader.decode(&fullAppID)
-                case 0x07594cf0 where reader.currentKeyEquals("appInfo"): try reader.decode(&appInfo)
-                case 0x595782b7 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme)
-                case 0x2f6eaf93 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x829ea2b1 where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion, "syncMsgVersion")
+            case 0x796a4847 where reader.currentKeyEquals("appName"): try reader.decode(&appName, "appName")
+            case 0xbd491c19 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName, "ttsName")
+            case 0x8443b0fc where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName")
+            case 0xcabb4a27 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms, "vrSynonyms")
+            case 0xb24d6293 where reader.currentKeyEquals("isMediaApplication"): try reader.decode(&isMediaApplication, "isMediaApplication")
+            case 0x9cb6ae0f where reader.currentKeyEquals("languageDesired"): try reader.decode(&languageDesired, "languageDesired")
+            case 0xefecfabf where reader.currentKeyEquals("hmiDisplayLanguageDesired"): try reader.decode(&hmiDisplayLanguageDesired, "hmiDisplayLanguageDesired")
+            case 0x6e309a8e where reader.currentKeyEquals("appHMIType"): try reader.decode(&appHMIType, "appHMIType")
+            case 0x2d2c1ee4 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID, "hashID")
+            case 0x0d53e227 where reader.currentKeyEquals("deviceInfo"): try reader.decode(&deviceInfo, "deviceInfo")
+            case 0x66179b61 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
+            case 0xb1a5fcb2 where reader.currentKeyEquals("fullAppID"): try reader.decode(&fullAppID, "fullAppID")
+            case 0x07594cf0 where reader.currentKeyEquals("appInfo"): try reader.decode(&appInfo, "appInfo")
+            case 0x595782b7 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
+            case 0x2f6eaf93 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let syncMsgVersion else { throw RPCError.missingParameter("syncMsgVersion") }
@@ -298,34 +294,30 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         var iconResumed: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x829ea2b1 where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion)
-                case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language)
-                case 0x2b8c088b where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage)
-                case 0xe8ba518f where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities)
-                case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities)
-                case 0x9ad3ddb3 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities)
-                case 0xacf5b24e where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities)
-                case 0x50ffa5ad where reader.currentKeyEquals("hmiZoneCapabilities"): try reader.decode(&hmiZoneCapabilities)
-                case 0x2a0614dd where reader.currentKeyEquals("speechCapabilities"): try reader.decode(&speechCapabilities)
-                case 0xd4aa8ca8 where reader.currentKeyEquals("prerecordedSpeech"): try reader.decode(&prerecordedSpeech)
-                case 0x3f355533 where reader.currentKeyEquals("vrCapabilities"): try reader.decode(&vrCapabilities)
-                case 0xd3e3186b where reader.currentKeyEquals("audioPassThruCapabilities"): try reader.decode(&audioPassThruCapabilities)
-                case 0xd5a01581 where reader.currentKeyEquals("pcmStreamCapabilities"): try reader.decode(&pcmStreamCapabilities)
-                case 0xd205d8f7 where reader.currentKeyEquals("vehicleType"): try reader.decode(&vehicleType)
-                case 0x5fcede7e where reader.currentKeyEquals("supportedDiagModes"): try reader.decode(&supportedDiagModes)
-                case 0x03831a3f where reader.currentKeyEquals("hmiCapabilities"): try reader.decode(&hmiCapabilities)
-                case 0xadee9ea6 where reader.currentKeyEquals("sdlVersion"): try reader.decode(&sdlVersion)
-                case 0xd32a7993 where reader.currentKeyEquals("systemSoftwareVersion"): try reader.decode(&systemSoftwareVersion)
-                case 0x3f85ae05 where reader.currentKeyEquals("iconResumed"): try reader.decode(&iconResumed)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x829ea2b1 where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion, "syncMsgVersion")
+            case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
+            case 0x2b8c088b where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
+            case 0xe8ba518f where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
+            case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
+            case 0x9ad3ddb3 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
+            case 0xacf5b24e where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities")
+            case 0x50ffa5ad where reader.currentKeyEquals("hmiZoneCapabilities"): try reader.decode(&hmiZoneCapabilities, "hmiZoneCapabilities")
+            case 0x2a0614dd where reader.currentKeyEquals("speechCapabilities"): try reader.decode(&speechCapabilities, "speechCapabilities")
+            case 0xd4aa8ca8 where reader.currentKeyEquals("prerecordedSpeech"): try reader.decode(&prerecordedSpeech, "prerecordedSpeech")
+            case 0x3f355533 where reader.currentKeyEquals("vrCapabilities"): try reader.decode(&vrCapabilities, "vrCapabilities")
+            case 0xd3e3186b where reader.currentKeyEquals("audioPassThruCapabilities"): try reader.decode(&audioPassThruCapabilities, "audioPassThruCapabilities")
+            case 0xd5a01581 where reader.currentKeyEquals("pcmStreamCapabilities"): try reader.decode(&pcmStreamCapabilities, "pcmStreamCapabilities")
+            case 0xd205d8f7 where reader.currentKeyEquals("vehicleType"): try reader.decode(&vehicleType, "vehicleType")
+            case 0x5fcede7e where reader.currentKeyEquals("supportedDiagModes"): try reader.decode(&supportedDiagModes, "supportedDiagModes")
+            case 0x03831a3f where reader.currentKeyEquals("hmiCapabilities"): try reader.decode(&hmiCapabilities, "hmiCapabilities")
+            case 0xadee9ea6 where reader.currentKeyEquals("sdlVersion"): try reader.decode(&sdlVersion, "sdlVersion")
+            case 0xd32a7993 where reader.currentKeyEquals("systemSoftwareVersion"): try reader.decode(&systemSoftwareVersion, "systemSoftwareVersion")
+            case 0x3f85ae05 where reader.currentKeyEquals("iconResumed"): try reader.decode(&iconResumed, "iconResumed")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -400,11 +392,7 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                try reader.decodeUnknown(into: &unknownParameters)
-            } catch {
-                throw reader.annotate(error)
-            }
+            try reader.decodeUnknown(into: &unknownParameters)
         }
         self.init(unknownParameters: unknownParameters)
     }
@@ -448,15 +436,11 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -519,17 +503,13 @@ public struct SDLCreateWindowRequest: RPCMessage {
         var duplicateUpdatesFromWindowID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID)
-                case 0x858c10fe where reader.currentKeyEquals("windowName"): try reader.decode(&windowName)
-                case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type)
-                case 0x27f55b46 where reader.currentKeyEquals("associatedServiceType"): try reader.decode(&associatedServiceType)
-                case 0x5cfd904d where reader.currentKeyEquals("duplicateUpdatesFromWindowID"): try reader.decode(&duplicateUpdatesFromWindowID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            case 0x858c10fe where reader.currentKeyEquals("windowName"): try reader.decode(&windowName, "windowName")
+            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x27f55b46 where reader.currentKeyEquals("associatedServiceType"): try reader.decode(&associatedServiceType, "associatedServiceType")
+            case 0x5cfd904d where reader.currentKeyEquals("duplicateUpdatesFromWindowID"): try reader.decode(&duplicateUpdatesFromWindowID, "duplicateUpdatesFromWindowID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let windowID else { throw RPCError.missingParameter("windowID") }
@@ -586,15 +566,11 @@ public struct SDLCreateWindowResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -637,13 +613,9 @@ public struct SDLDeleteWindowRequest: RPCMessage {
         var windowID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let windowID else { throw RPCError.missingParameter("windowID") }
@@ -690,15 +662,11 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -781,21 +749,17 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         var menuLayout: SDLMenuLayout? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x00ec2bd1 where reader.currentKeyEquals("userLocation"): try reader.decode(&userLocation)
-                case 0xadd4a848 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt)
-                case 0x7f34aefe where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt)
-                case 0x302130f0 where reader.currentKeyEquals("vrHelpTitle"): try reader.decode(&vrHelpTitle)
-                case 0xe6153266 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp)
-                case 0x3e9b4fec where reader.currentKeyEquals("menuTitle"): try reader.decode(&menuTitle)
-                case 0xdb70aeb7 where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon)
-                case 0xfce35059 where reader.currentKeyEquals("keyboardProperties"): try reader.decode(&keyboardProperties)
-                case 0x2150f7e4 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x00ec2bd1 where reader.currentKeyEquals("userLocation"): try reader.decode(&userLocation, "userLocation")
+            case 0xadd4a848 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt, "helpPrompt")
+            case 0x7f34aefe where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt, "timeoutPrompt")
+            case 0x302130f0 where reader.currentKeyEquals("vrHelpTitle"): try reader.decode(&vrHelpTitle, "vrHelpTitle")
+            case 0xe6153266 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp, "vrHelp")
+            case 0x3e9b4fec where reader.currentKeyEquals("menuTitle"): try reader.decode(&menuTitle, "menuTitle")
+            case 0xdb70aeb7 where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon")
+            case 0xfce35059 where reader.currentKeyEquals("keyboardProperties"): try reader.decode(&keyboardProperties, "keyboardProperties")
+            case 0x2150f7e4 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(userLocation: userLocation, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, vrHelpTitle: vrHelpTitle, vrHelp: vrHelp, menuTitle: menuTitle, menuIcon: menuIcon, keyboardProperties: keyboardProperties, menuLayout: menuLayout, unknownParameters: unknownParameters)
@@ -859,15 +823,11 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -910,13 +870,9 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
         var properties: [SDLGlobalProperty]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x11de6cdc where reader.currentKeyEquals("properties"): try reader.decode(&properties)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x11de6cdc where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let properties else { throw RPCError.missingParameter("properties") }
@@ -965,15 +921,11 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -1036,17 +988,13 @@ public struct SDLAddCommandRequest: RPCMessage {
         var secondaryImage: SDLImage? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd70d83e6 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID)
-                case 0xbb67f928 where reader.currentKeyEquals("menuParams"): try reader.decode(&menuParams)
-                case 0xa19d02a7 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands)
-                case 0x1daa6d7a where reader.currentKeyEquals("cmdIcon"): try reader.decode(&cmdIcon)
-                case 0x9eba45e6 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd70d83e6 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
+            case 0xbb67f928 where reader.currentKeyEquals("menuParams"): try reader.decode(&menuParams, "menuParams")
+            case 0xa19d02a7 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands, "vrCommands")
+            case 0x1daa6d7a where reader.currentKeyEquals("cmdIcon"): try reader.decode(&cmdIcon, "cmdIcon")
+            case 0x9eba45e6 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
@@ -1103,15 +1051,11 @@ public struct SDLAddCommandResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -1154,13 +1098,9 @@ public struct SDLDeleteCommandRequest: RPCMessage {
         var cmdID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd70d83e6 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd70d83e6 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
@@ -1209,15 +1149,11 @@ public struct SDLDeleteCommandResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -1300,21 +1236,17 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         var secondaryImage: SDLImage? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID)
-                case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position)
-                case 0xbec4e4a1 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName)
-                case 0xdb70aeb7 where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon)
-                case 0x2150f7e4 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout)
-                case 0xe65202c8 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID)
-                case 0x00e451c2 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText)
-                case 0x471a5584 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText)
-                case 0x9eba45e6 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
+            case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            case 0xbec4e4a1 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
+            case 0xdb70aeb7 where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon")
+            case 0x2150f7e4 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout")
+            case 0xe65202c8 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID")
+            case 0x00e451c2 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
+            case 0x471a5584 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
+            case 0x9eba45e6 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let menuID else { throw RPCError.missingParameter("menuID") }
@@ -1380,15 +1312,11 @@ public struct SDLAddSubMenuResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -1431,13 +1359,9 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
         var menuID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let menuID else { throw RPCError.missingParameter("menuID") }
@@ -1486,15 +1410,11 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -1537,13 +1457,9 @@ public struct SDLShowAppMenuRequest: RPCMessage {
         var menuID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(menuID: menuID, unknownParameters: unknownParameters)
@@ -1591,15 +1507,11 @@ public struct SDLShowAppMenuResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -1647,14 +1559,10 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
         var choiceSet: [SDLChoice]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x03f07ab5 where reader.currentKeyEquals("interactionChoiceSetID"): try reader.decode(&interactionChoiceSetID)
-                case 0x32df0dce where reader.currentKeyEquals("choiceSet"): try reader.decode(&choiceSet)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x03f07ab5 where reader.currentKeyEquals("interactionChoiceSetID"): try reader.decode(&interactionChoiceSetID, "interactionChoiceSetID")
+            case 0x32df0dce where reader.currentKeyEquals("choiceSet"): try reader.decode(&choiceSet, "choiceSet")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
@@ -1706,15 +1614,11 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -1802,22 +1706,18 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x4ad8f364 where reader.currentKeyEquals("initialText"): try reader.decode(&initialText)
-                case 0xe1f82f61 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt)
-                case 0xc7ce9c94 where reader.currentKeyEquals("interactionMode"): try reader.decode(&interactionMode)
-                case 0x5cee8c91 where reader.currentKeyEquals("interactionChoiceSetIDList"): try reader.decode(&interactionChoiceSetIDList)
-                case 0xadd4a848 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt)
-                case 0x7f34aefe where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt)
-                case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout)
-                case 0xe6153266 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp)
-                case 0xcce9ee61 where reader.currentKeyEquals("interactionLayout"): try reader.decode(&interactionLayout)
-                case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x4ad8f364 where reader.currentKeyEquals("initialText"): try reader.decode(&initialText, "initialText")
+            case 0xe1f82f61 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt, "initialPrompt")
+            case 0xc7ce9c94 where reader.currentKeyEquals("interactionMode"): try reader.decode(&interactionMode, "interactionMode")
+            case 0x5cee8c91 where reader.currentKeyEquals("interactionChoiceSetIDList"): try reader.decode(&interactionChoiceSetIDList, "interactionChoiceSetIDList")
+            case 0xadd4a848 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt, "helpPrompt")
+            case 0x7f34aefe where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt, "timeoutPrompt")
+            case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
+            case 0xe6153266 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp, "vrHelp")
+            case 0xcce9ee61 where reader.currentKeyEquals("interactionLayout"): try reader.decode(&interactionLayout, "interactionLayout")
+            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let initialText else { throw RPCError.missingParameter("initialText") }
@@ -1900,18 +1800,14 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         var triggerSource: SDLTriggerSource? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0xd98051ab where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID)
-                case 0x06e540a8 where reader.currentKeyEquals("manualTextEntry"): try reader.decode(&manualTextEntry)
-                case 0x78524096 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0xd98051ab where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID, "choiceID")
+            case 0x06e540a8 where reader.currentKeyEquals("manualTextEntry"): try reader.decode(&manualTextEntry, "manualTextEntry")
+            case 0x78524096 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource, "triggerSource")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -1960,13 +1856,9 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
         var interactionChoiceSetID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x03f07ab5 where reader.currentKeyEquals("interactionChoiceSetID"): try reader.decode(&interactionChoiceSetID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x03f07ab5 where reader.currentKeyEquals("interactionChoiceSetID"): try reader.decode(&interactionChoiceSetID, "interactionChoiceSetID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
@@ -2015,15 +1907,11 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -2111,22 +1999,18 @@ public struct SDLAlertRequest: RPCMessage {
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xe65d9631 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1)
-                case 0xe35d9178 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2)
-                case 0xe45d930b where reader.currentKeyEquals("alertText3"): try reader.decode(&alertText3)
-                case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks)
-                case 0x2fa0fd0d where reader.currentKeyEquals("duration"): try reader.decode(&duration)
-                case 0x9603111f where reader.currentKeyEquals("playTone"): try reader.decode(&playTone)
-                case 0x36eb5f73 where reader.currentKeyEquals("progressIndicator"): try reader.decode(&progressIndicator)
-                case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons)
-                case 0x112aa8b4 where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon)
-                case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xe65d9631 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1")
+            case 0xe35d9178 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2")
+            case 0xe45d930b where reader.currentKeyEquals("alertText3"): try reader.decode(&alertText3, "alertText3")
+            case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
+            case 0x2fa0fd0d where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration")
+            case 0x9603111f where reader.currentKeyEquals("playTone"): try reader.decode(&playTone, "playTone")
+            case 0x36eb5f73 where reader.currentKeyEquals("progressIndicator"): try reader.decode(&progressIndicator, "progressIndicator")
+            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x112aa8b4 where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon")
+            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(alertText1: alertText1, alertText2: alertText2, alertText3: alertText3, ttsChunks: ttsChunks, duration: duration, playTone: playTone, progressIndicator: progressIndicator, softButtons: softButtons, alertIcon: alertIcon, cancelID: cancelID, unknownParameters: unknownParameters)
@@ -2194,16 +2078,12 @@ public struct SDLAlertResponse: RPCMessage {
         var tryAgainTime: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x09740b2f where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x09740b2f where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -2278,19 +2158,15 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xe65d9631 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1)
-                case 0xe35d9178 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2)
-                case 0x112aa8b4 where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon)
-                case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks)
-                case 0x2fa0fd0d where reader.currentKeyEquals("duration"): try reader.decode(&duration)
-                case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons)
-                case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xe65d9631 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1")
+            case 0xe35d9178 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2")
+            case 0x112aa8b4 where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon")
+            case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
+            case 0x2fa0fd0d where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration")
+            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(alertText1: alertText1, alertText2: alertText2, alertIcon: alertIcon, ttsChunks: ttsChunks, duration: duration, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters)
@@ -2354,16 +2230,12 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         var tryAgainTime: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x09740b2f where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x09740b2f where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -2403,11 +2275,7 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                try reader.decodeUnknown(into: &unknownParameters)
-            } catch {
-                throw reader.annotate(error)
-            }
+            try reader.decodeUnknown(into: &unknownParameters)
         }
         self.init(unknownParameters: unknownParameters)
     }
@@ -2516,28 +2384,24 @@ public struct SDLShowRequest: RPCMessage {
         var templateConfiguration: SDLTemplateConfiguration? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xfd35296f where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1)
-                case 0xfe352b02 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2)
-                case 0xff352c95 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3)
-                case 0xf8352190 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4)
-                case 0xb1dd655e where reader.currentKeyEquals("alignment"): try reader.decode(&alignment)
-                case 0x4be6ec50 where reader.currentKeyEquals("statusBar"): try reader.decode(&statusBar)
-                case 0x65f8c7c7 where reader.currentKeyEquals("mediaClock"): try reader.decode(&mediaClock)
-                case 0x485dc3c2 where reader.currentKeyEquals("mediaTrack"): try reader.decode(&mediaTrack)
-                case 0xc487dc2b where reader.currentKeyEquals("graphic"): try reader.decode(&graphic)
-                case 0x46c69577 where reader.currentKeyEquals("secondaryGraphic"): try reader.decode(&secondaryGraphic)
-                case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons)
-                case 0x76ca008a where reader.currentKeyEquals("customPresets"): try reader.decode(&customPresets)
-                case 0x13cac749 where reader.currentKeyEquals("metadataTags"): try reader.decode(&metadataTags)
-                case 0x6716b06b where reader.currentKeyEquals("templateTitle"): try reader.decode(&templateTitle)
-                case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID)
-                case 0xedd5c913 where reader.currentKeyEquals("templateConfiguration"): try reader.decode(&templateConfiguration)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xfd35296f where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1, "mainField1")
+            case 0xfe352b02 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2, "mainField2")
+            case 0xff352c95 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3, "mainField3")
+            case 0xf8352190 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4, "mainField4")
+            case 0xb1dd655e where reader.currentKeyEquals("alignment"): try reader.decode(&alignment, "alignment")
+            case 0x4be6ec50 where reader.currentKeyEquals("statusBar"): try reader.decode(&statusBar, "statusBar")
+            case 0x65f8c7c7 where reader.currentKeyEquals("mediaClock"): try reader.decode(&mediaClock, "mediaClock")
+            case 0x485dc3c2 where reader.currentKeyEquals("mediaTrack"): try reader.decode(&mediaTrack, "mediaTrack")
+            case 0xc487dc2b where reader.currentKeyEquals("graphic"): try reader.decode(&graphic, "graphic")
+            case 0x46c69577 where reader.currentKeyEquals("secondaryGraphic"): try reader.decode(&secondaryGraphic, "secondaryGraphic")
+            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x76ca008a where reader.currentKeyEquals("customPresets"): try reader.decode(&customPresets, "customPresets")
+            case 0x13cac749 where reader.currentKeyEquals("metadataTags"): try reader.decode(&metadataTags, "metadataTags")
+            case 0x6716b06b where reader.currentKeyEquals("templateTitle"): try reader.decode(&templateTitle, "templateTitle")
+            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            case 0xedd5c913 where reader.currentKeyEquals("templateConfiguration"): try reader.decode(&templateConfiguration, "templateConfiguration")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, alignment: alignment, statusBar: statusBar, mediaClock: mediaClock, mediaTrack: mediaTrack, graphic: graphic, secondaryGraphic: secondaryGraphic, softButtons: softButtons, customPresets: customPresets, metadataTags: metadataTags, templateTitle: templateTitle, windowID: windowID, templateConfiguration: templateConfiguration, unknownParameters: unknownParameters)
@@ -2614,15 +2478,11 @@ public struct SDLShowResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -2665,13 +2525,9 @@ public struct SDLSpeakRequest: RPCMessage {
         var ttsChunks: [SDLTTSChunk]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let ttsChunks else { throw RPCError.missingParameter("ttsChunks") }
@@ -2720,15 +2576,11 @@ public struct SDLSpeakResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -2801,19 +2653,15 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         var countRate: Double? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0a9e6d0e where reader.currentKeyEquals("startTime"): try reader.decode(&startTime)
-                case 0xd3a683eb where reader.currentKeyEquals("endTime"): try reader.decode(&endTime)
-                case 0x7a1c6397 where reader.currentKeyEquals("updateMode"): try reader.decode(&updateMode)
-                case 0x649a7eac where reader.currentKeyEquals("audioStreamingIndicator"): try reader.decode(&audioStreamingIndicator)
-                case 0x4dc972b7 where reader.currentKeyEquals("forwardSeekIndicator"): try reader.decode(&forwardSeekIndicator)
-                case 0x6cf2de7f where reader.currentKeyEquals("backSeekIndicator"): try reader.decode(&backSeekIndicator)
-                case 0x87d6ae46 where reader.currentKeyEquals("countRate"): try reader.decode(&countRate)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0a9e6d0e where reader.currentKeyEquals("startTime"): try reader.decode(&startTime, "startTime")
+            case 0xd3a683eb where reader.currentKeyEquals("endTime"): try reader.decode(&endTime, "endTime")
+            case 0x7a1c6397 where reader.currentKeyEquals("updateMode"): try reader.decode(&updateMode, "updateMode")
+            case 0x649a7eac where reader.currentKeyEquals("audioStreamingIndicator"): try reader.decode(&audioStreamingIndicator, "audioStreamingIndicator")
+            case 0x4dc972b7 where reader.currentKeyEquals("forwardSeekIndicator"): try reader.decode(&forwardSeekIndicator, "forwardSeekIndicator")
+            case 0x6cf2de7f where reader.currentKeyEquals("backSeekIndicator"): try reader.decode(&backSeekIndicator, "backSeekIndicator")
+            case 0x87d6ae46 where reader.currentKeyEquals("countRate"): try reader.decode(&countRate, "countRate")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let updateMode else { throw RPCError.missingParameter("updateMode") }
@@ -2874,15 +2722,11 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -2960,20 +2804,16 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         var muteAudio: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xe1f82f61 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt)
-                case 0xe99342a9 where reader.currentKeyEquals("audioPassThruDisplayText1"): try reader.decode(&audioPassThruDisplayText1)
-                case 0xe6933df0 where reader.currentKeyEquals("audioPassThruDisplayText2"): try reader.decode(&audioPassThruDisplayText2)
-                case 0x21ff75f2 where reader.currentKeyEquals("samplingRate"): try reader.decode(&samplingRate)
-                case 0xe5f22fd9 where reader.currentKeyEquals("maxDuration"): try reader.decode(&maxDuration)
-                case 0xc417e86a where reader.currentKeyEquals("bitsPerSample"): try reader.decode(&bitsPerSample)
-                case 0xf67c87b1 where reader.currentKeyEquals("audioType"): try reader.decode(&audioType)
-                case 0x19e3c40e where reader.currentKeyEquals("muteAudio"): try reader.decode(&muteAudio)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xe1f82f61 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt, "initialPrompt")
+            case 0xe99342a9 where reader.currentKeyEquals("audioPassThruDisplayText1"): try reader.decode(&audioPassThruDisplayText1, "audioPassThruDisplayText1")
+            case 0xe6933df0 where reader.currentKeyEquals("audioPassThruDisplayText2"): try reader.decode(&audioPassThruDisplayText2, "audioPassThruDisplayText2")
+            case 0x21ff75f2 where reader.currentKeyEquals("samplingRate"): try reader.decode(&samplingRate, "samplingRate")
+            case 0xe5f22fd9 where reader.currentKeyEquals("maxDuration"): try reader.decode(&maxDuration, "maxDuration")
+            case 0xc417e86a where reader.currentKeyEquals("bitsPerSample"): try reader.decode(&bitsPerSample, "bitsPerSample")
+            case 0xf67c87b1 where reader.currentKeyEquals("audioType"): try reader.decode(&audioType, "audioType")
+            case 0x19e3c40e where reader.currentKeyEquals("muteAudio"): try reader.decode(&muteAudio, "muteAudio")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let samplingRate else { throw RPCError.missingParameter("samplingRate") }
@@ -3038,15 +2878,11 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -3084,11 +2920,7 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                try reader.decodeUnknown(into: &unknownParameters)
-            } catch {
-                throw reader.annotate(error)
-            }
+            try reader.decodeUnknown(into: &unknownParameters)
         }
         self.init(unknownParameters: unknownParameters)
     }
@@ -3132,15 +2964,11 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -3183,13 +3011,9 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
         var buttonName: SDLButtonName? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
@@ -3238,15 +3062,11 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -3289,13 +3109,9 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
         var buttonName: SDLButtonName? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
@@ -3344,15 +3160,11 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -3565,47 +3377,43 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         var seatOccupancy: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps)
-                case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed)
-                case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm)
-                case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel)
-                case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State)
-                case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption)
-                case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange)
-                case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData)
-                case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature)
-                case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal)
-                case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus)
-                case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl)
-                case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure)
-                case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer)
-                case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus)
-                case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation)
-                case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus)
-                case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking)
-                case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus)
-                case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus)
-                case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque)
-                case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition)
-                case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle)
-                case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife)
-                case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus)
-                case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID)
-                case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus)
-                case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo)
-                case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus)
-                case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent)
-                case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus)
-                case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey)
-                case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus)
-                case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering)
-                case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
@@ -3860,50 +3668,46 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         var seatOccupancy: SDLVehicleDataResult? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps)
-                case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed)
-                case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm)
-                case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel)
-                case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State)
-                case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption)
-                case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange)
-                case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData)
-                case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature)
-                case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal)
-                case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus)
-                case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl)
-                case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure)
-                case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer)
-                case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus)
-                case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation)
-                case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus)
-                case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking)
-                case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus)
-                case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus)
-                case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque)
-                case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition)
-                case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle)
-                case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife)
-                case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus)
-                case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID)
-                case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus)
-                case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo)
-                case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus)
-                case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent)
-                case 0x224a130b where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes)
-                case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey)
-                case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus)
-                case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering)
-                case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0x224a130b where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes")
+            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -4186,47 +3990,43 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         var seatOccupancy: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps)
-                case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed)
-                case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm)
-                case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel)
-                case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State)
-                case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption)
-                case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange)
-                case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData)
-                case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature)
-                case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal)
-                case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus)
-                case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl)
-                case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure)
-                case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer)
-                case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus)
-                case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation)
-                case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus)
-                case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking)
-                case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus)
-                case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus)
-                case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque)
-                case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition)
-                case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle)
-                case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife)
-                case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus)
-                case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID)
-                case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus)
-                case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo)
-                case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus)
-                case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent)
-                case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus)
-                case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey)
-                case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus)
-                case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering)
-                case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
@@ -4481,50 +4281,46 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         var seatOccupancy: SDLVehicleDataResult? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps)
-                case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed)
-                case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm)
-                case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel)
-                case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State)
-                case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption)
-                case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange)
-                case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData)
-                case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature)
-                case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal)
-                case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus)
-                case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl)
-                case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure)
-                case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer)
-                case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus)
-                case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation)
-                case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus)
-                case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking)
-                case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus)
-                case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus)
-                case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque)
-                case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition)
-                case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle)
-                case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife)
-                case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus)
-                case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID)
-                case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus)
-                case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo)
-                case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus)
-                case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent)
-                case 0x224a130b where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes)
-                case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey)
-                case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus)
-                case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering)
-                case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0x224a130b where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes")
+            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -4812,48 +4608,44 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         var seatOccupancy: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps)
-                case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed)
-                case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm)
-                case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel)
-                case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State)
-                case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption)
-                case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange)
-                case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData)
-                case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature)
-                case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal)
-                case 0x7612408a where reader.currentKeyEquals("vin"): try reader.decode(&vin)
-                case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus)
-                case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl)
-                case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure)
-                case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer)
-                case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus)
-                case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation)
-                case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus)
-                case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking)
-                case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus)
-                case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus)
-                case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque)
-                case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition)
-                case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle)
-                case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife)
-                case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus)
-                case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID)
-                case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus)
-                case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo)
-                case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus)
-                case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent)
-                case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus)
-                case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey)
-                case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus)
-                case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering)
-                case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x7612408a where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
+            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
@@ -5114,51 +4906,47 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         var seatOccupancy: SDLSeatOccupancy? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps)
-                case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed)
-                case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm)
-                case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel)
-                case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State)
-                case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption)
-                case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange)
-                case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData)
-                case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature)
-                case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal)
-                case 0x7612408a where reader.currentKeyEquals("vin"): try reader.decode(&vin)
-                case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus)
-                case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl)
-                case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure)
-                case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer)
-                case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus)
-                case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation)
-                case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus)
-                case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking)
-                case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus)
-                case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus)
-                case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque)
-                case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition)
-                case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle)
-                case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife)
-                case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus)
-                case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID)
-                case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus)
-                case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo)
-                case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus)
-                case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent)
-                case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus)
-                case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey)
-                case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus)
-                case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering)
-                case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x7612408a where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
+            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -5277,14 +5065,10 @@ public struct SDLReadDIDRequest: RPCMessage {
         var didLocation: [Int32]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x4e5bbdbf where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName)
-                case 0x244c18b5 where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x4e5bbdbf where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName, "ecuName")
+            case 0x244c18b5 where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation, "didLocation")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
@@ -5341,16 +5125,12 @@ public struct SDLReadDIDResponse: RPCMessage {
         var didResult: [SDLDIDResult]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x9df996b7 where reader.currentKeyEquals("didResult"): try reader.decode(&didResult)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x9df996b7 where reader.currentKeyEquals("didResult"): try reader.decode(&didResult, "didResult")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -5400,14 +5180,10 @@ public struct SDLGetDTCsRequest: RPCMessage {
         var dtcMask: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x4e5bbdbf where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName)
-                case 0xac4f569a where reader.currentKeyEquals("dtcMask"): try reader.decode(&dtcMask)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x4e5bbdbf where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName, "ecuName")
+            case 0xac4f569a where reader.currentKeyEquals("dtcMask"): try reader.decode(&dtcMask, "dtcMask")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
@@ -5468,17 +5244,13 @@ public struct SDLGetDTCsResponse: RPCMessage {
         var dtc: [String]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0xe1990701 where reader.currentKeyEquals("ecuHeader"): try reader.decode(&ecuHeader)
-                case 0xca34b592 where reader.currentKeyEquals("dtc"): try reader.decode(&dtc)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0xe1990701 where reader.currentKeyEquals("ecuHeader"): try reader.decode(&ecuHeader, "ecuHeader")
+            case 0xca34b592 where reader.currentKeyEquals("dtc"): try reader.decode(&dtc, "dtc")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -5535,15 +5307,11 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         var messageData: [Int32]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x246aad75 where reader.currentKeyEquals("targetID"): try reader.decode(&targetID)
-                case 0x9589ed08 where reader.currentKeyEquals("messageLength"): try reader.decode(&messageLength)
-                case 0xbfe5c50c where reader.currentKeyEquals("messageData"): try reader.decode(&messageData)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x246aad75 where reader.currentKeyEquals("targetID"): try reader.decode(&targetID, "targetID")
+            case 0x9589ed08 where reader.currentKeyEquals("messageLength"): try reader.decode(&messageLength, "messageLength")
+            case 0xbfe5c50c where reader.currentKeyEquals("messageData"): try reader.decode(&messageData, "messageData")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let targetID else { throw RPCError.missingParameter("targetID") }
@@ -5603,16 +5371,12 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         var messageDataResult: [Int32]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0xe6de44d5 where reader.currentKeyEquals("messageDataResult"): try reader.decode(&messageDataResult)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0xe6de44d5 where reader.currentKeyEquals("messageDataResult"): try reader.decode(&messageDataResult, "messageDataResult")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -5672,16 +5436,12 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x5afad1fb where reader.currentKeyEquals("scrollableMessageBody"): try reader.decode(&scrollableMessageBody)
-                case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout)
-                case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons)
-                case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x5afad1fb where reader.currentKeyEquals("scrollableMessageBody"): try reader.decode(&scrollableMessageBody, "scrollableMessageBody")
+            case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
+            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let scrollableMessageBody else { throw RPCError.missingParameter("scrollableMessageBody") }
@@ -5735,15 +5495,11 @@ public struct SDLScrollableMessageResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -5811,18 +5567,14 @@ public struct SDLSliderRequest: RPCMessage {
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x39e837db where reader.currentKeyEquals("numTicks"): try reader.decode(&numTicks)
-                case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position)
-                case 0x49475689 where reader.currentKeyEquals("sliderHeader"): try reader.decode(&sliderHeader)
-                case 0x54efb417 where reader.currentKeyEquals("sliderFooter"): try reader.decode(&sliderFooter)
-                case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout)
-                case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x39e837db where reader.currentKeyEquals("numTicks"): try reader.decode(&numTicks, "numTicks")
+            case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            case 0x49475689 where reader.currentKeyEquals("sliderHeader"): try reader.decode(&sliderHeader, "sliderHeader")
+            case 0x54efb417 where reader.currentKeyEquals("sliderFooter"): try reader.decode(&sliderFooter, "sliderFooter")
+            case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
+            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let numTicks else { throw RPCError.missingParameter("numTicks") }
@@ -5887,16 +5639,12 @@ public struct SDLSliderResponse: RPCMessage {
         var sliderPosition: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0xec894dbf where reader.currentKeyEquals("sliderPosition"): try reader.decode(&sliderPosition)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0xec894dbf where reader.currentKeyEquals("sliderPosition"): try reader.decode(&sliderPosition, "sliderPosition")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -5991,23 +5739,19 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         var softButtons: [SDLSoftButton]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x65a4440f where reader.currentKeyEquals("navigationText1"): try reader.decode(&navigationText1)
-                case 0x66a445a2 where reader.currentKeyEquals("navigationText2"): try reader.decode(&navigationText2)
-                case 0x8b9c2127 where reader.currentKeyEquals("eta"): try reader.decode(&eta)
-                case 0x90683dc7 where reader.currentKeyEquals("timeToDestination"): try reader.decode(&timeToDestination)
-                case 0x4ef0457a where reader.currentKeyEquals("totalDistance"): try reader.decode(&totalDistance)
-                case 0xbe64f4f7 where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon)
-                case 0x06a219c6 where reader.currentKeyEquals("nextTurnIcon"): try reader.decode(&nextTurnIcon)
-                case 0xf692bc84 where reader.currentKeyEquals("distanceToManeuver"): try reader.decode(&distanceToManeuver)
-                case 0x5bc0ec5e where reader.currentKeyEquals("distanceToManeuverScale"): try reader.decode(&distanceToManeuverScale)
-                case 0x9dcce26d where reader.currentKeyEquals("maneuverComplete"): try reader.decode(&maneuverComplete)
-                case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x65a4440f where reader.currentKeyEquals("navigationText1"): try reader.decode(&navigationText1, "navigationText1")
+            case 0x66a445a2 where reader.currentKeyEquals("navigationText2"): try reader.decode(&navigationText2, "navigationText2")
+            case 0x8b9c2127 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta")
+            case 0x90683dc7 where reader.currentKeyEquals("timeToDestination"): try reader.decode(&timeToDestination, "timeToDestination")
+            case 0x4ef0457a where reader.currentKeyEquals("totalDistance"): try reader.decode(&totalDistance, "totalDistance")
+            case 0xbe64f4f7 where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon")
+            case 0x06a219c6 where reader.currentKeyEquals("nextTurnIcon"): try reader.decode(&nextTurnIcon, "nextTurnIcon")
+            case 0xf692bc84 where reader.currentKeyEquals("distanceToManeuver"): try reader.decode(&distanceToManeuver, "distanceToManeuver")
+            case 0x5bc0ec5e where reader.currentKeyEquals("distanceToManeuverScale"): try reader.decode(&distanceToManeuverScale, "distanceToManeuverScale")
+            case 0x9dcce26d where reader.currentKeyEquals("maneuverComplete"): try reader.decode(&maneuverComplete, "maneuverComplete")
+            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(navigationText1: navigationText1, navigationText2: navigationText2, eta: eta, timeToDestination: timeToDestination, totalDistance: totalDistance, turnIcon: turnIcon, nextTurnIcon: nextTurnIcon, distanceToManeuver: distanceToManeuver, distanceToManeuverScale: distanceToManeuverScale, maneuverComplete: maneuverComplete, softButtons: softButtons, unknownParameters: unknownParameters)
@@ -6074,15 +5818,11 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -6130,14 +5870,10 @@ public struct SDLAlertManeuverRequest: RPCMessage {
         var softButtons: [SDLSoftButton]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks)
-                case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
+            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(ttsChunks: ttsChunks, softButtons: softButtons, unknownParameters: unknownParameters)
@@ -6187,15 +5923,11 @@ public struct SDLAlertManeuverResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -6243,14 +5975,10 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
         var softButtons: [SDLSoftButton]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xcd98fb16 where reader.currentKeyEquals("turnList"): try reader.decode(&turnList)
-                case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xcd98fb16 where reader.currentKeyEquals("turnList"): try reader.decode(&turnList, "turnList")
+            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(turnList: turnList, softButtons: softButtons, unknownParameters: unknownParameters)
@@ -6300,15 +6028,11 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -6376,18 +6100,14 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         var vrSynonyms: [String]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language)
-                case 0x2b8c088b where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage)
-                case 0x796a4847 where reader.currentKeyEquals("appName"): try reader.decode(&appName)
-                case 0xbd491c19 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName)
-                case 0x8443b0fc where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName)
-                case 0xcabb4a27 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
+            case 0x2b8c088b where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
+            case 0x796a4847 where reader.currentKeyEquals("appName"): try reader.decode(&appName, "appName")
+            case 0xbd491c19 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName, "ttsName")
+            case 0x8443b0fc where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName")
+            case 0xcabb4a27 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms, "vrSynonyms")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let language else { throw RPCError.missingParameter("language") }
@@ -6447,15 +6167,11 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -6508,15 +6224,11 @@ public struct SDLGenericResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -6589,19 +6301,15 @@ public struct SDLPutFileRequest: RPCMessage {
         var crc: Int64? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb2841f57 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName)
-                case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType)
-                case 0x6c02caf6 where reader.currentKeyEquals("persistentFile"): try reader.decode(&persistentFile)
-                case 0x9c65192a where reader.currentKeyEquals("systemFile"): try reader.decode(&systemFile)
-                case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset)
-                case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length)
-                case 0xe344c6b9 where reader.currentKeyEquals("crc"): try reader.decode(&crc)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb2841f57 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
+            case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
+            case 0x6c02caf6 where reader.currentKeyEquals("persistentFile"): try reader.decode(&persistentFile, "persistentFile")
+            case 0x9c65192a where reader.currentKeyEquals("systemFile"): try reader.decode(&systemFile, "systemFile")
+            case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
+            case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            case 0xe344c6b9 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
@@ -6666,16 +6374,12 @@ public struct SDLPutFileResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0xffeda1f8 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0xffeda1f8 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -6740,17 +6444,13 @@ public struct SDLGetFileRequest: RPCMessage {
         var length: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xbf3d55a8 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName)
-                case 0x4f2c19b2 where reader.currentKeyEquals("appServiceId"): try reader.decode(&appServiceId)
-                case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType)
-                case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset)
-                case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xbf3d55a8 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
+            case 0x4f2c19b2 where reader.currentKeyEquals("appServiceId"): try reader.decode(&appServiceId, "appServiceId")
+            case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
+            case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
+            case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let fileName else { throw RPCError.missingParameter("fileName") }
@@ -6827,19 +6527,15 @@ public struct SDLGetFileResponse: RPCMessage {
         var crc: Int64? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset)
-                case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length)
-                case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType)
-                case 0xe344c6b9 where reader.currentKeyEquals("crc"): try reader.decode(&crc)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
+            case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
+            case 0xe344c6b9 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -6890,13 +6586,9 @@ public struct SDLDeleteFileRequest: RPCMessage {
         var syncFileName: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb2841f57 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb2841f57 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
@@ -6950,16 +6642,12 @@ public struct SDLDeleteFileResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0xffeda1f8 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0xffeda1f8 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -6999,11 +6687,7 @@ public struct SDLListFilesRequest: RPCMessage {
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                try reader.decodeUnknown(into: &unknownParameters)
-            } catch {
-                throw reader.annotate(error)
-            }
+            try reader.decodeUnknown(into: &unknownParameters)
         }
         self.init(unknownParameters: unknownParameters)
     }
@@ -7057,17 +6741,13 @@ public struct SDLListFilesResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x42d2b621 where reader.currentKeyEquals("filenames"): try reader.decode(&filenames)
-                case 0xffeda1f8 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x42d2b621 where reader.currentKeyEquals("filenames"): try reader.decode(&filenames, "filenames")
+            case 0xffeda1f8 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -7114,13 +6794,9 @@ public struct SDLSetAppIconRequest: RPCMessage {
         var syncFileName: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb2841f57 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb2841f57 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
@@ -7169,15 +6845,11 @@ public struct SDLSetAppIconResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -7230,15 +6902,11 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         var nightColorScheme: SDLTemplateColorScheme? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd7fa7d8f where reader.currentKeyEquals("displayLayout"): try reader.decode(&displayLayout)
-                case 0x595782b7 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme)
-                case 0x2f6eaf93 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd7fa7d8f where reader.currentKeyEquals("displayLayout"): try reader.decode(&displayLayout, "displayLayout")
+            case 0x595782b7 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
+            case 0x2f6eaf93 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let displayLayout else { throw RPCError.missingParameter("displayLayout") }
@@ -7311,19 +6979,15 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0xe8ba518f where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities)
-                case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities)
-                case 0x9ad3ddb3 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities)
-                case 0xacf5b24e where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0xe8ba518f where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
+            case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
+            case 0x9ad3ddb3 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
+            case 0xacf5b24e where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -7384,15 +7048,11 @@ public struct SDLSystemRequest: RPCMessage {
         var fileName: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3561a542 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType)
-                case 0x8a9dddd8 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType)
-                case 0xbf3d55a8 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3561a542 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType, "requestType")
+            case 0x8a9dddd8 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType")
+            case 0xbf3d55a8 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let requestType else { throw RPCError.missingParameter("requestType") }
@@ -7445,15 +7105,11 @@ public struct SDLSystemRequestResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -7541,22 +7197,18 @@ public struct SDLSendLocationRequest: RPCMessage {
         var deliveryMode: SDLDeliveryMode? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x6d03f787 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees)
-                case 0x280d9e0e where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees)
-                case 0x779ed5e5 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName)
-                case 0xdb1f5998 where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription)
-                case 0x8245fe7e where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines)
-                case 0x6952238e where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber)
-                case 0x918a3a6b where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage)
-                case 0x0cc86383 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp)
-                case 0x2c6a2953 where reader.currentKeyEquals("address"): try reader.decode(&address)
-                case 0x09d071c2 where reader.currentKeyEquals("deliveryMode"): try reader.decode(&deliveryMode)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x6d03f787 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
+            case 0x280d9e0e where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
+            case 0x779ed5e5 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName")
+            case 0xdb1f5998 where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription")
+            case 0x8245fe7e where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines, "addressLines")
+            case 0x6952238e where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber")
+            case 0x918a3a6b where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage")
+            case 0x0cc86383 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp, "timeStamp")
+            case 0x2c6a2953 where reader.currentKeyEquals("address"): try reader.decode(&address, "address")
+            case 0x09d071c2 where reader.currentKeyEquals("deliveryMode"): try reader.decode(&deliveryMode, "deliveryMode")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, locationName: locationName, locationDescription: locationDescription, addressLines: addressLines, phoneNumber: phoneNumber, locationImage: locationImage, timeStamp: timeStamp, address: address, deliveryMode: deliveryMode, unknownParameters: unknownParameters)
@@ -7622,15 +7274,11 @@ public struct SDLSendLocationResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -7673,13 +7321,9 @@ public struct SDLDialNumberRequest: RPCMessage {
         var number: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x1bd670a0 where reader.currentKeyEquals("number"): try reader.decode(&number)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x1bd670a0 where reader.currentKeyEquals("number"): try reader.decode(&number, "number")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let number else { throw RPCError.missingParameter("number") }
@@ -7728,15 +7372,11 @@ public struct SDLDialNumberResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -7794,16 +7434,12 @@ public struct SDLButtonPressRequest: RPCMessage {
         var buttonPressMode: SDLButtonPressMode? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType)
-                case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId)
-                case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName)
-                case 0x67101823 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            case 0x67101823 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode, "buttonPressMode")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
@@ -7860,15 +7496,11 @@ public struct SDLButtonPressResponse: RPCMessage {
         var success: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
@@ -7921,15 +7553,11 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
         var subscribe: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType)
-                case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId)
-                case 0xaf9e4a03 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0xaf9e4a03 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
@@ -7991,17 +7619,13 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         var isSubscribed: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0x96d15755 where reader.currentKeyEquals("isSubscribed"): try reader.decode(&isSubscribed)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x96d15755 where reader.currentKeyEquals("isSubscribed"): try reader.decode(&isSubscribed, "isSubscribed")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
@@ -8052,14 +7676,10 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
         var moduleIds: [String]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType)
-                case 0xcfc1c2a1 where reader.currentKeyEquals("moduleIds"): try reader.decode(&moduleIds)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0xcfc1c2a1 where reader.currentKeyEquals("moduleIds"): try reader.decode(&moduleIds, "moduleIds")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
@@ -8116,16 +7736,12 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
         var allowed: [Bool]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -8174,14 +7790,10 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
         var moduleId: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType)
-                case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
@@ -8232,15 +7844,11 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -8283,13 +7891,9 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
         var moduleData: SDLModuleData? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
@@ -8343,16 +7947,12 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         var success: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
@@ -8392,11 +7992,7 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                try reader.decodeUnknown(into: &unknownParameters)
-            } catch {
-                throw reader.annotate(error)
-            }
+            try reader.decodeUnknown(into: &unknownParameters)
         }
         self.init(unknownParameters: unknownParameters)
     }
@@ -8440,15 +8036,11 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -8491,13 +8083,9 @@ public struct SDLGetWayPointsRequest: RPCMessage {
         var wayPointType: SDLWayPointType? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x7bdea4ba where reader.currentKeyEquals("wayPointType"): try reader.decode(&wayPointType)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x7bdea4ba where reader.currentKeyEquals("wayPointType"): try reader.decode(&wayPointType, "wayPointType")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let wayPointType else { throw RPCError.missingParameter("wayPointType") }
@@ -8551,16 +8139,12 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         var wayPoints: [SDLLocationDetails]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x4d43f60b where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x4d43f60b where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -8600,11 +8184,7 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                try reader.decodeUnknown(into: &unknownParameters)
-            } catch {
-                throw reader.annotate(error)
-            }
+            try reader.decodeUnknown(into: &unknownParameters)
         }
         self.init(unknownParameters: unknownParameters)
     }
@@ -8653,16 +8233,12 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         var wayPoints: [SDLLocationDetails]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x4d43f60b where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x4d43f60b where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -8712,14 +8288,10 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
         var subscribe: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x219fe1aa where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType)
-                case 0xaf9e4a03 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x219fe1aa where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType, "systemCapabilityType")
+            case 0xaf9e4a03 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
@@ -8774,16 +8346,12 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         var success: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x8d8ea36a where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x8d8ea36a where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability, "systemCapability")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
@@ -8828,13 +8396,9 @@ public struct SDLSendHapticDataRequest: RPCMessage {
         var hapticRectData: [SDLHapticRect]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xff4b3a70 where reader.currentKeyEquals("hapticRectData"): try reader.decode(&hapticRectData)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xff4b3a70 where reader.currentKeyEquals("hapticRectData"): try reader.decode(&hapticRectData, "hapticRectData")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(hapticRectData: hapticRectData, unknownParameters: unknownParameters)
@@ -8882,15 +8446,11 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -8933,13 +8493,9 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
         var properties: SDLCloudAppProperties? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x11de6cdc where reader.currentKeyEquals("properties"): try reader.decode(&properties)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x11de6cdc where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let properties else { throw RPCError.missingParameter("properties") }
@@ -8988,15 +8544,11 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -9039,13 +8591,9 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
         var appID: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x66179b61 where reader.currentKeyEquals("appID"): try reader.decode(&appID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x66179b61 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let appID else { throw RPCError.missingParameter("appID") }
@@ -9099,16 +8647,12 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x11de6cdc where reader.currentKeyEquals("properties"): try reader.decode(&properties)
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x11de6cdc where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -9153,13 +8697,9 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
         var appServiceManifest: SDLAppServiceManifest? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x7a6c53ca where reader.currentKeyEquals("appServiceManifest"): try reader.decode(&appServiceManifest)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x7a6c53ca where reader.currentKeyEquals("appServiceManifest"): try reader.decode(&appServiceManifest, "appServiceManifest")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let appServiceManifest else { throw RPCError.missingParameter("appServiceManifest") }
@@ -9213,16 +8753,12 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         var appServiceRecord: SDLAppServiceRecord? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x65ab6a56 where reader.currentKeyEquals("appServiceRecord"): try reader.decode(&appServiceRecord)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x65ab6a56 where reader.currentKeyEquals("appServiceRecord"): try reader.decode(&appServiceRecord, "appServiceRecord")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -9267,13 +8803,9 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
         var serviceID: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
@@ -9322,15 +8854,11 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -9378,14 +8906,10 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
         var subscribe: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2dd7ad4c where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType)
-                case 0xaf9e4a03 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2dd7ad4c where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
+            case 0xaf9e4a03 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
@@ -9440,16 +8964,12 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         var serviceData: SDLAppServiceData? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x4a3b728c where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x4a3b728c where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData, "serviceData")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -9509,16 +9029,12 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         var requestServiceActive: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb56afc5e where reader.currentKeyEquals("serviceUri"): try reader.decode(&serviceUri)
-                case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID)
-                case 0xcec42a5a where reader.currentKeyEquals("originApp"): try reader.decode(&originApp)
-                case 0xfbe3a93b where reader.currentKeyEquals("requestServiceActive"): try reader.decode(&requestServiceActive)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb56afc5e where reader.currentKeyEquals("serviceUri"): try reader.decode(&serviceUri, "serviceUri")
+            case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
+            case 0xcec42a5a where reader.currentKeyEquals("originApp"): try reader.decode(&originApp, "originApp")
+            case 0xfbe3a93b where reader.currentKeyEquals("requestServiceActive"): try reader.decode(&requestServiceActive, "requestServiceActive")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let serviceUri else { throw RPCError.missingParameter("serviceUri") }
@@ -9579,16 +9095,12 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         var serviceSpecificResult: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                case 0x244810f5 where reader.currentKeyEquals("serviceSpecificResult"): try reader.decode(&serviceSpecificResult)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x244810f5 where reader.currentKeyEquals("serviceSpecificResult"): try reader.decode(&serviceSpecificResult, "serviceSpecificResult")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -9638,14 +9150,10 @@ public struct SDLCancelInteractionRequest: RPCMessage {
         var functionID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID)
-                case 0x09557d0c where reader.currentKeyEquals("functionID"): try reader.decode(&functionID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x09557d0c where reader.currentKeyEquals("functionID"): try reader.decode(&functionID, "functionID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let functionID else { throw RPCError.missingParameter("functionID") }
@@ -9693,15 +9201,11 @@ public struct SDLCancelInteractionResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -9739,11 +9243,7 @@ public struct SDLCloseApplicationRequest: RPCMessage {
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                try reader.decodeUnknown(into: &unknownParameters)
-            } catch {
-                throw reader.annotate(error)
-            }
+            try reader.decodeUnknown(into: &unknownParameters)
         }
         self.init(unknownParameters: unknownParameters)
     }
@@ -9787,15 +9287,11 @@ public struct SDLCloseApplicationResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -9858,17 +9354,13 @@ public struct SDLOnHMIStatus: RPCMessage {
         var windowID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x309c565d where reader.currentKeyEquals("hmiLevel"): try reader.decode(&hmiLevel)
-                case 0xedb535d0 where reader.currentKeyEquals("audioStreamingState"): try reader.decode(&audioStreamingState)
-                case 0x6450325f where reader.currentKeyEquals("systemContext"): try reader.decode(&systemContext)
-                case 0xcb717499 where reader.currentKeyEquals("videoStreamingState"): try reader.decode(&videoStreamingState)
-                case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x309c565d where reader.currentKeyEquals("hmiLevel"): try reader.decode(&hmiLevel, "hmiLevel")
+            case 0xedb535d0 where reader.currentKeyEquals("audioStreamingState"): try reader.decode(&audioStreamingState, "audioStreamingState")
+            case 0x6450325f where reader.currentKeyEquals("systemContext"): try reader.decode(&systemContext, "systemContext")
+            case 0xcb717499 where reader.currentKeyEquals("videoStreamingState"): try reader.decode(&videoStreamingState, "videoStreamingState")
+            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let hmiLevel else { throw RPCError.missingParameter("hmiLevel") }
@@ -9916,13 +9408,9 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
         var reason: SDLAppInterfaceUnregisteredReason? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xf8a35e19 where reader.currentKeyEquals("reason"): try reader.decode(&reason)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xf8a35e19 where reader.currentKeyEquals("reason"): try reader.decode(&reason, "reason")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let reason else { throw RPCError.missingParameter("reason") }
@@ -9971,15 +9459,11 @@ public struct SDLOnButtonEvent: RPCMessage {
         var customButtonID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName)
-                case 0x949c87d4 where reader.currentKeyEquals("buttonEventMode"): try reader.decode(&buttonEventMode)
-                case 0x090f9833 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            case 0x949c87d4 where reader.currentKeyEquals("buttonEventMode"): try reader.decode(&buttonEventMode, "buttonEventMode")
+            case 0x090f9833 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
@@ -10033,15 +9517,11 @@ public struct SDLOnButtonPress: RPCMessage {
         var customButtonID: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName)
-                case 0x67101823 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode)
-                case 0x090f9833 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            case 0x67101823 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode, "buttonPressMode")
+            case 0x090f9833 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
@@ -10260,48 +9740,44 @@ public struct SDLOnVehicleData: RPCMessage {
         var seatOccupancy: SDLSeatOccupancy? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps)
-                case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed)
-                case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm)
-                case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel)
-                case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State)
-                case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption)
-                case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange)
-                case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData)
-                case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature)
-                case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal)
-                case 0x7612408a where reader.currentKeyEquals("vin"): try reader.decode(&vin)
-                case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus)
-                case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl)
-                case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure)
-                case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer)
-                case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus)
-                case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation)
-                case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus)
-                case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking)
-                case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus)
-                case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus)
-                case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque)
-                case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition)
-                case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle)
-                case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife)
-                case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus)
-                case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID)
-                case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus)
-                case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo)
-                case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus)
-                case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent)
-                case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus)
-                case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey)
-                case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus)
-                case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering)
-                case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x7612408a where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
+            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
@@ -10413,14 +9889,10 @@ public struct SDLOnCommand: RPCMessage {
         var triggerSource: SDLTriggerSource? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd70d83e6 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID)
-                case 0x78524096 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd70d83e6 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
+            case 0x78524096 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource, "triggerSource")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
@@ -10462,13 +9934,9 @@ public struct SDLOnTBTClientState: RPCMessage {
         var state: SDLTBTState? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let state else { throw RPCError.missingParameter("state") }
@@ -10517,15 +9985,11 @@ public struct SDLOnDriverDistraction: RPCMessage {
         var lockScreenDismissalWarning: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state)
-                case 0x02ce3d5c where reader.currentKeyEquals("lockScreenDismissalEnabled"): try reader.decode(&lockScreenDismissalEnabled)
-                case 0x7ee86d01 where reader.currentKeyEquals("lockScreenDismissalWarning"): try reader.decode(&lockScreenDismissalWarning)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            case 0x02ce3d5c where reader.currentKeyEquals("lockScreenDismissalEnabled"): try reader.decode(&lockScreenDismissalEnabled, "lockScreenDismissalEnabled")
+            case 0x7ee86d01 where reader.currentKeyEquals("lockScreenDismissalWarning"): try reader.decode(&lockScreenDismissalWarning, "lockScreenDismissalWarning")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let state else { throw RPCError.missingParameter("state") }
@@ -10572,14 +10036,10 @@ public struct SDLOnPermissionsChange: RPCMessage {
         var requireEncryption: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2cc6d7b9 where reader.currentKeyEquals("permissionItem"): try reader.decode(&permissionItem)
-                case 0x9addedf5 where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2cc6d7b9 where reader.currentKeyEquals("permissionItem"): try reader.decode(&permissionItem, "permissionItem")
+            case 0x9addedf5 where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let permissionItem else { throw RPCError.missingParameter("permissionItem") }
@@ -10614,11 +10074,7 @@ public struct SDLOnAudioPassThru: RPCMessage {
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                try reader.decodeUnknown(into: &unknownParameters)
-            } catch {
-                throw reader.annotate(error)
-            }
+            try reader.decodeUnknown(into: &unknownParameters)
         }
         self.init(unknownParameters: unknownParameters)
     }
@@ -10657,14 +10113,10 @@ public struct SDLOnLanguageChange: RPCMessage {
         var hmiDisplayLanguage: SDLLanguage? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language)
-                case 0x2b8c088b where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
+            case 0x2b8c088b where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let language else { throw RPCError.missingParameter("language") }
@@ -10711,14 +10163,10 @@ public struct SDLOnKeyboardInput: RPCMessage {
         var data: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xfe30d09f where reader.currentKeyEquals("event"): try reader.decode(&event)
-                case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xfe30d09f where reader.currentKeyEquals("event"): try reader.decode(&event, "event")
+            case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let event else { throw RPCError.missingParameter("event") }
@@ -10764,14 +10212,10 @@ public struct SDLOnTouchEvent: RPCMessage {
         var event: [SDLTouchEvent]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type)
-                case 0xfe30d09f where reader.currentKeyEquals("event"): try reader.decode(&event)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0xfe30d09f where reader.currentKeyEquals("event"): try reader.decode(&event, "event")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let type else { throw RPCError.missingParameter("type") }
@@ -10843,19 +10287,15 @@ public struct SDLOnSystemRequest: RPCMessage {
         var length: Int64? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3561a542 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType)
-                case 0x8a9dddd8 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType)
-                case 0x328f4c1e where reader.currentKeyEquals("url"): try reader.decode(&url)
-                case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout)
-                case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType)
-                case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset)
-                case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3561a542 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType, "requestType")
+            case 0x8a9dddd8 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType")
+            case 0x328f4c1e where reader.currentKeyEquals("url"): try reader.decode(&url, "url")
+            case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
+            case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
+            case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
+            case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let requestType else { throw RPCError.missingParameter("requestType") }
@@ -10906,13 +10346,9 @@ public struct SDLOnHashChange: RPCMessage {
         var hashID: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2d2c1ee4 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2d2c1ee4 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID, "hashID")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let hashID else { throw RPCError.missingParameter("hashID") }
@@ -10951,13 +10387,9 @@ public struct SDLOnWayPointChange: RPCMessage {
         var wayPoints: [SDLLocationDetails]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x4d43f60b where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x4d43f60b where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let wayPoints else { throw RPCError.missingParameter("wayPoints") }
@@ -10996,13 +10428,9 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
         var moduleData: SDLModuleData? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
@@ -11051,15 +10479,11 @@ public struct SDLOnRCStatus: RPCMessage {
         var freeModules: [SDLModuleData]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed)
-                case 0xc0ebb807 where reader.currentKeyEquals("allocatedModules"): try reader.decode(&allocatedModules)
-                case 0xcca40f0c where reader.currentKeyEquals("freeModules"): try reader.decode(&freeModules)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
+            case 0xc0ebb807 where reader.currentKeyEquals("allocatedModules"): try reader.decode(&allocatedModules, "allocatedModules")
+            case 0xcca40f0c where reader.currentKeyEquals("freeModules"): try reader.decode(&freeModules, "freeModules")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let allocatedModules else { throw RPCError.missingParameter("allocatedModules") }
@@ -11102,13 +10526,9 @@ public struct SDLOnAppServiceData: RPCMessage {
         var serviceData: SDLAppServiceData? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x4a3b728c where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x4a3b728c where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData, "serviceData")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let serviceData else { throw RPCError.missingParameter("serviceData") }
@@ -11147,13 +10567,9 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
         var systemCapability: SDLSystemCapability? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x8d8ea36a where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x8d8ea36a where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability, "systemCapability")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let systemCapability else { throw RPCError.missingParameter("systemCapability") }
@@ -11192,13 +10608,9 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
         var appCapability: SDLAppCapability? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xa5cb9e1a where reader.currentKeyEquals("appCapability"): try reader.decode(&appCapability)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xa5cb9e1a where reader.currentKeyEquals("appCapability"): try reader.decode(&appCapability, "appCapability")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let appCapability else { throw RPCError.missingParameter("appCapability") }
@@ -11237,13 +10649,9 @@ public struct SDLOnUpdateFile: RPCMessage {
         var fileName: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xbf3d55a8 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xbf3d55a8 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let fileName else { throw RPCError.missingParameter("fileName") }
@@ -11287,14 +10695,10 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
         var updateSubCells: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID)
-                case 0xd96a84a7 where reader.currentKeyEquals("updateSubCells"): try reader.decode(&updateSubCells)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
+            case 0xd96a84a7 where reader.currentKeyEquals("updateSubCells"): try reader.decode(&updateSubCells, "updateSubCells")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let menuID else { throw RPCError.missingParameter("menuID") }
@@ -11334,13 +10738,9 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
         var data: [String]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let data else { throw RPCError.missingParameter("data") }
@@ -11389,15 +10789,11 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
         var info: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let success else { throw RPCError.missingParameter("success") }
@@ -11450,15 +10846,11 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         var Timeout: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data)
-                case 0x7569633e where reader.currentKeyEquals("URL"): try reader.decode(&URL)
-                case 0x82d97e28 where reader.currentKeyEquals("Timeout"): try reader.decode(&Timeout)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            case 0x7569633e where reader.currentKeyEquals("URL"): try reader.decode(&URL, "URL")
+            case 0x82d97e28 where reader.currentKeyEquals("Timeout"): try reader.decode(&Timeout, "Timeout")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let data else { throw RPCError.missingParameter("data") }

@@ -29,15 +29,11 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         var audioType: SDLAudioType? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x21ff75f2 where reader.currentKeyEquals("samplingRate"): try reader.decode(&samplingRate)
-                case 0xc417e86a where reader.currentKeyEquals("bitsPerSample"): try reader.decode(&bitsPerSample)
-                case 0xf67c87b1 where reader.currentKeyEquals("audioType"): try reader.decode(&audioType)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x21ff75f2 where reader.currentKeyEquals("samplingRate"): try reader.decode(&samplingRate, "samplingRate")
+            case 0xc417e86a where reader.currentKeyEquals("bitsPerSample"): try reader.decode(&bitsPerSample, "bitsPerSample")
+            case 0xf67c87b1 where reader.currentKeyEquals("audioType"): try reader.decode(&audioType, "audioType")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let samplingRate else { throw RPCError.missingParameter("samplingRate") }
@@ -109,19 +105,15 @@ public struct SDLCloudAppProperties: RPCStruct {
         var endpoint: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x20e4a91a where reader.currentKeyEquals("nicknames"): try reader.decode(&nicknames)
-                case 0x66179b61 where reader.currentKeyEquals("appID"): try reader.decode(&appID)
-                case 0x02f3b39e where reader.currentKeyEquals("enabled"): try reader.decode(&enabled)
-                case 0x48034884 where reader.currentKeyEquals("authToken"): try reader.decode(&authToken)
-                case 0xf2605e93 where reader.currentKeyEquals("cloudTransportType"): try reader.decode(&cloudTransportType)
-                case 0xc5cb0ea7 where reader.currentKeyEquals("hybridAppPreference"): try reader.decode(&hybridAppPreference)
-                case 0xd8b7f07c where reader.currentKeyEquals("endpoint"): try reader.decode(&endpoint)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x20e4a91a where reader.currentKeyEquals("nicknames"): try reader.decode(&nicknames, "nicknames")
+            case 0x66179b61 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
+            case 0x02f3b39e where reader.currentKeyEquals("enabled"): try reader.decode(&enabled, "enabled")
+            case 0x48034884 where reader.currentKeyEquals("authToken"): try reader.decode(&authToken, "authToken")
+            case 0xf2605e93 where reader.currentKeyEquals("cloudTransportType"): try reader.decode(&cloudTransportType, "cloudTransportType")
+            case 0xc5cb0ea7 where reader.currentKeyEquals("hybridAppPreference"): try reader.decode(&hybridAppPreference, "hybridAppPreference")
+            case 0xd8b7f07c where reader.currentKeyEquals("endpoint"): try reader.decode(&endpoint, "endpoint")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let appID else { throw RPCError.missingParameter("appID") }
@@ -178,15 +170,11 @@ public struct SDLImage: RPCStruct {
         var isTemplate: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x425ed3ca where reader.currentKeyEquals("value"): try reader.decode(&value)
-                case 0x2055059a where reader.currentKeyEquals("imageType"): try reader.decode(&imageType)
-                case 0x6336eddb where reader.currentKeyEquals("isTemplate"): try reader.decode(&isTemplate)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x425ed3ca where reader.currentKeyEquals("value"): try reader.decode(&value, "value")
+            case 0x2055059a where reader.currentKeyEquals("imageType"): try reader.decode(&imageType, "imageType")
+            case 0x6336eddb where reader.currentKeyEquals("isTemplate"): try reader.decode(&isTemplate, "isTemplate")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let value else { throw RPCError.missingParameter("value") }
@@ -251,18 +239,14 @@ public struct SDLSoftButton: RPCStruct {
         var systemAction: SDLSystemAction? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type)
-                case 0xbde64e3e where reader.currentKeyEquals("text"): try reader.decode(&text)
-                case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image)
-                case 0x6fe24356 where reader.currentKeyEquals("isHighlighted"): try reader.decode(&isHighlighted)
-                case 0x21a23c74 where reader.currentKeyEquals("softButtonID"): try reader.decode(&softButtonID)
-                case 0x0c3d136e where reader.currentKeyEquals("systemAction"): try reader.decode(&systemAction)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0xbde64e3e where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
+            case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            case 0x6fe24356 where reader.currentKeyEquals("isHighlighted"): try reader.decode(&isHighlighted, "isHighlighted")
+            case 0x21a23c74 where reader.currentKeyEquals("softButtonID"): try reader.decode(&softButtonID, "softButtonID")
+            case 0x0c3d136e where reader.currentKeyEquals("systemAction"): try reader.decode(&systemAction, "systemAction")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let type else { throw RPCError.missingParameter("type") }
@@ -338,19 +322,15 @@ public struct SDLChoice: RPCStruct {
         var secondaryImage: SDLImage? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd98051ab where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID)
-                case 0xbec4e4a1 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName)
-                case 0xa19d02a7 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands)
-                case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image)
-                case 0x00e451c2 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText)
-                case 0x471a5584 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText)
-                case 0x9eba45e6 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd98051ab where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID, "choiceID")
+            case 0xbec4e4a1 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
+            case 0xa19d02a7 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands, "vrCommands")
+            case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            case 0x00e451c2 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
+            case 0x471a5584 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
+            case 0x9eba45e6 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let choiceID else { throw RPCError.missingParameter("choiceID") }
@@ -409,15 +389,11 @@ public struct SDLVrHelpItem: RPCStruct {
         var position: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xbde64e3e where reader.currentKeyEquals("text"): try reader.decode(&text)
-                case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image)
-                case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xbde64e3e where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
+            case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let text else { throw RPCError.missingParameter("text") }
@@ -468,15 +444,11 @@ public struct SDLSyncMsgVersion: RPCStruct {
         var patchVersion: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x38c9cc0e where reader.currentKeyEquals("majorVersion"): try reader.decode(&majorVersion)
-                case 0x8f75bf32 where reader.currentKeyEquals("minorVersion"): try reader.decode(&minorVersion)
-                case 0x94e59e53 where reader.currentKeyEquals("patchVersion"): try reader.decode(&patchVersion)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x38c9cc0e where reader.currentKeyEquals("majorVersion"): try reader.decode(&majorVersion, "majorVersion")
+            case 0x8f75bf32 where reader.currentKeyEquals("minorVersion"): try reader.decode(&minorVersion, "minorVersion")
+            case 0x94e59e53 where reader.currentKeyEquals("patchVersion"): try reader.decode(&patchVersion, "patchVersion")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let majorVersion else { throw RPCError.missingParameter("majorVersion") }
@@ -542,18 +514,14 @@ public struct SDLFuelRange: RPCStruct {
         var capacityUnit: SDLCapacityUnit? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type)
-                case 0xfadc0cd2 where reader.currentKeyEquals("range"): try reader.decode(&range)
-                case 0x9b99e7dd where reader.currentKeyEquals("level"): try reader.decode(&level)
-                case 0xdf76d8de where reader.currentKeyEquals("levelState"): try reader.decode(&levelState)
-                case 0x6a18cf89 where reader.currentKeyEquals("capacity"): try reader.decode(&capacity)
-                case 0x1ecd91c3 where reader.currentKeyEquals("capacityUnit"): try reader.decode(&capacityUnit)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0xfadc0cd2 where reader.currentKeyEquals("range"): try reader.decode(&range, "range")
+            case 0x9b99e7dd where reader.currentKeyEquals("level"): try reader.decode(&level, "level")
+            case 0xdf76d8de where reader.currentKeyEquals("levelState"): try reader.decode(&levelState, "levelState")
+            case 0x6a18cf89 where reader.currentKeyEquals("capacity"): try reader.decode(&capacity, "capacity")
+            case 0x1ecd91c3 where reader.currentKeyEquals("capacityUnit"): try reader.decode(&capacityUnit, "capacityUnit")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(type: type, range: range, level: level, levelState: levelState, capacity: capacity, capacityUnit: capacityUnit, unknownParameters: unknownParameters)
@@ -608,15 +576,11 @@ public struct SDLSingleTireStatus: RPCStruct {
         var pressure: Double? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status)
-                case 0x48a643ed where reader.currentKeyEquals("tpms"): try reader.decode(&tpms)
-                case 0xcfa8a3a2 where reader.currentKeyEquals("pressure"): try reader.decode(&pressure)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            case 0x48a643ed where reader.currentKeyEquals("tpms"): try reader.decode(&tpms, "tpms")
+            case 0xcfa8a3a2 where reader.currentKeyEquals("pressure"): try reader.decode(&pressure, "pressure")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let status else { throw RPCError.missingParameter("status") }
@@ -726,27 +690,23 @@ public struct SDLBeltStatus: RPCStruct {
         var middleRow1BuckleBelted: SDLVehicleDataEventStatus? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xbe81c014 where reader.currentKeyEquals("driverBeltDeployed"): try reader.decode(&driverBeltDeployed)
-                case 0xe9d7f020 where reader.currentKeyEquals("passengerBeltDeployed"): try reader.decode(&passengerBeltDeployed)
-                case 0xf8dc6483 where reader.currentKeyEquals("passengerBuckleBelted"): try reader.decode(&passengerBuckleBelted)
-                case 0xd74d6f3f where reader.currentKeyEquals("driverBuckleBelted"): try reader.decode(&driverBuckleBelted)
-                case 0xea7a50e6 where reader.currentKeyEquals("leftRow2BuckleBelted"): try reader.decode(&leftRow2BuckleBelted)
-                case 0xef10b1cd where reader.currentKeyEquals("passengerChildDetected"): try reader.decode(&passengerChildDetected)
-                case 0x5bc6eb2b where reader.currentKeyEquals("rightRow2BuckleBelted"): try reader.decode(&rightRow2BuckleBelted)
-                case 0xfabce48e where reader.currentKeyEquals("middleRow2BuckleBelted"): try reader.decode(&middleRow2BuckleBelted)
-                case 0xd551cfed where reader.currentKeyEquals("middleRow3BuckleBelted"): try reader.decode(&middleRow3BuckleBelted)
-                case 0x422994a5 where reader.currentKeyEquals("leftRow3BuckleBelted"): try reader.decode(&leftRow3BuckleBelted)
-                case 0x1d27b71c where reader.currentKeyEquals("rightRow3BuckleBelted"): try reader.decode(&rightRow3BuckleBelted)
-                case 0xedb76de6 where reader.currentKeyEquals("leftRearInflatableBelted"): try reader.decode(&leftRearInflatableBelted)
-                case 0xe6166423 where reader.currentKeyEquals("rightRearInflatableBelted"): try reader.decode(&rightRearInflatableBelted)
-                case 0xf9a9b74c where reader.currentKeyEquals("middleRow1BeltDeployed"): try reader.decode(&middleRow1BeltDeployed)
-                case 0x96043de7 where reader.currentKeyEquals("middleRow1BuckleBelted"): try reader.decode(&middleRow1BuckleBelted)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xbe81c014 where reader.currentKeyEquals("driverBeltDeployed"): try reader.decode(&driverBeltDeployed, "driverBeltDeployed")
+            case 0xe9d7f020 where reader.currentKeyEquals("passengerBeltDeployed"): try reader.decode(&passengerBeltDeployed, "passengerBeltDeployed")
+            case 0xf8dc6483 where reader.currentKeyEquals("passengerBuckleBelted"): try reader.decode(&passengerBuckleBelted, "passengerBuckleBelted")
+            case 0xd74d6f3f where reader.currentKeyEquals("driverBuckleBelted"): try reader.decode(&driverBuckleBelted, "driverBuckleBelted")
+            case 0xea7a50e6 where reader.currentKeyEquals("leftRow2BuckleBelted"): try reader.decode(&leftRow2BuckleBelted, "leftRow2BuckleBelted")
+            case 0xef10b1cd where reader.currentKeyEquals("passengerChildDetected"): try reader.decode(&passengerChildDetected, "passengerChildDetected")
+            case 0x5bc6eb2b where reader.currentKeyEquals("rightRow2BuckleBelted"): try reader.decode(&rightRow2BuckleBelted, "rightRow2BuckleBelted")
+            case 0xfabce48e where reader.currentKeyEquals("middleRow2BuckleBelted"): try reader.decode(&middleRow2BuckleBelted, "middleRow2BuckleBelted")
+            case 0xd551cfed where reader.currentKeyEquals("middleRow3BuckleBelted"): try reader.decode(&middleRow3BuckleBelted, "middleRow3BuckleBelted")
+            case 0x422994a5 where reader.currentKeyEquals("leftRow3BuckleBelted"): try reader.decode(&leftRow3BuckleBelted, "leftRow3BuckleBelted")
+            case 0x1d27b71c where reader.currentKeyEquals("rightRow3BuckleBelted"): try reader.decode(&rightRow3BuckleBelted, "rightRow3BuckleBelted")
+            case 0xedb76de6 where reader.currentKeyEquals("leftRearInflatableBelted"): try reader.decode(&leftRearInflatableBelted, "leftRearInflatableBelted")
+            case 0xe6166423 where reader.currentKeyEquals("rightRearInflatableBelted"): try reader.decode(&rightRearInflatableBelted, "rightRearInflatableBelted")
+            case 0xf9a9b74c where reader.currentKeyEquals("middleRow1BeltDeployed"): try reader.decode(&middleRow1BeltDeployed, "middleRow1BeltDeployed")
+            case 0x96043de7 where reader.currentKeyEquals("middleRow1BuckleBelted"): try reader.decode(&middleRow1BuckleBelted, "middleRow1BuckleBelted")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let driverBeltDeployed else { throw RPCError.missingParameter("driverBeltDeployed") }
@@ -849,18 +809,14 @@ public struct SDLGrid: RPCStruct {
         var levelspan: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xf28dd471 where reader.currentKeyEquals("col"): try reader.decode(&col)
-                case 0x440e1d7b where reader.currentKeyEquals("row"): try reader.decode(&row)
-                case 0x9b99e7dd where reader.currentKeyEquals("level"): try reader.decode(&level)
-                case 0xe145f275 where reader.currentKeyEquals("colspan"): try reader.decode(&colspan)
-                case 0x63df422f where reader.currentKeyEquals("rowspan"): try reader.decode(&rowspan)
-                case 0xfa214789 where reader.currentKeyEquals("levelspan"): try reader.decode(&levelspan)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xf28dd471 where reader.currentKeyEquals("col"): try reader.decode(&col, "col")
+            case 0x440e1d7b where reader.currentKeyEquals("row"): try reader.decode(&row, "row")
+            case 0x9b99e7dd where reader.currentKeyEquals("level"): try reader.decode(&level, "level")
+            case 0xe145f275 where reader.currentKeyEquals("colspan"): try reader.decode(&colspan, "colspan")
+            case 0x63df422f where reader.currentKeyEquals("rowspan"): try reader.decode(&rowspan, "rowspan")
+            case 0xfa214789 where reader.currentKeyEquals("levelspan"): try reader.decode(&levelspan, "levelspan")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let col else { throw RPCError.missingParameter("col") }
@@ -912,14 +868,10 @@ public struct SDLDoorStatus: RPCStruct {
         var status: SDLDoorStatusType? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location)
-                case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let location else { throw RPCError.missingParameter("location") }
@@ -963,14 +915,10 @@ public struct SDLGateStatus: RPCStruct {
         var status: SDLDoorStatusType? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location)
-                case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let location else { throw RPCError.missingParameter("location") }
@@ -1014,14 +962,10 @@ public struct SDLWindowState: RPCStruct {
         var deviation: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x9fb3cf76 where reader.currentKeyEquals("approximatePosition"): try reader.decode(&approximatePosition)
-                case 0xbf78da54 where reader.currentKeyEquals("deviation"): try reader.decode(&deviation)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x9fb3cf76 where reader.currentKeyEquals("approximatePosition"): try reader.decode(&approximatePosition, "approximatePosition")
+            case 0xbf78da54 where reader.currentKeyEquals("deviation"): try reader.decode(&deviation, "deviation")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let approximatePosition else { throw RPCError.missingParameter("approximatePosition") }
@@ -1070,15 +1014,11 @@ public struct SDLRoofStatus: RPCStruct {
         var state: SDLWindowState? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location)
-                case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status)
-                case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let location else { throw RPCError.missingParameter("location") }
@@ -1164,22 +1104,18 @@ public struct SDLBodyInformation: RPCStruct {
         var roofStatuses: [SDLRoofStatus]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x28da9646 where reader.currentKeyEquals("parkBrakeActive"): try reader.decode(&parkBrakeActive)
-                case 0xfd325aa3 where reader.currentKeyEquals("ignitionStableStatus"): try reader.decode(&ignitionStableStatus)
-                case 0x947ab648 where reader.currentKeyEquals("ignitionStatus"): try reader.decode(&ignitionStatus)
-                case 0xc72c98ab where reader.currentKeyEquals("driverDoorAjar"): try reader.decode(&driverDoorAjar)
-                case 0x1f257227 where reader.currentKeyEquals("passengerDoorAjar"): try reader.decode(&passengerDoorAjar)
-                case 0xa2534402 where reader.currentKeyEquals("rearLeftDoorAjar"): try reader.decode(&rearLeftDoorAjar)
-                case 0xd4062943 where reader.currentKeyEquals("rearRightDoorAjar"): try reader.decode(&rearRightDoorAjar)
-                case 0x99ba38fb where reader.currentKeyEquals("doorStatuses"): try reader.decode(&doorStatuses)
-                case 0xc8832cf8 where reader.currentKeyEquals("gateStatuses"): try reader.decode(&gateStatuses)
-                case 0x55d8b025 where reader.currentKeyEquals("roofStatuses"): try reader.decode(&roofStatuses)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x28da9646 where reader.currentKeyEquals("parkBrakeActive"): try reader.decode(&parkBrakeActive, "parkBrakeActive")
+            case 0xfd325aa3 where reader.currentKeyEquals("ignitionStableStatus"): try reader.decode(&ignitionStableStatus, "ignitionStableStatus")
+            case 0x947ab648 where reader.currentKeyEquals("ignitionStatus"): try reader.decode(&ignitionStatus, "ignitionStatus")
+            case 0xc72c98ab where reader.currentKeyEquals("driverDoorAjar"): try reader.decode(&driverDoorAjar, "driverDoorAjar")
+            case 0x1f257227 where reader.currentKeyEquals("passengerDoorAjar"): try reader.decode(&passengerDoorAjar, "passengerDoorAjar")
+            case 0xa2534402 where reader.currentKeyEquals("rearLeftDoorAjar"): try reader.decode(&rearLeftDoorAjar, "rearLeftDoorAjar")
+            case 0xd4062943 where reader.currentKeyEquals("rearRightDoorAjar"): try reader.decode(&rearRightDoorAjar, "rearRightDoorAjar")
+            case 0x99ba38fb where reader.currentKeyEquals("doorStatuses"): try reader.decode(&doorStatuses, "doorStatuses")
+            case 0xc8832cf8 where reader.currentKeyEquals("gateStatuses"): try reader.decode(&gateStatuses, "gateStatuses")
+            case 0x55d8b025 where reader.currentKeyEquals("roofStatuses"): try reader.decode(&roofStatuses, "roofStatuses")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let parkBrakeActive else { throw RPCError.missingParameter("parkBrakeActive") }
@@ -1280,23 +1216,19 @@ public struct SDLDeviceStatus: RPCStruct {
         var eCallEventActive: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xc93ff098 where reader.currentKeyEquals("voiceRecOn"): try reader.decode(&voiceRecOn)
-                case 0xf959c5db where reader.currentKeyEquals("btIconOn"): try reader.decode(&btIconOn)
-                case 0x30499e8b where reader.currentKeyEquals("callActive"): try reader.decode(&callActive)
-                case 0xcd6de61e where reader.currentKeyEquals("phoneRoaming"): try reader.decode(&phoneRoaming)
-                case 0x8fee98e2 where reader.currentKeyEquals("textMsgAvailable"): try reader.decode(&textMsgAvailable)
-                case 0xd14f2bf4 where reader.currentKeyEquals("battLevelStatus"): try reader.decode(&battLevelStatus)
-                case 0xfb27b18f where reader.currentKeyEquals("stereoAudioOutputMuted"): try reader.decode(&stereoAudioOutputMuted)
-                case 0x68787d04 where reader.currentKeyEquals("monoAudioOutputMuted"): try reader.decode(&monoAudioOutputMuted)
-                case 0x523588e3 where reader.currentKeyEquals("signalLevelStatus"): try reader.decode(&signalLevelStatus)
-                case 0xad7caad0 where reader.currentKeyEquals("primaryAudioSource"): try reader.decode(&primaryAudioSource)
-                case 0x1a9deda2 where reader.currentKeyEquals("eCallEventActive"): try reader.decode(&eCallEventActive)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xc93ff098 where reader.currentKeyEquals("voiceRecOn"): try reader.decode(&voiceRecOn, "voiceRecOn")
+            case 0xf959c5db where reader.currentKeyEquals("btIconOn"): try reader.decode(&btIconOn, "btIconOn")
+            case 0x30499e8b where reader.currentKeyEquals("callActive"): try reader.decode(&callActive, "callActive")
+            case 0xcd6de61e where reader.currentKeyEquals("phoneRoaming"): try reader.decode(&phoneRoaming, "phoneRoaming")
+            case 0x8fee98e2 where reader.currentKeyEquals("textMsgAvailable"): try reader.decode(&textMsgAvailable, "textMsgAvailable")
+            case 0xd14f2bf4 where reader.currentKeyEquals("battLevelStatus"): try reader.decode(&battLevelStatus, "battLevelStatus")
+            case 0xfb27b18f where reader.currentKeyEquals("stereoAudioOutputMuted"): try reader.decode(&stereoAudioOutputMuted, "stereoAudioOutputMuted")
+            case 0x68787d04 where reader.currentKeyEquals("monoAudioOutputMuted"): try reader.decode(&monoAudioOutputMuted, "monoAudioOutputMuted")
+            case 0x523588e3 where reader.currentKeyEquals("signalLevelStatus"): try reader.decode(&signalLevelStatus, "signalLevelStatus")
+            case 0xad7caad0 where reader.currentKeyEquals("primaryAudioSource"): try reader.decode(&primaryAudioSource, "primaryAudioSource")
+            case 0x1a9deda2 where reader.currentKeyEquals("eCallEventActive"): try reader.decode(&eCallEventActive, "eCallEventActive")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let voiceRecOn else { throw RPCError.missingParameter("voiceRecOn") }
@@ -1364,15 +1296,11 @@ public struct SDLHeadLampStatus: RPCStruct {
         var ambientLightSensorStatus: SDLAmbientLightStatus? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x70db21ea where reader.currentKeyEquals("lowBeamsOn"): try reader.decode(&lowBeamsOn)
-                case 0xe7834abe where reader.currentKeyEquals("highBeamsOn"): try reader.decode(&highBeamsOn)
-                case 0xe616a6dd where reader.currentKeyEquals("ambientLightSensorStatus"): try reader.decode(&ambientLightSensorStatus)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x70db21ea where reader.currentKeyEquals("lowBeamsOn"): try reader.decode(&lowBeamsOn, "lowBeamsOn")
+            case 0xe7834abe where reader.currentKeyEquals("highBeamsOn"): try reader.decode(&highBeamsOn, "highBeamsOn")
+            case 0xe616a6dd where reader.currentKeyEquals("ambientLightSensorStatus"): try reader.decode(&ambientLightSensorStatus, "ambientLightSensorStatus")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let lowBeamsOn else { throw RPCError.missingParameter("lowBeamsOn") }
@@ -1426,16 +1354,12 @@ public struct SDLAppInfo: RPCStruct {
         var appIcon: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x286f34b9 where reader.currentKeyEquals("appDisplayName"): try reader.decode(&appDisplayName)
-                case 0xdf3999b1 where reader.currentKeyEquals("appBundleID"): try reader.decode(&appBundleID)
-                case 0x6804dac0 where reader.currentKeyEquals("appVersion"): try reader.decode(&appVersion)
-                case 0x978cc75d where reader.currentKeyEquals("appIcon"): try reader.decode(&appIcon)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x286f34b9 where reader.currentKeyEquals("appDisplayName"): try reader.decode(&appDisplayName, "appDisplayName")
+            case 0xdf3999b1 where reader.currentKeyEquals("appBundleID"): try reader.decode(&appBundleID, "appBundleID")
+            case 0x6804dac0 where reader.currentKeyEquals("appVersion"): try reader.decode(&appVersion, "appVersion")
+            case 0x978cc75d where reader.currentKeyEquals("appIcon"): try reader.decode(&appIcon, "appIcon")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let appDisplayName else { throw RPCError.missingParameter("appDisplayName") }
@@ -1489,15 +1413,11 @@ public struct SDLECallInfo: RPCStruct {
         var eCallConfirmationStatus: SDLECallConfirmationStatus? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x48900589 where reader.currentKeyEquals("eCallNotificationStatus"): try reader.decode(&eCallNotificationStatus)
-                case 0xccaf341d where reader.currentKeyEquals("auxECallNotificationStatus"): try reader.decode(&auxECallNotificationStatus)
-                case 0xbc11a407 where reader.currentKeyEquals("eCallConfirmationStatus"): try reader.decode(&eCallConfirmationStatus)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x48900589 where reader.currentKeyEquals("eCallNotificationStatus"): try reader.decode(&eCallNotificationStatus, "eCallNotificationStatus")
+            case 0xccaf341d where reader.currentKeyEquals("auxECallNotificationStatus"): try reader.decode(&auxECallNotificationStatus, "auxECallNotificationStatus")
+            case 0xbc11a407 where reader.currentKeyEquals("eCallConfirmationStatus"): try reader.decode(&eCallConfirmationStatus, "eCallConfirmationStatus")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let eCallNotificationStatus else { throw RPCError.missingParameter("eCallNotificationStatus") }
@@ -1574,20 +1494,16 @@ public struct SDLAirbagStatus: RPCStruct {
         var passengerKneeAirbagDeployed: SDLVehicleDataEventStatus? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x9a71da07 where reader.currentKeyEquals("driverAirbagDeployed"): try reader.decode(&driverAirbagDeployed)
-                case 0x4d907e9c where reader.currentKeyEquals("driverSideAirbagDeployed"): try reader.decode(&driverSideAirbagDeployed)
-                case 0xf7d3a543 where reader.currentKeyEquals("driverCurtainAirbagDeployed"): try reader.decode(&driverCurtainAirbagDeployed)
-                case 0x2ae53cb3 where reader.currentKeyEquals("passengerAirbagDeployed"): try reader.decode(&passengerAirbagDeployed)
-                case 0xc259864f where reader.currentKeyEquals("passengerCurtainAirbagDeployed"): try reader.decode(&passengerCurtainAirbagDeployed)
-                case 0xc325097c where reader.currentKeyEquals("driverKneeAirbagDeployed"): try reader.decode(&driverKneeAirbagDeployed)
-                case 0xdb1e1918 where reader.currentKeyEquals("passengerSideAirbagDeployed"): try reader.decode(&passengerSideAirbagDeployed)
-                case 0xe5d96b20 where reader.currentKeyEquals("passengerKneeAirbagDeployed"): try reader.decode(&passengerKneeAirbagDeployed)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x9a71da07 where reader.currentKeyEquals("driverAirbagDeployed"): try reader.decode(&driverAirbagDeployed, "driverAirbagDeployed")
+            case 0x4d907e9c where reader.currentKeyEquals("driverSideAirbagDeployed"): try reader.decode(&driverSideAirbagDeployed, "driverSideAirbagDeployed")
+            case 0xf7d3a543 where reader.currentKeyEquals("driverCurtainAirbagDeployed"): try reader.decode(&driverCurtainAirbagDeployed, "driverCurtainAirbagDeployed")
+            case 0x2ae53cb3 where reader.currentKeyEquals("passengerAirbagDeployed"): try reader.decode(&passengerAirbagDeployed, "passengerAirbagDeployed")
+            case 0xc259864f where reader.currentKeyEquals("passengerCurtainAirbagDeployed"): try reader.decode(&passengerCurtainAirbagDeployed, "passengerCurtainAirbagDeployed")
+            case 0xc325097c where reader.currentKeyEquals("driverKneeAirbagDeployed"): try reader.decode(&driverKneeAirbagDeployed, "driverKneeAirbagDeployed")
+            case 0xdb1e1918 where reader.currentKeyEquals("passengerSideAirbagDeployed"): try reader.decode(&passengerSideAirbagDeployed, "passengerSideAirbagDeployed")
+            case 0xe5d96b20 where reader.currentKeyEquals("passengerKneeAirbagDeployed"): try reader.decode(&passengerKneeAirbagDeployed, "passengerKneeAirbagDeployed")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let driverAirbagDeployed else { throw RPCError.missingParameter("driverAirbagDeployed") }
@@ -1664,17 +1580,13 @@ public struct SDLEmergencyEvent: RPCStruct {
         var multipleEvents: SDLVehicleDataEventStatus? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xc0f8a7fe where reader.currentKeyEquals("emergencyEventType"): try reader.decode(&emergencyEventType)
-                case 0x7e2a37da where reader.currentKeyEquals("fuelCutoffStatus"): try reader.decode(&fuelCutoffStatus)
-                case 0x7756811c where reader.currentKeyEquals("rolloverEvent"): try reader.decode(&rolloverEvent)
-                case 0x984e9e56 where reader.currentKeyEquals("maximumChangeVelocity"): try reader.decode(&maximumChangeVelocity)
-                case 0x68dd8318 where reader.currentKeyEquals("multipleEvents"): try reader.decode(&multipleEvents)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xc0f8a7fe where reader.currentKeyEquals("emergencyEventType"): try reader.decode(&emergencyEventType, "emergencyEventType")
+            case 0x7e2a37da where reader.currentKeyEquals("fuelCutoffStatus"): try reader.decode(&fuelCutoffStatus, "fuelCutoffStatus")
+            case 0x7756811c where reader.currentKeyEquals("rolloverEvent"): try reader.decode(&rolloverEvent, "rolloverEvent")
+            case 0x984e9e56 where reader.currentKeyEquals("maximumChangeVelocity"): try reader.decode(&maximumChangeVelocity, "maximumChangeVelocity")
+            case 0x68dd8318 where reader.currentKeyEquals("multipleEvents"): try reader.decode(&multipleEvents, "multipleEvents")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let emergencyEventType else { throw RPCError.missingParameter("emergencyEventType") }
@@ -1737,16 +1649,12 @@ public struct SDLClusterModeStatus: RPCStruct {
         var powerModeStatus: SDLPowerModeStatus? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xe58a52a7 where reader.currentKeyEquals("powerModeActive"): try reader.decode(&powerModeActive)
-                case 0x83c824bc where reader.currentKeyEquals("powerModeQualificationStatus"): try reader.decode(&powerModeQualificationStatus)
-                case 0x79f647a0 where reader.currentKeyEquals("carModeStatus"): try reader.decode(&carModeStatus)
-                case 0x16466bf7 where reader.currentKeyEquals("powerModeStatus"): try reader.decode(&powerModeStatus)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xe58a52a7 where reader.currentKeyEquals("powerModeActive"): try reader.decode(&powerModeActive, "powerModeActive")
+            case 0x83c824bc where reader.currentKeyEquals("powerModeQualificationStatus"): try reader.decode(&powerModeQualificationStatus, "powerModeQualificationStatus")
+            case 0x79f647a0 where reader.currentKeyEquals("carModeStatus"): try reader.decode(&carModeStatus, "carModeStatus")
+            case 0x16466bf7 where reader.currentKeyEquals("powerModeStatus"): try reader.decode(&powerModeStatus, "powerModeStatus")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let powerModeActive else { throw RPCError.missingParameter("powerModeActive") }
@@ -1790,13 +1698,9 @@ public struct SDLMyKey: RPCStruct {
         var e911Override: SDLVehicleDataStatus? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd552e615 where reader.currentKeyEquals("e911Override"): try reader.decode(&e911Override)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd552e615 where reader.currentKeyEquals("e911Override"): try reader.decode(&e911Override, "e911Override")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let e911Override else { throw RPCError.missingParameter("e911Override") }
@@ -1862,19 +1766,15 @@ public struct SDLTireStatus: RPCStruct {
         var innerRightRear: SDLSingleTireStatus? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2cc852c1 where reader.currentKeyEquals("pressureTelltale"): try reader.decode(&pressureTelltale)
-                case 0xafb5f377 where reader.currentKeyEquals("leftFront"): try reader.decode(&leftFront)
-                case 0x9fa98bd8 where reader.currentKeyEquals("rightFront"): try reader.decode(&rightFront)
-                case 0x026bb5ae where reader.currentKeyEquals("leftRear"): try reader.decode(&leftRear)
-                case 0xea7f4383 where reader.currentKeyEquals("rightRear"): try reader.decode(&rightRear)
-                case 0x70b86a9c where reader.currentKeyEquals("innerLeftRear"): try reader.decode(&innerLeftRear)
-                case 0x2ee43ae1 where reader.currentKeyEquals("innerRightRear"): try reader.decode(&innerRightRear)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2cc852c1 where reader.currentKeyEquals("pressureTelltale"): try reader.decode(&pressureTelltale, "pressureTelltale")
+            case 0xafb5f377 where reader.currentKeyEquals("leftFront"): try reader.decode(&leftFront, "leftFront")
+            case 0x9fa98bd8 where reader.currentKeyEquals("rightFront"): try reader.decode(&rightFront, "rightFront")
+            case 0x026bb5ae where reader.currentKeyEquals("leftRear"): try reader.decode(&leftRear, "leftRear")
+            case 0xea7f4383 where reader.currentKeyEquals("rightRear"): try reader.decode(&rightRear, "rightRear")
+            case 0x70b86a9c where reader.currentKeyEquals("innerLeftRear"): try reader.decode(&innerLeftRear, "innerLeftRear")
+            case 0x2ee43ae1 where reader.currentKeyEquals("innerRightRear"): try reader.decode(&innerRightRear, "innerRightRear")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(pressureTelltale: pressureTelltale, leftFront: leftFront, rightFront: rightFront, leftRear: leftRear, rightRear: rightRear, innerLeftRear: innerLeftRear, innerRightRear: innerRightRear, unknownParameters: unknownParameters)
@@ -1926,14 +1826,10 @@ public struct SDLStabilityControlsStatus: RPCStruct {
         var trailerSwayControl: SDLVehicleDataStatus? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x89224eff where reader.currentKeyEquals("escSystem"): try reader.decode(&escSystem)
-                case 0x846fcfbd where reader.currentKeyEquals("trailerSwayControl"): try reader.decode(&trailerSwayControl)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x89224eff where reader.currentKeyEquals("escSystem"): try reader.decode(&escSystem, "escSystem")
+            case 0x846fcfbd where reader.currentKeyEquals("trailerSwayControl"): try reader.decode(&trailerSwayControl, "trailerSwayControl")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(escSystem: escSystem, trailerSwayControl: trailerSwayControl, unknownParameters: unknownParameters)
@@ -2060,31 +1956,27 @@ public struct SDLGPSData: RPCStruct {
         var shifted: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x6d03f787 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees)
-                case 0x280d9e0e where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees)
-                case 0x94d59884 where reader.currentKeyEquals("utcYear"): try reader.decode(&utcYear)
-                case 0xb7f6cbed where reader.currentKeyEquals("utcMonth"): try reader.decode(&utcMonth)
-                case 0x1d38ead5 where reader.currentKeyEquals("utcDay"): try reader.decode(&utcDay)
-                case 0x049e235c where reader.currentKeyEquals("utcHours"): try reader.decode(&utcHours)
-                case 0x0744f786 where reader.currentKeyEquals("utcMinutes"): try reader.decode(&utcMinutes)
-                case 0xbb2d53b2 where reader.currentKeyEquals("utcSeconds"): try reader.decode(&utcSeconds)
-                case 0x9a28cea8 where reader.currentKeyEquals("compassDirection"): try reader.decode(&compassDirection)
-                case 0x348562de where reader.currentKeyEquals("pdop"): try reader.decode(&pdop)
-                case 0x8ca7cd06 where reader.currentKeyEquals("hdop"): try reader.decode(&hdop)
-                case 0x5cf16288 where reader.currentKeyEquals("vdop"): try reader.decode(&vdop)
-                case 0xab99c477 where reader.currentKeyEquals("actual"): try reader.decode(&actual)
-                case 0xdf29b4db where reader.currentKeyEquals("satellites"): try reader.decode(&satellites)
-                case 0x670b6ae3 where reader.currentKeyEquals("dimension"): try reader.decode(&dimension)
-                case 0x527d2af7 where reader.currentKeyEquals("altitude"): try reader.decode(&altitude)
-                case 0x9f481715 where reader.currentKeyEquals("heading"): try reader.decode(&heading)
-                case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed)
-                case 0xc3081dc6 where reader.currentKeyEquals("shifted"): try reader.decode(&shifted)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x6d03f787 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
+            case 0x280d9e0e where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
+            case 0x94d59884 where reader.currentKeyEquals("utcYear"): try reader.decode(&utcYear, "utcYear")
+            case 0xb7f6cbed where reader.currentKeyEquals("utcMonth"): try reader.decode(&utcMonth, "utcMonth")
+            case 0x1d38ead5 where reader.currentKeyEquals("utcDay"): try reader.decode(&utcDay, "utcDay")
+            case 0x049e235c where reader.currentKeyEquals("utcHours"): try reader.decode(&utcHours, "utcHours")
+            case 0x0744f786 where reader.currentKeyEquals("utcMinutes"): try reader.decode(&utcMinutes, "utcMinutes")
+            case 0xbb2d53b2 where reader.currentKeyEquals("utcSeconds"): try reader.decode(&utcSeconds, "utcSeconds")
+            case 0x9a28cea8 where reader.currentKeyEquals("compassDirection"): try reader.decode(&compassDirection, "compassDirection")
+            case 0x348562de where reader.currentKeyEquals("pdop"): try reader.decode(&pdop, "pdop")
+            case 0x8ca7cd06 where reader.currentKeyEquals("hdop"): try reader.decode(&hdop, "hdop")
+            case 0x5cf16288 where reader.currentKeyEquals("vdop"): try reader.decode(&vdop, "vdop")
+            case 0xab99c477 where reader.currentKeyEquals("actual"): try reader.decode(&actual, "actual")
+            case 0xdf29b4db where reader.currentKeyEquals("satellites"): try reader.decode(&satellites, "satellites")
+            case 0x670b6ae3 where reader.currentKeyEquals("dimension"): try reader.decode(&dimension, "dimension")
+            case 0x527d2af7 where reader.currentKeyEquals("altitude"): try reader.decode(&altitude, "altitude")
+            case 0x9f481715 where reader.currentKeyEquals("heading"): try reader.decode(&heading, "heading")
+            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0xc3081dc6 where reader.currentKeyEquals("shifted"): try reader.decode(&shifted, "shifted")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let longitudeDegrees else { throw RPCError.missingParameter("longitudeDegrees") }
@@ -2165,15 +2057,11 @@ public struct SDLVehicleDataResult: RPCStruct {
         var oemCustomDataType: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x4b573a0d where reader.currentKeyEquals("dataType"): try reader.decode(&dataType)
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0xb94e313f where reader.currentKeyEquals("oemCustomDataType"): try reader.decode(&oemCustomDataType)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x4b573a0d where reader.currentKeyEquals("dataType"): try reader.decode(&dataType, "dataType")
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0xb94e313f where reader.currentKeyEquals("oemCustomDataType"): try reader.decode(&oemCustomDataType, "oemCustomDataType")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let dataType else { throw RPCError.missingParameter("dataType") }
@@ -2224,15 +2112,11 @@ public struct SDLDIDResult: RPCStruct {
         var data: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode)
-                case 0x244c18b5 where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation)
-                case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x244c18b5 where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation, "didLocation")
+            case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
@@ -2283,15 +2167,11 @@ public struct SDLStartTime: RPCStruct {
         var seconds: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x02ff0734 where reader.currentKeyEquals("hours"): try reader.decode(&hours)
-                case 0xadbcc5ee where reader.currentKeyEquals("minutes"): try reader.decode(&minutes)
-                case 0x66b6cdea where reader.currentKeyEquals("seconds"): try reader.decode(&seconds)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x02ff0734 where reader.currentKeyEquals("hours"): try reader.decode(&hours, "hours")
+            case 0xadbcc5ee where reader.currentKeyEquals("minutes"): try reader.decode(&minutes, "minutes")
+            case 0x66b6cdea where reader.currentKeyEquals("seconds"): try reader.decode(&seconds, "seconds")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let hours else { throw RPCError.missingParameter("hours") }
@@ -2348,16 +2228,12 @@ public struct SDLTextField: RPCStruct {
         var rows: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name)
-                case 0xca6ed920 where reader.currentKeyEquals("characterSet"): try reader.decode(&characterSet)
-                case 0x95876e1f where reader.currentKeyEquals("width"): try reader.decode(&width)
-                case 0x2a37b398 where reader.currentKeyEquals("rows"): try reader.decode(&rows)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
+            case 0xca6ed920 where reader.currentKeyEquals("characterSet"): try reader.decode(&characterSet, "characterSet")
+            case 0x95876e1f where reader.currentKeyEquals("width"): try reader.decode(&width, "width")
+            case 0x2a37b398 where reader.currentKeyEquals("rows"): try reader.decode(&rows, "rows")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let name else { throw RPCError.missingParameter("name") }
@@ -2407,14 +2283,10 @@ public struct SDLImageResolution: RPCStruct {
         var resolutionHeight: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xf8c5f021 where reader.currentKeyEquals("resolutionWidth"): try reader.decode(&resolutionWidth)
-                case 0xfaf3f2f0 where reader.currentKeyEquals("resolutionHeight"): try reader.decode(&resolutionHeight)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xf8c5f021 where reader.currentKeyEquals("resolutionWidth"): try reader.decode(&resolutionWidth, "resolutionWidth")
+            case 0xfaf3f2f0 where reader.currentKeyEquals("resolutionHeight"): try reader.decode(&resolutionHeight, "resolutionHeight")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let resolutionWidth else { throw RPCError.missingParameter("resolutionWidth") }
@@ -2463,15 +2335,11 @@ public struct SDLImageField: RPCStruct {
         var imageResolution: SDLImageResolution? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name)
-                case 0xbf92a610 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported)
-                case 0x422a5d60 where reader.currentKeyEquals("imageResolution"): try reader.decode(&imageResolution)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
+            case 0xbf92a610 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported, "imageTypeSupported")
+            case 0x422a5d60 where reader.currentKeyEquals("imageResolution"): try reader.decode(&imageResolution, "imageResolution")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let name else { throw RPCError.missingParameter("name") }
@@ -2517,14 +2385,10 @@ public struct SDLTouchCoord: RPCStruct {
         var y: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xfd0c5087 where reader.currentKeyEquals("x"): try reader.decode(&x)
-                case 0xfc0c4ef4 where reader.currentKeyEquals("y"): try reader.decode(&y)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xfd0c5087 where reader.currentKeyEquals("x"): try reader.decode(&x, "x")
+            case 0xfc0c4ef4 where reader.currentKeyEquals("y"): try reader.decode(&y, "y")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let x else { throw RPCError.missingParameter("x") }
@@ -2573,15 +2437,11 @@ public struct SDLTouchEvent: RPCStruct {
         var c: [SDLTouchCoord]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id)
-                case 0x46454e70 where reader.currentKeyEquals("ts"): try reader.decode(&ts)
-                case 0xe60c2c52 where reader.currentKeyEquals("c"): try reader.decode(&c)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0x46454e70 where reader.currentKeyEquals("ts"): try reader.decode(&ts, "ts")
+            case 0xe60c2c52 where reader.currentKeyEquals("c"): try reader.decode(&c, "c")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let id else { throw RPCError.missingParameter("id") }
@@ -2633,15 +2493,11 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         var doublePressAvailable: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xe2916137 where reader.currentKeyEquals("pressAvailable"): try reader.decode(&pressAvailable)
-                case 0x218b3b98 where reader.currentKeyEquals("multiTouchAvailable"): try reader.decode(&multiTouchAvailable)
-                case 0xf60339de where reader.currentKeyEquals("doublePressAvailable"): try reader.decode(&doublePressAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xe2916137 where reader.currentKeyEquals("pressAvailable"): try reader.decode(&pressAvailable, "pressAvailable")
+            case 0x218b3b98 where reader.currentKeyEquals("multiTouchAvailable"): try reader.decode(&multiTouchAvailable, "multiTouchAvailable")
+            case 0xf60339de where reader.currentKeyEquals("doublePressAvailable"): try reader.decode(&doublePressAvailable, "doublePressAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let pressAvailable else { throw RPCError.missingParameter("pressAvailable") }
@@ -2684,14 +2540,10 @@ public struct SDLScreenParams: RPCStruct {
         var touchEventAvailable: SDLTouchEventCapabilities? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x1d215c8f where reader.currentKeyEquals("resolution"): try reader.decode(&resolution)
-                case 0xca7e9fcb where reader.currentKeyEquals("touchEventAvailable"): try reader.decode(&touchEventAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x1d215c8f where reader.currentKeyEquals("resolution"): try reader.decode(&resolution, "resolution")
+            case 0xca7e9fcb where reader.currentKeyEquals("touchEventAvailable"): try reader.decode(&touchEventAvailable, "touchEventAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let resolution else { throw RPCError.missingParameter("resolution") }
@@ -2734,14 +2586,10 @@ public struct SDLHMIPermissions: RPCStruct {
         var userDisallowed: [SDLHMILevel]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed)
-                case 0x19520b6a where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
+            case 0x19520b6a where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed, "userDisallowed")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let allowed else { throw RPCError.missingParameter("allowed") }
@@ -2785,14 +2633,10 @@ public struct SDLParameterPermissions: RPCStruct {
         var userDisallowed: [String]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed)
-                case 0x19520b6a where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
+            case 0x19520b6a where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed, "userDisallowed")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let allowed else { throw RPCError.missingParameter("allowed") }
@@ -2846,16 +2690,12 @@ public struct SDLPermissionItem: RPCStruct {
         var requireEncryption: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb01399af where reader.currentKeyEquals("rpcName"): try reader.decode(&rpcName)
-                case 0x72ba0363 where reader.currentKeyEquals("hmiPermissions"): try reader.decode(&hmiPermissions)
-                case 0x46fbc0ec where reader.currentKeyEquals("parameterPermissions"): try reader.decode(&parameterPermissions)
-                case 0x9addedf5 where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb01399af where reader.currentKeyEquals("rpcName"): try reader.decode(&rpcName, "rpcName")
+            case 0x72ba0363 where reader.currentKeyEquals("hmiPermissions"): try reader.decode(&hmiPermissions, "hmiPermissions")
+            case 0x46fbc0ec where reader.currentKeyEquals("parameterPermissions"): try reader.decode(&parameterPermissions, "parameterPermissions")
+            case 0x9addedf5 where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let rpcName else { throw RPCError.missingParameter("rpcName") }
@@ -2938,21 +2778,17 @@ public struct SDLDisplayCapabilities: RPCStruct {
         var numCustomPresetsAvailable: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x71e22e5d where reader.currentKeyEquals("displayType"): try reader.decode(&displayType)
-                case 0xd0016656 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName)
-                case 0x88754dfb where reader.currentKeyEquals("textFields"): try reader.decode(&textFields)
-                case 0xda7029e7 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields)
-                case 0x96e7b499 where reader.currentKeyEquals("mediaClockFormats"): try reader.decode(&mediaClockFormats)
-                case 0x38a674b7 where reader.currentKeyEquals("graphicSupported"): try reader.decode(&graphicSupported)
-                case 0x96acb173 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable)
-                case 0x554a09c7 where reader.currentKeyEquals("screenParams"): try reader.decode(&screenParams)
-                case 0x99a9ff37 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x71e22e5d where reader.currentKeyEquals("displayType"): try reader.decode(&displayType, "displayType")
+            case 0xd0016656 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName")
+            case 0x88754dfb where reader.currentKeyEquals("textFields"): try reader.decode(&textFields, "textFields")
+            case 0xda7029e7 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields, "imageFields")
+            case 0x96e7b499 where reader.currentKeyEquals("mediaClockFormats"): try reader.decode(&mediaClockFormats, "mediaClockFormats")
+            case 0x38a674b7 where reader.currentKeyEquals("graphicSupported"): try reader.decode(&graphicSupported, "graphicSupported")
+            case 0x96acb173 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable, "templatesAvailable")
+            case 0x554a09c7 where reader.currentKeyEquals("screenParams"): try reader.decode(&screenParams, "screenParams")
+            case 0x99a9ff37 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let displayType else { throw RPCError.missingParameter("displayType") }
@@ -3011,14 +2847,10 @@ public struct SDLWindowStatus: RPCStruct {
         var state: SDLWindowState? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location)
-                case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let location else { throw RPCError.missingParameter("location") }
@@ -3072,16 +2904,12 @@ public struct SDLModuleInfo: RPCStruct {
         var allowMultipleAccess: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId)
-                case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location)
-                case 0x6ec62b55 where reader.currentKeyEquals("serviceArea"): try reader.decode(&serviceArea)
-                case 0xd555b7d8 where reader.currentKeyEquals("allowMultipleAccess"): try reader.decode(&allowMultipleAccess)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0x6ec62b55 where reader.currentKeyEquals("serviceArea"): try reader.decode(&serviceArea, "serviceArea")
+            case 0xd555b7d8 where reader.currentKeyEquals("allowMultipleAccess"): try reader.decode(&allowMultipleAccess, "allowMultipleAccess")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleId else { throw RPCError.missingParameter("moduleId") }
@@ -3142,17 +2970,13 @@ public struct SDLButtonCapabilities: RPCStruct {
         var upDownAvailable: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name)
-                case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo)
-                case 0x29687587 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable)
-                case 0xfc27fcd9 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable)
-                case 0xf46ef24f where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
+            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x29687587 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable, "shortPressAvailable")
+            case 0xfc27fcd9 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable, "longPressAvailable")
+            case 0xf46ef24f where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable, "upDownAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let name else { throw RPCError.missingParameter("name") }
@@ -3216,17 +3040,13 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         var textSupported: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x29687587 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable)
-                case 0xfc27fcd9 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable)
-                case 0xf46ef24f where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable)
-                case 0xd7cb01b0 where reader.currentKeyEquals("imageSupported"): try reader.decode(&imageSupported)
-                case 0x2609ea34 where reader.currentKeyEquals("textSupported"): try reader.decode(&textSupported)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x29687587 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable, "shortPressAvailable")
+            case 0xfc27fcd9 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable, "longPressAvailable")
+            case 0xf46ef24f where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable, "upDownAvailable")
+            case 0xd7cb01b0 where reader.currentKeyEquals("imageSupported"): try reader.decode(&imageSupported, "imageSupported")
+            case 0x2609ea34 where reader.currentKeyEquals("textSupported"): try reader.decode(&textSupported, "textSupported")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let shortPressAvailable else { throw RPCError.missingParameter("shortPressAvailable") }
@@ -3267,13 +3087,9 @@ public struct SDLPresetBankCapabilities: RPCStruct {
         var onScreenPresetsAvailable: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x6bd647a3 where reader.currentKeyEquals("onScreenPresetsAvailable"): try reader.decode(&onScreenPresetsAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x6bd647a3 where reader.currentKeyEquals("onScreenPresetsAvailable"): try reader.decode(&onScreenPresetsAvailable, "onScreenPresetsAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let onScreenPresetsAvailable else { throw RPCError.missingParameter("onScreenPresetsAvailable") }
@@ -3312,14 +3128,10 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
         var supportsDynamicSubMenus: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x81f2b423 where reader.currentKeyEquals("supportedDynamicImageFieldNames"): try reader.decode(&supportedDynamicImageFieldNames)
-                case 0x25361e54 where reader.currentKeyEquals("supportsDynamicSubMenus"): try reader.decode(&supportsDynamicSubMenus)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x81f2b423 where reader.currentKeyEquals("supportedDynamicImageFieldNames"): try reader.decode(&supportedDynamicImageFieldNames, "supportedDynamicImageFieldNames")
+            case 0x25361e54 where reader.currentKeyEquals("supportsDynamicSubMenus"): try reader.decode(&supportsDynamicSubMenus, "supportsDynamicSubMenus")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(supportedDynamicImageFieldNames: supportedDynamicImageFieldNames, supportsDynamicSubMenus: supportsDynamicSubMenus, unknownParameters: unknownParameters)
@@ -3360,14 +3172,10 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
         var numConfigurableKeys: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x21435e9a where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout)
-                case 0x209a2d82 where reader.currentKeyEquals("numConfigurableKeys"): try reader.decode(&numConfigurableKeys)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x21435e9a where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout, "keyboardLayout")
+            case 0x209a2d82 where reader.currentKeyEquals("numConfigurableKeys"): try reader.decode(&numConfigurableKeys, "numConfigurableKeys")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let keyboardLayout else { throw RPCError.missingParameter("keyboardLayout") }
@@ -3411,14 +3219,10 @@ public struct SDLKeyboardCapabilities: RPCStruct {
         var supportedKeyboards: [SDLKeyboardLayoutCapability]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2a74814b where reader.currentKeyEquals("maskInputCharactersSupported"): try reader.decode(&maskInputCharactersSupported)
-                case 0x381e0749 where reader.currentKeyEquals("supportedKeyboards"): try reader.decode(&supportedKeyboards)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2a74814b where reader.currentKeyEquals("maskInputCharactersSupported"): try reader.decode(&maskInputCharactersSupported, "maskInputCharactersSupported")
+            case 0x381e0749 where reader.currentKeyEquals("supportedKeyboards"): try reader.decode(&supportedKeyboards, "supportedKeyboards")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(maskInputCharactersSupported: maskInputCharactersSupported, supportedKeyboards: supportedKeyboards, unknownParameters: unknownParameters)
@@ -3504,23 +3308,19 @@ public struct SDLWindowCapability: RPCStruct {
         var keyboardCapabilities: SDLKeyboardCapabilities? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID)
-                case 0x88754dfb where reader.currentKeyEquals("textFields"): try reader.decode(&textFields)
-                case 0xda7029e7 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields)
-                case 0xbf92a610 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported)
-                case 0x96acb173 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable)
-                case 0x99a9ff37 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable)
-                case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities)
-                case 0x9ad3ddb3 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities)
-                case 0xec0dbba8 where reader.currentKeyEquals("menuLayoutsAvailable"): try reader.decode(&menuLayoutsAvailable)
-                case 0xc58b33fd where reader.currentKeyEquals("dynamicUpdateCapabilities"): try reader.decode(&dynamicUpdateCapabilities)
-                case 0x884a6252 where reader.currentKeyEquals("keyboardCapabilities"): try reader.decode(&keyboardCapabilities)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            case 0x88754dfb where reader.currentKeyEquals("textFields"): try reader.decode(&textFields, "textFields")
+            case 0xda7029e7 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields, "imageFields")
+            case 0xbf92a610 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported, "imageTypeSupported")
+            case 0x96acb173 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable, "templatesAvailable")
+            case 0x99a9ff37 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable")
+            case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
+            case 0x9ad3ddb3 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
+            case 0xec0dbba8 where reader.currentKeyEquals("menuLayoutsAvailable"): try reader.decode(&menuLayoutsAvailable, "menuLayoutsAvailable")
+            case 0xc58b33fd where reader.currentKeyEquals("dynamicUpdateCapabilities"): try reader.decode(&dynamicUpdateCapabilities, "dynamicUpdateCapabilities")
+            case 0x884a6252 where reader.currentKeyEquals("keyboardCapabilities"): try reader.decode(&keyboardCapabilities, "keyboardCapabilities")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(windowID: windowID, textFields: textFields, imageFields: imageFields, imageTypeSupported: imageTypeSupported, templatesAvailable: templatesAvailable, numCustomPresetsAvailable: numCustomPresetsAvailable, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, menuLayoutsAvailable: menuLayoutsAvailable, dynamicUpdateCapabilities: dynamicUpdateCapabilities, keyboardCapabilities: keyboardCapabilities, unknownParameters: unknownParameters)
@@ -3579,14 +3379,10 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
         var maximumNumberOfWindows: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type)
-                case 0x153d90b2 where reader.currentKeyEquals("maximumNumberOfWindows"): try reader.decode(&maximumNumberOfWindows)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x153d90b2 where reader.currentKeyEquals("maximumNumberOfWindows"): try reader.decode(&maximumNumberOfWindows, "maximumNumberOfWindows")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let type else { throw RPCError.missingParameter("type") }
@@ -3634,15 +3430,11 @@ public struct SDLDisplayCapability: RPCStruct {
         var windowCapabilities: [SDLWindowCapability]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd0016656 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName)
-                case 0xff326679 where reader.currentKeyEquals("windowTypeSupported"): try reader.decode(&windowTypeSupported)
-                case 0x0819a537 where reader.currentKeyEquals("windowCapabilities"): try reader.decode(&windowCapabilities)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd0016656 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName")
+            case 0xff326679 where reader.currentKeyEquals("windowTypeSupported"): try reader.decode(&windowTypeSupported, "windowTypeSupported")
+            case 0x0819a537 where reader.currentKeyEquals("windowCapabilities"): try reader.decode(&windowCapabilities, "windowCapabilities")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(displayName: displayName, windowTypeSupported: windowTypeSupported, windowCapabilities: windowCapabilities, unknownParameters: unknownParameters)
@@ -3716,20 +3508,16 @@ public struct SDLHMICapabilities: RPCStruct {
         var driverDistraction: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2cd52ea3 where reader.currentKeyEquals("navigation"): try reader.decode(&navigation)
-                case 0x75edf25f where reader.currentKeyEquals("phoneCall"): try reader.decode(&phoneCall)
-                case 0x71c673e4 where reader.currentKeyEquals("videoStreaming"): try reader.decode(&videoStreaming)
-                case 0x2301d614 where reader.currentKeyEquals("remoteControl"): try reader.decode(&remoteControl)
-                case 0x3efef944 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices)
-                case 0xabd07592 where reader.currentKeyEquals("displays"): try reader.decode(&displays)
-                case 0x94eb2d3f where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation)
-                case 0xa7ceb42d where reader.currentKeyEquals("driverDistraction"): try reader.decode(&driverDistraction)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2cd52ea3 where reader.currentKeyEquals("navigation"): try reader.decode(&navigation, "navigation")
+            case 0x75edf25f where reader.currentKeyEquals("phoneCall"): try reader.decode(&phoneCall, "phoneCall")
+            case 0x71c673e4 where reader.currentKeyEquals("videoStreaming"): try reader.decode(&videoStreaming, "videoStreaming")
+            case 0x2301d614 where reader.currentKeyEquals("remoteControl"): try reader.decode(&remoteControl, "remoteControl")
+            case 0x3efef944 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices, "appServices")
+            case 0xabd07592 where reader.currentKeyEquals("displays"): try reader.decode(&displays, "displays")
+            case 0x94eb2d3f where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation, "seatLocation")
+            case 0xa7ceb42d where reader.currentKeyEquals("driverDistraction"): try reader.decode(&driverDistraction, "driverDistraction")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(navigation: navigation, phoneCall: phoneCall, videoStreaming: videoStreaming, remoteControl: remoteControl, appServices: appServices, displays: displays, seatLocation: seatLocation, driverDistraction: driverDistraction, unknownParameters: unknownParameters)
@@ -3789,17 +3577,13 @@ public struct SDLMenuParams: RPCStruct {
         var tertiaryText: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xe65202c8 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID)
-                case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position)
-                case 0xbec4e4a1 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName)
-                case 0x00e451c2 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText)
-                case 0x471a5584 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xe65202c8 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID")
+            case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            case 0xbec4e4a1 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
+            case 0x00e451c2 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
+            case 0x471a5584 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let menuName else { throw RPCError.missingParameter("menuName") }
@@ -3848,14 +3632,10 @@ public struct SDLTTSChunk: RPCStruct {
         var type: SDLSpeechCapabilities? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xbde64e3e where reader.currentKeyEquals("text"): try reader.decode(&text)
-                case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xbde64e3e where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
+            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let text else { throw RPCError.missingParameter("text") }
@@ -3899,14 +3679,10 @@ public struct SDLTurn: RPCStruct {
         var turnIcon: SDLImage? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xc0ad3124 where reader.currentKeyEquals("navigationText"): try reader.decode(&navigationText)
-                case 0xbe64f4f7 where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xc0ad3124 where reader.currentKeyEquals("navigationText"): try reader.decode(&navigationText, "navigationText")
+            case 0xbe64f4f7 where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(navigationText: navigationText, turnIcon: turnIcon, unknownParameters: unknownParameters)
@@ -3958,16 +3734,12 @@ public struct SDLVehicleType: RPCStruct {
         var trim: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xe18c56af where reader.currentKeyEquals("make"): try reader.decode(&make)
-                case 0xb08b665a where reader.currentKeyEquals("model"): try reader.decode(&model)
-                case 0x2d1db2a7 where reader.currentKeyEquals("modelYear"): try reader.decode(&modelYear)
-                case 0x75943bc9 where reader.currentKeyEquals("trim"): try reader.decode(&trim)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xe18c56af where reader.currentKeyEquals("make"): try reader.decode(&make, "make")
+            case 0xb08b665a where reader.currentKeyEquals("model"): try reader.decode(&model, "model")
+            case 0x2d1db2a7 where reader.currentKeyEquals("modelYear"): try reader.decode(&modelYear, "modelYear")
+            case 0x75943bc9 where reader.currentKeyEquals("trim"): try reader.decode(&trim, "trim")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(make: make, model: model, modelYear: modelYear, trim: trim, unknownParameters: unknownParameters)
@@ -4043,20 +3815,16 @@ public struct SDLKeyboardProperties: RPCStruct {
         var customKeys: [String]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language)
-                case 0x21435e9a where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout)
-                case 0x09d1839c where reader.currentKeyEquals("keypressMode"): try reader.decode(&keypressMode)
-                case 0xe443e278 where reader.currentKeyEquals("limitedCharacterList"): try reader.decode(&limitedCharacterList)
-                case 0x73d95076 where reader.currentKeyEquals("autoCompleteText"): try reader.decode(&autoCompleteText)
-                case 0x42553489 where reader.currentKeyEquals("autoCompleteList"): try reader.decode(&autoCompleteList)
-                case 0x19be963f where reader.currentKeyEquals("maskInputCharacters"): try reader.decode(&maskInputCharacters)
-                case 0xbab92272 where reader.currentKeyEquals("customKeys"): try reader.decode(&customKeys)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
+            case 0x21435e9a where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout, "keyboardLayout")
+            case 0x09d1839c where reader.currentKeyEquals("keypressMode"): try reader.decode(&keypressMode, "keypressMode")
+            case 0xe443e278 where reader.currentKeyEquals("limitedCharacterList"): try reader.decode(&limitedCharacterList, "limitedCharacterList")
+            case 0x73d95076 where reader.currentKeyEquals("autoCompleteText"): try reader.decode(&autoCompleteText, "autoCompleteText")
+            case 0x42553489 where reader.currentKeyEquals("autoCompleteList"): try reader.decode(&autoCompleteList, "autoCompleteList")
+            case 0x19be963f where reader.currentKeyEquals("maskInputCharacters"): try reader.decode(&maskInputCharacters, "maskInputCharacters")
+            case 0xbab92272 where reader.currentKeyEquals("customKeys"): try reader.decode(&customKeys, "customKeys")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(language: language, keyboardLayout: keyboardLayout, keypressMode: keypressMode, limitedCharacterList: limitedCharacterList, autoCompleteText: autoCompleteText, autoCompleteList: autoCompleteList, maskInputCharacters: maskInputCharacters, customKeys: customKeys, unknownParameters: unknownParameters)
@@ -4130,18 +3898,14 @@ public struct SDLDeviceInfo: RPCStruct {
         var maxNumberRFCOMMPorts: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xdbcb75f9 where reader.currentKeyEquals("hardware"): try reader.decode(&hardware)
-                case 0x49229281 where reader.currentKeyEquals("firmwareRev"): try reader.decode(&firmwareRev)
-                case 0x5e342b17 where reader.currentKeyEquals("os"): try reader.decode(&os)
-                case 0x4be05d79 where reader.currentKeyEquals("osVersion"): try reader.decode(&osVersion)
-                case 0xd7241cf7 where reader.currentKeyEquals("carrier"): try reader.decode(&carrier)
-                case 0xe1149d74 where reader.currentKeyEquals("maxNumberRFCOMMPorts"): try reader.decode(&maxNumberRFCOMMPorts)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xdbcb75f9 where reader.currentKeyEquals("hardware"): try reader.decode(&hardware, "hardware")
+            case 0x49229281 where reader.currentKeyEquals("firmwareRev"): try reader.decode(&firmwareRev, "firmwareRev")
+            case 0x5e342b17 where reader.currentKeyEquals("os"): try reader.decode(&os, "os")
+            case 0x4be05d79 where reader.currentKeyEquals("osVersion"): try reader.decode(&osVersion, "osVersion")
+            case 0xd7241cf7 where reader.currentKeyEquals("carrier"): try reader.decode(&carrier, "carrier")
+            case 0xe1149d74 where reader.currentKeyEquals("maxNumberRFCOMMPorts"): try reader.decode(&maxNumberRFCOMMPorts, "maxNumberRFCOMMPorts")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(hardware: hardware, firmwareRev: firmwareRev, os: os, osVersion: osVersion, carrier: carrier, maxNumberRFCOMMPorts: maxNumberRFCOMMPorts, unknownParameters: unknownParameters)
@@ -4226,21 +3990,17 @@ public struct SDLDateTime: RPCStruct {
         var tz_minute: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x02fc34ea where reader.currentKeyEquals("millisecond"): try reader.decode(&millisecond)
-                case 0xabf8d4dd where reader.currentKeyEquals("second"): try reader.decode(&second)
-                case 0x38e70f69 where reader.currentKeyEquals("minute"): try reader.decode(&minute)
-                case 0xb6032c0f where reader.currentKeyEquals("hour"): try reader.decode(&hour)
-                case 0xe44f21fd where reader.currentKeyEquals("day"): try reader.decode(&day)
-                case 0xd67a0605 where reader.currentKeyEquals("month"): try reader.decode(&month)
-                case 0xae7f4d1c where reader.currentKeyEquals("year"): try reader.decode(&year)
-                case 0x81318de2 where reader.currentKeyEquals("tz_hour"): try reader.decode(&tz_hour)
-                case 0xa8d6d4ec where reader.currentKeyEquals("tz_minute"): try reader.decode(&tz_minute)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x02fc34ea where reader.currentKeyEquals("millisecond"): try reader.decode(&millisecond, "millisecond")
+            case 0xabf8d4dd where reader.currentKeyEquals("second"): try reader.decode(&second, "second")
+            case 0x38e70f69 where reader.currentKeyEquals("minute"): try reader.decode(&minute, "minute")
+            case 0xb6032c0f where reader.currentKeyEquals("hour"): try reader.decode(&hour, "hour")
+            case 0xe44f21fd where reader.currentKeyEquals("day"): try reader.decode(&day, "day")
+            case 0xd67a0605 where reader.currentKeyEquals("month"): try reader.decode(&month, "month")
+            case 0xae7f4d1c where reader.currentKeyEquals("year"): try reader.decode(&year, "year")
+            case 0x81318de2 where reader.currentKeyEquals("tz_hour"): try reader.decode(&tz_hour, "tz_hour")
+            case 0xa8d6d4ec where reader.currentKeyEquals("tz_minute"): try reader.decode(&tz_minute, "tz_minute")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(millisecond: millisecond, second: second, minute: minute, hour: hour, day: day, month: month, year: year, tz_hour: tz_hour, tz_minute: tz_minute, unknownParameters: unknownParameters)
@@ -4296,14 +4056,10 @@ public struct SDLCoordinate: RPCStruct {
         var longitudeDegrees: Double? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x280d9e0e where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees)
-                case 0x6d03f787 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x280d9e0e where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
+            case 0x6d03f787 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let latitudeDegrees else { throw RPCError.missingParameter("latitudeDegrees") }
@@ -4382,21 +4138,17 @@ public struct SDLOASISAddress: RPCStruct {
         var subThoroughfare: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x5f4926aa where reader.currentKeyEquals("countryName"): try reader.decode(&countryName)
-                case 0x9b40d338 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode)
-                case 0xcd84a677 where reader.currentKeyEquals("postalCode"): try reader.decode(&postalCode)
-                case 0xd6d55792 where reader.currentKeyEquals("administrativeArea"): try reader.decode(&administrativeArea)
-                case 0xd2c6cd02 where reader.currentKeyEquals("subAdministrativeArea"): try reader.decode(&subAdministrativeArea)
-                case 0x375f9e74 where reader.currentKeyEquals("locality"): try reader.decode(&locality)
-                case 0x5b31eb24 where reader.currentKeyEquals("subLocality"): try reader.decode(&subLocality)
-                case 0x2d12d17b where reader.currentKeyEquals("thoroughfare"): try reader.decode(&thoroughfare)
-                case 0xc11c99eb where reader.currentKeyEquals("subThoroughfare"): try reader.decode(&subThoroughfare)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x5f4926aa where reader.currentKeyEquals("countryName"): try reader.decode(&countryName, "countryName")
+            case 0x9b40d338 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode")
+            case 0xcd84a677 where reader.currentKeyEquals("postalCode"): try reader.decode(&postalCode, "postalCode")
+            case 0xd6d55792 where reader.currentKeyEquals("administrativeArea"): try reader.decode(&administrativeArea, "administrativeArea")
+            case 0xd2c6cd02 where reader.currentKeyEquals("subAdministrativeArea"): try reader.decode(&subAdministrativeArea, "subAdministrativeArea")
+            case 0x375f9e74 where reader.currentKeyEquals("locality"): try reader.decode(&locality, "locality")
+            case 0x5b31eb24 where reader.currentKeyEquals("subLocality"): try reader.decode(&subLocality, "subLocality")
+            case 0x2d12d17b where reader.currentKeyEquals("thoroughfare"): try reader.decode(&thoroughfare, "thoroughfare")
+            case 0xc11c99eb where reader.currentKeyEquals("subThoroughfare"): try reader.decode(&subThoroughfare, "subThoroughfare")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(countryName: countryName, countryCode: countryCode, postalCode: postalCode, administrativeArea: administrativeArea, subAdministrativeArea: subAdministrativeArea, locality: locality, subLocality: subLocality, thoroughfare: thoroughfare, subThoroughfare: subThoroughfare, unknownParameters: unknownParameters)
@@ -4477,19 +4229,15 @@ public struct SDLLocationDetails: RPCStruct {
         var searchAddress: SDLOASISAddress? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x4f4fea4b where reader.currentKeyEquals("coordinate"): try reader.decode(&coordinate)
-                case 0x779ed5e5 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName)
-                case 0x8245fe7e where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines)
-                case 0xdb1f5998 where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription)
-                case 0x6952238e where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber)
-                case 0x918a3a6b where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage)
-                case 0x40df6157 where reader.currentKeyEquals("searchAddress"): try reader.decode(&searchAddress)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x4f4fea4b where reader.currentKeyEquals("coordinate"): try reader.decode(&coordinate, "coordinate")
+            case 0x779ed5e5 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName")
+            case 0x8245fe7e where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines, "addressLines")
+            case 0xdb1f5998 where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription")
+            case 0x6952238e where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber")
+            case 0x918a3a6b where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage")
+            case 0x40df6157 where reader.currentKeyEquals("searchAddress"): try reader.decode(&searchAddress, "searchAddress")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(coordinate: coordinate, locationName: locationName, addressLines: addressLines, locationDescription: locationDescription, phoneNumber: phoneNumber, locationImage: locationImage, searchAddress: searchAddress, unknownParameters: unknownParameters)
@@ -4541,14 +4289,10 @@ public struct SDLNavigationCapability: RPCStruct {
         var getWayPointsEnabled: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xdaeed499 where reader.currentKeyEquals("sendLocationEnabled"): try reader.decode(&sendLocationEnabled)
-                case 0x27123bb2 where reader.currentKeyEquals("getWayPointsEnabled"): try reader.decode(&getWayPointsEnabled)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xdaeed499 where reader.currentKeyEquals("sendLocationEnabled"): try reader.decode(&sendLocationEnabled, "sendLocationEnabled")
+            case 0x27123bb2 where reader.currentKeyEquals("getWayPointsEnabled"): try reader.decode(&getWayPointsEnabled, "getWayPointsEnabled")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(sendLocationEnabled: sendLocationEnabled, getWayPointsEnabled: getWayPointsEnabled, unknownParameters: unknownParameters)
@@ -4582,13 +4326,9 @@ public struct SDLPhoneCapability: RPCStruct {
         var dialNumberEnabled: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x47089a2f where reader.currentKeyEquals("dialNumberEnabled"): try reader.decode(&dialNumberEnabled)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x47089a2f where reader.currentKeyEquals("dialNumberEnabled"): try reader.decode(&dialNumberEnabled, "dialNumberEnabled")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(dialNumberEnabled: dialNumberEnabled, unknownParameters: unknownParameters)
@@ -4626,14 +4366,10 @@ public struct SDLVideoStreamingFormat: RPCStruct {
         var codec: SDLVideoStreamingCodec? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xfb2805b5 where reader.currentKeyEquals("protocol"): try reader.decode(&protocol_)
-                case 0xdfcdf1b5 where reader.currentKeyEquals("codec"): try reader.decode(&codec)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xfb2805b5 where reader.currentKeyEquals("protocol"): try reader.decode(&protocol_, "protocol")
+            case 0xdfcdf1b5 where reader.currentKeyEquals("codec"): try reader.decode(&codec, "codec")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let protocol_ else { throw RPCError.missingParameter("protocol") }
@@ -4712,21 +4448,17 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         var additionalVideoStreamingCapabilities: [SDLVideoStreamingCapability]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb29f869c where reader.currentKeyEquals("preferredResolution"): try reader.decode(&preferredResolution)
-                case 0xbcdec2d6 where reader.currentKeyEquals("maxBitrate"): try reader.decode(&maxBitrate)
-                case 0x3809780f where reader.currentKeyEquals("supportedFormats"): try reader.decode(&supportedFormats)
-                case 0xa6c8deb8 where reader.currentKeyEquals("hapticSpatialDataSupported"): try reader.decode(&hapticSpatialDataSupported)
-                case 0x7b03d8c7 where reader.currentKeyEquals("diagonalScreenSize"): try reader.decode(&diagonalScreenSize)
-                case 0xedbe8652 where reader.currentKeyEquals("pixelPerInch"): try reader.decode(&pixelPerInch)
-                case 0x82971c71 where reader.currentKeyEquals("scale"): try reader.decode(&scale)
-                case 0xfae006c1 where reader.currentKeyEquals("preferredFPS"): try reader.decode(&preferredFPS)
-                case 0x500f8f33 where reader.currentKeyEquals("additionalVideoStreamingCapabilities"): try reader.decode(&additionalVideoStreamingCapabilities)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb29f869c where reader.currentKeyEquals("preferredResolution"): try reader.decode(&preferredResolution, "preferredResolution")
+            case 0xbcdec2d6 where reader.currentKeyEquals("maxBitrate"): try reader.decode(&maxBitrate, "maxBitrate")
+            case 0x3809780f where reader.currentKeyEquals("supportedFormats"): try reader.decode(&supportedFormats, "supportedFormats")
+            case 0xa6c8deb8 where reader.currentKeyEquals("hapticSpatialDataSupported"): try reader.decode(&hapticSpatialDataSupported, "hapticSpatialDataSupported")
+            case 0x7b03d8c7 where reader.currentKeyEquals("diagonalScreenSize"): try reader.decode(&diagonalScreenSize, "diagonalScreenSize")
+            case 0xedbe8652 where reader.currentKeyEquals("pixelPerInch"): try reader.decode(&pixelPerInch, "pixelPerInch")
+            case 0x82971c71 where reader.currentKeyEquals("scale"): try reader.decode(&scale, "scale")
+            case 0xfae006c1 where reader.currentKeyEquals("preferredFPS"): try reader.decode(&preferredFPS, "preferredFPS")
+            case 0x500f8f33 where reader.currentKeyEquals("additionalVideoStreamingCapabilities"): try reader.decode(&additionalVideoStreamingCapabilities, "additionalVideoStreamingCapabilities")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(preferredResolution: preferredResolution, maxBitrate: maxBitrate, supportedFormats: supportedFormats, hapticSpatialDataSupported: hapticSpatialDataSupported, diagonalScreenSize: diagonalScreenSize, pixelPerInch: pixelPerInch, scale: scale, preferredFPS: preferredFPS, additionalVideoStreamingCapabilities: additionalVideoStreamingCapabilities, unknownParameters: unknownParameters)
@@ -4781,14 +4513,10 @@ public struct SDLDriverDistractionCapability: RPCStruct {
         var subMenuDepth: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0d0ded1e where reader.currentKeyEquals("menuLength"): try reader.decode(&menuLength)
-                case 0x5b36a003 where reader.currentKeyEquals("subMenuDepth"): try reader.decode(&subMenuDepth)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0d0ded1e where reader.currentKeyEquals("menuLength"): try reader.decode(&menuLength, "menuLength")
+            case 0x5b36a003 where reader.currentKeyEquals("subMenuDepth"): try reader.decode(&subMenuDepth, "subMenuDepth")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(menuLength: menuLength, subMenuDepth: subMenuDepth, unknownParameters: unknownParameters)
@@ -4834,15 +4562,11 @@ public struct SDLRGBColor: RPCStruct {
         var blue: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x40f480dc where reader.currentKeyEquals("red"): try reader.decode(&red)
-                case 0x011decbc where reader.currentKeyEquals("green"): try reader.decode(&green)
-                case 0x82fbf5cd where reader.currentKeyEquals("blue"): try reader.decode(&blue)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x40f480dc where reader.currentKeyEquals("red"): try reader.decode(&red, "red")
+            case 0x011decbc where reader.currentKeyEquals("green"): try reader.decode(&green, "green")
+            case 0x82fbf5cd where reader.currentKeyEquals("blue"): try reader.decode(&blue, "blue")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let red else { throw RPCError.missingParameter("red") }
@@ -4894,15 +4618,11 @@ public struct SDLTemplateColorScheme: RPCStruct {
         var backgroundColor: SDLRGBColor? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb8c0703c where reader.currentKeyEquals("primaryColor"): try reader.decode(&primaryColor)
-                case 0xfa284114 where reader.currentKeyEquals("secondaryColor"): try reader.decode(&secondaryColor)
-                case 0xb7c5a6d0 where reader.currentKeyEquals("backgroundColor"): try reader.decode(&backgroundColor)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb8c0703c where reader.currentKeyEquals("primaryColor"): try reader.decode(&primaryColor, "primaryColor")
+            case 0xfa284114 where reader.currentKeyEquals("secondaryColor"): try reader.decode(&secondaryColor, "secondaryColor")
+            case 0xb7c5a6d0 where reader.currentKeyEquals("backgroundColor"): try reader.decode(&backgroundColor, "backgroundColor")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(primaryColor: primaryColor, secondaryColor: secondaryColor, backgroundColor: backgroundColor, unknownParameters: unknownParameters)
@@ -4951,15 +4671,11 @@ public struct SDLTemplateConfiguration: RPCStruct {
         var nightColorScheme: SDLTemplateColorScheme? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x694aaa0b where reader.currentKeyEquals("template"): try reader.decode(&template)
-                case 0x595782b7 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme)
-                case 0x2f6eaf93 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x694aaa0b where reader.currentKeyEquals("template"): try reader.decode(&template, "template")
+            case 0x595782b7 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
+            case 0x2f6eaf93 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let template else { throw RPCError.missingParameter("template") }
@@ -4999,13 +4715,9 @@ public struct SDLSeatLocation: RPCStruct {
         var grid: SDLGrid? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xaf871a91 where reader.currentKeyEquals("grid"): try reader.decode(&grid)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xaf871a91 where reader.currentKeyEquals("grid"): try reader.decode(&grid, "grid")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(grid: grid, unknownParameters: unknownParameters)
@@ -5055,16 +4767,12 @@ public struct SDLSeatLocationCapability: RPCStruct {
         var seats: [SDLSeatLocation]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2a37b398 where reader.currentKeyEquals("rows"): try reader.decode(&rows)
-                case 0x8ab31a3c where reader.currentKeyEquals("columns"): try reader.decode(&columns)
-                case 0xa147b6ea where reader.currentKeyEquals("levels"): try reader.decode(&levels)
-                case 0xe9b35e81 where reader.currentKeyEquals("seats"): try reader.decode(&seats)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2a37b398 where reader.currentKeyEquals("rows"): try reader.decode(&rows, "rows")
+            case 0x8ab31a3c where reader.currentKeyEquals("columns"): try reader.decode(&columns, "columns")
+            case 0xa147b6ea where reader.currentKeyEquals("levels"): try reader.decode(&levels, "levels")
+            case 0xe9b35e81 where reader.currentKeyEquals("seats"): try reader.decode(&seats, "seats")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(rows: rows, columns: columns, levels: levels, seats: seats, unknownParameters: unknownParameters)
@@ -5110,14 +4818,10 @@ public struct SDLMassageModeData: RPCStruct {
         var massageMode: SDLMassageMode? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xcdb26e36 where reader.currentKeyEquals("massageZone"): try reader.decode(&massageZone)
-                case 0x90c7a883 where reader.currentKeyEquals("massageMode"): try reader.decode(&massageMode)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xcdb26e36 where reader.currentKeyEquals("massageZone"): try reader.decode(&massageZone, "massageZone")
+            case 0x90c7a883 where reader.currentKeyEquals("massageMode"): try reader.decode(&massageMode, "massageMode")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let massageZone else { throw RPCError.missingParameter("massageZone") }
@@ -5161,14 +4865,10 @@ public struct SDLMassageCushionFirmness: RPCStruct {
         var firmness: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x8837f2c0 where reader.currentKeyEquals("cushion"): try reader.decode(&cushion)
-                case 0x62efa386 where reader.currentKeyEquals("firmness"): try reader.decode(&firmness)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x8837f2c0 where reader.currentKeyEquals("cushion"): try reader.decode(&cushion, "cushion")
+            case 0x62efa386 where reader.currentKeyEquals("firmness"): try reader.decode(&firmness, "firmness")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let cushion else { throw RPCError.missingParameter("cushion") }
@@ -5217,15 +4917,11 @@ public struct SDLSeatMemoryAction: RPCStruct {
         var action: SDLSeatMemoryActionType? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id)
-                case 0xf69717fd where reader.currentKeyEquals("label"): try reader.decode(&label)
-                case 0xc4642eff where reader.currentKeyEquals("action"): try reader.decode(&action)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0xf69717fd where reader.currentKeyEquals("label"): try reader.decode(&label, "label")
+            case 0xc4642eff where reader.currentKeyEquals("action"): try reader.decode(&action, "action")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let id else { throw RPCError.missingParameter("id") }
@@ -5341,28 +5037,24 @@ public struct SDLSeatControlData: RPCStruct {
         var memory: SDLSeatMemoryAction? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id)
-                case 0x897787be where reader.currentKeyEquals("heatingEnabled"): try reader.decode(&heatingEnabled)
-                case 0x10ded44d where reader.currentKeyEquals("coolingEnabled"): try reader.decode(&coolingEnabled)
-                case 0xffe970fd where reader.currentKeyEquals("heatingLevel"): try reader.decode(&heatingLevel)
-                case 0x22f9f202 where reader.currentKeyEquals("coolingLevel"): try reader.decode(&coolingLevel)
-                case 0x58afdb1e where reader.currentKeyEquals("horizontalPosition"): try reader.decode(&horizontalPosition)
-                case 0x59139758 where reader.currentKeyEquals("verticalPosition"): try reader.decode(&verticalPosition)
-                case 0x56dfc8fd where reader.currentKeyEquals("frontVerticalPosition"): try reader.decode(&frontVerticalPosition)
-                case 0x8cab305b where reader.currentKeyEquals("backVerticalPosition"): try reader.decode(&backVerticalPosition)
-                case 0x0b4dba84 where reader.currentKeyEquals("backTiltAngle"): try reader.decode(&backTiltAngle)
-                case 0x03f7f14d where reader.currentKeyEquals("headSupportHorizontalPosition"): try reader.decode(&headSupportHorizontalPosition)
-                case 0x13d1d267 where reader.currentKeyEquals("headSupportVerticalPosition"): try reader.decode(&headSupportVerticalPosition)
-                case 0x00836e91 where reader.currentKeyEquals("massageEnabled"): try reader.decode(&massageEnabled)
-                case 0x90c7a883 where reader.currentKeyEquals("massageMode"): try reader.decode(&massageMode)
-                case 0xed360048 where reader.currentKeyEquals("massageCushionFirmness"): try reader.decode(&massageCushionFirmness)
-                case 0x84e9f1ae where reader.currentKeyEquals("memory"): try reader.decode(&memory)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0x897787be where reader.currentKeyEquals("heatingEnabled"): try reader.decode(&heatingEnabled, "heatingEnabled")
+            case 0x10ded44d where reader.currentKeyEquals("coolingEnabled"): try reader.decode(&coolingEnabled, "coolingEnabled")
+            case 0xffe970fd where reader.currentKeyEquals("heatingLevel"): try reader.decode(&heatingLevel, "heatingLevel")
+            case 0x22f9f202 where reader.currentKeyEquals("coolingLevel"): try reader.decode(&coolingLevel, "coolingLevel")
+            case 0x58afdb1e where reader.currentKeyEquals("horizontalPosition"): try reader.decode(&horizontalPosition, "horizontalPosition")
+            case 0x59139758 where reader.currentKeyEquals("verticalPosition"): try reader.decode(&verticalPosition, "verticalPosition")
+            case 0x56dfc8fd where reader.currentKeyEquals("frontVerticalPosition"): try reader.decode(&frontVerticalPosition, "frontVerticalPosition")
+            case 0x8cab305b where reader.currentKeyEquals("backVerticalPosition"): try reader.decode(&backVerticalPosition, "backVerticalPosition")
+            case 0x0b4dba84 where reader.currentKeyEquals("backTiltAngle"): try reader.decode(&backTiltAngle, "backTiltAngle")
+            case 0x03f7f14d where reader.currentKeyEquals("headSupportHorizontalPosition"): try reader.decode(&headSupportHorizontalPosition, "headSupportHorizontalPosition")
+            case 0x13d1d267 where reader.currentKeyEquals("headSupportVerticalPosition"): try reader.decode(&headSupportVerticalPosition, "headSupportVerticalPosition")
+            case 0x00836e91 where reader.currentKeyEquals("massageEnabled"): try reader.decode(&massageEnabled, "massageEnabled")
+            case 0x90c7a883 where reader.currentKeyEquals("massageMode"): try reader.decode(&massageMode, "massageMode")
+            case 0xed360048 where reader.currentKeyEquals("massageCushionFirmness"): try reader.decode(&massageCushionFirmness, "massageCushionFirmness")
+            case 0x84e9f1ae where reader.currentKeyEquals("memory"): try reader.decode(&memory, "memory")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let id else { throw RPCError.missingParameter("id") }
@@ -5505,29 +5197,25 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         var memoryAvailable: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName)
-                case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo)
-                case 0x49b13cd5 where reader.currentKeyEquals("heatingEnabledAvailable"): try reader.decode(&heatingEnabledAvailable)
-                case 0x5286a6c0 where reader.currentKeyEquals("coolingEnabledAvailable"): try reader.decode(&coolingEnabledAvailable)
-                case 0x632c1eb0 where reader.currentKeyEquals("heatingLevelAvailable"): try reader.decode(&heatingLevelAvailable)
-                case 0xe88627d1 where reader.currentKeyEquals("coolingLevelAvailable"): try reader.decode(&coolingLevelAvailable)
-                case 0x4ab003f5 where reader.currentKeyEquals("horizontalPositionAvailable"): try reader.decode(&horizontalPositionAvailable)
-                case 0xb9674f63 where reader.currentKeyEquals("verticalPositionAvailable"): try reader.decode(&verticalPositionAvailable)
-                case 0x7101a6b0 where reader.currentKeyEquals("frontVerticalPositionAvailable"): try reader.decode(&frontVerticalPositionAvailable)
-                case 0x819f0572 where reader.currentKeyEquals("backVerticalPositionAvailable"): try reader.decode(&backVerticalPositionAvailable)
-                case 0x83bd9a87 where reader.currentKeyEquals("backTiltAngleAvailable"): try reader.decode(&backTiltAngleAvailable)
-                case 0x111d2dc0 where reader.currentKeyEquals("headSupportHorizontalPositionAvailable"): try reader.decode(&headSupportHorizontalPositionAvailable)
-                case 0x9ec41c76 where reader.currentKeyEquals("headSupportVerticalPositionAvailable"): try reader.decode(&headSupportVerticalPositionAvailable)
-                case 0x4b7bf11c where reader.currentKeyEquals("massageEnabledAvailable"): try reader.decode(&massageEnabledAvailable)
-                case 0x5f20455a where reader.currentKeyEquals("massageModeAvailable"): try reader.decode(&massageModeAvailable)
-                case 0xd5cef393 where reader.currentKeyEquals("massageCushionFirmnessAvailable"): try reader.decode(&massageCushionFirmnessAvailable)
-                case 0x631a4605 where reader.currentKeyEquals("memoryAvailable"): try reader.decode(&memoryAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x49b13cd5 where reader.currentKeyEquals("heatingEnabledAvailable"): try reader.decode(&heatingEnabledAvailable, "heatingEnabledAvailable")
+            case 0x5286a6c0 where reader.currentKeyEquals("coolingEnabledAvailable"): try reader.decode(&coolingEnabledAvailable, "coolingEnabledAvailable")
+            case 0x632c1eb0 where reader.currentKeyEquals("heatingLevelAvailable"): try reader.decode(&heatingLevelAvailable, "heatingLevelAvailable")
+            case 0xe88627d1 where reader.currentKeyEquals("coolingLevelAvailable"): try reader.decode(&coolingLevelAvailable, "coolingLevelAvailable")
+            case 0x4ab003f5 where reader.currentKeyEquals("horizontalPositionAvailable"): try reader.decode(&horizontalPositionAvailable, "horizontalPositionAvailable")
+            case 0xb9674f63 where reader.currentKeyEquals("verticalPositionAvailable"): try reader.decode(&verticalPositionAvailable, "verticalPositionAvailable")
+            case 0x7101a6b0 where reader.currentKeyEquals("frontVerticalPositionAvailable"): try reader.decode(&frontVerticalPositionAvailable, "frontVerticalPositionAvailable")
+            case 0x819f0572 where reader.currentKeyEquals("backVerticalPositionAvailable"): try reader.decode(&backVerticalPositionAvailable, "backVerticalPositionAvailable")
+            case 0x83bd9a87 where reader.currentKeyEquals("backTiltAngleAvailable"): try reader.decode(&backTiltAngleAvailable, "backTiltAngleAvailable")
+            case 0x111d2dc0 where reader.currentKeyEquals("headSupportHorizontalPositionAvailable"): try reader.decode(&headSupportHorizontalPositionAvailable, "headSupportHorizontalPositionAvailable")
+            case 0x9ec41c76 where reader.currentKeyEquals("headSupportVerticalPositionAvailable"): try reader.decode(&headSupportVerticalPositionAvailable, "headSupportVerticalPositionAvailable")
+            case 0x4b7bf11c where reader.currentKeyEquals("massageEnabledAvailable"): try reader.decode(&massageEnabledAvailable, "massageEnabledAvailable")
+            case 0x5f20455a where reader.currentKeyEquals("massageModeAvailable"): try reader.decode(&massageModeAvailable, "massageModeAvailable")
+            case 0xd5cef393 where reader.currentKeyEquals("massageCushionFirmnessAvailable"): try reader.decode(&massageCushionFirmnessAvailable, "massageCushionFirmnessAvailable")
+            case 0x631a4605 where reader.currentKeyEquals("memoryAvailable"): try reader.decode(&memoryAvailable, "memoryAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
@@ -5585,14 +5273,10 @@ public struct SDLTemperature: RPCStruct {
         var value: Double? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xe8b51a07 where reader.currentKeyEquals("unit"): try reader.decode(&unit)
-                case 0x425ed3ca where reader.currentKeyEquals("value"): try reader.decode(&value)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xe8b51a07 where reader.currentKeyEquals("unit"): try reader.decode(&unit, "unit")
+            case 0x425ed3ca where reader.currentKeyEquals("value"): try reader.decode(&value, "value")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let unit else { throw RPCError.missingParameter("unit") }
@@ -5666,20 +5350,16 @@ public struct SDLRdsData: RPCStruct {
         var REG: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3e001d54 where reader.currentKeyEquals("PS"): try reader.decode(&PS)
-                case 0x6904de33 where reader.currentKeyEquals("RT"): try reader.decode(&RT)
-                case 0x6ada0052 where reader.currentKeyEquals("CT"): try reader.decode(&CT)
-                case 0x27fffab2 where reader.currentKeyEquals("PI"): try reader.decode(&PI)
-                case 0x9f2b7048 where reader.currentKeyEquals("PTY"): try reader.decode(&PTY)
-                case 0x28f56ee9 where reader.currentKeyEquals("TP"): try reader.decode(&TP)
-                case 0x17f55426 where reader.currentKeyEquals("TA"): try reader.decode(&TA)
-                case 0x86ce9cb5 where reader.currentKeyEquals("REG"): try reader.decode(&REG)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3e001d54 where reader.currentKeyEquals("PS"): try reader.decode(&PS, "PS")
+            case 0x6904de33 where reader.currentKeyEquals("RT"): try reader.decode(&RT, "RT")
+            case 0x6ada0052 where reader.currentKeyEquals("CT"): try reader.decode(&CT, "CT")
+            case 0x27fffab2 where reader.currentKeyEquals("PI"): try reader.decode(&PI, "PI")
+            case 0x9f2b7048 where reader.currentKeyEquals("PTY"): try reader.decode(&PTY, "PTY")
+            case 0x28f56ee9 where reader.currentKeyEquals("TP"): try reader.decode(&TP, "TP")
+            case 0x17f55426 where reader.currentKeyEquals("TA"): try reader.decode(&TA, "TA")
+            case 0x86ce9cb5 where reader.currentKeyEquals("REG"): try reader.decode(&REG, "REG")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(PS: PS, RT: RT, CT: CT, PI: PI, PTY: PTY, TP: TP, TA: TA, REG: REG, unknownParameters: unknownParameters)
@@ -5731,14 +5411,10 @@ public struct SDLStationIDNumber: RPCStruct {
         var fccFacilityId: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x9b40d338 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode)
-                case 0x22c74347 where reader.currentKeyEquals("fccFacilityId"): try reader.decode(&fccFacilityId)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x9b40d338 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode")
+            case 0x22c74347 where reader.currentKeyEquals("fccFacilityId"): try reader.decode(&fccFacilityId, "fccFacilityId")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(countryCode: countryCode, fccFacilityId: fccFacilityId, unknownParameters: unknownParameters)
@@ -5795,17 +5471,13 @@ public struct SDLSisData: RPCStruct {
         var stationMessage: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xfa26bdc8 where reader.currentKeyEquals("stationShortName"): try reader.decode(&stationShortName)
-                case 0x15e7680b where reader.currentKeyEquals("stationIDNumber"): try reader.decode(&stationIDNumber)
-                case 0xcf5b2aee where reader.currentKeyEquals("stationLongName"): try reader.decode(&stationLongName)
-                case 0x60eb3684 where reader.currentKeyEquals("stationLocation"): try reader.decode(&stationLocation)
-                case 0x858f38ba where reader.currentKeyEquals("stationMessage"): try reader.decode(&stationMessage)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xfa26bdc8 where reader.currentKeyEquals("stationShortName"): try reader.decode(&stationShortName, "stationShortName")
+            case 0x15e7680b where reader.currentKeyEquals("stationIDNumber"): try reader.decode(&stationIDNumber, "stationIDNumber")
+            case 0xcf5b2aee where reader.currentKeyEquals("stationLongName"): try reader.decode(&stationLongName, "stationLongName")
+            case 0x60eb3684 where reader.currentKeyEquals("stationLocation"): try reader.decode(&stationLocation, "stationLocation")
+            case 0x858f38ba where reader.currentKeyEquals("stationMessage"): try reader.decode(&stationMessage, "stationMessage")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(stationShortName: stationShortName, stationIDNumber: stationIDNumber, stationLongName: stationLongName, stationLocation: stationLocation, stationMessage: stationMessage, unknownParameters: unknownParameters)
@@ -5908,25 +5580,21 @@ public struct SDLRadioControlData: RPCStruct {
         var sisData: SDLSisData? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xbf7563d1 where reader.currentKeyEquals("frequencyInteger"): try reader.decode(&frequencyInteger)
-                case 0x64488faf where reader.currentKeyEquals("frequencyFraction"): try reader.decode(&frequencyFraction)
-                case 0x30951d46 where reader.currentKeyEquals("band"): try reader.decode(&band)
-                case 0x38212b78 where reader.currentKeyEquals("rdsData"): try reader.decode(&rdsData)
-                case 0x6c7bd10f where reader.currentKeyEquals("hdRadioEnable"): try reader.decode(&hdRadioEnable)
-                case 0x2e789b7d where reader.currentKeyEquals("availableHDs"): try reader.decode(&availableHDs)
-                case 0x6aad3884 where reader.currentKeyEquals("availableHdChannels"): try reader.decode(&availableHdChannels)
-                case 0xa664cf00 where reader.currentKeyEquals("hdChannel"): try reader.decode(&hdChannel)
-                case 0x6d321dac where reader.currentKeyEquals("signalStrength"): try reader.decode(&signalStrength)
-                case 0x2762544c where reader.currentKeyEquals("signalChangeThreshold"): try reader.decode(&signalChangeThreshold)
-                case 0x031ed9f3 where reader.currentKeyEquals("radioEnable"): try reader.decode(&radioEnable)
-                case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state)
-                case 0xa4835486 where reader.currentKeyEquals("sisData"): try reader.decode(&sisData)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xbf7563d1 where reader.currentKeyEquals("frequencyInteger"): try reader.decode(&frequencyInteger, "frequencyInteger")
+            case 0x64488faf where reader.currentKeyEquals("frequencyFraction"): try reader.decode(&frequencyFraction, "frequencyFraction")
+            case 0x30951d46 where reader.currentKeyEquals("band"): try reader.decode(&band, "band")
+            case 0x38212b78 where reader.currentKeyEquals("rdsData"): try reader.decode(&rdsData, "rdsData")
+            case 0x6c7bd10f where reader.currentKeyEquals("hdRadioEnable"): try reader.decode(&hdRadioEnable, "hdRadioEnable")
+            case 0x2e789b7d where reader.currentKeyEquals("availableHDs"): try reader.decode(&availableHDs, "availableHDs")
+            case 0x6aad3884 where reader.currentKeyEquals("availableHdChannels"): try reader.decode(&availableHdChannels, "availableHdChannels")
+            case 0xa664cf00 where reader.currentKeyEquals("hdChannel"): try reader.decode(&hdChannel, "hdChannel")
+            case 0x6d321dac where reader.currentKeyEquals("signalStrength"): try reader.decode(&signalStrength, "signalStrength")
+            case 0x2762544c where reader.currentKeyEquals("signalChangeThreshold"): try reader.decode(&signalChangeThreshold, "signalChangeThreshold")
+            case 0x031ed9f3 where reader.currentKeyEquals("radioEnable"): try reader.decode(&radioEnable, "radioEnable")
+            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            case 0xa4835486 where reader.currentKeyEquals("sisData"): try reader.decode(&sisData, "sisData")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData, unknownParameters: unknownParameters)
@@ -6053,27 +5721,23 @@ public struct SDLClimateControlData: RPCStruct {
         var climateEnable: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x24a21645 where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed)
-                case 0xf2159060 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature)
-                case 0x418f3de5 where reader.currentKeyEquals("desiredTemperature"): try reader.decode(&desiredTemperature)
-                case 0x63a44ba6 where reader.currentKeyEquals("acEnable"): try reader.decode(&acEnable)
-                case 0xf9aea8d0 where reader.currentKeyEquals("circulateAirEnable"): try reader.decode(&circulateAirEnable)
-                case 0x73e5d746 where reader.currentKeyEquals("autoModeEnable"): try reader.decode(&autoModeEnable)
-                case 0x101cdc26 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone)
-                case 0x6668b157 where reader.currentKeyEquals("dualModeEnable"): try reader.decode(&dualModeEnable)
-                case 0xca86144a where reader.currentKeyEquals("acMaxEnable"): try reader.decode(&acMaxEnable)
-                case 0x578a1083 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode)
-                case 0xa255efdf where reader.currentKeyEquals("heatedSteeringWheelEnable"): try reader.decode(&heatedSteeringWheelEnable)
-                case 0xce845402 where reader.currentKeyEquals("heatedWindshieldEnable"): try reader.decode(&heatedWindshieldEnable)
-                case 0x3e5c0323 where reader.currentKeyEquals("heatedRearWindowEnable"): try reader.decode(&heatedRearWindowEnable)
-                case 0x8d9eb411 where reader.currentKeyEquals("heatedMirrorsEnable"): try reader.decode(&heatedMirrorsEnable)
-                case 0x1c783353 where reader.currentKeyEquals("climateEnable"): try reader.decode(&climateEnable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x24a21645 where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed, "fanSpeed")
+            case 0xf2159060 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature")
+            case 0x418f3de5 where reader.currentKeyEquals("desiredTemperature"): try reader.decode(&desiredTemperature, "desiredTemperature")
+            case 0x63a44ba6 where reader.currentKeyEquals("acEnable"): try reader.decode(&acEnable, "acEnable")
+            case 0xf9aea8d0 where reader.currentKeyEquals("circulateAirEnable"): try reader.decode(&circulateAirEnable, "circulateAirEnable")
+            case 0x73e5d746 where reader.currentKeyEquals("autoModeEnable"): try reader.decode(&autoModeEnable, "autoModeEnable")
+            case 0x101cdc26 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone, "defrostZone")
+            case 0x6668b157 where reader.currentKeyEquals("dualModeEnable"): try reader.decode(&dualModeEnable, "dualModeEnable")
+            case 0xca86144a where reader.currentKeyEquals("acMaxEnable"): try reader.decode(&acMaxEnable, "acMaxEnable")
+            case 0x578a1083 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode, "ventilationMode")
+            case 0xa255efdf where reader.currentKeyEquals("heatedSteeringWheelEnable"): try reader.decode(&heatedSteeringWheelEnable, "heatedSteeringWheelEnable")
+            case 0xce845402 where reader.currentKeyEquals("heatedWindshieldEnable"): try reader.decode(&heatedWindshieldEnable, "heatedWindshieldEnable")
+            case 0x3e5c0323 where reader.currentKeyEquals("heatedRearWindowEnable"): try reader.decode(&heatedRearWindowEnable, "heatedRearWindowEnable")
+            case 0x8d9eb411 where reader.currentKeyEquals("heatedMirrorsEnable"): try reader.decode(&heatedMirrorsEnable, "heatedMirrorsEnable")
+            case 0x1c783353 where reader.currentKeyEquals("climateEnable"): try reader.decode(&climateEnable, "climateEnable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(fanSpeed: fanSpeed, currentTemperature: currentTemperature, desiredTemperature: desiredTemperature, acEnable: acEnable, circulateAirEnable: circulateAirEnable, autoModeEnable: autoModeEnable, defrostZone: defrostZone, dualModeEnable: dualModeEnable, acMaxEnable: acMaxEnable, ventilationMode: ventilationMode, heatedSteeringWheelEnable: heatedSteeringWheelEnable, heatedWindshieldEnable: heatedWindshieldEnable, heatedRearWindowEnable: heatedRearWindowEnable, heatedMirrorsEnable: heatedMirrorsEnable, climateEnable: climateEnable, unknownParameters: unknownParameters)
@@ -6196,27 +5860,23 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         var siriusxmRadioAvailable: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName)
-                case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo)
-                case 0x7d6774ca where reader.currentKeyEquals("radioEnableAvailable"): try reader.decode(&radioEnableAvailable)
-                case 0x569b863a where reader.currentKeyEquals("radioBandAvailable"): try reader.decode(&radioBandAvailable)
-                case 0xf04e4341 where reader.currentKeyEquals("radioFrequencyAvailable"): try reader.decode(&radioFrequencyAvailable)
-                case 0x6e5b840b where reader.currentKeyEquals("hdChannelAvailable"): try reader.decode(&hdChannelAvailable)
-                case 0xc7c3e9c3 where reader.currentKeyEquals("rdsDataAvailable"): try reader.decode(&rdsDataAvailable)
-                case 0x68f17630 where reader.currentKeyEquals("availableHDsAvailable"): try reader.decode(&availableHDsAvailable)
-                case 0x19e23487 where reader.currentKeyEquals("availableHdChannelsAvailable"): try reader.decode(&availableHdChannelsAvailable)
-                case 0xe89ded4d where reader.currentKeyEquals("stateAvailable"): try reader.decode(&stateAvailable)
-                case 0x01e7b34f where reader.currentKeyEquals("signalStrengthAvailable"): try reader.decode(&signalStrengthAvailable)
-                case 0x0e0774af where reader.currentKeyEquals("signalChangeThresholdAvailable"): try reader.decode(&signalChangeThresholdAvailable)
-                case 0x2c0f499d where reader.currentKeyEquals("sisDataAvailable"): try reader.decode(&sisDataAvailable)
-                case 0x006eb49e where reader.currentKeyEquals("hdRadioEnableAvailable"): try reader.decode(&hdRadioEnableAvailable)
-                case 0x86a65135 where reader.currentKeyEquals("siriusxmRadioAvailable"): try reader.decode(&siriusxmRadioAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x7d6774ca where reader.currentKeyEquals("radioEnableAvailable"): try reader.decode(&radioEnableAvailable, "radioEnableAvailable")
+            case 0x569b863a where reader.currentKeyEquals("radioBandAvailable"): try reader.decode(&radioBandAvailable, "radioBandAvailable")
+            case 0xf04e4341 where reader.currentKeyEquals("radioFrequencyAvailable"): try reader.decode(&radioFrequencyAvailable, "radioFrequencyAvailable")
+            case 0x6e5b840b where reader.currentKeyEquals("hdChannelAvailable"): try reader.decode(&hdChannelAvailable, "hdChannelAvailable")
+            case 0xc7c3e9c3 where reader.currentKeyEquals("rdsDataAvailable"): try reader.decode(&rdsDataAvailable, "rdsDataAvailable")
+            case 0x68f17630 where reader.currentKeyEquals("availableHDsAvailable"): try reader.decode(&availableHDsAvailable, "availableHDsAvailable")
+            case 0x19e23487 where reader.currentKeyEquals("availableHdChannelsAvailable"): try reader.decode(&availableHdChannelsAvailable, "availableHdChannelsAvailable")
+            case 0xe89ded4d where reader.currentKeyEquals("stateAvailable"): try reader.decode(&stateAvailable, "stateAvailable")
+            case 0x01e7b34f where reader.currentKeyEquals("signalStrengthAvailable"): try reader.decode(&signalStrengthAvailable, "signalStrengthAvailable")
+            case 0x0e0774af where reader.currentKeyEquals("signalChangeThresholdAvailable"): try reader.decode(&signalChangeThresholdAvailable, "signalChangeThresholdAvailable")
+            case 0x2c0f499d where reader.currentKeyEquals("sisDataAvailable"): try reader.decode(&sisDataAvailable, "sisDataAvailable")
+            case 0x006eb49e where reader.currentKeyEquals("hdRadioEnableAvailable"): try reader.decode(&hdRadioEnableAvailable, "hdRadioEnableAvailable")
+            case 0x86a65135 where reader.currentKeyEquals("siriusxmRadioAvailable"): try reader.decode(&siriusxmRadioAvailable, "siriusxmRadioAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
@@ -6357,31 +6017,27 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         var climateEnableAvailable: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName)
-                case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo)
-                case 0x442a31ab where reader.currentKeyEquals("currentTemperatureAvailable"): try reader.decode(&currentTemperatureAvailable)
-                case 0x285187b8 where reader.currentKeyEquals("fanSpeedAvailable"): try reader.decode(&fanSpeedAvailable)
-                case 0x0bcbd298 where reader.currentKeyEquals("desiredTemperatureAvailable"): try reader.decode(&desiredTemperatureAvailable)
-                case 0xbe591dfd where reader.currentKeyEquals("acEnableAvailable"): try reader.decode(&acEnableAvailable)
-                case 0xf2f26cd9 where reader.currentKeyEquals("acMaxEnableAvailable"): try reader.decode(&acMaxEnableAvailable)
-                case 0xf0e7f21b where reader.currentKeyEquals("circulateAirEnableAvailable"): try reader.decode(&circulateAirEnableAvailable)
-                case 0x4842b95d where reader.currentKeyEquals("autoModeEnableAvailable"): try reader.decode(&autoModeEnableAvailable)
-                case 0x1be54566 where reader.currentKeyEquals("dualModeEnableAvailable"): try reader.decode(&dualModeEnableAvailable)
-                case 0x052a477d where reader.currentKeyEquals("defrostZoneAvailable"): try reader.decode(&defrostZoneAvailable)
-                case 0x101cdc26 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone)
-                case 0x17a8fd5a where reader.currentKeyEquals("ventilationModeAvailable"): try reader.decode(&ventilationModeAvailable)
-                case 0x578a1083 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode)
-                case 0xb2408e4b where reader.currentKeyEquals("heatedSteeringWheelAvailable"): try reader.decode(&heatedSteeringWheelAvailable)
-                case 0xfc471b84 where reader.currentKeyEquals("heatedWindshieldAvailable"): try reader.decode(&heatedWindshieldAvailable)
-                case 0xe3cc4267 where reader.currentKeyEquals("heatedRearWindowAvailable"): try reader.decode(&heatedRearWindowAvailable)
-                case 0x0af70b31 where reader.currentKeyEquals("heatedMirrorsAvailable"): try reader.decode(&heatedMirrorsAvailable)
-                case 0x609ee3ea where reader.currentKeyEquals("climateEnableAvailable"): try reader.decode(&climateEnableAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x442a31ab where reader.currentKeyEquals("currentTemperatureAvailable"): try reader.decode(&currentTemperatureAvailable, "currentTemperatureAvailable")
+            case 0x285187b8 where reader.currentKeyEquals("fanSpeedAvailable"): try reader.decode(&fanSpeedAvailable, "fanSpeedAvailable")
+            case 0x0bcbd298 where reader.currentKeyEquals("desiredTemperatureAvailable"): try reader.decode(&desiredTemperatureAvailable, "desiredTemperatureAvailable")
+            case 0xbe591dfd where reader.currentKeyEquals("acEnableAvailable"): try reader.decode(&acEnableAvailable, "acEnableAvailable")
+            case 0xf2f26cd9 where reader.currentKeyEquals("acMaxEnableAvailable"): try reader.decode(&acMaxEnableAvailable, "acMaxEnableAvailable")
+            case 0xf0e7f21b where reader.currentKeyEquals("circulateAirEnableAvailable"): try reader.decode(&circulateAirEnableAvailable, "circulateAirEnableAvailable")
+            case 0x4842b95d where reader.currentKeyEquals("autoModeEnableAvailable"): try reader.decode(&autoModeEnableAvailable, "autoModeEnableAvailable")
+            case 0x1be54566 where reader.currentKeyEquals("dualModeEnableAvailable"): try reader.decode(&dualModeEnableAvailable, "dualModeEnableAvailable")
+            case 0x052a477d where reader.currentKeyEquals("defrostZoneAvailable"): try reader.decode(&defrostZoneAvailable, "defrostZoneAvailable")
+            case 0x101cdc26 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone, "defrostZone")
+            case 0x17a8fd5a where reader.currentKeyEquals("ventilationModeAvailable"): try reader.decode(&ventilationModeAvailable, "ventilationModeAvailable")
+            case 0x578a1083 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode, "ventilationMode")
+            case 0xb2408e4b where reader.currentKeyEquals("heatedSteeringWheelAvailable"): try reader.decode(&heatedSteeringWheelAvailable, "heatedSteeringWheelAvailable")
+            case 0xfc471b84 where reader.currentKeyEquals("heatedWindshieldAvailable"): try reader.decode(&heatedWindshieldAvailable, "heatedWindshieldAvailable")
+            case 0xe3cc4267 where reader.currentKeyEquals("heatedRearWindowAvailable"): try reader.decode(&heatedRearWindowAvailable, "heatedRearWindowAvailable")
+            case 0x0af70b31 where reader.currentKeyEquals("heatedMirrorsAvailable"): try reader.decode(&heatedMirrorsAvailable, "heatedMirrorsAvailable")
+            case 0x609ee3ea where reader.currentKeyEquals("climateEnableAvailable"): try reader.decode(&climateEnableAvailable, "climateEnableAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
@@ -6448,15 +6104,11 @@ public struct SDLEqualizerSettings: RPCStruct {
         var channelSetting: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xa4138609 where reader.currentKeyEquals("channelId"): try reader.decode(&channelId)
-                case 0x89c64cbf where reader.currentKeyEquals("channelName"): try reader.decode(&channelName)
-                case 0xce52d740 where reader.currentKeyEquals("channelSetting"): try reader.decode(&channelSetting)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xa4138609 where reader.currentKeyEquals("channelId"): try reader.decode(&channelId, "channelId")
+            case 0x89c64cbf where reader.currentKeyEquals("channelName"): try reader.decode(&channelName, "channelName")
+            case 0xce52d740 where reader.currentKeyEquals("channelSetting"): try reader.decode(&channelSetting, "channelSetting")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let channelId else { throw RPCError.missingParameter("channelId") }
@@ -6512,16 +6164,12 @@ public struct SDLAudioControlData: RPCStruct {
         var equalizerSettings: [SDLEqualizerSettings]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x1bcf29d8 where reader.currentKeyEquals("source"): try reader.decode(&source)
-                case 0xdc3b03bb where reader.currentKeyEquals("keepContext"): try reader.decode(&keepContext)
-                case 0x2ee0698f where reader.currentKeyEquals("volume"): try reader.decode(&volume)
-                case 0x618657a2 where reader.currentKeyEquals("equalizerSettings"): try reader.decode(&equalizerSettings)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x1bcf29d8 where reader.currentKeyEquals("source"): try reader.decode(&source, "source")
+            case 0xdc3b03bb where reader.currentKeyEquals("keepContext"): try reader.decode(&keepContext, "keepContext")
+            case 0x2ee0698f where reader.currentKeyEquals("volume"): try reader.decode(&volume, "volume")
+            case 0x618657a2 where reader.currentKeyEquals("equalizerSettings"): try reader.decode(&equalizerSettings, "equalizerSettings")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(source: source, keepContext: keepContext, volume: volume, equalizerSettings: equalizerSettings, unknownParameters: unknownParameters)
@@ -6591,19 +6239,15 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         var equalizerMaxChannelId: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName)
-                case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo)
-                case 0xf3535ee3 where reader.currentKeyEquals("sourceAvailable"): try reader.decode(&sourceAvailable)
-                case 0xf2c69612 where reader.currentKeyEquals("keepContextAvailable"): try reader.decode(&keepContextAvailable)
-                case 0x5c4b761e where reader.currentKeyEquals("volumeAvailable"): try reader.decode(&volumeAvailable)
-                case 0x3e091abe where reader.currentKeyEquals("equalizerAvailable"): try reader.decode(&equalizerAvailable)
-                case 0xfda6dbab where reader.currentKeyEquals("equalizerMaxChannelId"): try reader.decode(&equalizerMaxChannelId)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0xf3535ee3 where reader.currentKeyEquals("sourceAvailable"): try reader.decode(&sourceAvailable, "sourceAvailable")
+            case 0xf2c69612 where reader.currentKeyEquals("keepContextAvailable"): try reader.decode(&keepContextAvailable, "keepContextAvailable")
+            case 0x5c4b761e where reader.currentKeyEquals("volumeAvailable"): try reader.decode(&volumeAvailable, "volumeAvailable")
+            case 0x3e091abe where reader.currentKeyEquals("equalizerAvailable"): try reader.decode(&equalizerAvailable, "equalizerAvailable")
+            case 0xfda6dbab where reader.currentKeyEquals("equalizerMaxChannelId"): try reader.decode(&equalizerMaxChannelId, "equalizerMaxChannelId")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
@@ -6662,16 +6306,12 @@ public struct SDLLightCapabilities: RPCStruct {
         var rgbColorSpaceAvailable: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name)
-                case 0x4e075bbe where reader.currentKeyEquals("statusAvailable"): try reader.decode(&statusAvailable)
-                case 0xff148fb2 where reader.currentKeyEquals("densityAvailable"): try reader.decode(&densityAvailable)
-                case 0x0f6d78fe where reader.currentKeyEquals("rgbColorSpaceAvailable"): try reader.decode(&rgbColorSpaceAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
+            case 0x4e075bbe where reader.currentKeyEquals("statusAvailable"): try reader.decode(&statusAvailable, "statusAvailable")
+            case 0xff148fb2 where reader.currentKeyEquals("densityAvailable"): try reader.decode(&densityAvailable, "densityAvailable")
+            case 0x0f6d78fe where reader.currentKeyEquals("rgbColorSpaceAvailable"): try reader.decode(&rgbColorSpaceAvailable, "rgbColorSpaceAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let name else { throw RPCError.missingParameter("name") }
@@ -6720,15 +6360,11 @@ public struct SDLLightControlCapabilities: RPCStruct {
         var supportedLights: [SDLLightCapabilities]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName)
-                case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo)
-                case 0x77013e40 where reader.currentKeyEquals("supportedLights"): try reader.decode(&supportedLights)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x77013e40 where reader.currentKeyEquals("supportedLights"): try reader.decode(&supportedLights, "supportedLights")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
@@ -6784,16 +6420,12 @@ public struct SDLLightState: RPCStruct {
         var color: SDLRGBColor? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id)
-                case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status)
-                case 0x72b9059b where reader.currentKeyEquals("density"): try reader.decode(&density)
-                case 0x3d7e6258 where reader.currentKeyEquals("color"): try reader.decode(&color)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            case 0x72b9059b where reader.currentKeyEquals("density"): try reader.decode(&density, "density")
+            case 0x3d7e6258 where reader.currentKeyEquals("color"): try reader.decode(&color, "color")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let id else { throw RPCError.missingParameter("id") }
@@ -6836,13 +6468,9 @@ public struct SDLLightControlData: RPCStruct {
         var lightState: [SDLLightState]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x721ec620 where reader.currentKeyEquals("lightState"): try reader.decode(&lightState)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x721ec620 where reader.currentKeyEquals("lightState"): try reader.decode(&lightState, "lightState")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let lightState else { throw RPCError.missingParameter("lightState") }
@@ -6888,15 +6516,11 @@ public struct SDLHMISettingsControlData: RPCStruct {
         var distanceUnit: SDLDistanceUnit? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x15e9d382 where reader.currentKeyEquals("displayMode"): try reader.decode(&displayMode)
-                case 0x345ff517 where reader.currentKeyEquals("temperatureUnit"): try reader.decode(&temperatureUnit)
-                case 0x839db144 where reader.currentKeyEquals("distanceUnit"): try reader.decode(&distanceUnit)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x15e9d382 where reader.currentKeyEquals("displayMode"): try reader.decode(&displayMode, "displayMode")
+            case 0x345ff517 where reader.currentKeyEquals("temperatureUnit"): try reader.decode(&temperatureUnit, "temperatureUnit")
+            case 0x839db144 where reader.currentKeyEquals("distanceUnit"): try reader.decode(&distanceUnit, "distanceUnit")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(displayMode: displayMode, temperatureUnit: temperatureUnit, distanceUnit: distanceUnit, unknownParameters: unknownParameters)
@@ -6955,17 +6579,13 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
         var displayModeUnitAvailable: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName)
-                case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo)
-                case 0xca459247 where reader.currentKeyEquals("distanceUnitAvailable"): try reader.decode(&distanceUnitAvailable)
-                case 0x76885826 where reader.currentKeyEquals("temperatureUnitAvailable"): try reader.decode(&temperatureUnitAvailable)
-                case 0x7f117fe7 where reader.currentKeyEquals("displayModeUnitAvailable"): try reader.decode(&displayModeUnitAvailable)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0xca459247 where reader.currentKeyEquals("distanceUnitAvailable"): try reader.decode(&distanceUnitAvailable, "distanceUnitAvailable")
+            case 0x76885826 where reader.currentKeyEquals("temperatureUnitAvailable"): try reader.decode(&temperatureUnitAvailable, "temperatureUnitAvailable")
+            case 0x7f117fe7 where reader.currentKeyEquals("displayModeUnitAvailable"): try reader.decode(&displayModeUnitAvailable, "displayModeUnitAvailable")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
@@ -7041,20 +6661,16 @@ public struct SDLModuleData: RPCStruct {
         var hmiSettingsControlData: SDLHMISettingsControlData? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType)
-                case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId)
-                case 0x86d18199 where reader.currentKeyEquals("radioControlData"): try reader.decode(&radioControlData)
-                case 0x04d85bb9 where reader.currentKeyEquals("climateControlData"): try reader.decode(&climateControlData)
-                case 0xd543d6fd where reader.currentKeyEquals("seatControlData"): try reader.decode(&seatControlData)
-                case 0xc61a8ea2 where reader.currentKeyEquals("audioControlData"): try reader.decode(&audioControlData)
-                case 0xce5adec8 where reader.currentKeyEquals("lightControlData"): try reader.decode(&lightControlData)
-                case 0xc3e7bc9d where reader.currentKeyEquals("hmiSettingsControlData"): try reader.decode(&hmiSettingsControlData)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0x86d18199 where reader.currentKeyEquals("radioControlData"): try reader.decode(&radioControlData, "radioControlData")
+            case 0x04d85bb9 where reader.currentKeyEquals("climateControlData"): try reader.decode(&climateControlData, "climateControlData")
+            case 0xd543d6fd where reader.currentKeyEquals("seatControlData"): try reader.decode(&seatControlData, "seatControlData")
+            case 0xc61a8ea2 where reader.currentKeyEquals("audioControlData"): try reader.decode(&audioControlData, "audioControlData")
+            case 0xce5adec8 where reader.currentKeyEquals("lightControlData"): try reader.decode(&lightControlData, "lightControlData")
+            case 0xc3e7bc9d where reader.currentKeyEquals("hmiSettingsControlData"): try reader.decode(&hmiSettingsControlData, "hmiSettingsControlData")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
@@ -7134,19 +6750,15 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         var seatControlCapabilities: [SDLSeatControlCapabilities]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x1499babb where reader.currentKeyEquals("climateControlCapabilities"): try reader.decode(&climateControlCapabilities)
-                case 0xd9e4c49b where reader.currentKeyEquals("radioControlCapabilities"): try reader.decode(&radioControlCapabilities)
-                case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities)
-                case 0xfc26e57c where reader.currentKeyEquals("audioControlCapabilities"): try reader.decode(&audioControlCapabilities)
-                case 0x8f388957 where reader.currentKeyEquals("hmiSettingsControlCapabilities"): try reader.decode(&hmiSettingsControlCapabilities)
-                case 0xeb30abc6 where reader.currentKeyEquals("lightControlCapabilities"): try reader.decode(&lightControlCapabilities)
-                case 0x26c291b7 where reader.currentKeyEquals("seatControlCapabilities"): try reader.decode(&seatControlCapabilities)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x1499babb where reader.currentKeyEquals("climateControlCapabilities"): try reader.decode(&climateControlCapabilities, "climateControlCapabilities")
+            case 0xd9e4c49b where reader.currentKeyEquals("radioControlCapabilities"): try reader.decode(&radioControlCapabilities, "radioControlCapabilities")
+            case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
+            case 0xfc26e57c where reader.currentKeyEquals("audioControlCapabilities"): try reader.decode(&audioControlCapabilities, "audioControlCapabilities")
+            case 0x8f388957 where reader.currentKeyEquals("hmiSettingsControlCapabilities"): try reader.decode(&hmiSettingsControlCapabilities, "hmiSettingsControlCapabilities")
+            case 0xeb30abc6 where reader.currentKeyEquals("lightControlCapabilities"): try reader.decode(&lightControlCapabilities, "lightControlCapabilities")
+            case 0x26c291b7 where reader.currentKeyEquals("seatControlCapabilities"): try reader.decode(&seatControlCapabilities, "seatControlCapabilities")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(climateControlCapabilities: climateControlCapabilities, radioControlCapabilities: radioControlCapabilities, buttonCapabilities: buttonCapabilities, audioControlCapabilities: audioControlCapabilities, hmiSettingsControlCapabilities: hmiSettingsControlCapabilities, lightControlCapabilities: lightControlCapabilities, seatControlCapabilities: seatControlCapabilities, unknownParameters: unknownParameters)
@@ -7208,16 +6820,12 @@ public struct SDLMetadataTags: RPCStruct {
         var mainField4: [SDLMetadataType]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xfd35296f where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1)
-                case 0xfe352b02 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2)
-                case 0xff352c95 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3)
-                case 0xf8352190 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xfd35296f where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1, "mainField1")
+            case 0xfe352b02 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2, "mainField2")
+            case 0xff352c95 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3, "mainField3")
+            case 0xf8352190 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4, "mainField4")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, unknownParameters: unknownParameters)
@@ -7273,16 +6881,12 @@ public struct SDLRectangle: RPCStruct {
         var height: Double? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xfd0c5087 where reader.currentKeyEquals("x"): try reader.decode(&x)
-                case 0xfc0c4ef4 where reader.currentKeyEquals("y"): try reader.decode(&y)
-                case 0x95876e1f where reader.currentKeyEquals("width"): try reader.decode(&width)
-                case 0xd5bdbb42 where reader.currentKeyEquals("height"): try reader.decode(&height)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xfd0c5087 where reader.currentKeyEquals("x"): try reader.decode(&x, "x")
+            case 0xfc0c4ef4 where reader.currentKeyEquals("y"): try reader.decode(&y, "y")
+            case 0x95876e1f where reader.currentKeyEquals("width"): try reader.decode(&width, "width")
+            case 0xd5bdbb42 where reader.currentKeyEquals("height"): try reader.decode(&height, "height")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let x else { throw RPCError.missingParameter("x") }
@@ -7332,14 +6936,10 @@ public struct SDLHapticRect: RPCStruct {
         var rect: SDLRectangle? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id)
-                case 0xeae44d07 where reader.currentKeyEquals("rect"): try reader.decode(&rect)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0xeae44d07 where reader.currentKeyEquals("rect"): try reader.decode(&rect, "rect")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let id else { throw RPCError.missingParameter("id") }
@@ -7373,11 +6973,7 @@ public struct SDLMediaServiceManifest: RPCStruct {
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                try reader.decodeUnknown(into: &unknownParameters)
-            } catch {
-                throw reader.annotate(error)
-            }
+            try reader.decodeUnknown(into: &unknownParameters)
         }
         self.init(unknownParameters: unknownParameters)
     }
@@ -7468,25 +7064,21 @@ public struct SDLMediaServiceData: RPCStruct {
         var mediaImage: SDLImage? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x65ccd75b where reader.currentKeyEquals("mediaType"): try reader.decode(&mediaType)
-                case 0x4c32c553 where reader.currentKeyEquals("mediaTitle"): try reader.decode(&mediaTitle)
-                case 0xe2bb098c where reader.currentKeyEquals("mediaArtist"): try reader.decode(&mediaArtist)
-                case 0xb594cd3a where reader.currentKeyEquals("mediaAlbum"): try reader.decode(&mediaAlbum)
-                case 0x14be1270 where reader.currentKeyEquals("playlistName"): try reader.decode(&playlistName)
-                case 0x5ed30e99 where reader.currentKeyEquals("isExplicit"): try reader.decode(&isExplicit)
-                case 0xd91b4f36 where reader.currentKeyEquals("trackPlaybackProgress"): try reader.decode(&trackPlaybackProgress)
-                case 0x750c903d where reader.currentKeyEquals("trackPlaybackDuration"): try reader.decode(&trackPlaybackDuration)
-                case 0x4af4ca62 where reader.currentKeyEquals("queuePlaybackProgress"): try reader.decode(&queuePlaybackProgress)
-                case 0xb83ba009 where reader.currentKeyEquals("queuePlaybackDuration"): try reader.decode(&queuePlaybackDuration)
-                case 0xbc62b265 where reader.currentKeyEquals("queueCurrentTrackNumber"): try reader.decode(&queueCurrentTrackNumber)
-                case 0xf6464988 where reader.currentKeyEquals("queueTotalTrackCount"): try reader.decode(&queueTotalTrackCount)
-                case 0xd141f118 where reader.currentKeyEquals("mediaImage"): try reader.decode(&mediaImage)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x65ccd75b where reader.currentKeyEquals("mediaType"): try reader.decode(&mediaType, "mediaType")
+            case 0x4c32c553 where reader.currentKeyEquals("mediaTitle"): try reader.decode(&mediaTitle, "mediaTitle")
+            case 0xe2bb098c where reader.currentKeyEquals("mediaArtist"): try reader.decode(&mediaArtist, "mediaArtist")
+            case 0xb594cd3a where reader.currentKeyEquals("mediaAlbum"): try reader.decode(&mediaAlbum, "mediaAlbum")
+            case 0x14be1270 where reader.currentKeyEquals("playlistName"): try reader.decode(&playlistName, "playlistName")
+            case 0x5ed30e99 where reader.currentKeyEquals("isExplicit"): try reader.decode(&isExplicit, "isExplicit")
+            case 0xd91b4f36 where reader.currentKeyEquals("trackPlaybackProgress"): try reader.decode(&trackPlaybackProgress, "trackPlaybackProgress")
+            case 0x750c903d where reader.currentKeyEquals("trackPlaybackDuration"): try reader.decode(&trackPlaybackDuration, "trackPlaybackDuration")
+            case 0x4af4ca62 where reader.currentKeyEquals("queuePlaybackProgress"): try reader.decode(&queuePlaybackProgress, "queuePlaybackProgress")
+            case 0xb83ba009 where reader.currentKeyEquals("queuePlaybackDuration"): try reader.decode(&queuePlaybackDuration, "queuePlaybackDuration")
+            case 0xbc62b265 where reader.currentKeyEquals("queueCurrentTrackNumber"): try reader.decode(&queueCurrentTrackNumber, "queueCurrentTrackNumber")
+            case 0xf6464988 where reader.currentKeyEquals("queueTotalTrackCount"): try reader.decode(&queueTotalTrackCount, "queueTotalTrackCount")
+            case 0xd141f118 where reader.currentKeyEquals("mediaImage"): try reader.decode(&mediaImage, "mediaImage")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(mediaType: mediaType, mediaTitle: mediaTitle, mediaArtist: mediaArtist, mediaAlbum: mediaAlbum, playlistName: playlistName, isExplicit: isExplicit, trackPlaybackProgress: trackPlaybackProgress, trackPlaybackDuration: trackPlaybackDuration, queuePlaybackProgress: queuePlaybackProgress, queuePlaybackDuration: queuePlaybackDuration, queueCurrentTrackNumber: queueCurrentTrackNumber, queueTotalTrackCount: queueTotalTrackCount, mediaImage: mediaImage, unknownParameters: unknownParameters)
@@ -7558,17 +7150,13 @@ public struct SDLWeatherServiceManifest: RPCStruct {
         var weatherForLocationSupported: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x74589167 where reader.currentKeyEquals("currentForecastSupported"): try reader.decode(&currentForecastSupported)
-                case 0x1696392d where reader.currentKeyEquals("maxMultidayForecastAmount"): try reader.decode(&maxMultidayForecastAmount)
-                case 0x09a0af4d where reader.currentKeyEquals("maxHourlyForecastAmount"): try reader.decode(&maxHourlyForecastAmount)
-                case 0xe6fb2b13 where reader.currentKeyEquals("maxMinutelyForecastAmount"): try reader.decode(&maxMinutelyForecastAmount)
-                case 0xdbecfe21 where reader.currentKeyEquals("weatherForLocationSupported"): try reader.decode(&weatherForLocationSupported)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x74589167 where reader.currentKeyEquals("currentForecastSupported"): try reader.decode(&currentForecastSupported, "currentForecastSupported")
+            case 0x1696392d where reader.currentKeyEquals("maxMultidayForecastAmount"): try reader.decode(&maxMultidayForecastAmount, "maxMultidayForecastAmount")
+            case 0x09a0af4d where reader.currentKeyEquals("maxHourlyForecastAmount"): try reader.decode(&maxHourlyForecastAmount, "maxHourlyForecastAmount")
+            case 0xe6fb2b13 where reader.currentKeyEquals("maxMinutelyForecastAmount"): try reader.decode(&maxMinutelyForecastAmount, "maxMinutelyForecastAmount")
+            case 0xdbecfe21 where reader.currentKeyEquals("weatherForLocationSupported"): try reader.decode(&weatherForLocationSupported, "weatherForLocationSupported")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(currentForecastSupported: currentForecastSupported, maxMultidayForecastAmount: maxMultidayForecastAmount, maxHourlyForecastAmount: maxHourlyForecastAmount, maxMinutelyForecastAmount: maxMinutelyForecastAmount, weatherForLocationSupported: weatherForLocationSupported, unknownParameters: unknownParameters)
@@ -7630,18 +7218,14 @@ public struct SDLWeatherAlert: RPCStruct {
         var timeIssued: SDLDateTime? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x9865b509 where reader.currentKeyEquals("title"): try reader.decode(&title)
-                case 0x10a44713 where reader.currentKeyEquals("summary"): try reader.decode(&summary)
-                case 0x3e8ec783 where reader.currentKeyEquals("expires"): try reader.decode(&expires)
-                case 0xf17df00a where reader.currentKeyEquals("regions"): try reader.decode(&regions)
-                case 0x8ffc4fb2 where reader.currentKeyEquals("severity"): try reader.decode(&severity)
-                case 0x6fa06a69 where reader.currentKeyEquals("timeIssued"): try reader.decode(&timeIssued)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x9865b509 where reader.currentKeyEquals("title"): try reader.decode(&title, "title")
+            case 0x10a44713 where reader.currentKeyEquals("summary"): try reader.decode(&summary, "summary")
+            case 0x3e8ec783 where reader.currentKeyEquals("expires"): try reader.decode(&expires, "expires")
+            case 0xf17df00a where reader.currentKeyEquals("regions"): try reader.decode(&regions, "regions")
+            case 0x8ffc4fb2 where reader.currentKeyEquals("severity"): try reader.decode(&severity, "severity")
+            case 0x6fa06a69 where reader.currentKeyEquals("timeIssued"): try reader.decode(&timeIssued, "timeIssued")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(title: title, summary: summary, expires: expires, regions: regions, severity: severity, timeIssued: timeIssued, unknownParameters: unknownParameters)
@@ -7791,34 +7375,30 @@ public struct SDLWeatherData: RPCStruct {
         var weatherIcon: SDLImage? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xf2159060 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature)
-                case 0x26e07f4d where reader.currentKeyEquals("temperatureHigh"): try reader.decode(&temperatureHigh)
-                case 0x0b4d4f51 where reader.currentKeyEquals("temperatureLow"): try reader.decode(&temperatureLow)
-                case 0x1f033de6 where reader.currentKeyEquals("apparentTemperature"): try reader.decode(&apparentTemperature)
-                case 0x9cd5d4d6 where reader.currentKeyEquals("apparentTemperatureHigh"): try reader.decode(&apparentTemperatureHigh)
-                case 0xf09a227c where reader.currentKeyEquals("apparentTemperatureLow"): try reader.decode(&apparentTemperatureLow)
-                case 0xc334896d where reader.currentKeyEquals("weatherSummary"): try reader.decode(&weatherSummary)
-                case 0x5d3c9be4 where reader.currentKeyEquals("time"): try reader.decode(&time)
-                case 0x25c5b9a0 where reader.currentKeyEquals("humidity"): try reader.decode(&humidity)
-                case 0xeb618c1d where reader.currentKeyEquals("cloudCover"): try reader.decode(&cloudCover)
-                case 0x5febf4b7 where reader.currentKeyEquals("moonPhase"): try reader.decode(&moonPhase)
-                case 0x3dd97e83 where reader.currentKeyEquals("windBearing"): try reader.decode(&windBearing)
-                case 0x390bd8a0 where reader.currentKeyEquals("windGust"): try reader.decode(&windGust)
-                case 0xb94d1f12 where reader.currentKeyEquals("windSpeed"): try reader.decode(&windSpeed)
-                case 0x7a572728 where reader.currentKeyEquals("nearestStormBearing"): try reader.decode(&nearestStormBearing)
-                case 0x299a1c11 where reader.currentKeyEquals("nearestStormDistance"): try reader.decode(&nearestStormDistance)
-                case 0xd0de93b9 where reader.currentKeyEquals("precipAccumulation"): try reader.decode(&precipAccumulation)
-                case 0x310132a7 where reader.currentKeyEquals("precipIntensity"): try reader.decode(&precipIntensity)
-                case 0x5200cde9 where reader.currentKeyEquals("precipProbability"): try reader.decode(&precipProbability)
-                case 0x39996066 where reader.currentKeyEquals("precipType"): try reader.decode(&precipType)
-                case 0x7f37f5e5 where reader.currentKeyEquals("visibility"): try reader.decode(&visibility)
-                case 0xc7ad7d12 where reader.currentKeyEquals("weatherIcon"): try reader.decode(&weatherIcon)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xf2159060 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature")
+            case 0x26e07f4d where reader.currentKeyEquals("temperatureHigh"): try reader.decode(&temperatureHigh, "temperatureHigh")
+            case 0x0b4d4f51 where reader.currentKeyEquals("temperatureLow"): try reader.decode(&temperatureLow, "temperatureLow")
+            case 0x1f033de6 where reader.currentKeyEquals("apparentTemperature"): try reader.decode(&apparentTemperature, "apparentTemperature")
+            case 0x9cd5d4d6 where reader.currentKeyEquals("apparentTemperatureHigh"): try reader.decode(&apparentTemperatureHigh, "apparentTemperatureHigh")
+            case 0xf09a227c where reader.currentKeyEquals("apparentTemperatureLow"): try reader.decode(&apparentTemperatureLow, "apparentTemperatureLow")
+            case 0xc334896d where reader.currentKeyEquals("weatherSummary"): try reader.decode(&weatherSummary, "weatherSummary")
+            case 0x5d3c9be4 where reader.currentKeyEquals("time"): try reader.decode(&time, "time")
+            case 0x25c5b9a0 where reader.currentKeyEquals("humidity"): try reader.decode(&humidity, "humidity")
+            case 0xeb618c1d where reader.currentKeyEquals("cloudCover"): try reader.decode(&cloudCover, "cloudCover")
+            case 0x5febf4b7 where reader.currentKeyEquals("moonPhase"): try reader.decode(&moonPhase, "moonPhase")
+            case 0x3dd97e83 where reader.currentKeyEquals("windBearing"): try reader.decode(&windBearing, "windBearing")
+            case 0x390bd8a0 where reader.currentKeyEquals("windGust"): try reader.decode(&windGust, "windGust")
+            case 0xb94d1f12 where reader.currentKeyEquals("windSpeed"): try reader.decode(&windSpeed, "windSpeed")
+            case 0x7a572728 where reader.currentKeyEquals("nearestStormBearing"): try reader.decode(&nearestStormBearing, "nearestStormBearing")
+            case 0x299a1c11 where reader.currentKeyEquals("nearestStormDistance"): try reader.decode(&nearestStormDistance, "nearestStormDistance")
+            case 0xd0de93b9 where reader.currentKeyEquals("precipAccumulation"): try reader.decode(&precipAccumulation, "precipAccumulation")
+            case 0x310132a7 where reader.currentKeyEquals("precipIntensity"): try reader.decode(&precipIntensity, "precipIntensity")
+            case 0x5200cde9 where reader.currentKeyEquals("precipProbability"): try reader.decode(&precipProbability, "precipProbability")
+            case 0x39996066 where reader.currentKeyEquals("precipType"): try reader.decode(&precipType, "precipType")
+            case 0x7f37f5e5 where reader.currentKeyEquals("visibility"): try reader.decode(&visibility, "visibility")
+            case 0xc7ad7d12 where reader.currentKeyEquals("weatherIcon"): try reader.decode(&weatherIcon, "weatherIcon")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(currentTemperature: currentTemperature, temperatureHigh: temperatureHigh, temperatureLow: temperatureLow, apparentTemperature: apparentTemperature, apparentTemperatureHigh: apparentTemperatureHigh, apparentTemperatureLow: apparentTemperatureLow, weatherSummary: weatherSummary, time: time, humidity: humidity, cloudCover: cloudCover, moonPhase: moonPhase, windBearing: windBearing, windGust: windGust, windSpeed: windSpeed, nearestStormBearing: nearestStormBearing, nearestStormDistance: nearestStormDistance, precipAccumulation: precipAccumulation, precipIntensity: precipIntensity, precipProbability: precipProbability, precipType: precipType, visibility: visibility, weatherIcon: weatherIcon, unknownParameters: unknownParameters)
@@ -7917,18 +7497,14 @@ public struct SDLWeatherServiceData: RPCStruct {
         var alerts: [SDLWeatherAlert]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location)
-                case 0x61a849fb where reader.currentKeyEquals("currentForecast"): try reader.decode(&currentForecast)
-                case 0xd5e64e84 where reader.currentKeyEquals("minuteForecast"): try reader.decode(&minuteForecast)
-                case 0x827bece5 where reader.currentKeyEquals("hourlyForecast"): try reader.decode(&hourlyForecast)
-                case 0xff6f6105 where reader.currentKeyEquals("multidayForecast"): try reader.decode(&multidayForecast)
-                case 0xd284613e where reader.currentKeyEquals("alerts"): try reader.decode(&alerts)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0x61a849fb where reader.currentKeyEquals("currentForecast"): try reader.decode(&currentForecast, "currentForecast")
+            case 0xd5e64e84 where reader.currentKeyEquals("minuteForecast"): try reader.decode(&minuteForecast, "minuteForecast")
+            case 0x827bece5 where reader.currentKeyEquals("hourlyForecast"): try reader.decode(&hourlyForecast, "hourlyForecast")
+            case 0xff6f6105 where reader.currentKeyEquals("multidayForecast"): try reader.decode(&multidayForecast, "multidayForecast")
+            case 0xd284613e where reader.currentKeyEquals("alerts"): try reader.decode(&alerts, "alerts")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let location else { throw RPCError.missingParameter("location") }
@@ -7974,13 +7550,9 @@ public struct SDLNavigationServiceManifest: RPCStruct {
         var acceptsWayPoints: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xb361c236 where reader.currentKeyEquals("acceptsWayPoints"): try reader.decode(&acceptsWayPoints)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xb361c236 where reader.currentKeyEquals("acceptsWayPoints"): try reader.decode(&acceptsWayPoints, "acceptsWayPoints")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(acceptsWayPoints: acceptsWayPoints, unknownParameters: unknownParameters)
@@ -8048,20 +7620,16 @@ public struct SDLNavigationInstruction: RPCStruct {
         var image: SDLImage? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x5135407c where reader.currentKeyEquals("locationDetails"): try reader.decode(&locationDetails)
-                case 0xc4642eff where reader.currentKeyEquals("action"): try reader.decode(&action)
-                case 0x8b9c2127 where reader.currentKeyEquals("eta"): try reader.decode(&eta)
-                case 0x6c125805 where reader.currentKeyEquals("bearing"): try reader.decode(&bearing)
-                case 0x46c41a65 where reader.currentKeyEquals("junctionType"): try reader.decode(&junctionType)
-                case 0x887c5b8b where reader.currentKeyEquals("drivingSide"): try reader.decode(&drivingSide)
-                case 0x5967f3a5 where reader.currentKeyEquals("details"): try reader.decode(&details)
-                case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x5135407c where reader.currentKeyEquals("locationDetails"): try reader.decode(&locationDetails, "locationDetails")
+            case 0xc4642eff where reader.currentKeyEquals("action"): try reader.decode(&action, "action")
+            case 0x8b9c2127 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta")
+            case 0x6c125805 where reader.currentKeyEquals("bearing"): try reader.decode(&bearing, "bearing")
+            case 0x46c41a65 where reader.currentKeyEquals("junctionType"): try reader.decode(&junctionType, "junctionType")
+            case 0x887c5b8b where reader.currentKeyEquals("drivingSide"): try reader.decode(&drivingSide, "drivingSide")
+            case 0x5967f3a5 where reader.currentKeyEquals("details"): try reader.decode(&details, "details")
+            case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let locationDetails else { throw RPCError.missingParameter("locationDetails") }
@@ -8152,21 +7720,17 @@ public struct SDLNavigationServiceData: RPCStruct {
         var prompt: String? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x0cc86383 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp)
-                case 0xd97f9a4f where reader.currentKeyEquals("origin"): try reader.decode(&origin)
-                case 0xb2de64bf where reader.currentKeyEquals("destination"): try reader.decode(&destination)
-                case 0xb61b20bd where reader.currentKeyEquals("destinationETA"): try reader.decode(&destinationETA)
-                case 0x5e5e9744 where reader.currentKeyEquals("instructions"): try reader.decode(&instructions)
-                case 0x212b74e8 where reader.currentKeyEquals("nextInstructionETA"): try reader.decode(&nextInstructionETA)
-                case 0x1c190523 where reader.currentKeyEquals("nextInstructionDistance"): try reader.decode(&nextInstructionDistance)
-                case 0x16e885db where reader.currentKeyEquals("nextInstructionDistanceScale"): try reader.decode(&nextInstructionDistanceScale)
-                case 0xdfe6493b where reader.currentKeyEquals("prompt"): try reader.decode(&prompt)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x0cc86383 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp, "timeStamp")
+            case 0xd97f9a4f where reader.currentKeyEquals("origin"): try reader.decode(&origin, "origin")
+            case 0xb2de64bf where reader.currentKeyEquals("destination"): try reader.decode(&destination, "destination")
+            case 0xb61b20bd where reader.currentKeyEquals("destinationETA"): try reader.decode(&destinationETA, "destinationETA")
+            case 0x5e5e9744 where reader.currentKeyEquals("instructions"): try reader.decode(&instructions, "instructions")
+            case 0x212b74e8 where reader.currentKeyEquals("nextInstructionETA"): try reader.decode(&nextInstructionETA, "nextInstructionETA")
+            case 0x1c190523 where reader.currentKeyEquals("nextInstructionDistance"): try reader.decode(&nextInstructionDistance, "nextInstructionDistance")
+            case 0x16e885db where reader.currentKeyEquals("nextInstructionDistanceScale"): try reader.decode(&nextInstructionDistanceScale, "nextInstructionDistanceScale")
+            case 0xdfe6493b where reader.currentKeyEquals("prompt"): try reader.decode(&prompt, "prompt")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let timeStamp else { throw RPCError.missingParameter("timeStamp") }
@@ -8258,21 +7822,17 @@ public struct SDLAppServiceManifest: RPCStruct {
         var navigationServiceManifest: SDLNavigationServiceManifest? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x371e867f where reader.currentKeyEquals("serviceName"): try reader.decode(&serviceName)
-                case 0x2dd7ad4c where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType)
-                case 0x4a568065 where reader.currentKeyEquals("serviceIcon"): try reader.decode(&serviceIcon)
-                case 0x1579855a where reader.currentKeyEquals("allowAppConsumers"): try reader.decode(&allowAppConsumers)
-                case 0xdcd10a89 where reader.currentKeyEquals("rpcSpecVersion"): try reader.decode(&rpcSpecVersion)
-                case 0xea331bf5 where reader.currentKeyEquals("handledRPCs"): try reader.decode(&handledRPCs)
-                case 0x7749c4ef where reader.currentKeyEquals("mediaServiceManifest"): try reader.decode(&mediaServiceManifest)
-                case 0x83fe8b7f where reader.currentKeyEquals("weatherServiceManifest"): try reader.decode(&weatherServiceManifest)
-                case 0x8236ea0f where reader.currentKeyEquals("navigationServiceManifest"): try reader.decode(&navigationServiceManifest)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x371e867f where reader.currentKeyEquals("serviceName"): try reader.decode(&serviceName, "serviceName")
+            case 0x2dd7ad4c where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
+            case 0x4a568065 where reader.currentKeyEquals("serviceIcon"): try reader.decode(&serviceIcon, "serviceIcon")
+            case 0x1579855a where reader.currentKeyEquals("allowAppConsumers"): try reader.decode(&allowAppConsumers, "allowAppConsumers")
+            case 0xdcd10a89 where reader.currentKeyEquals("rpcSpecVersion"): try reader.decode(&rpcSpecVersion, "rpcSpecVersion")
+            case 0xea331bf5 where reader.currentKeyEquals("handledRPCs"): try reader.decode(&handledRPCs, "handledRPCs")
+            case 0x7749c4ef where reader.currentKeyEquals("mediaServiceManifest"): try reader.decode(&mediaServiceManifest, "mediaServiceManifest")
+            case 0x83fe8b7f where reader.currentKeyEquals("weatherServiceManifest"): try reader.decode(&weatherServiceManifest, "weatherServiceManifest")
+            case 0x8236ea0f where reader.currentKeyEquals("navigationServiceManifest"): try reader.decode(&navigationServiceManifest, "navigationServiceManifest")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
@@ -8337,16 +7897,12 @@ public struct SDLAppServiceRecord: RPCStruct {
         var serviceActive: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID)
-                case 0xfefaeb21 where reader.currentKeyEquals("serviceManifest"): try reader.decode(&serviceManifest)
-                case 0xf43d3666 where reader.currentKeyEquals("servicePublished"): try reader.decode(&servicePublished)
-                case 0x0c6871a6 where reader.currentKeyEquals("serviceActive"): try reader.decode(&serviceActive)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
+            case 0xfefaeb21 where reader.currentKeyEquals("serviceManifest"): try reader.decode(&serviceManifest, "serviceManifest")
+            case 0xf43d3666 where reader.currentKeyEquals("servicePublished"): try reader.decode(&servicePublished, "servicePublished")
+            case 0x0c6871a6 where reader.currentKeyEquals("serviceActive"): try reader.decode(&serviceActive, "serviceActive")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
@@ -8409,17 +7965,13 @@ public struct SDLAppServiceData: RPCStruct {
         var navigationServiceData: SDLNavigationServiceData? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x2dd7ad4c where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType)
-                case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID)
-                case 0xfe7b1046 where reader.currentKeyEquals("mediaServiceData"): try reader.decode(&mediaServiceData)
-                case 0xf63a36b6 where reader.currentKeyEquals("weatherServiceData"): try reader.decode(&weatherServiceData)
-                case 0x7675f066 where reader.currentKeyEquals("navigationServiceData"): try reader.decode(&navigationServiceData)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x2dd7ad4c where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
+            case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
+            case 0xfe7b1046 where reader.currentKeyEquals("mediaServiceData"): try reader.decode(&mediaServiceData, "mediaServiceData")
+            case 0xf63a36b6 where reader.currentKeyEquals("weatherServiceData"): try reader.decode(&weatherServiceData, "weatherServiceData")
+            case 0x7675f066 where reader.currentKeyEquals("navigationServiceData"): try reader.decode(&navigationServiceData, "navigationServiceData")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
@@ -8469,14 +8021,10 @@ public struct SDLAppServiceCapability: RPCStruct {
         var updatedAppServiceRecord: SDLAppServiceRecord? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xc97d5ee8 where reader.currentKeyEquals("updateReason"): try reader.decode(&updateReason)
-                case 0x350cc78b where reader.currentKeyEquals("updatedAppServiceRecord"): try reader.decode(&updatedAppServiceRecord)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xc97d5ee8 where reader.currentKeyEquals("updateReason"): try reader.decode(&updateReason, "updateReason")
+            case 0x350cc78b where reader.currentKeyEquals("updatedAppServiceRecord"): try reader.decode(&updatedAppServiceRecord, "updatedAppServiceRecord")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let updatedAppServiceRecord else { throw RPCError.missingParameter("updatedAppServiceRecord") }
@@ -8514,13 +8062,9 @@ public struct SDLAppServicesCapabilities: RPCStruct {
         var appServices: [SDLAppServiceCapability]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x3efef944 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x3efef944 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices, "appServices")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(appServices: appServices, unknownParameters: unknownParameters)
@@ -8595,21 +8139,17 @@ public struct SDLSystemCapability: RPCStruct {
         var driverDistractionCapability: SDLDriverDistractionCapability? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x219fe1aa where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType)
-                case 0xffd5c0cd where reader.currentKeyEquals("navigationCapability"): try reader.decode(&navigationCapability)
-                case 0x7bc4a1b9 where reader.currentKeyEquals("phoneCapability"): try reader.decode(&phoneCapability)
-                case 0x0cffe152 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability)
-                case 0xc6a74f22 where reader.currentKeyEquals("remoteControlCapability"): try reader.decode(&remoteControlCapability)
-                case 0xb944ac82 where reader.currentKeyEquals("appServicesCapabilities"): try reader.decode(&appServicesCapabilities)
-                case 0xb2abf7a9 where reader.currentKeyEquals("seatLocationCapability"): try reader.decode(&seatLocationCapability)
-                case 0xe8ba518f where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities)
-                case 0x0c6fa82f where reader.currentKeyEquals("driverDistractionCapability"): try reader.decode(&driverDistractionCapability)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x219fe1aa where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType, "systemCapabilityType")
+            case 0xffd5c0cd where reader.currentKeyEquals("navigationCapability"): try reader.decode(&navigationCapability, "navigationCapability")
+            case 0x7bc4a1b9 where reader.currentKeyEquals("phoneCapability"): try reader.decode(&phoneCapability, "phoneCapability")
+            case 0x0cffe152 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability")
+            case 0xc6a74f22 where reader.currentKeyEquals("remoteControlCapability"): try reader.decode(&remoteControlCapability, "remoteControlCapability")
+            case 0xb944ac82 where reader.currentKeyEquals("appServicesCapabilities"): try reader.decode(&appServicesCapabilities, "appServicesCapabilities")
+            case 0xb2abf7a9 where reader.currentKeyEquals("seatLocationCapability"): try reader.decode(&seatLocationCapability, "seatLocationCapability")
+            case 0xe8ba518f where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
+            case 0x0c6fa82f where reader.currentKeyEquals("driverDistractionCapability"): try reader.decode(&driverDistractionCapability, "driverDistractionCapability")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
@@ -8671,15 +8211,11 @@ public struct SDLClimateData: RPCStruct {
         var atmosphericPressure: Double? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature)
-                case 0xea52b6d8 where reader.currentKeyEquals("cabinTemperature"): try reader.decode(&cabinTemperature)
-                case 0x13e1e879 where reader.currentKeyEquals("atmosphericPressure"): try reader.decode(&atmosphericPressure)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0xea52b6d8 where reader.currentKeyEquals("cabinTemperature"): try reader.decode(&cabinTemperature, "cabinTemperature")
+            case 0x13e1e879 where reader.currentKeyEquals("atmosphericPressure"): try reader.decode(&atmosphericPressure, "atmosphericPressure")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(externalTemperature: externalTemperature, cabinTemperature: cabinTemperature, atmosphericPressure: atmosphericPressure, unknownParameters: unknownParameters)
@@ -8728,15 +8264,11 @@ public struct SDLGearStatus: RPCStruct {
         var transmissionType: SDLTransmissionType? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x98f8723c where reader.currentKeyEquals("userSelectedGear"): try reader.decode(&userSelectedGear)
-                case 0x4e0f4a28 where reader.currentKeyEquals("actualGear"): try reader.decode(&actualGear)
-                case 0x45d9044d where reader.currentKeyEquals("transmissionType"): try reader.decode(&transmissionType)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x98f8723c where reader.currentKeyEquals("userSelectedGear"): try reader.decode(&userSelectedGear, "userSelectedGear")
+            case 0x4e0f4a28 where reader.currentKeyEquals("actualGear"): try reader.decode(&actualGear, "actualGear")
+            case 0x45d9044d where reader.currentKeyEquals("transmissionType"): try reader.decode(&transmissionType, "transmissionType")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(userSelectedGear: userSelectedGear, actualGear: actualGear, transmissionType: transmissionType, unknownParameters: unknownParameters)
@@ -8780,14 +8312,10 @@ public struct SDLSeatStatus: RPCStruct {
         var conditionActive: Bool? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x94eb2d3f where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation)
-                case 0x25082f58 where reader.currentKeyEquals("conditionActive"): try reader.decode(&conditionActive)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x94eb2d3f where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation, "seatLocation")
+            case 0x25082f58 where reader.currentKeyEquals("conditionActive"): try reader.decode(&conditionActive, "conditionActive")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let seatLocation else { throw RPCError.missingParameter("seatLocation") }
@@ -8830,14 +8358,10 @@ public struct SDLSeatOccupancy: RPCStruct {
         var seatsBelted: [SDLSeatStatus]? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x7a33c835 where reader.currentKeyEquals("seatsOccupied"): try reader.decode(&seatsOccupied)
-                case 0x37908e85 where reader.currentKeyEquals("seatsBelted"): try reader.decode(&seatsBelted)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x7a33c835 where reader.currentKeyEquals("seatsOccupied"): try reader.decode(&seatsOccupied, "seatsOccupied")
+            case 0x37908e85 where reader.currentKeyEquals("seatsBelted"): try reader.decode(&seatsBelted, "seatsBelted")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         self.init(seatsOccupied: seatsOccupied, seatsBelted: seatsBelted, unknownParameters: unknownParameters)
@@ -8879,14 +8403,10 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
         var seekTime: Int32? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type)
-                case 0x9fff61a8 where reader.currentKeyEquals("seekTime"): try reader.decode(&seekTime)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x9fff61a8 where reader.currentKeyEquals("seekTime"): try reader.decode(&seekTime, "seekTime")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let type else { throw RPCError.missingParameter("type") }
@@ -8929,14 +8449,10 @@ public struct SDLAppCapability: RPCStruct {
         var videoStreamingCapability: SDLVideoStreamingCapability? = nil
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
-            do throws(RPCError) {
-                switch reader.keyHash {
-                case 0xd00129fa where reader.currentKeyEquals("appCapabilityType"): try reader.decode(&appCapabilityType)
-                case 0x0cffe152 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability)
-                default: try reader.decodeUnknown(into: &unknownParameters)
-                }
-            } catch {
-                throw reader.annotate(error)
+            switch reader.keyHash {
+            case 0xd00129fa where reader.currentKeyEquals("appCapabilityType"): try reader.decode(&appCapabilityType, "appCapabilityType")
+            case 0x0cffe152 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability")
+            default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         guard let appCapabilityType else { throw RPCError.missingParameter("appCapabilityType") }
