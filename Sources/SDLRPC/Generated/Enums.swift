@@ -3014,7 +3014,7 @@ public enum SDLElectronicParkBrakeStatus: RPCEnum {
     /// `TRANSITION`.
     case transition
     /// `OPEN`.
-    case open_
+    case open
     /// `DRIVE_ACTIVE`.
     case driveActive
     /// `FAULT`.
@@ -3026,7 +3026,7 @@ public enum SDLElectronicParkBrakeStatus: RPCEnum {
         switch wireName {
         case "CLOSED": self = .closed
         case "TRANSITION": self = .transition
-        case "OPEN": self = .open_
+        case "OPEN": self = .open
         case "DRIVE_ACTIVE": self = .driveActive
         case "FAULT": self = .fault
         default: self = .unknown(wireName)
@@ -3037,7 +3037,7 @@ public enum SDLElectronicParkBrakeStatus: RPCEnum {
         switch self {
         case .closed: return "CLOSED"
         case .transition: return "TRANSITION"
-        case .open_: return "OPEN"
+        case .open: return "OPEN"
         case .driveActive: return "DRIVE_ACTIVE"
         case .fault: return "FAULT"
         case .unknown(let name): return name
@@ -3049,7 +3049,7 @@ public enum SDLElectronicParkBrakeStatus: RPCEnum {
         return true
     }
 
-    public static let knownCases: [SDLElectronicParkBrakeStatus] = [.closed, .transition, .open_, .driveActive, .fault]
+    public static let knownCases: [SDLElectronicParkBrakeStatus] = [.closed, .transition, .open, .driveActive, .fault]
 }
 
 /// Spec enum `WarningLightStatus` (since 2.0).
