@@ -17,6 +17,13 @@ struct JSONReaderTests {
         #expect(request.unknownParameters["extra"] == .array([.int32(1), .int32(2)]))
     }
 
+    @Test("key hash: 32-bit FNV-1a, the function sdl-rpc-gen uses for the generated switches")
+    func keyHash() {
+        #expect(RPCKeyHash.hash("".utf8) == 2_166_136_261)
+        #expect(RPCKeyHash.hash("a".utf8) == 0xe40c_292c)
+        #expect(RPCKeyHash.hash("foobar".utf8) == 0xbf9c_f968)
+    }
+
     @Test("escapes, surrogate pairs and escaped keys")
     func escapes() throws {
         let value = try Self.parse(#"{"s":"a\"b\\c\/d\b\f\n\r\t\u0041\u00e9\u20AC\ud83d\ude00"}"#)
