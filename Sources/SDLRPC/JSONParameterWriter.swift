@@ -8,16 +8,15 @@ import NIOCore
 /// JSON has no NaN or infinity: such a Float is recorded as `nonFiniteNumber` and reported by
 /// `finish()`.
 public struct JSONParameterWriter: RPCParameterWriter {
-    @usableFromInline
     var buffer: ByteBuffer
-    @usableFromInline
     var needsComma = false
-    @usableFromInline
     var firstError: RPCError?
 
     /// Starts the top-level object at the end of `buffer`.
     public init(buffer: ByteBuffer = ByteBuffer()) {
         self.buffer = buffer
+        // Most parameter objects fit; growth doubles from here.
+        self.buffer.reserveCapacity(minimumWritableBytes: 1024)
         self.buffer.writeInteger(UInt8(ascii: "{"))
     }
 
@@ -43,37 +42,34 @@ public struct JSONParameterWriter: RPCParameterWriter {
         return self.buffer
     }
 
-    // MARK: Keys
+    // MARK: Emitting
 
-    /// Writes the separator and, outside arrays, `"key":`, with one capacity check.
-    @inlinable
-    mutating func writeKey(_ key: RPCKey) {
+    /// Writes the separator, `"key":` (outside arrays) and then what `body` puts at the pointer it
+    /// gets, at most `maxValueBytes`: one capacity check per value.
+    @inline(__always)
+    mutating func emit(_ key: RPCKey, maxValueBytes: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         let comma = self.needsComma
         self.needsComma = true
-        if key.isElement {
-            if comma {
-                self.buffer.writeInteger(UInt8(ascii: ","))
-            }
-            return
-        }
         let name = key.name
-        let length = name.utf8CodeUnitCount
-        self.buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length + 4) { target in
-            var offset = 0
+        let keyBytes = key.isElement ? 0 : name.utf8CodeUnitCount + 3
+        self.buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 + keyBytes + maxValueBytes) { raw in
+            let target = raw.baseAddress!.bindMemory(to: UInt8.self, capacity: raw.count)
+            var count = 0
             if comma {
                 target[0] = UInt8(ascii: ",")
-                offset = 1
+                count = 1
             }
-            target[offset] = UInt8(ascii: "\"")
-            UnsafeMutableRawBufferPointer(rebasing: target[(offset + 1)...])
-                .copyMemory(from: UnsafeRawBufferPointer(start: name.utf8Start, count: length))
-            target[offset + 1 + length] = UInt8(ascii: "\"")
-            target[offset + 2 + length] = UInt8(ascii: ":")
-            return offset + 3 + length
+            if keyBytes > 0 {
+                target[count] = UInt8(ascii: "\"")
+                (target + count + 1).update(from: name.utf8Start, count: keyBytes - 3)
+                target[count + keyBytes - 2] = UInt8(ascii: "\"")
+                target[count + keyBytes - 1] = UInt8(ascii: ":")
+                count += keyBytes
+            }
+            return count + body(target + count)
         }
     }
 
-    @usableFromInline
     mutating func writeDynamicKey(_ key: String) {
         if self.needsComma {
             self.buffer.writeInteger(UInt8(ascii: ","))
@@ -85,61 +81,55 @@ public struct JSONParameterWriter: RPCParameterWriter {
 
     // MARK: Values
 
-    @inlinable
     public mutating func writeBool(_ value: Bool, forKey key: RPCKey) {
-        self.writeKey(key)
-        if value {
-            self.buffer.writeStaticString("true")
+        self.emit(key, maxValueBytes: 5) { target in Self.putBool(value, at: target) }
+    }
+
+    public mutating func writeInt32(_ value: Int32, forKey key: RPCKey) {
+        self.emit(key, maxValueBytes: 20) { target in Self.putDecimal(Int64(value), at: target) }
+    }
+
+    public mutating func writeInt64(_ value: Int64, forKey key: RPCKey) {
+        self.emit(key, maxValueBytes: 20) { target in Self.putDecimal(value, at: target) }
+    }
+
+    public mutating func writeDouble(_ value: Double, forKey key: RPCKey) {
+        if value.isFinite, value.magnitude < 1e15 {
+            self.emit(key, maxValueBytes: 32) { target in Self.putDouble(value, at: target) }
         } else {
-            self.buffer.writeStaticString("false")
+            self.emit(key, maxValueBytes: 0) { _ in 0 }
+            self.writeNumber(value)
         }
     }
 
-    @inlinable
-    public mutating func writeInt32(_ value: Int32, forKey key: RPCKey) {
-        self.writeKey(key)
-        self.writeDecimal(Int64(value))
-    }
-
-    @inlinable
-    public mutating func writeInt64(_ value: Int64, forKey key: RPCKey) {
-        self.writeKey(key)
-        self.writeDecimal(value)
-    }
-
-    @inlinable
-    public mutating func writeDouble(_ value: Double, forKey key: RPCKey) {
-        self.writeKey(key)
-        self.writeNumber(value)
-    }
-
-    @inlinable
     public mutating func writeString(_ value: String, forKey key: RPCKey) {
-        self.writeKey(key)
-        self.writeQuoted(value)
+        var value = value
+        value.withUTF8 { bytes in
+            self.emit(key, maxValueBytes: Self.quotedSize(bytes)) { target in Self.putQuoted(bytes, at: target) }
+        }
     }
 
-    @inlinable
     public mutating func beginObject(forKey key: RPCKey) {
-        self.writeKey(key)
-        self.buffer.writeInteger(UInt8(ascii: "{"))
+        self.emit(key, maxValueBytes: 1) { target in
+            target[0] = UInt8(ascii: "{")
+            return 1
+        }
         self.needsComma = false
     }
 
-    @inlinable
     public mutating func endObject() {
         self.buffer.writeInteger(UInt8(ascii: "}"))
         self.needsComma = true
     }
 
-    @inlinable
     public mutating func beginArray(forKey key: RPCKey) {
-        self.writeKey(key)
-        self.buffer.writeInteger(UInt8(ascii: "["))
+        self.emit(key, maxValueBytes: 1) { target in
+            target[0] = UInt8(ascii: "[")
+            return 1
+        }
         self.needsComma = false
     }
 
-    @inlinable
     public mutating func endArray() {
         self.buffer.writeInteger(UInt8(ascii: "]"))
         self.needsComma = true
@@ -151,7 +141,6 @@ public struct JSONParameterWriter: RPCParameterWriter {
     }
 
     /// Writes any value in the current position (after a key, or as an array element).
-    @usableFromInline
     mutating func writeValue(_ value: RPCValue) {
         switch value {
         case .null:
@@ -193,34 +182,7 @@ public struct JSONParameterWriter: RPCParameterWriter {
 
     // MARK: Primitives
 
-    /// Writes a signed decimal integer.
-    @inlinable
-    mutating func writeDecimal(_ value: Int64) {
-        self.buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20) { target in
-            var magnitude = value.magnitude
-            // Digits are produced backwards into the tail of a 20-byte window, then moved to the front.
-            var end = 20
-            repeat {
-                end -= 1
-                target[end] = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
-                magnitude /= 10
-            } while magnitude != 0
-            if value < 0 {
-                end -= 1
-                target[end] = UInt8(ascii: "-")
-            }
-            let count = 20 - end
-            if end > 0 {
-                for index in 0..<count {
-                    target[index] = target[end + index]
-                }
-            }
-            return count
-        }
-    }
-
-    /// Writes a Double in its shortest round-trip form; integral values as `N.0`.
-    @inlinable
+    /// Writes a Double at the current position (an unknown value, or the slow path).
     mutating func writeNumber(_ value: Double) {
         guard value.isFinite else {
             if self.firstError == nil {
@@ -229,60 +191,155 @@ public struct JSONParameterWriter: RPCParameterWriter {
             self.buffer.writeStaticString("null")
             return
         }
-        if value.rounded(.towardZero) == value, value.magnitude < 1e15 {
-            if value == 0, value.sign == .minus {
-                self.buffer.writeStaticString("-0.0")
-                return
+        if value.magnitude < 1e15 {
+            self.buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 32) { raw in
+                Self.putDouble(value, at: raw.baseAddress!.bindMemory(to: UInt8.self, capacity: raw.count))
             }
-            self.writeDecimal(Int64(value))
-            self.buffer.writeStaticString(".0")
             return
         }
         // Swift's description is the shortest digit string that reads back to the same Double, in
-        // a syntax JSON accepts (`0.1`, `1e-07`, `1.7976931348623157e+308`).
+        // a syntax JSON accepts (`1e+16`, `1.7976931348623157e+308`).
         self.buffer.writeString(value.description)
     }
 
-    /// Writes a quoted, escaped string.
-    @usableFromInline
-    mutating func writeQuoted(_ string: String) {
-        var string = string
-        string.withUTF8 { bytes in
-            self.buffer.writeInteger(UInt8(ascii: "\""))
-            var start = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
-                    continue
-                }
-                if index > start {
-                    self.buffer.writeBytes(UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                }
-                self.writeEscape(byte)
-                start = index + 1
-            }
-            if bytes.count > start {
-                self.buffer.writeBytes(UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
-            }
-            self.buffer.writeInteger(UInt8(ascii: "\""))
+    mutating func writeDecimal(_ value: Int64) {
+        self.buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20) { raw in
+            Self.putDecimal(value, at: raw.baseAddress!.bindMemory(to: UInt8.self, capacity: raw.count))
         }
     }
 
-    @usableFromInline
-    mutating func writeEscape(_ byte: UInt8) {
-        switch byte {
-        case UInt8(ascii: "\""): self.buffer.writeStaticString("\\\"")
-        case UInt8(ascii: "\\"): self.buffer.writeStaticString("\\\\")
-        case 0x0A: self.buffer.writeStaticString("\\n")
-        case 0x0D: self.buffer.writeStaticString("\\r")
-        case 0x09: self.buffer.writeStaticString("\\t")
-        case 0x08: self.buffer.writeStaticString("\\b")
-        case 0x0C: self.buffer.writeStaticString("\\f")
-        default:
-            let hex: StaticString = "0123456789abcdef"
-            self.buffer.writeStaticString("\\u00")
-            self.buffer.writeInteger(hex.utf8Start[Int(byte >> 4)])
-            self.buffer.writeInteger(hex.utf8Start[Int(byte & 0x0F)])
+    /// Writes a quoted, escaped string.
+    mutating func writeQuoted(_ string: String) {
+        var string = string
+        _ = string.withUTF8 { bytes in
+            self.buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.quotedSize(bytes)) { raw in
+                Self.putQuoted(bytes, at: raw.baseAddress!.bindMemory(to: UInt8.self, capacity: raw.count))
+            }
         }
+    }
+
+    static func putBool(_ value: Bool, at target: UnsafeMutablePointer<UInt8>) -> Int {
+        let text: StaticString = value ? "true" : "false"
+        target.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        return text.utf8CodeUnitCount
+    }
+
+    /// Writes a signed decimal integer; at most 20 bytes.
+    static func putDecimal(_ value: Int64, at target: UnsafeMutablePointer<UInt8>) -> Int {
+        var count = 0
+        if value < 0 {
+            target[0] = UInt8(ascii: "-")
+            count = 1
+        }
+        return count + self.putDigits(value.magnitude, minimumDigits: 1, at: target + count)
+    }
+
+    /// Writes the decimal digits of `value`, zero-padded to `minimumDigits`.
+    static func putDigits(_ value: UInt64, minimumDigits: Int, at target: UnsafeMutablePointer<UInt8>) -> Int {
+        var digits = 1
+        var limit: UInt64 = 10
+        while digits < 20, value >= limit {
+            digits += 1
+            limit = limit &* 10
+        }
+        digits = max(digits, minimumDigits)
+        var rest = value
+        for index in stride(from: digits - 1, through: 0, by: -1) {
+            target[index] = UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0")
+            rest /= 10
+        }
+        return digits
+    }
+
+    static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9]
+    static let integerPowersOfTen: [UInt64] = [1, 10, 100, 1000, 10000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000]
+
+    /// Writes a finite Double below 1e15 in magnitude, at most 32 bytes: the fewest fraction digits
+    /// (up to 9) that read back to the same Double, `N.0` for integral values; else Swift's
+    /// shortest round-trip description.
+    static func putDouble(_ value: Double, at target: UnsafeMutablePointer<UInt8>) -> Int {
+        let magnitude = value.magnitude
+        for exponent in 0..<self.powersOfTen.count {
+            let scale = self.powersOfTen[exponent]
+            let scaled = (magnitude * scale).rounded()
+            // Below 2^53 the scaled value is an exact integer, and `scaled / scale` is the one
+            // correctly rounded division a parser performs on these digits: equality means the
+            // digits read back to this very Double.
+            guard scaled < 9_007_199_254_740_992 else { break }
+            if scaled / scale == magnitude {
+                var count = 0
+                if value.sign == .minus {
+                    target[0] = UInt8(ascii: "-")
+                    count = 1
+                }
+                let digits = UInt64(scaled)
+                let divisor = self.integerPowersOfTen[exponent]
+                count += self.putDigits(digits / divisor, minimumDigits: 1, at: target + count)
+                target[count] = UInt8(ascii: ".")
+                count += 1
+                count += self.putDigits(digits % divisor, minimumDigits: max(exponent, 1), at: target + count)
+                return count
+            }
+        }
+        let text = value.description
+        var count = 0
+        for byte in text.utf8 {
+            target[count] = byte
+            count += 1
+        }
+        return count
+    }
+
+    /// The most bytes `putQuoted` writes for these bytes: quotes, and 6 per byte that needs escaping.
+    static func quotedSize(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var escapes = 0
+        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            escapes += 1
+        }
+        return bytes.count + 2 + escapes * 5
+    }
+
+    /// Writes a quoted string: escapes `"`, `\\` and control characters, copies runs of other bytes.
+    static func putQuoted(_ bytes: UnsafeBufferPointer<UInt8>, at target: UnsafeMutablePointer<UInt8>) -> Int {
+        target[0] = UInt8(ascii: "\"")
+        var count = 1
+        var start = 0
+        var index = 0
+        let hex: StaticString = "0123456789abcdef"
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                index += 1
+                continue
+            }
+            if index > start {
+                (target + count).update(from: bytes.baseAddress! + start, count: index - start)
+                count += index - start
+            }
+            target[count] = UInt8(ascii: "\\")
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): target[count + 1] = byte; count += 2
+            case 0x0A: target[count + 1] = UInt8(ascii: "n"); count += 2
+            case 0x0D: target[count + 1] = UInt8(ascii: "r"); count += 2
+            case 0x09: target[count + 1] = UInt8(ascii: "t"); count += 2
+            case 0x08: target[count + 1] = UInt8(ascii: "b"); count += 2
+            case 0x0C: target[count + 1] = UInt8(ascii: "f"); count += 2
+            default:
+                target[count + 1] = UInt8(ascii: "u")
+                target[count + 2] = UInt8(ascii: "0")
+                target[count + 3] = UInt8(ascii: "0")
+                target[count + 4] = hex.utf8Start[Int(byte >> 4)]
+                target[count + 5] = hex.utf8Start[Int(byte & 0x0F)]
+                count += 6
+            }
+            index += 1
+            start = index
+        }
+        if index > start {
+            (target + count).update(from: bytes.baseAddress! + start, count: index - start)
+            count += index - start
+        }
+        target[count] = UInt8(ascii: "\"")
+        return count + 1
     }
 }

@@ -43,39 +43,23 @@ extension RPCStruct {
     /// Decodes a value from a JSON parameters object (the bytes between an RPC binary header and the
     /// bulk data), validating it unless `options.validate` is false.
     public init(jsonParameters: ByteBuffer, options: RPCCodingOptions = .default) throws(RPCError) {
-        self = try withJSONParameterReader(jsonParameters, options: options) { (reader) throws(RPCError) in
-            try Self._decodeJSONParameters(from: &reader)
-        }
-        if options.validate {
-            try self.validate()
-        }
+        self = try Self._decodeJSONParameters(jsonParameters, options: options)
     }
 
     /// Decodes a value from JSON parameters text.
     public init(jsonParameters: String, options: RPCCodingOptions = .default) throws(RPCError) {
-        self = try withJSONParameterReader(jsonParameters, options: options) { (reader) throws(RPCError) in
-            try Self._decodeJSONParameters(from: &reader)
-        }
-        if options.validate {
-            try self.validate()
-        }
+        self = try Self._decodeJSONParameters(ByteBuffer(string: jsonParameters), options: options)
     }
 
     /// This value as a compact JSON parameters object; validates it first unless
     /// `options.validate` is false.
     public func jsonParameters(options: RPCCodingOptions = .default) throws(RPCError) -> ByteBuffer {
-        if options.validate {
-            try self.validate()
-        }
-        var writer = JSONParameterWriter()
-        self._encodeJSONParameters(to: &writer)
-        return try writer.finish()
+        try self._encodeJSONParameters(options: options)
     }
 
     /// This value as compact JSON parameters text.
     public func jsonParametersText(options: RPCCodingOptions = .default) throws(RPCError) -> String {
-        let buffer = try self.jsonParameters(options: options)
-        return String(buffer: buffer)
+        String(buffer: try self._encodeJSONParameters(options: options))
     }
 }
 

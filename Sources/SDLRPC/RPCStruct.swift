@@ -1,3 +1,5 @@
+import NIOCore
+
 /// A generated struct or message of the spec: a parameters object.
 ///
 /// Generated types implement the four requirements without defaults; the `_…JSON…` requirements
@@ -17,9 +19,9 @@ public protocol RPCStruct: RPCParameterValue {
     var unknownParameters: RPCObject { get set }
 
     /// Implementation detail (specialised entry point); use `init(jsonParameters:)`.
-    static func _decodeJSONParameters(from reader: inout JSONParameterReader) throws(RPCError) -> Self
+    static func _decodeJSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self
     /// Implementation detail (specialised entry point); use `jsonParameters()`.
-    func _encodeJSONParameters(to writer: inout JSONParameterWriter)
+    func _encodeJSONParameters(options: RPCCodingOptions) throws(RPCError) -> ByteBuffer
 }
 
 extension RPCStruct {
@@ -36,12 +38,23 @@ extension RPCStruct {
         writer.endObject()
     }
 
-    public static func _decodeJSONParameters(from reader: inout JSONParameterReader) throws(RPCError) -> Self {
-        try Self(parametersFrom: &reader)
+    public static func _decodeJSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self {
+        let value = try withJSONParameterReader(bytes, options: options) { (reader) throws(RPCError) in
+            try Self(parametersFrom: &reader)
+        }
+        if options.validate {
+            try value.validate()
+        }
+        return value
     }
 
-    public func _encodeJSONParameters(to writer: inout JSONParameterWriter) {
+    public func _encodeJSONParameters(options: RPCCodingOptions) throws(RPCError) -> ByteBuffer {
+        if options.validate {
+            try self.validate()
+        }
+        var writer = JSONParameterWriter()
         self.encodeParameters(to: &writer)
+        return try writer.finish()
     }
 
     /// Checks every spec constraint (ranges, lengths, sizes, enum values) and throws the first
