@@ -301,11 +301,10 @@ public struct JSONParameterReader: RPCParameterReader {
         self.index += count
     }
 
-    /// Scans a key, computing its hash; keys with escapes are decoded into `escapedKey`.
+    /// Scans a key and hashes it; keys with escapes are decoded into `escapedKey`.
     private mutating func scanKey() throws(RPCError) {
         self.index += 1
         let start = self.index
-        var hash = RPCKeyHash.offsetBasis
         var ascii = true
         while self.index < self.bytes.count {
             let byte = self.bytes[self.index]
@@ -316,15 +315,15 @@ public struct JSONParameterReader: RPCParameterReader {
                 self.keyStart = start
                 self.keyCount = self.index - start
                 self.escapedKey = nil
-                self.keyHash = hash
+                self.keyHash = RPCKeyHash.hash(self.slice(start, self.index))
                 self.index += 1
                 return
             }
             if byte == UInt8(ascii: "\\") {
                 self.index = start - 1
-                let key = try self.scanString()
+                var key = try self.scanString()
+                self.keyHash = key.withUTF8 { RPCKeyHash.hash($0) }
                 self.escapedKey = key
-                self.keyHash = RPCKeyHash.hash(key.utf8)
                 return
             }
             if byte < 0x20 {
@@ -333,7 +332,6 @@ public struct JSONParameterReader: RPCParameterReader {
             if byte >= 0x80 {
                 ascii = false
             }
-            hash = RPCKeyHash.combine(hash, byte)
             self.index += 1
         }
         throw self.malformed("unterminated string")

@@ -52,7 +52,6 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// This error with `component` put in front of its path (errors are built from the leaf up).
-    @inlinable
     public func prefixed(_ component: PathComponent) -> RPCError {
         var copy = self
         copy.path.insert(component, at: 0)
@@ -111,7 +110,6 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension RPCError {
-    @usableFromInline
     static func missingParameter(_ name: StaticString) -> RPCError {
         RPCError(.missingParameter, path: [.key(name.description)], "missing mandatory parameter")
     }

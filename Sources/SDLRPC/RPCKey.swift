@@ -36,28 +36,24 @@ public struct RPCKey: Sendable, ExpressibleByStringLiteral {
 }
 
 /// The hash decoders compute over each parameter name so that generated code finds a name with a
-/// `switch` on an integer instead of comparing strings: 32-bit FNV-1a over the UTF-8 bytes.
-/// sdl-rpc-gen computes the same function (its `KeyHash`); a match is always confirmed by comparing
-/// the bytes, so collisions cost time, never correctness.
+/// `switch` on an integer instead of comparing strings: the length (low 8 bits) and the first,
+/// middle and last bytes, packed into 32 bits. It costs the same for any length and needs no pass
+/// over the key; sdl-rpc-gen computes the same function (its `KeyHash`). A match is always
+/// confirmed by comparing the bytes, so two names with one hash cost a comparison, never
+/// correctness.
 public enum RPCKeyHash {
-    /// The hash of no bytes.
-    public static let offsetBasis: UInt32 = 2_166_136_261
-    /// The multiplier applied after each byte.
-    public static let prime: UInt32 = 16_777_619
-
-    /// Adds one byte to a running hash.
+    /// The hash of a key's UTF-8 bytes.
     @inlinable
-    public static func combine(_ hash: UInt32, _ byte: UInt8) -> UInt32 {
-        (hash ^ UInt32(byte)) &* Self.prime
+    public static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        let count = bytes.count
+        guard count > 0 else { return 0 }
+        return UInt32(truncatingIfNeeded: count) << 24 | UInt32(bytes[0]) << 16 | UInt32(bytes[count / 2]) << 8
+            | UInt32(bytes[count - 1])
     }
 
-    /// The hash of a byte sequence.
-    @inlinable
-    public static func hash<Bytes: Sequence>(_ bytes: Bytes) -> UInt32 where Bytes.Element == UInt8 {
-        var hash = Self.offsetBasis
-        for byte in bytes {
-            hash = Self.combine(hash, byte)
-        }
-        return hash
+    /// The hash of a key given as bytes of any collection.
+    public static func hash<Bytes: Collection>(_ bytes: Bytes) -> UInt32 where Bytes.Element == UInt8 {
+        let array = Array(bytes)
+        return array.withUnsafeBufferPointer { self.hash($0) }
     }
 }

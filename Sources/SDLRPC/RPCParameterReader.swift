@@ -50,7 +50,6 @@ public protocol RPCParameterReader {
 extension RPCParameterReader {
     /// Decodes the known parameter `key` into its slot; a second occurrence is
     /// `duplicateParameter`. Errors get `key` in front of their path.
-    @inlinable
     public mutating func decode<Value: RPCParameterValue>(_ slot: inout Value?, _ key: StaticString) throws(RPCError) {
         if slot != nil {
             throw RPCError(.duplicateParameter, path: [.key(key.description)], "parameter appears more than once")
@@ -63,7 +62,6 @@ extension RPCParameterReader {
     }
 
     /// Keeps the current parameter, unknown to this spec version, with its name.
-    @inlinable
     public mutating func decodeUnknown(into parameters: inout RPCObject) throws(RPCError) {
         let key = self.currentKey
         do throws(RPCError) {

@@ -71,7 +71,6 @@ extension String: RPCParameterValue {
 
 extension Array: RPCParameterValue where Element: RPCParameterValue {
     /// Reads an array; an element's error gets its index in the path (`name[3]`).
-    @inlinable
     public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
         try reader.beginArray()
         var elements: [Element] = []
@@ -87,7 +86,6 @@ extension Array: RPCParameterValue where Element: RPCParameterValue {
         self = elements
     }
 
-    @inlinable
     public func encode<Writer: RPCParameterWriter>(to writer: inout Writer, forKey key: RPCKey) {
         writer.beginArray(forKey: key)
         for element in self {
@@ -111,12 +109,10 @@ public protocol RPCEnum: RPCParameterValue, CustomStringConvertible {
 }
 
 extension RPCEnum {
-    @inlinable
     public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
         self.init(wireName: try reader.readString())
     }
 
-    @inlinable
     public func encode<Writer: RPCParameterWriter>(to writer: inout Writer, forKey key: RPCKey) {
         writer.writeString(self.wireName, forKey: key)
     }

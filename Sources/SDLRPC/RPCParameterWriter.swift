@@ -34,13 +34,11 @@ public protocol RPCParameterWriter {
 
 extension RPCParameterWriter {
     /// Encodes a mandatory parameter.
-    @inlinable
     public mutating func encode<Value: RPCParameterValue>(_ value: Value, forKey key: RPCKey) {
         value.encode(to: &self, forKey: key)
     }
 
     /// Encodes an optional parameter; nothing when nil.
-    @inlinable
     public mutating func encodeIfPresent<Value: RPCParameterValue>(_ value: Value?, forKey key: RPCKey) {
         if let value {
             value.encode(to: &self, forKey: key)
@@ -48,7 +46,6 @@ extension RPCParameterWriter {
     }
 
     /// Re-emits the parameters a decoder did not know, in their order.
-    @inlinable
     public mutating func encodeUnknown(_ parameters: RPCObject) {
         for entry in parameters.entries {
             self.writeUnknown(entry.value, forKey: entry.key)

@@ -25,13 +25,11 @@ public protocol RPCStruct: RPCParameterValue {
 }
 
 extension RPCStruct {
-    @inlinable
     public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
         try reader.beginObject()
         try self.init(parametersFrom: &reader)
     }
 
-    @inlinable
     public func encode<Writer: RPCParameterWriter>(to writer: inout Writer, forKey key: RPCKey) {
         writer.beginObject(forKey: key)
         self.encodeParameters(to: &writer)

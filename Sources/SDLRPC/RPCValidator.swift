@@ -12,10 +12,8 @@ public struct RPCValidator: Sendable {
     public private(set) var errors: [RPCError] = []
     /// Recording stops at this many errors, so a hostile value cannot grow the list without bound.
     public let limit: Int
-    @usableFromInline
     var path: [PathStep] = []
 
-    @usableFromInline
     enum PathStep: Sendable {
         case key(StaticString)
         case index(Int)
@@ -26,7 +24,6 @@ public struct RPCValidator: Sendable {
         self.limit = limit
     }
 
-    @usableFromInline
     mutating func record(_ key: StaticString, index: Int? = nil, _ code: RPCError.Code, _ detail: String) {
         guard self.errors.count < self.limit else { return }
         var components: [RPCError.PathComponent] = []
@@ -47,7 +44,6 @@ public struct RPCValidator: Sendable {
     // MARK: Scalars
 
     /// Checks an Integer parameter against `minvalue`/`maxvalue`.
-    @inlinable
     public mutating func integer<Value: FixedWidthInteger>(
         _ value: Value, _ key: StaticString, min: Int64?, max: Int64?, index: Int? = nil
     ) {
@@ -60,7 +56,6 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a Float parameter: finite, and within `minvalue`/`maxvalue`.
-    @inlinable
     public mutating func float(_ value: Double, _ key: StaticString, min: Double?, max: Double?, index: Int? = nil) {
         if !value.isFinite {
             self.record(key, index: index, .nonFiniteNumber, "not a finite number")
@@ -72,7 +67,6 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a String parameter's length in Unicode scalars against `minlength`/`maxlength`.
-    @inlinable
     public mutating func string(_ value: String, _ key: StaticString, minLength: Int, maxLength: Int?, index: Int? = nil) {
         // A string has at most as many scalars as UTF-8 bytes, and at least a quarter as many:
         // count scalars only when the byte count cannot decide.
@@ -97,7 +91,6 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks that an enum parameter holds a value the spec defines.
-    @inlinable
     public mutating func enumeration<Value: RPCEnum>(_ value: Value, _ key: StaticString, index: Int? = nil) {
         if !value.isKnown {
             self.record(key, index: index, .unknownEnumValue, "unknown \(Self.enumName(Value.self)) value \"\(value.wireName)\"")
@@ -105,7 +98,6 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a struct parameter's own constraints, with its name on the path.
-    @inlinable
     public mutating func structure<Value: RPCStruct>(_ value: Value, _ key: StaticString) {
         self.path.append(.key(key))
         value.validate(into: &self)
@@ -115,7 +107,6 @@ public struct RPCValidator: Sendable {
     // MARK: Arrays
 
     /// Checks an array's element count against `minsize`/`maxsize`.
-    @inlinable
     public mutating func size(_ count: Int, _ key: StaticString, minSize: Int?, maxSize: Int?) {
         if let minSize, count < minSize {
             self.record(key, .sizeOutOfRange, "below minsize \(minSize) (\(count) elements)")
@@ -125,13 +116,11 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a Boolean array's size.
-    @inlinable
     public mutating func booleans(_ value: [Bool], _ key: StaticString, minSize: Int?, maxSize: Int?) {
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
     }
 
     /// Checks an Integer array's size and each element's range.
-    @inlinable
     public mutating func integers<Value: FixedWidthInteger>(
         _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Int64?, max: Int64?
     ) {
@@ -143,7 +132,6 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a Float array's size and each element.
-    @inlinable
     public mutating func floats(_ value: [Double], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Double?, max: Double?) {
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         for (index, element) in value.enumerated() {
@@ -152,7 +140,6 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a String array's size and each element's length.
-    @inlinable
     public mutating func strings(_ value: [String], _ key: StaticString, minSize: Int?, maxSize: Int?, minLength: Int, maxLength: Int?) {
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         for (index, element) in value.enumerated() {
@@ -161,7 +148,6 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks an enum array's size and each element's value.
-    @inlinable
     public mutating func enumerations<Value: RPCEnum>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         for (index, element) in value.enumerated() {
@@ -170,7 +156,6 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a struct array's size and each element, with `name[i]` on the path.
-    @inlinable
     public mutating func structures<Value: RPCStruct>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         if value.isEmpty { return }
@@ -186,7 +171,6 @@ public struct RPCValidator: Sendable {
     // MARK: Formatting
 
     /// Integral bounds print without a fraction (`100`, not `100.0`), as the spec writes most of them.
-    @usableFromInline
     static func format(_ value: Double) -> String {
         if value.rounded() == value, abs(value) < 1e15 {
             return String(Int64(value))
@@ -195,7 +179,6 @@ public struct RPCValidator: Sendable {
     }
 
     /// The spec name of a generated enum: its Swift name without the `SDL` prefix.
-    @usableFromInline
     static func enumName<Value: RPCEnum>(_ type: Value.Type) -> String {
         let name = String(describing: type)
         return name.hasPrefix("SDL") ? String(name.dropFirst(3)) : name

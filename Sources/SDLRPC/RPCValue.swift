@@ -33,7 +33,6 @@ public struct RPCObject: Hashable, Sendable, RandomAccessCollection, Expressible
     public var entries: [Entry]
 
     /// An empty object.
-    @inlinable
     public init() { self.entries = [] }
 
     public init(_ entries: [Entry]) { self.entries = entries }
@@ -63,7 +62,6 @@ public struct RPCObject: Hashable, Sendable, RandomAccessCollection, Expressible
     }
 
     /// Appends an entry, even if the key is already there.
-    @inlinable
     public mutating func append(key: String, value: RPCValue) {
         self.entries.append(Entry(key: key, value: value))
     }

@@ -541,14 +541,12 @@ struct CodeWriter {
     mutating func dedent() { self.level -= 1 }
 }
 
-/// The key hash decoders switch on; the same function as SDLRPC's `RPCKeyHash` (32-bit FNV-1a over
-/// the UTF-8 bytes).
+/// The key hash decoders switch on; the same function as SDLRPC's `RPCKeyHash`: the UTF-8 length
+/// (low 8 bits) and the first, middle and last bytes packed into 32 bits.
 public enum KeyHash {
     public static func hash(_ name: String) -> UInt32 {
-        var hash: UInt32 = 2_166_136_261
-        for byte in name.utf8 {
-            hash = (hash ^ UInt32(byte)) &* 16_777_619
-        }
-        return hash
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, let last = bytes.last else { return 0 }
+        return UInt32(truncatingIfNeeded: bytes.count) << 24 | UInt32(first) << 16 | UInt32(bytes[bytes.count / 2]) << 8 | UInt32(last)
     }
 }

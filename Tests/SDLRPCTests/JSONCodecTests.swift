@@ -17,11 +17,21 @@ struct JSONReaderTests {
         #expect(request.unknownParameters["extra"] == .array([.int32(1), .int32(2)]))
     }
 
-    @Test("key hash: 32-bit FNV-1a, the function sdl-rpc-gen uses for the generated switches")
+    @Test("key hash: length and first, middle, last byte, as sdl-rpc-gen computes it")
     func keyHash() {
-        #expect(RPCKeyHash.hash("".utf8) == 2_166_136_261)
-        #expect(RPCKeyHash.hash("a".utf8) == 0xe40c_292c)
-        #expect(RPCKeyHash.hash("foobar".utf8) == 0xbf9c_f968)
+        #expect(RPCKeyHash.hash("".utf8) == 0)
+        #expect(RPCKeyHash.hash("a".utf8) == 0x0161_6161)
+        #expect(RPCKeyHash.hash("fanSpeed".utf8) == 0x0866_7064)
+        #expect(RPCKeyHash.hash("protocol".utf8) == 0x0870_6f6c)
+    }
+
+    @Test("keys that share a hash are told apart by their bytes")
+    func hashCollisions() throws {
+        #expect(RPCKeyHash.hash("majorVersion".utf8) == RPCKeyHash.hash("minorVersion".utf8))
+        let version = try SDLSyncMsgVersion(jsonParameters: #"{"minorVersion":1,"majorVersion":5,"mjxorVersion":2}"#)
+        #expect(version.majorVersion == 5)
+        #expect(version.minorVersion == 1)
+        #expect(version.unknownParameters == ["mjxorVersion": .int32(2)])
     }
 
     @Test("escapes, surrogate pairs and escaped keys")

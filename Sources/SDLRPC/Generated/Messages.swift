@@ -100,22 +100,22 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x829ea2b1 where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion, "syncMsgVersion")
-            case 0x796a4847 where reader.currentKeyEquals("appName"): try reader.decode(&appName, "appName")
-            case 0xbd491c19 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName, "ttsName")
-            case 0x8443b0fc where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName")
-            case 0xcabb4a27 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms, "vrSynonyms")
-            case 0xb24d6293 where reader.currentKeyEquals("isMediaApplication"): try reader.decode(&isMediaApplication, "isMediaApplication")
-            case 0x9cb6ae0f where reader.currentKeyEquals("languageDesired"): try reader.decode(&languageDesired, "languageDesired")
-            case 0xefecfabf where reader.currentKeyEquals("hmiDisplayLanguageDesired"): try reader.decode(&hmiDisplayLanguageDesired, "hmiDisplayLanguageDesired")
-            case 0x6e309a8e where reader.currentKeyEquals("appHMIType"): try reader.decode(&appHMIType, "appHMIType")
-            case 0x2d2c1ee4 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID, "hashID")
-            case 0x0d53e227 where reader.currentKeyEquals("deviceInfo"): try reader.decode(&deviceInfo, "deviceInfo")
-            case 0x66179b61 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
-            case 0xb1a5fcb2 where reader.currentKeyEquals("fullAppID"): try reader.decode(&fullAppID, "fullAppID")
-            case 0x07594cf0 where reader.currentKeyEquals("appInfo"): try reader.decode(&appInfo, "appInfo")
-            case 0x595782b7 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
-            case 0x2f6eaf93 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
+            case 0x0e73566e where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion, "syncMsgVersion")
+            case 0x07614e65 where reader.currentKeyEquals("appName"): try reader.decode(&appName, "appName")
+            case 0x07744e65 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName, "ttsName")
+            case 0x156e7265 where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName")
+            case 0x0a766f73 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms, "vrSynonyms")
+            case 0x1269706e where reader.currentKeyEquals("isMediaApplication"): try reader.decode(&isMediaApplication, "isMediaApplication")
+            case 0x0f6c6564 where reader.currentKeyEquals("languageDesired"): try reader.decode(&languageDesired, "languageDesired")
+            case 0x19686e64 where reader.currentKeyEquals("hmiDisplayLanguageDesired"): try reader.decode(&hmiDisplayLanguageDesired, "hmiDisplayLanguageDesired")
+            case 0x0a614965 where reader.currentKeyEquals("appHMIType"): try reader.decode(&appHMIType, "appHMIType")
+            case 0x06686844 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID, "hashID")
+            case 0x0a64656f where reader.currentKeyEquals("deviceInfo"): try reader.decode(&deviceInfo, "deviceInfo")
+            case 0x05617044 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
+            case 0x09664144 where reader.currentKeyEquals("fullAppID"): try reader.decode(&fullAppID, "fullAppID")
+            case 0x0761496f where reader.currentKeyEquals("appInfo"): try reader.decode(&appInfo, "appInfo")
+            case 0x0e647265 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
+            case 0x106e6f65 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -295,28 +295,28 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x829ea2b1 where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion, "syncMsgVersion")
-            case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
-            case 0x2b8c088b where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
-            case 0xe8ba518f where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
-            case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
-            case 0x9ad3ddb3 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
-            case 0xacf5b24e where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities")
-            case 0x50ffa5ad where reader.currentKeyEquals("hmiZoneCapabilities"): try reader.decode(&hmiZoneCapabilities, "hmiZoneCapabilities")
-            case 0x2a0614dd where reader.currentKeyEquals("speechCapabilities"): try reader.decode(&speechCapabilities, "speechCapabilities")
-            case 0xd4aa8ca8 where reader.currentKeyEquals("prerecordedSpeech"): try reader.decode(&prerecordedSpeech, "prerecordedSpeech")
-            case 0x3f355533 where reader.currentKeyEquals("vrCapabilities"): try reader.decode(&vrCapabilities, "vrCapabilities")
-            case 0xd3e3186b where reader.currentKeyEquals("audioPassThruCapabilities"): try reader.decode(&audioPassThruCapabilities, "audioPassThruCapabilities")
-            case 0xd5a01581 where reader.currentKeyEquals("pcmStreamCapabilities"): try reader.decode(&pcmStreamCapabilities, "pcmStreamCapabilities")
-            case 0xd205d8f7 where reader.currentKeyEquals("vehicleType"): try reader.decode(&vehicleType, "vehicleType")
-            case 0x5fcede7e where reader.currentKeyEquals("supportedDiagModes"): try reader.decode(&supportedDiagModes, "supportedDiagModes")
-            case 0x03831a3f where reader.currentKeyEquals("hmiCapabilities"): try reader.decode(&hmiCapabilities, "hmiCapabilities")
-            case 0xadee9ea6 where reader.currentKeyEquals("sdlVersion"): try reader.decode(&sdlVersion, "sdlVersion")
-            case 0xd32a7993 where reader.currentKeyEquals("systemSoftwareVersion"): try reader.decode(&systemSoftwareVersion, "systemSoftwareVersion")
-            case 0x3f85ae05 where reader.currentKeyEquals("iconResumed"): try reader.decode(&iconResumed, "iconResumed")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0e73566e where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion, "syncMsgVersion")
+            case 0x086c7565 where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
+            case 0x12687965 where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
+            case 0x13647073 where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
+            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
+            case 0x16736173 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
+            case 0x16706173 where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities")
+            case 0x13687073 where reader.currentKeyEquals("hmiZoneCapabilities"): try reader.decode(&hmiZoneCapabilities, "hmiZoneCapabilities")
+            case 0x12736173 where reader.currentKeyEquals("speechCapabilities"): try reader.decode(&speechCapabilities, "speechCapabilities")
+            case 0x11706468 where reader.currentKeyEquals("prerecordedSpeech"): try reader.decode(&prerecordedSpeech, "prerecordedSpeech")
+            case 0x0e766973 where reader.currentKeyEquals("vrCapabilities"): try reader.decode(&vrCapabilities, "vrCapabilities")
+            case 0x19617573 where reader.currentKeyEquals("audioPassThruCapabilities"): try reader.decode(&audioPassThruCapabilities, "audioPassThruCapabilities")
+            case 0x15706173 where reader.currentKeyEquals("pcmStreamCapabilities"): try reader.decode(&pcmStreamCapabilities, "pcmStreamCapabilities")
+            case 0x0b766c65 where reader.currentKeyEquals("vehicleType"): try reader.decode(&vehicleType, "vehicleType")
+            case 0x12734473 where reader.currentKeyEquals("supportedDiagModes"): try reader.decode(&supportedDiagModes, "supportedDiagModes")
+            case 0x0f686273 where reader.currentKeyEquals("hmiCapabilities"): try reader.decode(&hmiCapabilities, "hmiCapabilities")
+            case 0x0a73726e where reader.currentKeyEquals("sdlVersion"): try reader.decode(&sdlVersion, "sdlVersion")
+            case 0x1573776e where reader.currentKeyEquals("systemSoftwareVersion"): try reader.decode(&systemSoftwareVersion, "systemSoftwareVersion")
+            case 0x0b696564 where reader.currentKeyEquals("iconResumed"): try reader.decode(&iconResumed, "iconResumed")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -437,9 +437,9 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -504,11 +504,11 @@ public struct SDLCreateWindowRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
-            case 0x858c10fe where reader.currentKeyEquals("windowName"): try reader.decode(&windowName, "windowName")
-            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0x27f55b46 where reader.currentKeyEquals("associatedServiceType"): try reader.decode(&associatedServiceType, "associatedServiceType")
-            case 0x5cfd904d where reader.currentKeyEquals("duplicateUpdatesFromWindowID"): try reader.decode(&duplicateUpdatesFromWindowID, "duplicateUpdatesFromWindowID")
+            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            case 0x0a777765 where reader.currentKeyEquals("windowName"): try reader.decode(&windowName, "windowName")
+            case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x15615365 where reader.currentKeyEquals("associatedServiceType"): try reader.decode(&associatedServiceType, "associatedServiceType")
+            case 0x1c646544 where reader.currentKeyEquals("duplicateUpdatesFromWindowID"): try reader.decode(&duplicateUpdatesFromWindowID, "duplicateUpdatesFromWindowID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -567,9 +567,9 @@ public struct SDLCreateWindowResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -614,7 +614,7 @@ public struct SDLDeleteWindowRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -663,9 +663,9 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -750,15 +750,15 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x00ec2bd1 where reader.currentKeyEquals("userLocation"): try reader.decode(&userLocation, "userLocation")
-            case 0xadd4a848 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt, "helpPrompt")
-            case 0x7f34aefe where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt, "timeoutPrompt")
-            case 0x302130f0 where reader.currentKeyEquals("vrHelpTitle"): try reader.decode(&vrHelpTitle, "vrHelpTitle")
-            case 0xe6153266 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp, "vrHelp")
-            case 0x3e9b4fec where reader.currentKeyEquals("menuTitle"): try reader.decode(&menuTitle, "menuTitle")
-            case 0xdb70aeb7 where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon")
-            case 0xfce35059 where reader.currentKeyEquals("keyboardProperties"): try reader.decode(&keyboardProperties, "keyboardProperties")
-            case 0x2150f7e4 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout")
+            case 0x0c75636e where reader.currentKeyEquals("userLocation"): try reader.decode(&userLocation, "userLocation")
+            case 0x0a687274 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt, "helpPrompt")
+            case 0x0d747474 where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt, "timeoutPrompt")
+            case 0x0b767065 where reader.currentKeyEquals("vrHelpTitle"): try reader.decode(&vrHelpTitle, "vrHelpTitle")
+            case 0x06766570 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp, "vrHelp")
+            case 0x096d5465 where reader.currentKeyEquals("menuTitle"): try reader.decode(&menuTitle, "menuTitle")
+            case 0x086d496e where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon")
+            case 0x126b7273 where reader.currentKeyEquals("keyboardProperties"): try reader.decode(&keyboardProperties, "keyboardProperties")
+            case 0x0a6d6174 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -824,9 +824,9 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -871,7 +871,7 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x11de6cdc where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
+            case 0x0a707273 where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -922,9 +922,9 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -989,11 +989,11 @@ public struct SDLAddCommandRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd70d83e6 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
-            case 0xbb67f928 where reader.currentKeyEquals("menuParams"): try reader.decode(&menuParams, "menuParams")
-            case 0xa19d02a7 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands, "vrCommands")
-            case 0x1daa6d7a where reader.currentKeyEquals("cmdIcon"): try reader.decode(&cmdIcon, "cmdIcon")
-            case 0x9eba45e6 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
+            case 0x05636444 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
+            case 0x0a6d6173 where reader.currentKeyEquals("menuParams"): try reader.decode(&menuParams, "menuParams")
+            case 0x0a766d73 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands, "vrCommands")
+            case 0x0763496e where reader.currentKeyEquals("cmdIcon"): try reader.decode(&cmdIcon, "cmdIcon")
+            case 0x0e737265 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1052,9 +1052,9 @@ public struct SDLAddCommandResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1099,7 +1099,7 @@ public struct SDLDeleteCommandRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd70d83e6 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
+            case 0x05636444 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1150,9 +1150,9 @@ public struct SDLDeleteCommandResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1237,15 +1237,15 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
-            case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
-            case 0xbec4e4a1 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
-            case 0xdb70aeb7 where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon")
-            case 0x2150f7e4 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout")
-            case 0xe65202c8 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID")
-            case 0x00e451c2 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
-            case 0x471a5584 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
-            case 0x9eba45e6 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
+            case 0x066d7544 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
+            case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            case 0x086d4e65 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
+            case 0x086d496e where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon")
+            case 0x0a6d6174 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout")
+            case 0x08706e44 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID")
+            case 0x0d736174 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
+            case 0x0c747274 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
+            case 0x0e737265 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1313,9 +1313,9 @@ public struct SDLAddSubMenuResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1360,7 +1360,7 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
+            case 0x066d7544 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1411,9 +1411,9 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1458,7 +1458,7 @@ public struct SDLShowAppMenuRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
+            case 0x066d7544 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1508,9 +1508,9 @@ public struct SDLShowAppMenuResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1560,8 +1560,8 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x03f07ab5 where reader.currentKeyEquals("interactionChoiceSetID"): try reader.decode(&interactionChoiceSetID, "interactionChoiceSetID")
-            case 0x32df0dce where reader.currentKeyEquals("choiceSet"): try reader.decode(&choiceSet, "choiceSet")
+            case 0x16694344 where reader.currentKeyEquals("interactionChoiceSetID"): try reader.decode(&interactionChoiceSetID, "interactionChoiceSetID")
+            case 0x09636374 where reader.currentKeyEquals("choiceSet"): try reader.decode(&choiceSet, "choiceSet")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1615,9 +1615,9 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1707,16 +1707,16 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x4ad8f364 where reader.currentKeyEquals("initialText"): try reader.decode(&initialText, "initialText")
-            case 0xe1f82f61 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt, "initialPrompt")
-            case 0xc7ce9c94 where reader.currentKeyEquals("interactionMode"): try reader.decode(&interactionMode, "interactionMode")
-            case 0x5cee8c91 where reader.currentKeyEquals("interactionChoiceSetIDList"): try reader.decode(&interactionChoiceSetIDList, "interactionChoiceSetIDList")
-            case 0xadd4a848 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt, "helpPrompt")
-            case 0x7f34aefe where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt, "timeoutPrompt")
-            case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
-            case 0xe6153266 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp, "vrHelp")
-            case 0xcce9ee61 where reader.currentKeyEquals("interactionLayout"): try reader.decode(&interactionLayout, "interactionLayout")
-            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x0b696174 where reader.currentKeyEquals("initialText"): try reader.decode(&initialText, "initialText")
+            case 0x0d696c74 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt, "initialPrompt")
+            case 0x0f697465 where reader.currentKeyEquals("interactionMode"): try reader.decode(&interactionMode, "interactionMode")
+            case 0x1a696f74 where reader.currentKeyEquals("interactionChoiceSetIDList"): try reader.decode(&interactionChoiceSetIDList, "interactionChoiceSetIDList")
+            case 0x0a687274 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt, "helpPrompt")
+            case 0x0d747474 where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt, "timeoutPrompt")
+            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
+            case 0x06766570 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp, "vrHelp")
+            case 0x11696974 where reader.currentKeyEquals("interactionLayout"): try reader.decode(&interactionLayout, "interactionLayout")
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1801,12 +1801,12 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0xd98051ab where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID, "choiceID")
-            case 0x06e540a8 where reader.currentKeyEquals("manualTextEntry"): try reader.decode(&manualTextEntry, "manualTextEntry")
-            case 0x78524096 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource, "triggerSource")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x08636344 where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID, "choiceID")
+            case 0x0f6d6579 where reader.currentKeyEquals("manualTextEntry"): try reader.decode(&manualTextEntry, "manualTextEntry")
+            case 0x0d747265 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource, "triggerSource")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1857,7 +1857,7 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x03f07ab5 where reader.currentKeyEquals("interactionChoiceSetID"): try reader.decode(&interactionChoiceSetID, "interactionChoiceSetID")
+            case 0x16694344 where reader.currentKeyEquals("interactionChoiceSetID"): try reader.decode(&interactionChoiceSetID, "interactionChoiceSetID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1908,9 +1908,9 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2000,16 +2000,16 @@ public struct SDLAlertRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xe65d9631 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1")
-            case 0xe35d9178 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2")
-            case 0xe45d930b where reader.currentKeyEquals("alertText3"): try reader.decode(&alertText3, "alertText3")
-            case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
-            case 0x2fa0fd0d where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration")
-            case 0x9603111f where reader.currentKeyEquals("playTone"): try reader.decode(&playTone, "playTone")
-            case 0x36eb5f73 where reader.currentKeyEquals("progressIndicator"): try reader.decode(&progressIndicator, "progressIndicator")
-            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
-            case 0x112aa8b4 where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon")
-            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x0a615431 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1")
+            case 0x0a615432 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2")
+            case 0x0a615433 where reader.currentKeyEquals("alertText3"): try reader.decode(&alertText3, "alertText3")
+            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
+            case 0x0864746e where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration")
+            case 0x08705465 where reader.currentKeyEquals("playTone"): try reader.decode(&playTone, "playTone")
+            case 0x11704972 where reader.currentKeyEquals("progressIndicator"): try reader.decode(&progressIndicator, "progressIndicator")
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x0961746e where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon")
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2079,10 +2079,10 @@ public struct SDLAlertResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x09740b2f where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0c746965 where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2159,13 +2159,13 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xe65d9631 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1")
-            case 0xe35d9178 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2")
-            case 0x112aa8b4 where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon")
-            case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
-            case 0x2fa0fd0d where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration")
-            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
-            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x0a615431 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1")
+            case 0x0a615432 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2")
+            case 0x0961746e where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon")
+            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
+            case 0x0864746e where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration")
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2231,10 +2231,10 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x09740b2f where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0c746965 where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2385,22 +2385,22 @@ public struct SDLShowRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xfd35296f where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1, "mainField1")
-            case 0xfe352b02 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2, "mainField2")
-            case 0xff352c95 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3, "mainField3")
-            case 0xf8352190 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4, "mainField4")
-            case 0xb1dd655e where reader.currentKeyEquals("alignment"): try reader.decode(&alignment, "alignment")
-            case 0x4be6ec50 where reader.currentKeyEquals("statusBar"): try reader.decode(&statusBar, "statusBar")
-            case 0x65f8c7c7 where reader.currentKeyEquals("mediaClock"): try reader.decode(&mediaClock, "mediaClock")
-            case 0x485dc3c2 where reader.currentKeyEquals("mediaTrack"): try reader.decode(&mediaTrack, "mediaTrack")
-            case 0xc487dc2b where reader.currentKeyEquals("graphic"): try reader.decode(&graphic, "graphic")
-            case 0x46c69577 where reader.currentKeyEquals("secondaryGraphic"): try reader.decode(&secondaryGraphic, "secondaryGraphic")
-            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
-            case 0x76ca008a where reader.currentKeyEquals("customPresets"): try reader.decode(&customPresets, "customPresets")
-            case 0x13cac749 where reader.currentKeyEquals("metadataTags"): try reader.decode(&metadataTags, "metadataTags")
-            case 0x6716b06b where reader.currentKeyEquals("templateTitle"): try reader.decode(&templateTitle, "templateTitle")
-            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
-            case 0xedd5c913 where reader.currentKeyEquals("templateConfiguration"): try reader.decode(&templateConfiguration, "templateConfiguration")
+            case 0x0a6d6931 where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1, "mainField1")
+            case 0x0a6d6932 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2, "mainField2")
+            case 0x0a6d6933 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3, "mainField3")
+            case 0x0a6d6934 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4, "mainField4")
+            case 0x09616e74 where reader.currentKeyEquals("alignment"): try reader.decode(&alignment, "alignment")
+            case 0x09737572 where reader.currentKeyEquals("statusBar"): try reader.decode(&statusBar, "statusBar")
+            case 0x0a6d436b where reader.currentKeyEquals("mediaClock"): try reader.decode(&mediaClock, "mediaClock")
+            case 0x0a6d546b where reader.currentKeyEquals("mediaTrack"): try reader.decode(&mediaTrack, "mediaTrack")
+            case 0x07677063 where reader.currentKeyEquals("graphic"): try reader.decode(&graphic, "graphic")
+            case 0x10737963 where reader.currentKeyEquals("secondaryGraphic"): try reader.decode(&secondaryGraphic, "secondaryGraphic")
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x0d635073 where reader.currentKeyEquals("customPresets"): try reader.decode(&customPresets, "customPresets")
+            case 0x0c6d7473 where reader.currentKeyEquals("metadataTags"): try reader.decode(&metadataTags, "metadataTags")
+            case 0x0d747465 where reader.currentKeyEquals("templateTitle"): try reader.decode(&templateTitle, "templateTitle")
+            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            case 0x15746e6e where reader.currentKeyEquals("templateConfiguration"): try reader.decode(&templateConfiguration, "templateConfiguration")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2479,9 +2479,9 @@ public struct SDLShowResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2526,7 +2526,7 @@ public struct SDLSpeakRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
+            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2577,9 +2577,9 @@ public struct SDLSpeakResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2654,13 +2654,13 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a9e6d0e where reader.currentKeyEquals("startTime"): try reader.decode(&startTime, "startTime")
-            case 0xd3a683eb where reader.currentKeyEquals("endTime"): try reader.decode(&endTime, "endTime")
-            case 0x7a1c6397 where reader.currentKeyEquals("updateMode"): try reader.decode(&updateMode, "updateMode")
-            case 0x649a7eac where reader.currentKeyEquals("audioStreamingIndicator"): try reader.decode(&audioStreamingIndicator, "audioStreamingIndicator")
-            case 0x4dc972b7 where reader.currentKeyEquals("forwardSeekIndicator"): try reader.decode(&forwardSeekIndicator, "forwardSeekIndicator")
-            case 0x6cf2de7f where reader.currentKeyEquals("backSeekIndicator"): try reader.decode(&backSeekIndicator, "backSeekIndicator")
-            case 0x87d6ae46 where reader.currentKeyEquals("countRate"): try reader.decode(&countRate, "countRate")
+            case 0x09737465 where reader.currentKeyEquals("startTime"): try reader.decode(&startTime, "startTime")
+            case 0x07655465 where reader.currentKeyEquals("endTime"): try reader.decode(&endTime, "endTime")
+            case 0x0a756565 where reader.currentKeyEquals("updateMode"): try reader.decode(&updateMode, "updateMode")
+            case 0x17616972 where reader.currentKeyEquals("audioStreamingIndicator"): try reader.decode(&audioStreamingIndicator, "audioStreamingIndicator")
+            case 0x14666b72 where reader.currentKeyEquals("forwardSeekIndicator"): try reader.decode(&forwardSeekIndicator, "forwardSeekIndicator")
+            case 0x11624972 where reader.currentKeyEquals("backSeekIndicator"): try reader.decode(&backSeekIndicator, "backSeekIndicator")
+            case 0x09637465 where reader.currentKeyEquals("countRate"): try reader.decode(&countRate, "countRate")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2723,9 +2723,9 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2805,14 +2805,14 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xe1f82f61 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt, "initialPrompt")
-            case 0xe99342a9 where reader.currentKeyEquals("audioPassThruDisplayText1"): try reader.decode(&audioPassThruDisplayText1, "audioPassThruDisplayText1")
-            case 0xe6933df0 where reader.currentKeyEquals("audioPassThruDisplayText2"): try reader.decode(&audioPassThruDisplayText2, "audioPassThruDisplayText2")
-            case 0x21ff75f2 where reader.currentKeyEquals("samplingRate"): try reader.decode(&samplingRate, "samplingRate")
-            case 0xe5f22fd9 where reader.currentKeyEquals("maxDuration"): try reader.decode(&maxDuration, "maxDuration")
-            case 0xc417e86a where reader.currentKeyEquals("bitsPerSample"): try reader.decode(&bitsPerSample, "bitsPerSample")
-            case 0xf67c87b1 where reader.currentKeyEquals("audioType"): try reader.decode(&audioType, "audioType")
-            case 0x19e3c40e where reader.currentKeyEquals("muteAudio"): try reader.decode(&muteAudio, "muteAudio")
+            case 0x0d696c74 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt, "initialPrompt")
+            case 0x19617531 where reader.currentKeyEquals("audioPassThruDisplayText1"): try reader.decode(&audioPassThruDisplayText1, "audioPassThruDisplayText1")
+            case 0x19617532 where reader.currentKeyEquals("audioPassThruDisplayText2"): try reader.decode(&audioPassThruDisplayText2, "audioPassThruDisplayText2")
+            case 0x0c736e65 where reader.currentKeyEquals("samplingRate"): try reader.decode(&samplingRate, "samplingRate")
+            case 0x0b6d726e where reader.currentKeyEquals("maxDuration"): try reader.decode(&maxDuration, "maxDuration")
+            case 0x0d627265 where reader.currentKeyEquals("bitsPerSample"): try reader.decode(&bitsPerSample, "bitsPerSample")
+            case 0x09616f65 where reader.currentKeyEquals("audioType"): try reader.decode(&audioType, "audioType")
+            case 0x096d416f where reader.currentKeyEquals("muteAudio"): try reader.decode(&muteAudio, "muteAudio")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2879,9 +2879,9 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2965,9 +2965,9 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3012,7 +3012,7 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            case 0x0a626e65 where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3063,9 +3063,9 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3110,7 +3110,7 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            case 0x0a626e65 where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3161,9 +3161,9 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3378,41 +3378,41 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3669,44 +3669,44 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0x224a130b where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes")
-            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0x0c637273 where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes")
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3991,41 +3991,41 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4282,44 +4282,44 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0x224a130b where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes")
-            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0x0c637273 where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes")
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4609,42 +4609,42 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x7612408a where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
-            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x0376696e where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4907,45 +4907,45 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x7612408a where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
-            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x0376696e where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5066,8 +5066,8 @@ public struct SDLReadDIDRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x4e5bbdbf where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName, "ecuName")
-            case 0x244c18b5 where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation, "didLocation")
+            case 0x07654e65 where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName, "ecuName")
+            case 0x0b64636e where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation, "didLocation")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5126,10 +5126,10 @@ public struct SDLReadDIDResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x9df996b7 where reader.currentKeyEquals("didResult"): try reader.decode(&didResult, "didResult")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x09646574 where reader.currentKeyEquals("didResult"): try reader.decode(&didResult, "didResult")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5181,8 +5181,8 @@ public struct SDLGetDTCsRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x4e5bbdbf where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName, "ecuName")
-            case 0xac4f569a where reader.currentKeyEquals("dtcMask"): try reader.decode(&dtcMask, "dtcMask")
+            case 0x07654e65 where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName, "ecuName")
+            case 0x07644d6b where reader.currentKeyEquals("dtcMask"): try reader.decode(&dtcMask, "dtcMask")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5245,11 +5245,11 @@ public struct SDLGetDTCsResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0xe1990701 where reader.currentKeyEquals("ecuHeader"): try reader.decode(&ecuHeader, "ecuHeader")
-            case 0xca34b592 where reader.currentKeyEquals("dtc"): try reader.decode(&dtc, "dtc")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x09656572 where reader.currentKeyEquals("ecuHeader"): try reader.decode(&ecuHeader, "ecuHeader")
+            case 0x03647463 where reader.currentKeyEquals("dtc"): try reader.decode(&dtc, "dtc")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5308,9 +5308,9 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x246aad75 where reader.currentKeyEquals("targetID"): try reader.decode(&targetID, "targetID")
-            case 0x9589ed08 where reader.currentKeyEquals("messageLength"): try reader.decode(&messageLength, "messageLength")
-            case 0xbfe5c50c where reader.currentKeyEquals("messageData"): try reader.decode(&messageData, "messageData")
+            case 0x08746544 where reader.currentKeyEquals("targetID"): try reader.decode(&targetID, "targetID")
+            case 0x0d6d6568 where reader.currentKeyEquals("messageLength"): try reader.decode(&messageLength, "messageLength")
+            case 0x0b6d6761 where reader.currentKeyEquals("messageData"): try reader.decode(&messageData, "messageData")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5372,10 +5372,10 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0xe6de44d5 where reader.currentKeyEquals("messageDataResult"): try reader.decode(&messageDataResult, "messageDataResult")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x116d6174 where reader.currentKeyEquals("messageDataResult"): try reader.decode(&messageDataResult, "messageDataResult")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5437,10 +5437,10 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x5afad1fb where reader.currentKeyEquals("scrollableMessageBody"): try reader.decode(&scrollableMessageBody, "scrollableMessageBody")
-            case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
-            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
-            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x15734d79 where reader.currentKeyEquals("scrollableMessageBody"): try reader.decode(&scrollableMessageBody, "scrollableMessageBody")
+            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5496,9 +5496,9 @@ public struct SDLScrollableMessageResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5568,12 +5568,12 @@ public struct SDLSliderRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x39e837db where reader.currentKeyEquals("numTicks"): try reader.decode(&numTicks, "numTicks")
-            case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
-            case 0x49475689 where reader.currentKeyEquals("sliderHeader"): try reader.decode(&sliderHeader, "sliderHeader")
-            case 0x54efb417 where reader.currentKeyEquals("sliderFooter"): try reader.decode(&sliderFooter, "sliderFooter")
-            case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
-            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x086e6973 where reader.currentKeyEquals("numTicks"): try reader.decode(&numTicks, "numTicks")
+            case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            case 0x0c734872 where reader.currentKeyEquals("sliderHeader"): try reader.decode(&sliderHeader, "sliderHeader")
+            case 0x0c734672 where reader.currentKeyEquals("sliderFooter"): try reader.decode(&sliderFooter, "sliderFooter")
+            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5640,10 +5640,10 @@ public struct SDLSliderResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0xec894dbf where reader.currentKeyEquals("sliderPosition"): try reader.decode(&sliderPosition, "sliderPosition")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0e736f6e where reader.currentKeyEquals("sliderPosition"): try reader.decode(&sliderPosition, "sliderPosition")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5740,17 +5740,17 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x65a4440f where reader.currentKeyEquals("navigationText1"): try reader.decode(&navigationText1, "navigationText1")
-            case 0x66a445a2 where reader.currentKeyEquals("navigationText2"): try reader.decode(&navigationText2, "navigationText2")
-            case 0x8b9c2127 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta")
-            case 0x90683dc7 where reader.currentKeyEquals("timeToDestination"): try reader.decode(&timeToDestination, "timeToDestination")
-            case 0x4ef0457a where reader.currentKeyEquals("totalDistance"): try reader.decode(&totalDistance, "totalDistance")
-            case 0xbe64f4f7 where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon")
-            case 0x06a219c6 where reader.currentKeyEquals("nextTurnIcon"): try reader.decode(&nextTurnIcon, "nextTurnIcon")
-            case 0xf692bc84 where reader.currentKeyEquals("distanceToManeuver"): try reader.decode(&distanceToManeuver, "distanceToManeuver")
-            case 0x5bc0ec5e where reader.currentKeyEquals("distanceToManeuverScale"): try reader.decode(&distanceToManeuverScale, "distanceToManeuverScale")
-            case 0x9dcce26d where reader.currentKeyEquals("maneuverComplete"): try reader.decode(&maneuverComplete, "maneuverComplete")
-            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x0f6e6931 where reader.currentKeyEquals("navigationText1"): try reader.decode(&navigationText1, "navigationText1")
+            case 0x0f6e6932 where reader.currentKeyEquals("navigationText2"): try reader.decode(&navigationText2, "navigationText2")
+            case 0x03657461 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta")
+            case 0x1174736e where reader.currentKeyEquals("timeToDestination"): try reader.decode(&timeToDestination, "timeToDestination")
+            case 0x0d746965 where reader.currentKeyEquals("totalDistance"): try reader.decode(&totalDistance, "totalDistance")
+            case 0x0874496e where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon")
+            case 0x0c6e726e where reader.currentKeyEquals("nextTurnIcon"): try reader.decode(&nextTurnIcon, "nextTurnIcon")
+            case 0x12646f72 where reader.currentKeyEquals("distanceToManeuver"): try reader.decode(&distanceToManeuver, "distanceToManeuver")
+            case 0x17646165 where reader.currentKeyEquals("distanceToManeuverScale"): try reader.decode(&distanceToManeuverScale, "distanceToManeuverScale")
+            case 0x106d4365 where reader.currentKeyEquals("maneuverComplete"): try reader.decode(&maneuverComplete, "maneuverComplete")
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5819,9 +5819,9 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5871,8 +5871,8 @@ public struct SDLAlertManeuverRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x387ca10c where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
-            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5924,9 +5924,9 @@ public struct SDLAlertManeuverResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5976,8 +5976,8 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xcd98fb16 where reader.currentKeyEquals("turnList"): try reader.decode(&turnList, "turnList")
-            case 0x39f947d6 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x08744c74 where reader.currentKeyEquals("turnList"): try reader.decode(&turnList, "turnList")
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6029,9 +6029,9 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6101,12 +6101,12 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
-            case 0x2b8c088b where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
-            case 0x796a4847 where reader.currentKeyEquals("appName"): try reader.decode(&appName, "appName")
-            case 0xbd491c19 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName, "ttsName")
-            case 0x8443b0fc where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName")
-            case 0xcabb4a27 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms, "vrSynonyms")
+            case 0x086c7565 where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
+            case 0x12687965 where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
+            case 0x07614e65 where reader.currentKeyEquals("appName"): try reader.decode(&appName, "appName")
+            case 0x07744e65 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName, "ttsName")
+            case 0x156e7265 where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName")
+            case 0x0a766f73 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms, "vrSynonyms")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6168,9 +6168,9 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6225,9 +6225,9 @@ public struct SDLGenericResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6302,13 +6302,13 @@ public struct SDLPutFileRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb2841f57 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
-            case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
-            case 0x6c02caf6 where reader.currentKeyEquals("persistentFile"): try reader.decode(&persistentFile, "persistentFile")
-            case 0x9c65192a where reader.currentKeyEquals("systemFile"): try reader.decode(&systemFile, "systemFile")
-            case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
-            case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
-            case 0xe344c6b9 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc")
+            case 0x0c736c65 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
+            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
+            case 0x0e706565 where reader.currentKeyEquals("persistentFile"): try reader.decode(&persistentFile, "persistentFile")
+            case 0x0a736d65 where reader.currentKeyEquals("systemFile"): try reader.decode(&systemFile, "systemFile")
+            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
+            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            case 0x03637263 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6375,10 +6375,10 @@ public struct SDLPutFileResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0xffeda1f8 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0e736165 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6445,11 +6445,11 @@ public struct SDLGetFileRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xbf3d55a8 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
-            case 0x4f2c19b2 where reader.currentKeyEquals("appServiceId"): try reader.decode(&appServiceId, "appServiceId")
-            case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
-            case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
-            case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            case 0x08664e65 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
+            case 0x0c617664 where reader.currentKeyEquals("appServiceId"): try reader.decode(&appServiceId, "appServiceId")
+            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
+            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
+            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6528,13 +6528,13 @@ public struct SDLGetFileResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
-            case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
-            case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
-            case 0xe344c6b9 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
+            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
+            case 0x03637263 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6587,7 +6587,7 @@ public struct SDLDeleteFileRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb2841f57 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
+            case 0x0c736c65 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6643,10 +6643,10 @@ public struct SDLDeleteFileResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0xffeda1f8 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0e736165 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6742,11 +6742,11 @@ public struct SDLListFilesResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x42d2b621 where reader.currentKeyEquals("filenames"): try reader.decode(&filenames, "filenames")
-            case 0xffeda1f8 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x09666e73 where reader.currentKeyEquals("filenames"): try reader.decode(&filenames, "filenames")
+            case 0x0e736165 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6795,7 +6795,7 @@ public struct SDLSetAppIconRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb2841f57 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
+            case 0x0c736c65 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6846,9 +6846,9 @@ public struct SDLSetAppIconResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6903,9 +6903,9 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd7fa7d8f where reader.currentKeyEquals("displayLayout"): try reader.decode(&displayLayout, "displayLayout")
-            case 0x595782b7 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
-            case 0x2f6eaf93 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
+            case 0x0d647974 where reader.currentKeyEquals("displayLayout"): try reader.decode(&displayLayout, "displayLayout")
+            case 0x0e647265 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
+            case 0x106e6f65 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6980,13 +6980,13 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0xe8ba518f where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
-            case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
-            case 0x9ad3ddb3 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
-            case 0xacf5b24e where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x13647073 where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
+            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
+            case 0x16736173 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
+            case 0x16706173 where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7049,9 +7049,9 @@ public struct SDLSystemRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3561a542 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType, "requestType")
-            case 0x8a9dddd8 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType")
-            case 0xbf3d55a8 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
+            case 0x0b727365 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType, "requestType")
+            case 0x0e725365 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType")
+            case 0x08664e65 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7106,9 +7106,9 @@ public struct SDLSystemRequestResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7198,16 +7198,16 @@ public struct SDLSendLocationRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x6d03f787 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
-            case 0x280d9e0e where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
-            case 0x779ed5e5 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName")
-            case 0xdb1f5998 where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription")
-            case 0x8245fe7e where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines, "addressLines")
-            case 0x6952238e where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber")
-            case 0x918a3a6b where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage")
-            case 0x0cc86383 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp, "timeStamp")
-            case 0x2c6a2953 where reader.currentKeyEquals("address"): try reader.decode(&address, "address")
-            case 0x09d071c2 where reader.currentKeyEquals("deliveryMode"): try reader.decode(&deliveryMode, "deliveryMode")
+            case 0x106c6573 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
+            case 0x0f6c6573 where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
+            case 0x0c6c6f65 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName")
+            case 0x136c656e where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription")
+            case 0x0c617373 where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines, "addressLines")
+            case 0x0b704e72 where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber")
+            case 0x0d6c6f65 where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage")
+            case 0x09745370 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp, "timeStamp")
+            case 0x07617273 where reader.currentKeyEquals("address"): try reader.decode(&address, "address")
+            case 0x0c647265 where reader.currentKeyEquals("deliveryMode"): try reader.decode(&deliveryMode, "deliveryMode")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7275,9 +7275,9 @@ public struct SDLSendLocationResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7322,7 +7322,7 @@ public struct SDLDialNumberRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x1bd670a0 where reader.currentKeyEquals("number"): try reader.decode(&number, "number")
+            case 0x066e6272 where reader.currentKeyEquals("number"): try reader.decode(&number, "number")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7373,9 +7373,9 @@ public struct SDLDialNumberResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7435,10 +7435,10 @@ public struct SDLButtonPressRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
-            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
-            case 0x67101823 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode, "buttonPressMode")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0x0a626e65 where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            case 0x0f627265 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode, "buttonPressMode")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7497,9 +7497,9 @@ public struct SDLButtonPressResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7554,9 +7554,9 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
-            case 0xaf9e4a03 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0x09736365 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7620,11 +7620,11 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0x96d15755 where reader.currentKeyEquals("isSubscribed"): try reader.decode(&isSubscribed, "isSubscribed")
+            case 0x0a6d6561 where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0c696364 where reader.currentKeyEquals("isSubscribed"): try reader.decode(&isSubscribed, "isSubscribed")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7677,8 +7677,8 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0xcfc1c2a1 where reader.currentKeyEquals("moduleIds"): try reader.decode(&moduleIds, "moduleIds")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0x096d6c73 where reader.currentKeyEquals("moduleIds"): try reader.decode(&moduleIds, "moduleIds")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7737,10 +7737,10 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7791,8 +7791,8 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7845,9 +7845,9 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7892,7 +7892,7 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            case 0x0a6d6561 where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7948,10 +7948,10 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a6d6561 where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8037,9 +8037,9 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8084,7 +8084,7 @@ public struct SDLGetWayPointsRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x7bdea4ba where reader.currentKeyEquals("wayPointType"): try reader.decode(&wayPointType, "wayPointType")
+            case 0x0c776e65 where reader.currentKeyEquals("wayPointType"): try reader.decode(&wayPointType, "wayPointType")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8140,10 +8140,10 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x4d43f60b where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x09776f73 where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8234,10 +8234,10 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x4d43f60b where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x09776f73 where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8289,8 +8289,8 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x219fe1aa where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType, "systemCapabilityType")
-            case 0xaf9e4a03 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
+            case 0x14736265 where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType, "systemCapabilityType")
+            case 0x09736365 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8347,10 +8347,10 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x8d8ea36a where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability, "systemCapability")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x10737079 where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability, "systemCapability")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8397,7 +8397,7 @@ public struct SDLSendHapticDataRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xff4b3a70 where reader.currentKeyEquals("hapticRectData"): try reader.decode(&hapticRectData, "hapticRectData")
+            case 0x0e686561 where reader.currentKeyEquals("hapticRectData"): try reader.decode(&hapticRectData, "hapticRectData")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8447,9 +8447,9 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8494,7 +8494,7 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x11de6cdc where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
+            case 0x0a707273 where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8545,9 +8545,9 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8592,7 +8592,7 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x66179b61 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
+            case 0x05617044 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8648,10 +8648,10 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x11de6cdc where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0a707273 where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8698,7 +8698,7 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x7a6c53ca where reader.currentKeyEquals("appServiceManifest"): try reader.decode(&appServiceManifest, "appServiceManifest")
+            case 0x12616574 where reader.currentKeyEquals("appServiceManifest"): try reader.decode(&appServiceManifest, "appServiceManifest")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8754,10 +8754,10 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x65ab6a56 where reader.currentKeyEquals("appServiceRecord"): try reader.decode(&appServiceRecord, "appServiceRecord")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x10616364 where reader.currentKeyEquals("appServiceRecord"): try reader.decode(&appServiceRecord, "appServiceRecord")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8804,7 +8804,7 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
+            case 0x09736944 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8855,9 +8855,9 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8907,8 +8907,8 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2dd7ad4c where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
-            case 0xaf9e4a03 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
+            case 0x0b736365 where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
+            case 0x09736365 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8965,10 +8965,10 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x4a3b728c where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData, "serviceData")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0b736361 where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData, "serviceData")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9030,10 +9030,10 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb56afc5e where reader.currentKeyEquals("serviceUri"): try reader.decode(&serviceUri, "serviceUri")
-            case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
-            case 0xcec42a5a where reader.currentKeyEquals("originApp"): try reader.decode(&originApp, "originApp")
-            case 0xfbe3a93b where reader.currentKeyEquals("requestServiceActive"): try reader.decode(&requestServiceActive, "requestServiceActive")
+            case 0x0a736369 where reader.currentKeyEquals("serviceUri"): try reader.decode(&serviceUri, "serviceUri")
+            case 0x09736944 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
+            case 0x096f6970 where reader.currentKeyEquals("originApp"): try reader.decode(&originApp, "originApp")
+            case 0x14727665 where reader.currentKeyEquals("requestServiceActive"): try reader.decode(&requestServiceActive, "requestServiceActive")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9096,10 +9096,10 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x244810f5 where reader.currentKeyEquals("serviceSpecificResult"): try reader.decode(&serviceSpecificResult, "serviceSpecificResult")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x15736374 where reader.currentKeyEquals("serviceSpecificResult"): try reader.decode(&serviceSpecificResult, "serviceSpecificResult")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9151,8 +9151,8 @@ public struct SDLCancelInteractionRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xfa819016 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
-            case 0x09557d0c where reader.currentKeyEquals("functionID"): try reader.decode(&functionID, "functionID")
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x0a666944 where reader.currentKeyEquals("functionID"): try reader.decode(&functionID, "functionID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9202,9 +9202,9 @@ public struct SDLCancelInteractionResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9288,9 +9288,9 @@ public struct SDLCloseApplicationResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9355,11 +9355,11 @@ public struct SDLOnHMIStatus: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x309c565d where reader.currentKeyEquals("hmiLevel"): try reader.decode(&hmiLevel, "hmiLevel")
-            case 0xedb535d0 where reader.currentKeyEquals("audioStreamingState"): try reader.decode(&audioStreamingState, "audioStreamingState")
-            case 0x6450325f where reader.currentKeyEquals("systemContext"): try reader.decode(&systemContext, "systemContext")
-            case 0xcb717499 where reader.currentKeyEquals("videoStreamingState"): try reader.decode(&videoStreamingState, "videoStreamingState")
-            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            case 0x0868656c where reader.currentKeyEquals("hmiLevel"): try reader.decode(&hmiLevel, "hmiLevel")
+            case 0x13616165 where reader.currentKeyEquals("audioStreamingState"): try reader.decode(&audioStreamingState, "audioStreamingState")
+            case 0x0d734374 where reader.currentKeyEquals("systemContext"): try reader.decode(&systemContext, "systemContext")
+            case 0x13766165 where reader.currentKeyEquals("videoStreamingState"): try reader.decode(&videoStreamingState, "videoStreamingState")
+            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9409,7 +9409,7 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xf8a35e19 where reader.currentKeyEquals("reason"): try reader.decode(&reason, "reason")
+            case 0x0672736e where reader.currentKeyEquals("reason"): try reader.decode(&reason, "reason")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9460,9 +9460,9 @@ public struct SDLOnButtonEvent: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
-            case 0x949c87d4 where reader.currentKeyEquals("buttonEventMode"): try reader.decode(&buttonEventMode, "buttonEventMode")
-            case 0x090f9833 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID")
+            case 0x0a626e65 where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            case 0x0f627665 where reader.currentKeyEquals("buttonEventMode"): try reader.decode(&buttonEventMode, "buttonEventMode")
+            case 0x0e637544 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9518,9 +9518,9 @@ public struct SDLOnButtonPress: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd3940e0a where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
-            case 0x67101823 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode, "buttonPressMode")
-            case 0x090f9833 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID")
+            case 0x0a626e65 where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
+            case 0x0f627265 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode, "buttonPressMode")
+            case 0x0e637544 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9741,42 +9741,42 @@ public struct SDLOnVehicleData: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x413be7a3 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x4dd8bed6 where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0xb8304035 where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0xb55c0003 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x6cf7f58d where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x1c2778fa where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x5c4c27dc where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0xaf631b7a where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x7612408a where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
-            case 0x80e9ed90 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0xff3076e3 where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x7b913978 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x95d7e298 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x4f5da372 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x4611cea5 where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x9e07f965 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x74248fc5 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x2491fc26 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x9795e8f3 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0xd7cb8509 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x5d97843d where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x0caefe5c where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0xb6b3e1db where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x5d815c08 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0xec0680f2 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x9c26d554 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x0622badc where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x20ad9541 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0xa316449e where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0xdb71b2a4 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x16b585aa where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x65d20ac7 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0xb87dbce5 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0xfd597fed where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
+            case 0x0376696e where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9890,8 +9890,8 @@ public struct SDLOnCommand: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd70d83e6 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
-            case 0x78524096 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource, "triggerSource")
+            case 0x05636444 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
+            case 0x0d747265 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource, "triggerSource")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9935,7 +9935,7 @@ public struct SDLOnTBTClientState: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9986,9 +9986,9 @@ public struct SDLOnDriverDistraction: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
-            case 0x02ce3d5c where reader.currentKeyEquals("lockScreenDismissalEnabled"): try reader.decode(&lockScreenDismissalEnabled, "lockScreenDismissalEnabled")
-            case 0x7ee86d01 where reader.currentKeyEquals("lockScreenDismissalWarning"): try reader.decode(&lockScreenDismissalWarning, "lockScreenDismissalWarning")
+            case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            case 0x1a6c6d64 where reader.currentKeyEquals("lockScreenDismissalEnabled"): try reader.decode(&lockScreenDismissalEnabled, "lockScreenDismissalEnabled")
+            case 0x1a6c6d67 where reader.currentKeyEquals("lockScreenDismissalWarning"): try reader.decode(&lockScreenDismissalWarning, "lockScreenDismissalWarning")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10037,8 +10037,8 @@ public struct SDLOnPermissionsChange: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2cc6d7b9 where reader.currentKeyEquals("permissionItem"): try reader.decode(&permissionItem, "permissionItem")
-            case 0x9addedf5 where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption")
+            case 0x0e70696d where reader.currentKeyEquals("permissionItem"): try reader.decode(&permissionItem, "permissionItem")
+            case 0x11726e6e where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10114,8 +10114,8 @@ public struct SDLOnLanguageChange: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
-            case 0x2b8c088b where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
+            case 0x086c7565 where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
+            case 0x12687965 where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10164,8 +10164,8 @@ public struct SDLOnKeyboardInput: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xfe30d09f where reader.currentKeyEquals("event"): try reader.decode(&event, "event")
-            case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            case 0x05656574 where reader.currentKeyEquals("event"): try reader.decode(&event, "event")
+            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10213,8 +10213,8 @@ public struct SDLOnTouchEvent: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0xfe30d09f where reader.currentKeyEquals("event"): try reader.decode(&event, "event")
+            case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x05656574 where reader.currentKeyEquals("event"): try reader.decode(&event, "event")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10288,13 +10288,13 @@ public struct SDLOnSystemRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3561a542 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType, "requestType")
-            case 0x8a9dddd8 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType")
-            case 0x328f4c1e where reader.currentKeyEquals("url"): try reader.decode(&url, "url")
-            case 0x97f68388 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
-            case 0x1123ae9b where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
-            case 0x14c8d3ca where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
-            case 0x83d03615 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            case 0x0b727365 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType, "requestType")
+            case 0x0e725365 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType")
+            case 0x0375726c where reader.currentKeyEquals("url"): try reader.decode(&url, "url")
+            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
+            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
+            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
+            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10347,7 +10347,7 @@ public struct SDLOnHashChange: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2d2c1ee4 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID, "hashID")
+            case 0x06686844 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID, "hashID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10388,7 +10388,7 @@ public struct SDLOnWayPointChange: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x4d43f60b where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
+            case 0x09776f73 where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10429,7 +10429,7 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0d32cb3d where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            case 0x0a6d6561 where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10480,9 +10480,9 @@ public struct SDLOnRCStatus: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
-            case 0xc0ebb807 where reader.currentKeyEquals("allocatedModules"): try reader.decode(&allocatedModules, "allocatedModules")
-            case 0xcca40f0c where reader.currentKeyEquals("freeModules"): try reader.decode(&freeModules, "freeModules")
+            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
+            case 0x10616473 where reader.currentKeyEquals("allocatedModules"): try reader.decode(&allocatedModules, "allocatedModules")
+            case 0x0b666f73 where reader.currentKeyEquals("freeModules"): try reader.decode(&freeModules, "freeModules")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10527,7 +10527,7 @@ public struct SDLOnAppServiceData: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x4a3b728c where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData, "serviceData")
+            case 0x0b736361 where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData, "serviceData")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10568,7 +10568,7 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x8d8ea36a where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability, "systemCapability")
+            case 0x10737079 where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability, "systemCapability")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10609,7 +10609,7 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xa5cb9e1a where reader.currentKeyEquals("appCapability"): try reader.decode(&appCapability, "appCapability")
+            case 0x0d616179 where reader.currentKeyEquals("appCapability"): try reader.decode(&appCapability, "appCapability")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10650,7 +10650,7 @@ public struct SDLOnUpdateFile: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xbf3d55a8 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
+            case 0x08664e65 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10696,8 +10696,8 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x414e0d37 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
-            case 0xd96a84a7 where reader.currentKeyEquals("updateSubCells"): try reader.decode(&updateSubCells, "updateSubCells")
+            case 0x066d7544 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
+            case 0x0e757573 where reader.currentKeyEquals("updateSubCells"): try reader.decode(&updateSubCells, "updateSubCells")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10739,7 +10739,7 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10790,9 +10790,9 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3a5fbf10 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0fb40705 where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -10847,9 +10847,9 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
-            case 0x7569633e where reader.currentKeyEquals("URL"): try reader.decode(&URL, "URL")
-            case 0x82d97e28 where reader.currentKeyEquals("Timeout"): try reader.decode(&Timeout, "Timeout")
+            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            case 0x0355524c where reader.currentKeyEquals("URL"): try reader.decode(&URL, "URL")
+            case 0x07546574 where reader.currentKeyEquals("Timeout"): try reader.decode(&Timeout, "Timeout")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }

@@ -30,9 +30,9 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x21ff75f2 where reader.currentKeyEquals("samplingRate"): try reader.decode(&samplingRate, "samplingRate")
-            case 0xc417e86a where reader.currentKeyEquals("bitsPerSample"): try reader.decode(&bitsPerSample, "bitsPerSample")
-            case 0xf67c87b1 where reader.currentKeyEquals("audioType"): try reader.decode(&audioType, "audioType")
+            case 0x0c736e65 where reader.currentKeyEquals("samplingRate"): try reader.decode(&samplingRate, "samplingRate")
+            case 0x0d627265 where reader.currentKeyEquals("bitsPerSample"): try reader.decode(&bitsPerSample, "bitsPerSample")
+            case 0x09616f65 where reader.currentKeyEquals("audioType"): try reader.decode(&audioType, "audioType")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -106,13 +106,13 @@ public struct SDLCloudAppProperties: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x20e4a91a where reader.currentKeyEquals("nicknames"): try reader.decode(&nicknames, "nicknames")
-            case 0x66179b61 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
-            case 0x02f3b39e where reader.currentKeyEquals("enabled"): try reader.decode(&enabled, "enabled")
-            case 0x48034884 where reader.currentKeyEquals("authToken"): try reader.decode(&authToken, "authToken")
-            case 0xf2605e93 where reader.currentKeyEquals("cloudTransportType"): try reader.decode(&cloudTransportType, "cloudTransportType")
-            case 0xc5cb0ea7 where reader.currentKeyEquals("hybridAppPreference"): try reader.decode(&hybridAppPreference, "hybridAppPreference")
-            case 0xd8b7f07c where reader.currentKeyEquals("endpoint"): try reader.decode(&endpoint, "endpoint")
+            case 0x096e6e73 where reader.currentKeyEquals("nicknames"): try reader.decode(&nicknames, "nicknames")
+            case 0x05617044 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
+            case 0x07656264 where reader.currentKeyEquals("enabled"): try reader.decode(&enabled, "enabled")
+            case 0x0961546e where reader.currentKeyEquals("authToken"): try reader.decode(&authToken, "authToken")
+            case 0x12637365 where reader.currentKeyEquals("cloudTransportType"): try reader.decode(&cloudTransportType, "cloudTransportType")
+            case 0x13685065 where reader.currentKeyEquals("hybridAppPreference"): try reader.decode(&hybridAppPreference, "hybridAppPreference")
+            case 0x08656f74 where reader.currentKeyEquals("endpoint"): try reader.decode(&endpoint, "endpoint")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -171,9 +171,9 @@ public struct SDLImage: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x425ed3ca where reader.currentKeyEquals("value"): try reader.decode(&value, "value")
-            case 0x2055059a where reader.currentKeyEquals("imageType"): try reader.decode(&imageType, "imageType")
-            case 0x6336eddb where reader.currentKeyEquals("isTemplate"): try reader.decode(&isTemplate, "isTemplate")
+            case 0x05766c65 where reader.currentKeyEquals("value"): try reader.decode(&value, "value")
+            case 0x09696565 where reader.currentKeyEquals("imageType"): try reader.decode(&imageType, "imageType")
+            case 0x0a697065 where reader.currentKeyEquals("isTemplate"): try reader.decode(&isTemplate, "isTemplate")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -240,12 +240,12 @@ public struct SDLSoftButton: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0xbde64e3e where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
-            case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
-            case 0x6fe24356 where reader.currentKeyEquals("isHighlighted"): try reader.decode(&isHighlighted, "isHighlighted")
-            case 0x21a23c74 where reader.currentKeyEquals("softButtonID"): try reader.decode(&softButtonID, "softButtonID")
-            case 0x0c3d136e where reader.currentKeyEquals("systemAction"): try reader.decode(&systemAction, "systemAction")
+            case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x04747874 where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
+            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            case 0x0d696c64 where reader.currentKeyEquals("isHighlighted"): try reader.decode(&isHighlighted, "isHighlighted")
+            case 0x0c737444 where reader.currentKeyEquals("softButtonID"): try reader.decode(&softButtonID, "softButtonID")
+            case 0x0c73416e where reader.currentKeyEquals("systemAction"): try reader.decode(&systemAction, "systemAction")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -323,13 +323,13 @@ public struct SDLChoice: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd98051ab where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID, "choiceID")
-            case 0xbec4e4a1 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
-            case 0xa19d02a7 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands, "vrCommands")
-            case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
-            case 0x00e451c2 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
-            case 0x471a5584 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
-            case 0x9eba45e6 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
+            case 0x08636344 where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID, "choiceID")
+            case 0x086d4e65 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
+            case 0x0a766d73 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands, "vrCommands")
+            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            case 0x0d736174 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
+            case 0x0c747274 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
+            case 0x0e737265 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -390,9 +390,9 @@ public struct SDLVrHelpItem: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xbde64e3e where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
-            case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
-            case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            case 0x04747874 where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
+            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -445,9 +445,9 @@ public struct SDLSyncMsgVersion: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x38c9cc0e where reader.currentKeyEquals("majorVersion"): try reader.decode(&majorVersion, "majorVersion")
-            case 0x8f75bf32 where reader.currentKeyEquals("minorVersion"): try reader.decode(&minorVersion, "minorVersion")
-            case 0x94e59e53 where reader.currentKeyEquals("patchVersion"): try reader.decode(&patchVersion, "patchVersion")
+            case 0x0c6d656e where reader.currentKeyEquals("majorVersion"): try reader.decode(&majorVersion, "majorVersion")
+            case 0x0c6d656e where reader.currentKeyEquals("minorVersion"): try reader.decode(&minorVersion, "minorVersion")
+            case 0x0c70656e where reader.currentKeyEquals("patchVersion"): try reader.decode(&patchVersion, "patchVersion")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -515,12 +515,12 @@ public struct SDLFuelRange: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0xfadc0cd2 where reader.currentKeyEquals("range"): try reader.decode(&range, "range")
-            case 0x9b99e7dd where reader.currentKeyEquals("level"): try reader.decode(&level, "level")
-            case 0xdf76d8de where reader.currentKeyEquals("levelState"): try reader.decode(&levelState, "levelState")
-            case 0x6a18cf89 where reader.currentKeyEquals("capacity"): try reader.decode(&capacity, "capacity")
-            case 0x1ecd91c3 where reader.currentKeyEquals("capacityUnit"): try reader.decode(&capacityUnit, "capacityUnit")
+            case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x05726e65 where reader.currentKeyEquals("range"): try reader.decode(&range, "range")
+            case 0x056c766c where reader.currentKeyEquals("level"): try reader.decode(&level, "level")
+            case 0x0a6c5365 where reader.currentKeyEquals("levelState"): try reader.decode(&levelState, "levelState")
+            case 0x08636379 where reader.currentKeyEquals("capacity"): try reader.decode(&capacity, "capacity")
+            case 0x0c637474 where reader.currentKeyEquals("capacityUnit"): try reader.decode(&capacityUnit, "capacityUnit")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -577,9 +577,9 @@ public struct SDLSingleTireStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
-            case 0x48a643ed where reader.currentKeyEquals("tpms"): try reader.decode(&tpms, "tpms")
-            case 0xcfa8a3a2 where reader.currentKeyEquals("pressure"): try reader.decode(&pressure, "pressure")
+            case 0x06737473 where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            case 0x04746d73 where reader.currentKeyEquals("tpms"): try reader.decode(&tpms, "tpms")
+            case 0x08707365 where reader.currentKeyEquals("pressure"): try reader.decode(&pressure, "pressure")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -691,21 +691,21 @@ public struct SDLBeltStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xbe81c014 where reader.currentKeyEquals("driverBeltDeployed"): try reader.decode(&driverBeltDeployed, "driverBeltDeployed")
-            case 0xe9d7f020 where reader.currentKeyEquals("passengerBeltDeployed"): try reader.decode(&passengerBeltDeployed, "passengerBeltDeployed")
-            case 0xf8dc6483 where reader.currentKeyEquals("passengerBuckleBelted"): try reader.decode(&passengerBuckleBelted, "passengerBuckleBelted")
-            case 0xd74d6f3f where reader.currentKeyEquals("driverBuckleBelted"): try reader.decode(&driverBuckleBelted, "driverBuckleBelted")
-            case 0xea7a50e6 where reader.currentKeyEquals("leftRow2BuckleBelted"): try reader.decode(&leftRow2BuckleBelted, "leftRow2BuckleBelted")
-            case 0xef10b1cd where reader.currentKeyEquals("passengerChildDetected"): try reader.decode(&passengerChildDetected, "passengerChildDetected")
-            case 0x5bc6eb2b where reader.currentKeyEquals("rightRow2BuckleBelted"): try reader.decode(&rightRow2BuckleBelted, "rightRow2BuckleBelted")
-            case 0xfabce48e where reader.currentKeyEquals("middleRow2BuckleBelted"): try reader.decode(&middleRow2BuckleBelted, "middleRow2BuckleBelted")
-            case 0xd551cfed where reader.currentKeyEquals("middleRow3BuckleBelted"): try reader.decode(&middleRow3BuckleBelted, "middleRow3BuckleBelted")
-            case 0x422994a5 where reader.currentKeyEquals("leftRow3BuckleBelted"): try reader.decode(&leftRow3BuckleBelted, "leftRow3BuckleBelted")
-            case 0x1d27b71c where reader.currentKeyEquals("rightRow3BuckleBelted"): try reader.decode(&rightRow3BuckleBelted, "rightRow3BuckleBelted")
-            case 0xedb76de6 where reader.currentKeyEquals("leftRearInflatableBelted"): try reader.decode(&leftRearInflatableBelted, "leftRearInflatableBelted")
-            case 0xe6166423 where reader.currentKeyEquals("rightRearInflatableBelted"): try reader.decode(&rightRearInflatableBelted, "rightRearInflatableBelted")
-            case 0xf9a9b74c where reader.currentKeyEquals("middleRow1BeltDeployed"): try reader.decode(&middleRow1BeltDeployed, "middleRow1BeltDeployed")
-            case 0x96043de7 where reader.currentKeyEquals("middleRow1BuckleBelted"): try reader.decode(&middleRow1BuckleBelted, "middleRow1BuckleBelted")
+            case 0x12647464 where reader.currentKeyEquals("driverBeltDeployed"): try reader.decode(&driverBeltDeployed, "driverBeltDeployed")
+            case 0x15706564 where reader.currentKeyEquals("passengerBeltDeployed"): try reader.decode(&passengerBeltDeployed, "passengerBeltDeployed")
+            case 0x15707564 where reader.currentKeyEquals("passengerBuckleBelted"): try reader.decode(&passengerBuckleBelted, "passengerBuckleBelted")
+            case 0x12646b64 where reader.currentKeyEquals("driverBuckleBelted"): try reader.decode(&driverBuckleBelted, "driverBuckleBelted")
+            case 0x146c6364 where reader.currentKeyEquals("leftRow2BuckleBelted"): try reader.decode(&leftRow2BuckleBelted, "leftRow2BuckleBelted")
+            case 0x16706964 where reader.currentKeyEquals("passengerChildDetected"): try reader.decode(&passengerChildDetected, "passengerChildDetected")
+            case 0x15727564 where reader.currentKeyEquals("rightRow2BuckleBelted"): try reader.decode(&rightRow2BuckleBelted, "rightRow2BuckleBelted")
+            case 0x166d7564 where reader.currentKeyEquals("middleRow2BuckleBelted"): try reader.decode(&middleRow2BuckleBelted, "middleRow2BuckleBelted")
+            case 0x166d7564 where reader.currentKeyEquals("middleRow3BuckleBelted"): try reader.decode(&middleRow3BuckleBelted, "middleRow3BuckleBelted")
+            case 0x146c6364 where reader.currentKeyEquals("leftRow3BuckleBelted"): try reader.decode(&leftRow3BuckleBelted, "leftRow3BuckleBelted")
+            case 0x15727564 where reader.currentKeyEquals("rightRow3BuckleBelted"): try reader.decode(&rightRow3BuckleBelted, "rightRow3BuckleBelted")
+            case 0x186c6164 where reader.currentKeyEquals("leftRearInflatableBelted"): try reader.decode(&leftRearInflatableBelted, "leftRearInflatableBelted")
+            case 0x19726c64 where reader.currentKeyEquals("rightRearInflatableBelted"): try reader.decode(&rightRearInflatableBelted, "rightRearInflatableBelted")
+            case 0x166d6564 where reader.currentKeyEquals("middleRow1BeltDeployed"): try reader.decode(&middleRow1BeltDeployed, "middleRow1BeltDeployed")
+            case 0x166d7564 where reader.currentKeyEquals("middleRow1BuckleBelted"): try reader.decode(&middleRow1BuckleBelted, "middleRow1BuckleBelted")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -810,12 +810,12 @@ public struct SDLGrid: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xf28dd471 where reader.currentKeyEquals("col"): try reader.decode(&col, "col")
-            case 0x440e1d7b where reader.currentKeyEquals("row"): try reader.decode(&row, "row")
-            case 0x9b99e7dd where reader.currentKeyEquals("level"): try reader.decode(&level, "level")
-            case 0xe145f275 where reader.currentKeyEquals("colspan"): try reader.decode(&colspan, "colspan")
-            case 0x63df422f where reader.currentKeyEquals("rowspan"): try reader.decode(&rowspan, "rowspan")
-            case 0xfa214789 where reader.currentKeyEquals("levelspan"): try reader.decode(&levelspan, "levelspan")
+            case 0x03636f6c where reader.currentKeyEquals("col"): try reader.decode(&col, "col")
+            case 0x03726f77 where reader.currentKeyEquals("row"): try reader.decode(&row, "row")
+            case 0x056c766c where reader.currentKeyEquals("level"): try reader.decode(&level, "level")
+            case 0x0763736e where reader.currentKeyEquals("colspan"): try reader.decode(&colspan, "colspan")
+            case 0x0772736e where reader.currentKeyEquals("rowspan"): try reader.decode(&rowspan, "rowspan")
+            case 0x096c6c6e where reader.currentKeyEquals("levelspan"): try reader.decode(&levelspan, "levelspan")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -869,8 +869,8 @@ public struct SDLDoorStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
-            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0x06737473 where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -916,8 +916,8 @@ public struct SDLGateStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
-            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0x06737473 where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -963,8 +963,8 @@ public struct SDLWindowState: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x9fb3cf76 where reader.currentKeyEquals("approximatePosition"): try reader.decode(&approximatePosition, "approximatePosition")
-            case 0xbf78da54 where reader.currentKeyEquals("deviation"): try reader.decode(&deviation, "deviation")
+            case 0x1361746e where reader.currentKeyEquals("approximatePosition"): try reader.decode(&approximatePosition, "approximatePosition")
+            case 0x0964616e where reader.currentKeyEquals("deviation"): try reader.decode(&deviation, "deviation")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1015,9 +1015,9 @@ public struct SDLRoofStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
-            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
-            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0x06737473 where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1105,16 +1105,16 @@ public struct SDLBodyInformation: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x28da9646 where reader.currentKeyEquals("parkBrakeActive"): try reader.decode(&parkBrakeActive, "parkBrakeActive")
-            case 0xfd325aa3 where reader.currentKeyEquals("ignitionStableStatus"): try reader.decode(&ignitionStableStatus, "ignitionStableStatus")
-            case 0x947ab648 where reader.currentKeyEquals("ignitionStatus"): try reader.decode(&ignitionStatus, "ignitionStatus")
-            case 0xc72c98ab where reader.currentKeyEquals("driverDoorAjar"): try reader.decode(&driverDoorAjar, "driverDoorAjar")
-            case 0x1f257227 where reader.currentKeyEquals("passengerDoorAjar"): try reader.decode(&passengerDoorAjar, "passengerDoorAjar")
-            case 0xa2534402 where reader.currentKeyEquals("rearLeftDoorAjar"): try reader.decode(&rearLeftDoorAjar, "rearLeftDoorAjar")
-            case 0xd4062943 where reader.currentKeyEquals("rearRightDoorAjar"): try reader.decode(&rearRightDoorAjar, "rearRightDoorAjar")
-            case 0x99ba38fb where reader.currentKeyEquals("doorStatuses"): try reader.decode(&doorStatuses, "doorStatuses")
-            case 0xc8832cf8 where reader.currentKeyEquals("gateStatuses"): try reader.decode(&gateStatuses, "gateStatuses")
-            case 0x55d8b025 where reader.currentKeyEquals("roofStatuses"): try reader.decode(&roofStatuses, "roofStatuses")
+            case 0x0f706b65 where reader.currentKeyEquals("parkBrakeActive"): try reader.decode(&parkBrakeActive, "parkBrakeActive")
+            case 0x14696173 where reader.currentKeyEquals("ignitionStableStatus"): try reader.decode(&ignitionStableStatus, "ignitionStableStatus")
+            case 0x0e696e73 where reader.currentKeyEquals("ignitionStatus"): try reader.decode(&ignitionStatus, "ignitionStatus")
+            case 0x0e646f72 where reader.currentKeyEquals("driverDoorAjar"): try reader.decode(&driverDoorAjar, "driverDoorAjar")
+            case 0x11707272 where reader.currentKeyEquals("passengerDoorAjar"): try reader.decode(&passengerDoorAjar, "passengerDoorAjar")
+            case 0x10724472 where reader.currentKeyEquals("rearLeftDoorAjar"): try reader.decode(&rearLeftDoorAjar, "rearLeftDoorAjar")
+            case 0x11727472 where reader.currentKeyEquals("rearRightDoorAjar"): try reader.decode(&rearRightDoorAjar, "rearRightDoorAjar")
+            case 0x0c646173 where reader.currentKeyEquals("doorStatuses"): try reader.decode(&doorStatuses, "doorStatuses")
+            case 0x0c676173 where reader.currentKeyEquals("gateStatuses"): try reader.decode(&gateStatuses, "gateStatuses")
+            case 0x0c726173 where reader.currentKeyEquals("roofStatuses"): try reader.decode(&roofStatuses, "roofStatuses")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1217,17 +1217,17 @@ public struct SDLDeviceStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xc93ff098 where reader.currentKeyEquals("voiceRecOn"): try reader.decode(&voiceRecOn, "voiceRecOn")
-            case 0xf959c5db where reader.currentKeyEquals("btIconOn"): try reader.decode(&btIconOn, "btIconOn")
-            case 0x30499e8b where reader.currentKeyEquals("callActive"): try reader.decode(&callActive, "callActive")
-            case 0xcd6de61e where reader.currentKeyEquals("phoneRoaming"): try reader.decode(&phoneRoaming, "phoneRoaming")
-            case 0x8fee98e2 where reader.currentKeyEquals("textMsgAvailable"): try reader.decode(&textMsgAvailable, "textMsgAvailable")
-            case 0xd14f2bf4 where reader.currentKeyEquals("battLevelStatus"): try reader.decode(&battLevelStatus, "battLevelStatus")
-            case 0xfb27b18f where reader.currentKeyEquals("stereoAudioOutputMuted"): try reader.decode(&stereoAudioOutputMuted, "stereoAudioOutputMuted")
-            case 0x68787d04 where reader.currentKeyEquals("monoAudioOutputMuted"): try reader.decode(&monoAudioOutputMuted, "monoAudioOutputMuted")
-            case 0x523588e3 where reader.currentKeyEquals("signalLevelStatus"): try reader.decode(&signalLevelStatus, "signalLevelStatus")
-            case 0xad7caad0 where reader.currentKeyEquals("primaryAudioSource"): try reader.decode(&primaryAudioSource, "primaryAudioSource")
-            case 0x1a9deda2 where reader.currentKeyEquals("eCallEventActive"): try reader.decode(&eCallEventActive, "eCallEventActive")
+            case 0x0a76526e where reader.currentKeyEquals("voiceRecOn"): try reader.decode(&voiceRecOn, "voiceRecOn")
+            case 0x08626f6e where reader.currentKeyEquals("btIconOn"): try reader.decode(&btIconOn, "btIconOn")
+            case 0x0a636365 where reader.currentKeyEquals("callActive"): try reader.decode(&callActive, "callActive")
+            case 0x0c706f67 where reader.currentKeyEquals("phoneRoaming"): try reader.decode(&phoneRoaming, "phoneRoaming")
+            case 0x10747665 where reader.currentKeyEquals("textMsgAvailable"): try reader.decode(&textMsgAvailable, "textMsgAvailable")
+            case 0x0f626573 where reader.currentKeyEquals("battLevelStatus"): try reader.decode(&battLevelStatus, "battLevelStatus")
+            case 0x16734f64 where reader.currentKeyEquals("stereoAudioOutputMuted"): try reader.decode(&stereoAudioOutputMuted, "stereoAudioOutputMuted")
+            case 0x146d7564 where reader.currentKeyEquals("monoAudioOutputMuted"): try reader.decode(&monoAudioOutputMuted, "monoAudioOutputMuted")
+            case 0x11737673 where reader.currentKeyEquals("signalLevelStatus"): try reader.decode(&signalLevelStatus, "signalLevelStatus")
+            case 0x12706465 where reader.currentKeyEquals("primaryAudioSource"): try reader.decode(&primaryAudioSource, "primaryAudioSource")
+            case 0x10656e65 where reader.currentKeyEquals("eCallEventActive"): try reader.decode(&eCallEventActive, "eCallEventActive")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1297,9 +1297,9 @@ public struct SDLHeadLampStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x70db21ea where reader.currentKeyEquals("lowBeamsOn"): try reader.decode(&lowBeamsOn, "lowBeamsOn")
-            case 0xe7834abe where reader.currentKeyEquals("highBeamsOn"): try reader.decode(&highBeamsOn, "highBeamsOn")
-            case 0xe616a6dd where reader.currentKeyEquals("ambientLightSensorStatus"): try reader.decode(&ambientLightSensorStatus, "ambientLightSensorStatus")
+            case 0x0a6c616e where reader.currentKeyEquals("lowBeamsOn"): try reader.decode(&lowBeamsOn, "lowBeamsOn")
+            case 0x0b68656e where reader.currentKeyEquals("highBeamsOn"): try reader.decode(&highBeamsOn, "highBeamsOn")
+            case 0x18615373 where reader.currentKeyEquals("ambientLightSensorStatus"): try reader.decode(&ambientLightSensorStatus, "ambientLightSensorStatus")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1355,10 +1355,10 @@ public struct SDLAppInfo: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x286f34b9 where reader.currentKeyEquals("appDisplayName"): try reader.decode(&appDisplayName, "appDisplayName")
-            case 0xdf3999b1 where reader.currentKeyEquals("appBundleID"): try reader.decode(&appBundleID, "appBundleID")
-            case 0x6804dac0 where reader.currentKeyEquals("appVersion"): try reader.decode(&appVersion, "appVersion")
-            case 0x978cc75d where reader.currentKeyEquals("appIcon"): try reader.decode(&appIcon, "appIcon")
+            case 0x0e616c65 where reader.currentKeyEquals("appDisplayName"): try reader.decode(&appDisplayName, "appDisplayName")
+            case 0x0b616e44 where reader.currentKeyEquals("appBundleID"): try reader.decode(&appBundleID, "appBundleID")
+            case 0x0a61726e where reader.currentKeyEquals("appVersion"): try reader.decode(&appVersion, "appVersion")
+            case 0x0761496e where reader.currentKeyEquals("appIcon"): try reader.decode(&appIcon, "appIcon")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1414,9 +1414,9 @@ public struct SDLECallInfo: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x48900589 where reader.currentKeyEquals("eCallNotificationStatus"): try reader.decode(&eCallNotificationStatus, "eCallNotificationStatus")
-            case 0xccaf341d where reader.currentKeyEquals("auxECallNotificationStatus"): try reader.decode(&auxECallNotificationStatus, "auxECallNotificationStatus")
-            case 0xbc11a407 where reader.currentKeyEquals("eCallConfirmationStatus"): try reader.decode(&eCallConfirmationStatus, "eCallConfirmationStatus")
+            case 0x17656373 where reader.currentKeyEquals("eCallNotificationStatus"): try reader.decode(&eCallNotificationStatus, "eCallNotificationStatus")
+            case 0x1a616973 where reader.currentKeyEquals("auxECallNotificationStatus"): try reader.decode(&auxECallNotificationStatus, "auxECallNotificationStatus")
+            case 0x17656d73 where reader.currentKeyEquals("eCallConfirmationStatus"): try reader.decode(&eCallConfirmationStatus, "eCallConfirmationStatus")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1495,14 +1495,14 @@ public struct SDLAirbagStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x9a71da07 where reader.currentKeyEquals("driverAirbagDeployed"): try reader.decode(&driverAirbagDeployed, "driverAirbagDeployed")
-            case 0x4d907e9c where reader.currentKeyEquals("driverSideAirbagDeployed"): try reader.decode(&driverSideAirbagDeployed, "driverSideAirbagDeployed")
-            case 0xf7d3a543 where reader.currentKeyEquals("driverCurtainAirbagDeployed"): try reader.decode(&driverCurtainAirbagDeployed, "driverCurtainAirbagDeployed")
-            case 0x2ae53cb3 where reader.currentKeyEquals("passengerAirbagDeployed"): try reader.decode(&passengerAirbagDeployed, "passengerAirbagDeployed")
-            case 0xc259864f where reader.currentKeyEquals("passengerCurtainAirbagDeployed"): try reader.decode(&passengerCurtainAirbagDeployed, "passengerCurtainAirbagDeployed")
-            case 0xc325097c where reader.currentKeyEquals("driverKneeAirbagDeployed"): try reader.decode(&driverKneeAirbagDeployed, "driverKneeAirbagDeployed")
-            case 0xdb1e1918 where reader.currentKeyEquals("passengerSideAirbagDeployed"): try reader.decode(&passengerSideAirbagDeployed, "passengerSideAirbagDeployed")
-            case 0xe5d96b20 where reader.currentKeyEquals("passengerKneeAirbagDeployed"): try reader.decode(&passengerKneeAirbagDeployed, "passengerKneeAirbagDeployed")
+            case 0x14646164 where reader.currentKeyEquals("driverAirbagDeployed"): try reader.decode(&driverAirbagDeployed, "driverAirbagDeployed")
+            case 0x18647264 where reader.currentKeyEquals("driverSideAirbagDeployed"): try reader.decode(&driverSideAirbagDeployed, "driverSideAirbagDeployed")
+            case 0x1b644164 where reader.currentKeyEquals("driverCurtainAirbagDeployed"): try reader.decode(&driverCurtainAirbagDeployed, "driverCurtainAirbagDeployed")
+            case 0x17707264 where reader.currentKeyEquals("passengerAirbagDeployed"): try reader.decode(&passengerAirbagDeployed, "passengerAirbagDeployed")
+            case 0x1e706e64 where reader.currentKeyEquals("passengerCurtainAirbagDeployed"): try reader.decode(&passengerCurtainAirbagDeployed, "passengerCurtainAirbagDeployed")
+            case 0x18647264 where reader.currentKeyEquals("driverKneeAirbagDeployed"): try reader.decode(&driverKneeAirbagDeployed, "driverKneeAirbagDeployed")
+            case 0x1b704164 where reader.currentKeyEquals("passengerSideAirbagDeployed"): try reader.decode(&passengerSideAirbagDeployed, "passengerSideAirbagDeployed")
+            case 0x1b704164 where reader.currentKeyEquals("passengerKneeAirbagDeployed"): try reader.decode(&passengerKneeAirbagDeployed, "passengerKneeAirbagDeployed")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1581,11 +1581,11 @@ public struct SDLEmergencyEvent: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xc0f8a7fe where reader.currentKeyEquals("emergencyEventType"): try reader.decode(&emergencyEventType, "emergencyEventType")
-            case 0x7e2a37da where reader.currentKeyEquals("fuelCutoffStatus"): try reader.decode(&fuelCutoffStatus, "fuelCutoffStatus")
-            case 0x7756811c where reader.currentKeyEquals("rolloverEvent"): try reader.decode(&rolloverEvent, "rolloverEvent")
-            case 0x984e9e56 where reader.currentKeyEquals("maximumChangeVelocity"): try reader.decode(&maximumChangeVelocity, "maximumChangeVelocity")
-            case 0x68dd8318 where reader.currentKeyEquals("multipleEvents"): try reader.decode(&multipleEvents, "multipleEvents")
+            case 0x12654565 where reader.currentKeyEquals("emergencyEventType"): try reader.decode(&emergencyEventType, "emergencyEventType")
+            case 0x10666673 where reader.currentKeyEquals("fuelCutoffStatus"): try reader.decode(&fuelCutoffStatus, "fuelCutoffStatus")
+            case 0x0d726574 where reader.currentKeyEquals("rolloverEvent"): try reader.decode(&rolloverEvent, "rolloverEvent")
+            case 0x156d6e79 where reader.currentKeyEquals("maximumChangeVelocity"): try reader.decode(&maximumChangeVelocity, "maximumChangeVelocity")
+            case 0x0e6d6573 where reader.currentKeyEquals("multipleEvents"): try reader.decode(&multipleEvents, "multipleEvents")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1650,10 +1650,10 @@ public struct SDLClusterModeStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xe58a52a7 where reader.currentKeyEquals("powerModeActive"): try reader.decode(&powerModeActive, "powerModeActive")
-            case 0x83c824bc where reader.currentKeyEquals("powerModeQualificationStatus"): try reader.decode(&powerModeQualificationStatus, "powerModeQualificationStatus")
-            case 0x79f647a0 where reader.currentKeyEquals("carModeStatus"): try reader.decode(&carModeStatus, "carModeStatus")
-            case 0x16466bf7 where reader.currentKeyEquals("powerModeStatus"): try reader.decode(&powerModeStatus, "powerModeStatus")
+            case 0x0f706465 where reader.currentKeyEquals("powerModeActive"): try reader.decode(&powerModeActive, "powerModeActive")
+            case 0x1c706673 where reader.currentKeyEquals("powerModeQualificationStatus"): try reader.decode(&powerModeQualificationStatus, "powerModeQualificationStatus")
+            case 0x0d636573 where reader.currentKeyEquals("carModeStatus"): try reader.decode(&carModeStatus, "carModeStatus")
+            case 0x0f706473 where reader.currentKeyEquals("powerModeStatus"): try reader.decode(&powerModeStatus, "powerModeStatus")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1699,7 +1699,7 @@ public struct SDLMyKey: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd552e615 where reader.currentKeyEquals("e911Override"): try reader.decode(&e911Override, "e911Override")
+            case 0x0c656565 where reader.currentKeyEquals("e911Override"): try reader.decode(&e911Override, "e911Override")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1767,13 +1767,13 @@ public struct SDLTireStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2cc852c1 where reader.currentKeyEquals("pressureTelltale"): try reader.decode(&pressureTelltale, "pressureTelltale")
-            case 0xafb5f377 where reader.currentKeyEquals("leftFront"): try reader.decode(&leftFront, "leftFront")
-            case 0x9fa98bd8 where reader.currentKeyEquals("rightFront"): try reader.decode(&rightFront, "rightFront")
-            case 0x026bb5ae where reader.currentKeyEquals("leftRear"): try reader.decode(&leftRear, "leftRear")
-            case 0xea7f4383 where reader.currentKeyEquals("rightRear"): try reader.decode(&rightRear, "rightRear")
-            case 0x70b86a9c where reader.currentKeyEquals("innerLeftRear"): try reader.decode(&innerLeftRear, "innerLeftRear")
-            case 0x2ee43ae1 where reader.currentKeyEquals("innerRightRear"): try reader.decode(&innerRightRear, "innerRightRear")
+            case 0x10705465 where reader.currentKeyEquals("pressureTelltale"): try reader.decode(&pressureTelltale, "pressureTelltale")
+            case 0x096c4674 where reader.currentKeyEquals("leftFront"): try reader.decode(&leftFront, "leftFront")
+            case 0x0a724674 where reader.currentKeyEquals("rightFront"): try reader.decode(&rightFront, "rightFront")
+            case 0x086c5272 where reader.currentKeyEquals("leftRear"): try reader.decode(&leftRear, "leftRear")
+            case 0x09727472 where reader.currentKeyEquals("rightRear"): try reader.decode(&rightRear, "rightRear")
+            case 0x0d696572 where reader.currentKeyEquals("innerLeftRear"): try reader.decode(&innerLeftRear, "innerLeftRear")
+            case 0x0e696772 where reader.currentKeyEquals("innerRightRear"): try reader.decode(&innerRightRear, "innerRightRear")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1827,8 +1827,8 @@ public struct SDLStabilityControlsStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x89224eff where reader.currentKeyEquals("escSystem"): try reader.decode(&escSystem, "escSystem")
-            case 0x846fcfbd where reader.currentKeyEquals("trailerSwayControl"): try reader.decode(&trailerSwayControl, "trailerSwayControl")
+            case 0x0965796d where reader.currentKeyEquals("escSystem"): try reader.decode(&escSystem, "escSystem")
+            case 0x1274616c where reader.currentKeyEquals("trailerSwayControl"): try reader.decode(&trailerSwayControl, "trailerSwayControl")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1957,25 +1957,25 @@ public struct SDLGPSData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x6d03f787 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
-            case 0x280d9e0e where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
-            case 0x94d59884 where reader.currentKeyEquals("utcYear"): try reader.decode(&utcYear, "utcYear")
-            case 0xb7f6cbed where reader.currentKeyEquals("utcMonth"): try reader.decode(&utcMonth, "utcMonth")
-            case 0x1d38ead5 where reader.currentKeyEquals("utcDay"): try reader.decode(&utcDay, "utcDay")
-            case 0x049e235c where reader.currentKeyEquals("utcHours"): try reader.decode(&utcHours, "utcHours")
-            case 0x0744f786 where reader.currentKeyEquals("utcMinutes"): try reader.decode(&utcMinutes, "utcMinutes")
-            case 0xbb2d53b2 where reader.currentKeyEquals("utcSeconds"): try reader.decode(&utcSeconds, "utcSeconds")
-            case 0x9a28cea8 where reader.currentKeyEquals("compassDirection"): try reader.decode(&compassDirection, "compassDirection")
-            case 0x348562de where reader.currentKeyEquals("pdop"): try reader.decode(&pdop, "pdop")
-            case 0x8ca7cd06 where reader.currentKeyEquals("hdop"): try reader.decode(&hdop, "hdop")
-            case 0x5cf16288 where reader.currentKeyEquals("vdop"): try reader.decode(&vdop, "vdop")
-            case 0xab99c477 where reader.currentKeyEquals("actual"): try reader.decode(&actual, "actual")
-            case 0xdf29b4db where reader.currentKeyEquals("satellites"): try reader.decode(&satellites, "satellites")
-            case 0x670b6ae3 where reader.currentKeyEquals("dimension"): try reader.decode(&dimension, "dimension")
-            case 0x527d2af7 where reader.currentKeyEquals("altitude"): try reader.decode(&altitude, "altitude")
-            case 0x9f481715 where reader.currentKeyEquals("heading"): try reader.decode(&heading, "heading")
-            case 0x7b80c780 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0xc3081dc6 where reader.currentKeyEquals("shifted"): try reader.decode(&shifted, "shifted")
+            case 0x106c6573 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
+            case 0x0f6c6573 where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
+            case 0x07755972 where reader.currentKeyEquals("utcYear"): try reader.decode(&utcYear, "utcYear")
+            case 0x08756f68 where reader.currentKeyEquals("utcMonth"): try reader.decode(&utcMonth, "utcMonth")
+            case 0x06754479 where reader.currentKeyEquals("utcDay"): try reader.decode(&utcDay, "utcDay")
+            case 0x08756f73 where reader.currentKeyEquals("utcHours"): try reader.decode(&utcHours, "utcHours")
+            case 0x0a756e73 where reader.currentKeyEquals("utcMinutes"): try reader.decode(&utcMinutes, "utcMinutes")
+            case 0x0a756373 where reader.currentKeyEquals("utcSeconds"): try reader.decode(&utcSeconds, "utcSeconds")
+            case 0x1063696e where reader.currentKeyEquals("compassDirection"): try reader.decode(&compassDirection, "compassDirection")
+            case 0x04706f70 where reader.currentKeyEquals("pdop"): try reader.decode(&pdop, "pdop")
+            case 0x04686f70 where reader.currentKeyEquals("hdop"): try reader.decode(&hdop, "hdop")
+            case 0x04766f70 where reader.currentKeyEquals("vdop"): try reader.decode(&vdop, "vdop")
+            case 0x0661756c where reader.currentKeyEquals("actual"): try reader.decode(&actual, "actual")
+            case 0x0a736c73 where reader.currentKeyEquals("satellites"): try reader.decode(&satellites, "satellites")
+            case 0x09646e6e where reader.currentKeyEquals("dimension"): try reader.decode(&dimension, "dimension")
+            case 0x08617465 where reader.currentKeyEquals("altitude"): try reader.decode(&altitude, "altitude")
+            case 0x07686467 where reader.currentKeyEquals("heading"): try reader.decode(&heading, "heading")
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
+            case 0x07736664 where reader.currentKeyEquals("shifted"): try reader.decode(&shifted, "shifted")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2058,9 +2058,9 @@ public struct SDLVehicleDataResult: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x4b573a0d where reader.currentKeyEquals("dataType"): try reader.decode(&dataType, "dataType")
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0xb94e313f where reader.currentKeyEquals("oemCustomDataType"): try reader.decode(&oemCustomDataType, "oemCustomDataType")
+            case 0x08645465 where reader.currentKeyEquals("dataType"): try reader.decode(&dataType, "dataType")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x116f6d65 where reader.currentKeyEquals("oemCustomDataType"): try reader.decode(&oemCustomDataType, "oemCustomDataType")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2113,9 +2113,9 @@ public struct SDLDIDResult: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb8e5b2d1 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x244c18b5 where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation, "didLocation")
-            case 0xd872e2a5 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
+            case 0x0b64636e where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation, "didLocation")
+            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2168,9 +2168,9 @@ public struct SDLStartTime: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x02ff0734 where reader.currentKeyEquals("hours"): try reader.decode(&hours, "hours")
-            case 0xadbcc5ee where reader.currentKeyEquals("minutes"): try reader.decode(&minutes, "minutes")
-            case 0x66b6cdea where reader.currentKeyEquals("seconds"): try reader.decode(&seconds, "seconds")
+            case 0x05687573 where reader.currentKeyEquals("hours"): try reader.decode(&hours, "hours")
+            case 0x076d7573 where reader.currentKeyEquals("minutes"): try reader.decode(&minutes, "minutes")
+            case 0x07736f73 where reader.currentKeyEquals("seconds"): try reader.decode(&seconds, "seconds")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2229,10 +2229,10 @@ public struct SDLTextField: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
-            case 0xca6ed920 where reader.currentKeyEquals("characterSet"): try reader.decode(&characterSet, "characterSet")
-            case 0x95876e1f where reader.currentKeyEquals("width"): try reader.decode(&width, "width")
-            case 0x2a37b398 where reader.currentKeyEquals("rows"): try reader.decode(&rows, "rows")
+            case 0x046e6d65 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
+            case 0x0c637474 where reader.currentKeyEquals("characterSet"): try reader.decode(&characterSet, "characterSet")
+            case 0x05776468 where reader.currentKeyEquals("width"): try reader.decode(&width, "width")
+            case 0x04727773 where reader.currentKeyEquals("rows"): try reader.decode(&rows, "rows")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2284,8 +2284,8 @@ public struct SDLImageResolution: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xf8c5f021 where reader.currentKeyEquals("resolutionWidth"): try reader.decode(&resolutionWidth, "resolutionWidth")
-            case 0xfaf3f2f0 where reader.currentKeyEquals("resolutionHeight"): try reader.decode(&resolutionHeight, "resolutionHeight")
+            case 0x0f726968 where reader.currentKeyEquals("resolutionWidth"): try reader.decode(&resolutionWidth, "resolutionWidth")
+            case 0x10726f74 where reader.currentKeyEquals("resolutionHeight"): try reader.decode(&resolutionHeight, "resolutionHeight")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2336,9 +2336,9 @@ public struct SDLImageField: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
-            case 0xbf92a610 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported, "imageTypeSupported")
-            case 0x422a5d60 where reader.currentKeyEquals("imageResolution"): try reader.decode(&imageResolution, "imageResolution")
+            case 0x046e6d65 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
+            case 0x12695364 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported, "imageTypeSupported")
+            case 0x0f69736e where reader.currentKeyEquals("imageResolution"): try reader.decode(&imageResolution, "imageResolution")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2386,8 +2386,8 @@ public struct SDLTouchCoord: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xfd0c5087 where reader.currentKeyEquals("x"): try reader.decode(&x, "x")
-            case 0xfc0c4ef4 where reader.currentKeyEquals("y"): try reader.decode(&y, "y")
+            case 0x01787878 where reader.currentKeyEquals("x"): try reader.decode(&x, "x")
+            case 0x01797979 where reader.currentKeyEquals("y"): try reader.decode(&y, "y")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2438,9 +2438,9 @@ public struct SDLTouchEvent: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
-            case 0x46454e70 where reader.currentKeyEquals("ts"): try reader.decode(&ts, "ts")
-            case 0xe60c2c52 where reader.currentKeyEquals("c"): try reader.decode(&c, "c")
+            case 0x02696464 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0x02747373 where reader.currentKeyEquals("ts"): try reader.decode(&ts, "ts")
+            case 0x01636363 where reader.currentKeyEquals("c"): try reader.decode(&c, "c")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2494,9 +2494,9 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xe2916137 where reader.currentKeyEquals("pressAvailable"): try reader.decode(&pressAvailable, "pressAvailable")
-            case 0x218b3b98 where reader.currentKeyEquals("multiTouchAvailable"): try reader.decode(&multiTouchAvailable, "multiTouchAvailable")
-            case 0xf60339de where reader.currentKeyEquals("doublePressAvailable"): try reader.decode(&doublePressAvailable, "doublePressAvailable")
+            case 0x0e706165 where reader.currentKeyEquals("pressAvailable"): try reader.decode(&pressAvailable, "pressAvailable")
+            case 0x136d6865 where reader.currentKeyEquals("multiTouchAvailable"): try reader.decode(&multiTouchAvailable, "multiTouchAvailable")
+            case 0x14647365 where reader.currentKeyEquals("doublePressAvailable"): try reader.decode(&doublePressAvailable, "doublePressAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2541,8 +2541,8 @@ public struct SDLScreenParams: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x1d215c8f where reader.currentKeyEquals("resolution"): try reader.decode(&resolution, "resolution")
-            case 0xca7e9fcb where reader.currentKeyEquals("touchEventAvailable"): try reader.decode(&touchEventAvailable, "touchEventAvailable")
+            case 0x0a72756e where reader.currentKeyEquals("resolution"): try reader.decode(&resolution, "resolution")
+            case 0x13747465 where reader.currentKeyEquals("touchEventAvailable"): try reader.decode(&touchEventAvailable, "touchEventAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2587,8 +2587,8 @@ public struct SDLHMIPermissions: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
-            case 0x19520b6a where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed, "userDisallowed")
+            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
+            case 0x0e756164 where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed, "userDisallowed")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2634,8 +2634,8 @@ public struct SDLParameterPermissions: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x27c4e443 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
-            case 0x19520b6a where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed, "userDisallowed")
+            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
+            case 0x0e756164 where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed, "userDisallowed")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2691,10 +2691,10 @@ public struct SDLPermissionItem: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb01399af where reader.currentKeyEquals("rpcName"): try reader.decode(&rpcName, "rpcName")
-            case 0x72ba0363 where reader.currentKeyEquals("hmiPermissions"): try reader.decode(&hmiPermissions, "hmiPermissions")
-            case 0x46fbc0ec where reader.currentKeyEquals("parameterPermissions"): try reader.decode(&parameterPermissions, "parameterPermissions")
-            case 0x9addedf5 where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption")
+            case 0x07724e65 where reader.currentKeyEquals("rpcName"): try reader.decode(&rpcName, "rpcName")
+            case 0x0e686973 where reader.currentKeyEquals("hmiPermissions"): try reader.decode(&hmiPermissions, "hmiPermissions")
+            case 0x14706573 where reader.currentKeyEquals("parameterPermissions"): try reader.decode(&parameterPermissions, "parameterPermissions")
+            case 0x11726e6e where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2779,15 +2779,15 @@ public struct SDLDisplayCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x71e22e5d where reader.currentKeyEquals("displayType"): try reader.decode(&displayType, "displayType")
-            case 0xd0016656 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName")
-            case 0x88754dfb where reader.currentKeyEquals("textFields"): try reader.decode(&textFields, "textFields")
-            case 0xda7029e7 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields, "imageFields")
-            case 0x96e7b499 where reader.currentKeyEquals("mediaClockFormats"): try reader.decode(&mediaClockFormats, "mediaClockFormats")
-            case 0x38a674b7 where reader.currentKeyEquals("graphicSupported"): try reader.decode(&graphicSupported, "graphicSupported")
-            case 0x96acb173 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable, "templatesAvailable")
-            case 0x554a09c7 where reader.currentKeyEquals("screenParams"): try reader.decode(&screenParams, "screenParams")
-            case 0x99a9ff37 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable")
+            case 0x0b646165 where reader.currentKeyEquals("displayType"): try reader.decode(&displayType, "displayType")
+            case 0x0b646165 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName")
+            case 0x0a746973 where reader.currentKeyEquals("textFields"): try reader.decode(&textFields, "textFields")
+            case 0x0b694673 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields, "imageFields")
+            case 0x116d6373 where reader.currentKeyEquals("mediaClockFormats"): try reader.decode(&mediaClockFormats, "mediaClockFormats")
+            case 0x10677564 where reader.currentKeyEquals("graphicSupported"): try reader.decode(&graphicSupported, "graphicSupported")
+            case 0x12744165 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable, "templatesAvailable")
+            case 0x0c735073 where reader.currentKeyEquals("screenParams"): try reader.decode(&screenParams, "screenParams")
+            case 0x196e7365 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2848,8 +2848,8 @@ public struct SDLWindowStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
-            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2905,10 +2905,10 @@ public struct SDLModuleInfo: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
-            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
-            case 0x6ec62b55 where reader.currentKeyEquals("serviceArea"): try reader.decode(&serviceArea, "serviceArea")
-            case 0xd555b7d8 where reader.currentKeyEquals("allowMultipleAccess"): try reader.decode(&allowMultipleAccess, "allowMultipleAccess")
+            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0x0b736361 where reader.currentKeyEquals("serviceArea"): try reader.decode(&serviceArea, "serviceArea")
+            case 0x13616973 where reader.currentKeyEquals("allowMultipleAccess"): try reader.decode(&allowMultipleAccess, "allowMultipleAccess")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2971,11 +2971,11 @@ public struct SDLButtonCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
-            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x29687587 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable, "shortPressAvailable")
-            case 0xfc27fcd9 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable, "longPressAvailable")
-            case 0xf46ef24f where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable, "upDownAvailable")
+            case 0x046e6d65 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x13737365 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable, "shortPressAvailable")
+            case 0x126c4165 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable, "longPressAvailable")
+            case 0x0f757665 where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable, "upDownAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3041,11 +3041,11 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x29687587 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable, "shortPressAvailable")
-            case 0xfc27fcd9 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable, "longPressAvailable")
-            case 0xf46ef24f where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable, "upDownAvailable")
-            case 0xd7cb01b0 where reader.currentKeyEquals("imageSupported"): try reader.decode(&imageSupported, "imageSupported")
-            case 0x2609ea34 where reader.currentKeyEquals("textSupported"): try reader.decode(&textSupported, "textSupported")
+            case 0x13737365 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable, "shortPressAvailable")
+            case 0x126c4165 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable, "longPressAvailable")
+            case 0x0f757665 where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable, "upDownAvailable")
+            case 0x0e697064 where reader.currentKeyEquals("imageSupported"): try reader.decode(&imageSupported, "imageSupported")
+            case 0x0d747064 where reader.currentKeyEquals("textSupported"): try reader.decode(&textSupported, "textSupported")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3088,7 +3088,7 @@ public struct SDLPresetBankCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x6bd647a3 where reader.currentKeyEquals("onScreenPresetsAvailable"): try reader.decode(&onScreenPresetsAvailable, "onScreenPresetsAvailable")
+            case 0x186f6565 where reader.currentKeyEquals("onScreenPresetsAvailable"): try reader.decode(&onScreenPresetsAvailable, "onScreenPresetsAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3129,8 +3129,8 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x81f2b423 where reader.currentKeyEquals("supportedDynamicImageFieldNames"): try reader.decode(&supportedDynamicImageFieldNames, "supportedDynamicImageFieldNames")
-            case 0x25361e54 where reader.currentKeyEquals("supportsDynamicSubMenus"): try reader.decode(&supportsDynamicSubMenus, "supportsDynamicSubMenus")
+            case 0x1f736373 where reader.currentKeyEquals("supportedDynamicImageFieldNames"): try reader.decode(&supportedDynamicImageFieldNames, "supportedDynamicImageFieldNames")
+            case 0x17736173 where reader.currentKeyEquals("supportsDynamicSubMenus"): try reader.decode(&supportsDynamicSubMenus, "supportsDynamicSubMenus")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3173,8 +3173,8 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x21435e9a where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout, "keyboardLayout")
-            case 0x209a2d82 where reader.currentKeyEquals("numConfigurableKeys"): try reader.decode(&numConfigurableKeys, "numConfigurableKeys")
+            case 0x0e6b6474 where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout, "keyboardLayout")
+            case 0x136e7573 where reader.currentKeyEquals("numConfigurableKeys"): try reader.decode(&numConfigurableKeys, "numConfigurableKeys")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3220,8 +3220,8 @@ public struct SDLKeyboardCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2a74814b where reader.currentKeyEquals("maskInputCharactersSupported"): try reader.decode(&maskInputCharactersSupported, "maskInputCharactersSupported")
-            case 0x381e0749 where reader.currentKeyEquals("supportedKeyboards"): try reader.decode(&supportedKeyboards, "supportedKeyboards")
+            case 0x1c6d6364 where reader.currentKeyEquals("maskInputCharactersSupported"): try reader.decode(&maskInputCharactersSupported, "maskInputCharactersSupported")
+            case 0x12734b73 where reader.currentKeyEquals("supportedKeyboards"): try reader.decode(&supportedKeyboards, "supportedKeyboards")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3309,17 +3309,17 @@ public struct SDLWindowCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x06b168a8 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
-            case 0x88754dfb where reader.currentKeyEquals("textFields"): try reader.decode(&textFields, "textFields")
-            case 0xda7029e7 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields, "imageFields")
-            case 0xbf92a610 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported, "imageTypeSupported")
-            case 0x96acb173 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable, "templatesAvailable")
-            case 0x99a9ff37 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable")
-            case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
-            case 0x9ad3ddb3 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
-            case 0xec0dbba8 where reader.currentKeyEquals("menuLayoutsAvailable"): try reader.decode(&menuLayoutsAvailable, "menuLayoutsAvailable")
-            case 0xc58b33fd where reader.currentKeyEquals("dynamicUpdateCapabilities"): try reader.decode(&dynamicUpdateCapabilities, "dynamicUpdateCapabilities")
-            case 0x884a6252 where reader.currentKeyEquals("keyboardCapabilities"): try reader.decode(&keyboardCapabilities, "keyboardCapabilities")
+            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            case 0x0a746973 where reader.currentKeyEquals("textFields"): try reader.decode(&textFields, "textFields")
+            case 0x0b694673 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields, "imageFields")
+            case 0x12695364 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported, "imageTypeSupported")
+            case 0x12744165 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable, "templatesAvailable")
+            case 0x196e7365 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable")
+            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
+            case 0x16736173 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
+            case 0x146d7365 where reader.currentKeyEquals("menuLayoutsAvailable"): try reader.decode(&menuLayoutsAvailable, "menuLayoutsAvailable")
+            case 0x19646573 where reader.currentKeyEquals("dynamicUpdateCapabilities"): try reader.decode(&dynamicUpdateCapabilities, "dynamicUpdateCapabilities")
+            case 0x146b7073 where reader.currentKeyEquals("keyboardCapabilities"): try reader.decode(&keyboardCapabilities, "keyboardCapabilities")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3380,8 +3380,8 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0x153d90b2 where reader.currentKeyEquals("maximumNumberOfWindows"): try reader.decode(&maximumNumberOfWindows, "maximumNumberOfWindows")
+            case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x166d6573 where reader.currentKeyEquals("maximumNumberOfWindows"): try reader.decode(&maximumNumberOfWindows, "maximumNumberOfWindows")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3431,9 +3431,9 @@ public struct SDLDisplayCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd0016656 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName")
-            case 0xff326679 where reader.currentKeyEquals("windowTypeSupported"): try reader.decode(&windowTypeSupported, "windowTypeSupported")
-            case 0x0819a537 where reader.currentKeyEquals("windowCapabilities"): try reader.decode(&windowCapabilities, "windowCapabilities")
+            case 0x0b646165 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName")
+            case 0x13776564 where reader.currentKeyEquals("windowTypeSupported"): try reader.decode(&windowTypeSupported, "windowTypeSupported")
+            case 0x12776173 where reader.currentKeyEquals("windowCapabilities"): try reader.decode(&windowCapabilities, "windowCapabilities")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3509,14 +3509,14 @@ public struct SDLHMICapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2cd52ea3 where reader.currentKeyEquals("navigation"): try reader.decode(&navigation, "navigation")
-            case 0x75edf25f where reader.currentKeyEquals("phoneCall"): try reader.decode(&phoneCall, "phoneCall")
-            case 0x71c673e4 where reader.currentKeyEquals("videoStreaming"): try reader.decode(&videoStreaming, "videoStreaming")
-            case 0x2301d614 where reader.currentKeyEquals("remoteControl"): try reader.decode(&remoteControl, "remoteControl")
-            case 0x3efef944 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices, "appServices")
-            case 0xabd07592 where reader.currentKeyEquals("displays"): try reader.decode(&displays, "displays")
-            case 0x94eb2d3f where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation, "seatLocation")
-            case 0xa7ceb42d where reader.currentKeyEquals("driverDistraction"): try reader.decode(&driverDistraction, "driverDistraction")
+            case 0x0a6e616e where reader.currentKeyEquals("navigation"): try reader.decode(&navigation, "navigation")
+            case 0x0970656c where reader.currentKeyEquals("phoneCall"): try reader.decode(&phoneCall, "phoneCall")
+            case 0x0e767267 where reader.currentKeyEquals("videoStreaming"): try reader.decode(&videoStreaming, "videoStreaming")
+            case 0x0d72436c where reader.currentKeyEquals("remoteControl"): try reader.decode(&remoteControl, "remoteControl")
+            case 0x0b617273 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices, "appServices")
+            case 0x08646c73 where reader.currentKeyEquals("displays"): try reader.decode(&displays, "displays")
+            case 0x0c73636e where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation, "seatLocation")
+            case 0x1164736e where reader.currentKeyEquals("driverDistraction"): try reader.decode(&driverDistraction, "driverDistraction")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3578,11 +3578,11 @@ public struct SDLMenuParams: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xe65202c8 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID")
-            case 0x934f4e0a where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
-            case 0xbec4e4a1 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
-            case 0x00e451c2 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
-            case 0x471a5584 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
+            case 0x08706e44 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID")
+            case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            case 0x086d4e65 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
+            case 0x0d736174 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
+            case 0x0c747274 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3633,8 +3633,8 @@ public struct SDLTTSChunk: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xbde64e3e where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
-            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x04747874 where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
+            case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3680,8 +3680,8 @@ public struct SDLTurn: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xc0ad3124 where reader.currentKeyEquals("navigationText"): try reader.decode(&navigationText, "navigationText")
-            case 0xbe64f4f7 where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon")
+            case 0x0e6e6974 where reader.currentKeyEquals("navigationText"): try reader.decode(&navigationText, "navigationText")
+            case 0x0874496e where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3735,10 +3735,10 @@ public struct SDLVehicleType: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xe18c56af where reader.currentKeyEquals("make"): try reader.decode(&make, "make")
-            case 0xb08b665a where reader.currentKeyEquals("model"): try reader.decode(&model, "model")
-            case 0x2d1db2a7 where reader.currentKeyEquals("modelYear"): try reader.decode(&modelYear, "modelYear")
-            case 0x75943bc9 where reader.currentKeyEquals("trim"): try reader.decode(&trim, "trim")
+            case 0x046d6b65 where reader.currentKeyEquals("make"): try reader.decode(&make, "make")
+            case 0x056d646c where reader.currentKeyEquals("model"): try reader.decode(&model, "model")
+            case 0x096d6c72 where reader.currentKeyEquals("modelYear"): try reader.decode(&modelYear, "modelYear")
+            case 0x0474696d where reader.currentKeyEquals("trim"): try reader.decode(&trim, "trim")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3816,14 +3816,14 @@ public struct SDLKeyboardProperties: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb9ef387b where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
-            case 0x21435e9a where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout, "keyboardLayout")
-            case 0x09d1839c where reader.currentKeyEquals("keypressMode"): try reader.decode(&keypressMode, "keypressMode")
-            case 0xe443e278 where reader.currentKeyEquals("limitedCharacterList"): try reader.decode(&limitedCharacterList, "limitedCharacterList")
-            case 0x73d95076 where reader.currentKeyEquals("autoCompleteText"): try reader.decode(&autoCompleteText, "autoCompleteText")
-            case 0x42553489 where reader.currentKeyEquals("autoCompleteList"): try reader.decode(&autoCompleteList, "autoCompleteList")
-            case 0x19be963f where reader.currentKeyEquals("maskInputCharacters"): try reader.decode(&maskInputCharacters, "maskInputCharacters")
-            case 0xbab92272 where reader.currentKeyEquals("customKeys"): try reader.decode(&customKeys, "customKeys")
+            case 0x086c7565 where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
+            case 0x0e6b6474 where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout, "keyboardLayout")
+            case 0x0c6b7365 where reader.currentKeyEquals("keypressMode"): try reader.decode(&keypressMode, "keypressMode")
+            case 0x146c7274 where reader.currentKeyEquals("limitedCharacterList"): try reader.decode(&limitedCharacterList, "limitedCharacterList")
+            case 0x10616c74 where reader.currentKeyEquals("autoCompleteText"): try reader.decode(&autoCompleteText, "autoCompleteText")
+            case 0x10616c74 where reader.currentKeyEquals("autoCompleteList"): try reader.decode(&autoCompleteList, "autoCompleteList")
+            case 0x136d4373 where reader.currentKeyEquals("maskInputCharacters"): try reader.decode(&maskInputCharacters, "maskInputCharacters")
+            case 0x0a636d73 where reader.currentKeyEquals("customKeys"): try reader.decode(&customKeys, "customKeys")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3899,12 +3899,12 @@ public struct SDLDeviceInfo: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xdbcb75f9 where reader.currentKeyEquals("hardware"): try reader.decode(&hardware, "hardware")
-            case 0x49229281 where reader.currentKeyEquals("firmwareRev"): try reader.decode(&firmwareRev, "firmwareRev")
-            case 0x5e342b17 where reader.currentKeyEquals("os"): try reader.decode(&os, "os")
-            case 0x4be05d79 where reader.currentKeyEquals("osVersion"): try reader.decode(&osVersion, "osVersion")
-            case 0xd7241cf7 where reader.currentKeyEquals("carrier"): try reader.decode(&carrier, "carrier")
-            case 0xe1149d74 where reader.currentKeyEquals("maxNumberRFCOMMPorts"): try reader.decode(&maxNumberRFCOMMPorts, "maxNumberRFCOMMPorts")
+            case 0x08687765 where reader.currentKeyEquals("hardware"): try reader.decode(&hardware, "hardware")
+            case 0x0b666176 where reader.currentKeyEquals("firmwareRev"): try reader.decode(&firmwareRev, "firmwareRev")
+            case 0x026f7373 where reader.currentKeyEquals("os"): try reader.decode(&os, "os")
+            case 0x096f726e where reader.currentKeyEquals("osVersion"): try reader.decode(&osVersion, "osVersion")
+            case 0x07637272 where reader.currentKeyEquals("carrier"): try reader.decode(&carrier, "carrier")
+            case 0x146d4673 where reader.currentKeyEquals("maxNumberRFCOMMPorts"): try reader.decode(&maxNumberRFCOMMPorts, "maxNumberRFCOMMPorts")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3991,15 +3991,15 @@ public struct SDLDateTime: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x02fc34ea where reader.currentKeyEquals("millisecond"): try reader.decode(&millisecond, "millisecond")
-            case 0xabf8d4dd where reader.currentKeyEquals("second"): try reader.decode(&second, "second")
-            case 0x38e70f69 where reader.currentKeyEquals("minute"): try reader.decode(&minute, "minute")
-            case 0xb6032c0f where reader.currentKeyEquals("hour"): try reader.decode(&hour, "hour")
-            case 0xe44f21fd where reader.currentKeyEquals("day"): try reader.decode(&day, "day")
-            case 0xd67a0605 where reader.currentKeyEquals("month"): try reader.decode(&month, "month")
-            case 0xae7f4d1c where reader.currentKeyEquals("year"): try reader.decode(&year, "year")
-            case 0x81318de2 where reader.currentKeyEquals("tz_hour"): try reader.decode(&tz_hour, "tz_hour")
-            case 0xa8d6d4ec where reader.currentKeyEquals("tz_minute"): try reader.decode(&tz_minute, "tz_minute")
+            case 0x0b6d7364 where reader.currentKeyEquals("millisecond"): try reader.decode(&millisecond, "millisecond")
+            case 0x06736f64 where reader.currentKeyEquals("second"): try reader.decode(&second, "second")
+            case 0x066d7565 where reader.currentKeyEquals("minute"): try reader.decode(&minute, "minute")
+            case 0x04687572 where reader.currentKeyEquals("hour"): try reader.decode(&hour, "hour")
+            case 0x03646179 where reader.currentKeyEquals("day"): try reader.decode(&day, "day")
+            case 0x056d6e68 where reader.currentKeyEquals("month"): try reader.decode(&month, "month")
+            case 0x04796172 where reader.currentKeyEquals("year"): try reader.decode(&year, "year")
+            case 0x07746872 where reader.currentKeyEquals("tz_hour"): try reader.decode(&tz_hour, "tz_hour")
+            case 0x09746965 where reader.currentKeyEquals("tz_minute"): try reader.decode(&tz_minute, "tz_minute")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4057,8 +4057,8 @@ public struct SDLCoordinate: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x280d9e0e where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
-            case 0x6d03f787 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
+            case 0x0f6c6573 where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
+            case 0x106c6573 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4139,15 +4139,15 @@ public struct SDLOASISAddress: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x5f4926aa where reader.currentKeyEquals("countryName"): try reader.decode(&countryName, "countryName")
-            case 0x9b40d338 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode")
-            case 0xcd84a677 where reader.currentKeyEquals("postalCode"): try reader.decode(&postalCode, "postalCode")
-            case 0xd6d55792 where reader.currentKeyEquals("administrativeArea"): try reader.decode(&administrativeArea, "administrativeArea")
-            case 0xd2c6cd02 where reader.currentKeyEquals("subAdministrativeArea"): try reader.decode(&subAdministrativeArea, "subAdministrativeArea")
-            case 0x375f9e74 where reader.currentKeyEquals("locality"): try reader.decode(&locality, "locality")
-            case 0x5b31eb24 where reader.currentKeyEquals("subLocality"): try reader.decode(&subLocality, "subLocality")
-            case 0x2d12d17b where reader.currentKeyEquals("thoroughfare"): try reader.decode(&thoroughfare, "thoroughfare")
-            case 0xc11c99eb where reader.currentKeyEquals("subThoroughfare"): try reader.decode(&subThoroughfare, "subThoroughfare")
+            case 0x0b637265 where reader.currentKeyEquals("countryName"): try reader.decode(&countryName, "countryName")
+            case 0x0b637265 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode")
+            case 0x0a706c65 where reader.currentKeyEquals("postalCode"): try reader.decode(&postalCode, "postalCode")
+            case 0x12616161 where reader.currentKeyEquals("administrativeArea"): try reader.decode(&administrativeArea, "administrativeArea")
+            case 0x15737461 where reader.currentKeyEquals("subAdministrativeArea"): try reader.decode(&subAdministrativeArea, "subAdministrativeArea")
+            case 0x086c6c79 where reader.currentKeyEquals("locality"): try reader.decode(&locality, "locality")
+            case 0x0b736379 where reader.currentKeyEquals("subLocality"): try reader.decode(&subLocality, "subLocality")
+            case 0x0c746765 where reader.currentKeyEquals("thoroughfare"): try reader.decode(&thoroughfare, "thoroughfare")
+            case 0x0f736f65 where reader.currentKeyEquals("subThoroughfare"): try reader.decode(&subThoroughfare, "subThoroughfare")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4230,13 +4230,13 @@ public struct SDLLocationDetails: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x4f4fea4b where reader.currentKeyEquals("coordinate"): try reader.decode(&coordinate, "coordinate")
-            case 0x779ed5e5 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName")
-            case 0x8245fe7e where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines, "addressLines")
-            case 0xdb1f5998 where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription")
-            case 0x6952238e where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber")
-            case 0x918a3a6b where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage")
-            case 0x40df6157 where reader.currentKeyEquals("searchAddress"): try reader.decode(&searchAddress, "searchAddress")
+            case 0x0a636965 where reader.currentKeyEquals("coordinate"): try reader.decode(&coordinate, "coordinate")
+            case 0x0c6c6f65 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName")
+            case 0x0c617373 where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines, "addressLines")
+            case 0x136c656e where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription")
+            case 0x0b704e72 where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber")
+            case 0x0d6c6f65 where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage")
+            case 0x0d734173 where reader.currentKeyEquals("searchAddress"): try reader.decode(&searchAddress, "searchAddress")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4290,8 +4290,8 @@ public struct SDLNavigationCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xdaeed499 where reader.currentKeyEquals("sendLocationEnabled"): try reader.decode(&sendLocationEnabled, "sendLocationEnabled")
-            case 0x27123bb2 where reader.currentKeyEquals("getWayPointsEnabled"): try reader.decode(&getWayPointsEnabled, "getWayPointsEnabled")
+            case 0x13736964 where reader.currentKeyEquals("sendLocationEnabled"): try reader.decode(&sendLocationEnabled, "sendLocationEnabled")
+            case 0x13676e64 where reader.currentKeyEquals("getWayPointsEnabled"): try reader.decode(&getWayPointsEnabled, "getWayPointsEnabled")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4327,7 +4327,7 @@ public struct SDLPhoneCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x47089a2f where reader.currentKeyEquals("dialNumberEnabled"): try reader.decode(&dialNumberEnabled, "dialNumberEnabled")
+            case 0x11646564 where reader.currentKeyEquals("dialNumberEnabled"): try reader.decode(&dialNumberEnabled, "dialNumberEnabled")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4367,8 +4367,8 @@ public struct SDLVideoStreamingFormat: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xfb2805b5 where reader.currentKeyEquals("protocol"): try reader.decode(&protocol_, "protocol")
-            case 0xdfcdf1b5 where reader.currentKeyEquals("codec"): try reader.decode(&codec, "codec")
+            case 0x08706f6c where reader.currentKeyEquals("protocol"): try reader.decode(&protocol_, "protocol")
+            case 0x05636463 where reader.currentKeyEquals("codec"): try reader.decode(&codec, "codec")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4449,15 +4449,15 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb29f869c where reader.currentKeyEquals("preferredResolution"): try reader.decode(&preferredResolution, "preferredResolution")
-            case 0xbcdec2d6 where reader.currentKeyEquals("maxBitrate"): try reader.decode(&maxBitrate, "maxBitrate")
-            case 0x3809780f where reader.currentKeyEquals("supportedFormats"): try reader.decode(&supportedFormats, "supportedFormats")
-            case 0xa6c8deb8 where reader.currentKeyEquals("hapticSpatialDataSupported"): try reader.decode(&hapticSpatialDataSupported, "hapticSpatialDataSupported")
-            case 0x7b03d8c7 where reader.currentKeyEquals("diagonalScreenSize"): try reader.decode(&diagonalScreenSize, "diagonalScreenSize")
-            case 0xedbe8652 where reader.currentKeyEquals("pixelPerInch"): try reader.decode(&pixelPerInch, "pixelPerInch")
-            case 0x82971c71 where reader.currentKeyEquals("scale"): try reader.decode(&scale, "scale")
-            case 0xfae006c1 where reader.currentKeyEquals("preferredFPS"): try reader.decode(&preferredFPS, "preferredFPS")
-            case 0x500f8f33 where reader.currentKeyEquals("additionalVideoStreamingCapabilities"): try reader.decode(&additionalVideoStreamingCapabilities, "additionalVideoStreamingCapabilities")
+            case 0x1370526e where reader.currentKeyEquals("preferredResolution"): try reader.decode(&preferredResolution, "preferredResolution")
+            case 0x0a6d7465 where reader.currentKeyEquals("maxBitrate"): try reader.decode(&maxBitrate, "maxBitrate")
+            case 0x10736473 where reader.currentKeyEquals("supportedFormats"): try reader.decode(&supportedFormats, "supportedFormats")
+            case 0x1a684464 where reader.currentKeyEquals("hapticSpatialDataSupported"): try reader.decode(&hapticSpatialDataSupported, "hapticSpatialDataSupported")
+            case 0x12646365 where reader.currentKeyEquals("diagonalScreenSize"): try reader.decode(&diagonalScreenSize, "diagonalScreenSize")
+            case 0x0c706568 where reader.currentKeyEquals("pixelPerInch"): try reader.decode(&pixelPerInch, "pixelPerInch")
+            case 0x05736165 where reader.currentKeyEquals("scale"): try reader.decode(&scale, "scale")
+            case 0x0c707253 where reader.currentKeyEquals("preferredFPS"): try reader.decode(&preferredFPS, "preferredFPS")
+            case 0x24616573 where reader.currentKeyEquals("additionalVideoStreamingCapabilities"): try reader.decode(&additionalVideoStreamingCapabilities, "additionalVideoStreamingCapabilities")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4514,8 +4514,8 @@ public struct SDLDriverDistractionCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0d0ded1e where reader.currentKeyEquals("menuLength"): try reader.decode(&menuLength, "menuLength")
-            case 0x5b36a003 where reader.currentKeyEquals("subMenuDepth"): try reader.decode(&subMenuDepth, "subMenuDepth")
+            case 0x0a6d6568 where reader.currentKeyEquals("menuLength"): try reader.decode(&menuLength, "menuLength")
+            case 0x0c737568 where reader.currentKeyEquals("subMenuDepth"): try reader.decode(&subMenuDepth, "subMenuDepth")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4563,9 +4563,9 @@ public struct SDLRGBColor: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x40f480dc where reader.currentKeyEquals("red"): try reader.decode(&red, "red")
-            case 0x011decbc where reader.currentKeyEquals("green"): try reader.decode(&green, "green")
-            case 0x82fbf5cd where reader.currentKeyEquals("blue"): try reader.decode(&blue, "blue")
+            case 0x03726564 where reader.currentKeyEquals("red"): try reader.decode(&red, "red")
+            case 0x0567656e where reader.currentKeyEquals("green"): try reader.decode(&green, "green")
+            case 0x04627565 where reader.currentKeyEquals("blue"): try reader.decode(&blue, "blue")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4619,9 +4619,9 @@ public struct SDLTemplateColorScheme: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb8c0703c where reader.currentKeyEquals("primaryColor"): try reader.decode(&primaryColor, "primaryColor")
-            case 0xfa284114 where reader.currentKeyEquals("secondaryColor"): try reader.decode(&secondaryColor, "secondaryColor")
-            case 0xb7c5a6d0 where reader.currentKeyEquals("backgroundColor"): try reader.decode(&backgroundColor, "backgroundColor")
+            case 0x0c707972 where reader.currentKeyEquals("primaryColor"): try reader.decode(&primaryColor, "primaryColor")
+            case 0x0e737272 where reader.currentKeyEquals("secondaryColor"): try reader.decode(&secondaryColor, "secondaryColor")
+            case 0x0f627572 where reader.currentKeyEquals("backgroundColor"): try reader.decode(&backgroundColor, "backgroundColor")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4672,9 +4672,9 @@ public struct SDLTemplateConfiguration: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x694aaa0b where reader.currentKeyEquals("template"): try reader.decode(&template, "template")
-            case 0x595782b7 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
-            case 0x2f6eaf93 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
+            case 0x08746c65 where reader.currentKeyEquals("template"): try reader.decode(&template, "template")
+            case 0x0e647265 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
+            case 0x106e6f65 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4716,7 +4716,7 @@ public struct SDLSeatLocation: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xaf871a91 where reader.currentKeyEquals("grid"): try reader.decode(&grid, "grid")
+            case 0x04676964 where reader.currentKeyEquals("grid"): try reader.decode(&grid, "grid")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4768,10 +4768,10 @@ public struct SDLSeatLocationCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2a37b398 where reader.currentKeyEquals("rows"): try reader.decode(&rows, "rows")
-            case 0x8ab31a3c where reader.currentKeyEquals("columns"): try reader.decode(&columns, "columns")
-            case 0xa147b6ea where reader.currentKeyEquals("levels"): try reader.decode(&levels, "levels")
-            case 0xe9b35e81 where reader.currentKeyEquals("seats"): try reader.decode(&seats, "seats")
+            case 0x04727773 where reader.currentKeyEquals("rows"): try reader.decode(&rows, "rows")
+            case 0x07637573 where reader.currentKeyEquals("columns"): try reader.decode(&columns, "columns")
+            case 0x066c6573 where reader.currentKeyEquals("levels"): try reader.decode(&levels, "levels")
+            case 0x05736173 where reader.currentKeyEquals("seats"): try reader.decode(&seats, "seats")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4819,8 +4819,8 @@ public struct SDLMassageModeData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xcdb26e36 where reader.currentKeyEquals("massageZone"): try reader.decode(&massageZone, "massageZone")
-            case 0x90c7a883 where reader.currentKeyEquals("massageMode"): try reader.decode(&massageMode, "massageMode")
+            case 0x0b6d6765 where reader.currentKeyEquals("massageZone"): try reader.decode(&massageZone, "massageZone")
+            case 0x0b6d6765 where reader.currentKeyEquals("massageMode"): try reader.decode(&massageMode, "massageMode")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4866,8 +4866,8 @@ public struct SDLMassageCushionFirmness: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x8837f2c0 where reader.currentKeyEquals("cushion"): try reader.decode(&cushion, "cushion")
-            case 0x62efa386 where reader.currentKeyEquals("firmness"): try reader.decode(&firmness, "firmness")
+            case 0x0763686e where reader.currentKeyEquals("cushion"): try reader.decode(&cushion, "cushion")
+            case 0x08666e73 where reader.currentKeyEquals("firmness"): try reader.decode(&firmness, "firmness")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -4918,9 +4918,9 @@ public struct SDLSeatMemoryAction: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
-            case 0xf69717fd where reader.currentKeyEquals("label"): try reader.decode(&label, "label")
-            case 0xc4642eff where reader.currentKeyEquals("action"): try reader.decode(&action, "action")
+            case 0x02696464 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0x056c626c where reader.currentKeyEquals("label"): try reader.decode(&label, "label")
+            case 0x0661696e where reader.currentKeyEquals("action"): try reader.decode(&action, "action")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5038,22 +5038,22 @@ public struct SDLSeatControlData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
-            case 0x897787be where reader.currentKeyEquals("heatingEnabled"): try reader.decode(&heatingEnabled, "heatingEnabled")
-            case 0x10ded44d where reader.currentKeyEquals("coolingEnabled"): try reader.decode(&coolingEnabled, "coolingEnabled")
-            case 0xffe970fd where reader.currentKeyEquals("heatingLevel"): try reader.decode(&heatingLevel, "heatingLevel")
-            case 0x22f9f202 where reader.currentKeyEquals("coolingLevel"): try reader.decode(&coolingLevel, "coolingLevel")
-            case 0x58afdb1e where reader.currentKeyEquals("horizontalPosition"): try reader.decode(&horizontalPosition, "horizontalPosition")
-            case 0x59139758 where reader.currentKeyEquals("verticalPosition"): try reader.decode(&verticalPosition, "verticalPosition")
-            case 0x56dfc8fd where reader.currentKeyEquals("frontVerticalPosition"): try reader.decode(&frontVerticalPosition, "frontVerticalPosition")
-            case 0x8cab305b where reader.currentKeyEquals("backVerticalPosition"): try reader.decode(&backVerticalPosition, "backVerticalPosition")
-            case 0x0b4dba84 where reader.currentKeyEquals("backTiltAngle"): try reader.decode(&backTiltAngle, "backTiltAngle")
-            case 0x03f7f14d where reader.currentKeyEquals("headSupportHorizontalPosition"): try reader.decode(&headSupportHorizontalPosition, "headSupportHorizontalPosition")
-            case 0x13d1d267 where reader.currentKeyEquals("headSupportVerticalPosition"): try reader.decode(&headSupportVerticalPosition, "headSupportVerticalPosition")
-            case 0x00836e91 where reader.currentKeyEquals("massageEnabled"): try reader.decode(&massageEnabled, "massageEnabled")
-            case 0x90c7a883 where reader.currentKeyEquals("massageMode"): try reader.decode(&massageMode, "massageMode")
-            case 0xed360048 where reader.currentKeyEquals("massageCushionFirmness"): try reader.decode(&massageCushionFirmness, "massageCushionFirmness")
-            case 0x84e9f1ae where reader.currentKeyEquals("memory"): try reader.decode(&memory, "memory")
+            case 0x02696464 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0x0e684564 where reader.currentKeyEquals("heatingEnabled"): try reader.decode(&heatingEnabled, "heatingEnabled")
+            case 0x0e634564 where reader.currentKeyEquals("coolingEnabled"): try reader.decode(&coolingEnabled, "coolingEnabled")
+            case 0x0c68676c where reader.currentKeyEquals("heatingLevel"): try reader.decode(&heatingLevel, "heatingLevel")
+            case 0x0c63676c where reader.currentKeyEquals("coolingLevel"): try reader.decode(&coolingLevel, "coolingLevel")
+            case 0x12686c6e where reader.currentKeyEquals("horizontalPosition"): try reader.decode(&horizontalPosition, "horizontalPosition")
+            case 0x1076506e where reader.currentKeyEquals("verticalPosition"): try reader.decode(&verticalPosition, "verticalPosition")
+            case 0x1566636e where reader.currentKeyEquals("frontVerticalPosition"): try reader.decode(&frontVerticalPosition, "frontVerticalPosition")
+            case 0x1462616e where reader.currentKeyEquals("backVerticalPosition"): try reader.decode(&backVerticalPosition, "backVerticalPosition")
+            case 0x0d626c65 where reader.currentKeyEquals("backTiltAngle"): try reader.decode(&backTiltAngle, "backTiltAngle")
+            case 0x1d68696e where reader.currentKeyEquals("headSupportHorizontalPosition"): try reader.decode(&headSupportHorizontalPosition, "headSupportHorizontalPosition")
+            case 0x1b68726e where reader.currentKeyEquals("headSupportVerticalPosition"): try reader.decode(&headSupportVerticalPosition, "headSupportVerticalPosition")
+            case 0x0e6d4564 where reader.currentKeyEquals("massageEnabled"): try reader.decode(&massageEnabled, "massageEnabled")
+            case 0x0b6d6765 where reader.currentKeyEquals("massageMode"): try reader.decode(&massageMode, "massageMode")
+            case 0x166d6973 where reader.currentKeyEquals("massageCushionFirmness"): try reader.decode(&massageCushionFirmness, "massageCushionFirmness")
+            case 0x066d6f79 where reader.currentKeyEquals("memory"): try reader.decode(&memory, "memory")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5198,23 +5198,23 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x49b13cd5 where reader.currentKeyEquals("heatingEnabledAvailable"): try reader.decode(&heatingEnabledAvailable, "heatingEnabledAvailable")
-            case 0x5286a6c0 where reader.currentKeyEquals("coolingEnabledAvailable"): try reader.decode(&coolingEnabledAvailable, "coolingEnabledAvailable")
-            case 0x632c1eb0 where reader.currentKeyEquals("heatingLevelAvailable"): try reader.decode(&heatingLevelAvailable, "heatingLevelAvailable")
-            case 0xe88627d1 where reader.currentKeyEquals("coolingLevelAvailable"): try reader.decode(&coolingLevelAvailable, "coolingLevelAvailable")
-            case 0x4ab003f5 where reader.currentKeyEquals("horizontalPositionAvailable"): try reader.decode(&horizontalPositionAvailable, "horizontalPositionAvailable")
-            case 0xb9674f63 where reader.currentKeyEquals("verticalPositionAvailable"): try reader.decode(&verticalPositionAvailable, "verticalPositionAvailable")
-            case 0x7101a6b0 where reader.currentKeyEquals("frontVerticalPositionAvailable"): try reader.decode(&frontVerticalPositionAvailable, "frontVerticalPositionAvailable")
-            case 0x819f0572 where reader.currentKeyEquals("backVerticalPositionAvailable"): try reader.decode(&backVerticalPositionAvailable, "backVerticalPositionAvailable")
-            case 0x83bd9a87 where reader.currentKeyEquals("backTiltAngleAvailable"): try reader.decode(&backTiltAngleAvailable, "backTiltAngleAvailable")
-            case 0x111d2dc0 where reader.currentKeyEquals("headSupportHorizontalPositionAvailable"): try reader.decode(&headSupportHorizontalPositionAvailable, "headSupportHorizontalPositionAvailable")
-            case 0x9ec41c76 where reader.currentKeyEquals("headSupportVerticalPositionAvailable"): try reader.decode(&headSupportVerticalPositionAvailable, "headSupportVerticalPositionAvailable")
-            case 0x4b7bf11c where reader.currentKeyEquals("massageEnabledAvailable"): try reader.decode(&massageEnabledAvailable, "massageEnabledAvailable")
-            case 0x5f20455a where reader.currentKeyEquals("massageModeAvailable"): try reader.decode(&massageModeAvailable, "massageModeAvailable")
-            case 0xd5cef393 where reader.currentKeyEquals("massageCushionFirmnessAvailable"): try reader.decode(&massageCushionFirmnessAvailable, "massageCushionFirmnessAvailable")
-            case 0x631a4605 where reader.currentKeyEquals("memoryAvailable"): try reader.decode(&memoryAvailable, "memoryAvailable")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x17686c65 where reader.currentKeyEquals("heatingEnabledAvailable"): try reader.decode(&heatingEnabledAvailable, "heatingEnabledAvailable")
+            case 0x17636c65 where reader.currentKeyEquals("coolingEnabledAvailable"): try reader.decode(&coolingEnabledAvailable, "coolingEnabledAvailable")
+            case 0x15686565 where reader.currentKeyEquals("heatingLevelAvailable"): try reader.decode(&heatingLevelAvailable, "heatingLevelAvailable")
+            case 0x15636565 where reader.currentKeyEquals("coolingLevelAvailable"): try reader.decode(&coolingLevelAvailable, "coolingLevelAvailable")
+            case 0x1b686965 where reader.currentKeyEquals("horizontalPositionAvailable"): try reader.decode(&horizontalPositionAvailable, "horizontalPositionAvailable")
+            case 0x19767465 where reader.currentKeyEquals("verticalPositionAvailable"): try reader.decode(&verticalPositionAvailable, "verticalPositionAvailable")
+            case 0x1e667365 where reader.currentKeyEquals("frontVerticalPositionAvailable"): try reader.decode(&frontVerticalPositionAvailable, "frontVerticalPositionAvailable")
+            case 0x1d627365 where reader.currentKeyEquals("backVerticalPositionAvailable"): try reader.decode(&backVerticalPositionAvailable, "backVerticalPositionAvailable")
+            case 0x16626c65 where reader.currentKeyEquals("backTiltAngleAvailable"): try reader.decode(&backTiltAngleAvailable, "backTiltAngleAvailable")
+            case 0x26686165 where reader.currentKeyEquals("headSupportHorizontalPositionAvailable"): try reader.decode(&headSupportHorizontalPositionAvailable, "headSupportHorizontalPositionAvailable")
+            case 0x24686c65 where reader.currentKeyEquals("headSupportVerticalPositionAvailable"): try reader.decode(&headSupportVerticalPositionAvailable, "headSupportVerticalPositionAvailable")
+            case 0x176d6c65 where reader.currentKeyEquals("massageEnabledAvailable"): try reader.decode(&massageEnabledAvailable, "massageEnabledAvailable")
+            case 0x146d6565 where reader.currentKeyEquals("massageModeAvailable"): try reader.decode(&massageModeAvailable, "massageModeAvailable")
+            case 0x1f6d6965 where reader.currentKeyEquals("massageCushionFirmnessAvailable"): try reader.decode(&massageCushionFirmnessAvailable, "massageCushionFirmnessAvailable")
+            case 0x0f6d7665 where reader.currentKeyEquals("memoryAvailable"): try reader.decode(&memoryAvailable, "memoryAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5274,8 +5274,8 @@ public struct SDLTemperature: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xe8b51a07 where reader.currentKeyEquals("unit"): try reader.decode(&unit, "unit")
-            case 0x425ed3ca where reader.currentKeyEquals("value"): try reader.decode(&value, "value")
+            case 0x04756974 where reader.currentKeyEquals("unit"): try reader.decode(&unit, "unit")
+            case 0x05766c65 where reader.currentKeyEquals("value"): try reader.decode(&value, "value")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5351,14 +5351,14 @@ public struct SDLRdsData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3e001d54 where reader.currentKeyEquals("PS"): try reader.decode(&PS, "PS")
-            case 0x6904de33 where reader.currentKeyEquals("RT"): try reader.decode(&RT, "RT")
-            case 0x6ada0052 where reader.currentKeyEquals("CT"): try reader.decode(&CT, "CT")
-            case 0x27fffab2 where reader.currentKeyEquals("PI"): try reader.decode(&PI, "PI")
-            case 0x9f2b7048 where reader.currentKeyEquals("PTY"): try reader.decode(&PTY, "PTY")
-            case 0x28f56ee9 where reader.currentKeyEquals("TP"): try reader.decode(&TP, "TP")
-            case 0x17f55426 where reader.currentKeyEquals("TA"): try reader.decode(&TA, "TA")
-            case 0x86ce9cb5 where reader.currentKeyEquals("REG"): try reader.decode(&REG, "REG")
+            case 0x02505353 where reader.currentKeyEquals("PS"): try reader.decode(&PS, "PS")
+            case 0x02525454 where reader.currentKeyEquals("RT"): try reader.decode(&RT, "RT")
+            case 0x02435454 where reader.currentKeyEquals("CT"): try reader.decode(&CT, "CT")
+            case 0x02504949 where reader.currentKeyEquals("PI"): try reader.decode(&PI, "PI")
+            case 0x03505459 where reader.currentKeyEquals("PTY"): try reader.decode(&PTY, "PTY")
+            case 0x02545050 where reader.currentKeyEquals("TP"): try reader.decode(&TP, "TP")
+            case 0x02544141 where reader.currentKeyEquals("TA"): try reader.decode(&TA, "TA")
+            case 0x03524547 where reader.currentKeyEquals("REG"): try reader.decode(&REG, "REG")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5412,8 +5412,8 @@ public struct SDLStationIDNumber: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x9b40d338 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode")
-            case 0x22c74347 where reader.currentKeyEquals("fccFacilityId"): try reader.decode(&fccFacilityId, "fccFacilityId")
+            case 0x0b637265 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode")
+            case 0x0d666964 where reader.currentKeyEquals("fccFacilityId"): try reader.decode(&fccFacilityId, "fccFacilityId")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5472,11 +5472,11 @@ public struct SDLSisData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xfa26bdc8 where reader.currentKeyEquals("stationShortName"): try reader.decode(&stationShortName, "stationShortName")
-            case 0x15e7680b where reader.currentKeyEquals("stationIDNumber"): try reader.decode(&stationIDNumber, "stationIDNumber")
-            case 0xcf5b2aee where reader.currentKeyEquals("stationLongName"): try reader.decode(&stationLongName, "stationLongName")
-            case 0x60eb3684 where reader.currentKeyEquals("stationLocation"): try reader.decode(&stationLocation, "stationLocation")
-            case 0x858f38ba where reader.currentKeyEquals("stationMessage"): try reader.decode(&stationMessage, "stationMessage")
+            case 0x10736865 where reader.currentKeyEquals("stationShortName"): try reader.decode(&stationShortName, "stationShortName")
+            case 0x0f734972 where reader.currentKeyEquals("stationIDNumber"): try reader.decode(&stationIDNumber, "stationIDNumber")
+            case 0x0f734c65 where reader.currentKeyEquals("stationLongName"): try reader.decode(&stationLongName, "stationLongName")
+            case 0x0f734c6e where reader.currentKeyEquals("stationLocation"): try reader.decode(&stationLocation, "stationLocation")
+            case 0x0e734d65 where reader.currentKeyEquals("stationMessage"): try reader.decode(&stationMessage, "stationMessage")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5581,19 +5581,19 @@ public struct SDLRadioControlData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xbf7563d1 where reader.currentKeyEquals("frequencyInteger"): try reader.decode(&frequencyInteger, "frequencyInteger")
-            case 0x64488faf where reader.currentKeyEquals("frequencyFraction"): try reader.decode(&frequencyFraction, "frequencyFraction")
-            case 0x30951d46 where reader.currentKeyEquals("band"): try reader.decode(&band, "band")
-            case 0x38212b78 where reader.currentKeyEquals("rdsData"): try reader.decode(&rdsData, "rdsData")
-            case 0x6c7bd10f where reader.currentKeyEquals("hdRadioEnable"): try reader.decode(&hdRadioEnable, "hdRadioEnable")
-            case 0x2e789b7d where reader.currentKeyEquals("availableHDs"): try reader.decode(&availableHDs, "availableHDs")
-            case 0x6aad3884 where reader.currentKeyEquals("availableHdChannels"): try reader.decode(&availableHdChannels, "availableHdChannels")
-            case 0xa664cf00 where reader.currentKeyEquals("hdChannel"): try reader.decode(&hdChannel, "hdChannel")
-            case 0x6d321dac where reader.currentKeyEquals("signalStrength"): try reader.decode(&signalStrength, "signalStrength")
-            case 0x2762544c where reader.currentKeyEquals("signalChangeThreshold"): try reader.decode(&signalChangeThreshold, "signalChangeThreshold")
-            case 0x031ed9f3 where reader.currentKeyEquals("radioEnable"): try reader.decode(&radioEnable, "radioEnable")
-            case 0x783132f6 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
-            case 0xa4835486 where reader.currentKeyEquals("sisData"): try reader.decode(&sisData, "sisData")
+            case 0x10667972 where reader.currentKeyEquals("frequencyInteger"): try reader.decode(&frequencyInteger, "frequencyInteger")
+            case 0x1166796e where reader.currentKeyEquals("frequencyFraction"): try reader.decode(&frequencyFraction, "frequencyFraction")
+            case 0x04626e64 where reader.currentKeyEquals("band"): try reader.decode(&band, "band")
+            case 0x07724461 where reader.currentKeyEquals("rdsData"): try reader.decode(&rdsData, "rdsData")
+            case 0x0d686f65 where reader.currentKeyEquals("hdRadioEnable"): try reader.decode(&hdRadioEnable, "hdRadioEnable")
+            case 0x0c616273 where reader.currentKeyEquals("availableHDs"): try reader.decode(&availableHDs, "availableHDs")
+            case 0x13614873 where reader.currentKeyEquals("availableHdChannels"): try reader.decode(&availableHdChannels, "availableHdChannels")
+            case 0x0968616c where reader.currentKeyEquals("hdChannel"): try reader.decode(&hdChannel, "hdChannel")
+            case 0x0e737468 where reader.currentKeyEquals("signalStrength"): try reader.decode(&signalStrength, "signalStrength")
+            case 0x15736764 where reader.currentKeyEquals("signalChangeThreshold"): try reader.decode(&signalChangeThreshold, "signalChangeThreshold")
+            case 0x0b724565 where reader.currentKeyEquals("radioEnable"): try reader.decode(&radioEnable, "radioEnable")
+            case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            case 0x07734461 where reader.currentKeyEquals("sisData"): try reader.decode(&sisData, "sisData")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5722,21 +5722,21 @@ public struct SDLClimateControlData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x24a21645 where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed, "fanSpeed")
-            case 0xf2159060 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature")
-            case 0x418f3de5 where reader.currentKeyEquals("desiredTemperature"): try reader.decode(&desiredTemperature, "desiredTemperature")
-            case 0x63a44ba6 where reader.currentKeyEquals("acEnable"): try reader.decode(&acEnable, "acEnable")
-            case 0xf9aea8d0 where reader.currentKeyEquals("circulateAirEnable"): try reader.decode(&circulateAirEnable, "circulateAirEnable")
-            case 0x73e5d746 where reader.currentKeyEquals("autoModeEnable"): try reader.decode(&autoModeEnable, "autoModeEnable")
-            case 0x101cdc26 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone, "defrostZone")
-            case 0x6668b157 where reader.currentKeyEquals("dualModeEnable"): try reader.decode(&dualModeEnable, "dualModeEnable")
-            case 0xca86144a where reader.currentKeyEquals("acMaxEnable"): try reader.decode(&acMaxEnable, "acMaxEnable")
-            case 0x578a1083 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode, "ventilationMode")
-            case 0xa255efdf where reader.currentKeyEquals("heatedSteeringWheelEnable"): try reader.decode(&heatedSteeringWheelEnable, "heatedSteeringWheelEnable")
-            case 0xce845402 where reader.currentKeyEquals("heatedWindshieldEnable"): try reader.decode(&heatedWindshieldEnable, "heatedWindshieldEnable")
-            case 0x3e5c0323 where reader.currentKeyEquals("heatedRearWindowEnable"): try reader.decode(&heatedRearWindowEnable, "heatedRearWindowEnable")
-            case 0x8d9eb411 where reader.currentKeyEquals("heatedMirrorsEnable"): try reader.decode(&heatedMirrorsEnable, "heatedMirrorsEnable")
-            case 0x1c783353 where reader.currentKeyEquals("climateEnable"): try reader.decode(&climateEnable, "climateEnable")
+            case 0x08667064 where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed, "fanSpeed")
+            case 0x12636d65 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature")
+            case 0x12646d65 where reader.currentKeyEquals("desiredTemperature"): try reader.decode(&desiredTemperature, "desiredTemperature")
+            case 0x08616165 where reader.currentKeyEquals("acEnable"): try reader.decode(&acEnable, "acEnable")
+            case 0x12634165 where reader.currentKeyEquals("circulateAirEnable"): try reader.decode(&circulateAirEnable, "circulateAirEnable")
+            case 0x0e616565 where reader.currentKeyEquals("autoModeEnable"): try reader.decode(&autoModeEnable, "autoModeEnable")
+            case 0x0b647365 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone, "defrostZone")
+            case 0x0e646565 where reader.currentKeyEquals("dualModeEnable"): try reader.decode(&dualModeEnable, "dualModeEnable")
+            case 0x0b614565 where reader.currentKeyEquals("acMaxEnable"): try reader.decode(&acMaxEnable, "acMaxEnable")
+            case 0x0f767465 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode, "ventilationMode")
+            case 0x19686e65 where reader.currentKeyEquals("heatedSteeringWheelEnable"): try reader.decode(&heatedSteeringWheelEnable, "heatedSteeringWheelEnable")
+            case 0x16686865 where reader.currentKeyEquals("heatedWindshieldEnable"): try reader.decode(&heatedWindshieldEnable, "heatedWindshieldEnable")
+            case 0x16686965 where reader.currentKeyEquals("heatedRearWindowEnable"): try reader.decode(&heatedRearWindowEnable, "heatedRearWindowEnable")
+            case 0x13687265 where reader.currentKeyEquals("heatedMirrorsEnable"): try reader.decode(&heatedMirrorsEnable, "heatedMirrorsEnable")
+            case 0x0d636565 where reader.currentKeyEquals("climateEnable"): try reader.decode(&climateEnable, "climateEnable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5861,21 +5861,21 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x7d6774ca where reader.currentKeyEquals("radioEnableAvailable"): try reader.decode(&radioEnableAvailable, "radioEnableAvailable")
-            case 0x569b863a where reader.currentKeyEquals("radioBandAvailable"): try reader.decode(&radioBandAvailable, "radioBandAvailable")
-            case 0xf04e4341 where reader.currentKeyEquals("radioFrequencyAvailable"): try reader.decode(&radioFrequencyAvailable, "radioFrequencyAvailable")
-            case 0x6e5b840b where reader.currentKeyEquals("hdChannelAvailable"): try reader.decode(&hdChannelAvailable, "hdChannelAvailable")
-            case 0xc7c3e9c3 where reader.currentKeyEquals("rdsDataAvailable"): try reader.decode(&rdsDataAvailable, "rdsDataAvailable")
-            case 0x68f17630 where reader.currentKeyEquals("availableHDsAvailable"): try reader.decode(&availableHDsAvailable, "availableHDsAvailable")
-            case 0x19e23487 where reader.currentKeyEquals("availableHdChannelsAvailable"): try reader.decode(&availableHdChannelsAvailable, "availableHdChannelsAvailable")
-            case 0xe89ded4d where reader.currentKeyEquals("stateAvailable"): try reader.decode(&stateAvailable, "stateAvailable")
-            case 0x01e7b34f where reader.currentKeyEquals("signalStrengthAvailable"): try reader.decode(&signalStrengthAvailable, "signalStrengthAvailable")
-            case 0x0e0774af where reader.currentKeyEquals("signalChangeThresholdAvailable"): try reader.decode(&signalChangeThresholdAvailable, "signalChangeThresholdAvailable")
-            case 0x2c0f499d where reader.currentKeyEquals("sisDataAvailable"): try reader.decode(&sisDataAvailable, "sisDataAvailable")
-            case 0x006eb49e where reader.currentKeyEquals("hdRadioEnableAvailable"): try reader.decode(&hdRadioEnableAvailable, "hdRadioEnableAvailable")
-            case 0x86a65135 where reader.currentKeyEquals("siriusxmRadioAvailable"): try reader.decode(&siriusxmRadioAvailable, "siriusxmRadioAvailable")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x14726565 where reader.currentKeyEquals("radioEnableAvailable"): try reader.decode(&radioEnableAvailable, "radioEnableAvailable")
+            case 0x12724165 where reader.currentKeyEquals("radioBandAvailable"): try reader.decode(&radioBandAvailable, "radioBandAvailable")
+            case 0x17726e65 where reader.currentKeyEquals("radioFrequencyAvailable"): try reader.decode(&radioFrequencyAvailable, "radioFrequencyAvailable")
+            case 0x12684165 where reader.currentKeyEquals("hdChannelAvailable"): try reader.decode(&hdChannelAvailable, "hdChannelAvailable")
+            case 0x10727665 where reader.currentKeyEquals("rdsDataAvailable"): try reader.decode(&rdsDataAvailable, "rdsDataAvailable")
+            case 0x15614465 where reader.currentKeyEquals("availableHDsAvailable"): try reader.decode(&availableHDsAvailable, "availableHDsAvailable")
+            case 0x1c616e65 where reader.currentKeyEquals("availableHdChannelsAvailable"): try reader.decode(&availableHdChannelsAvailable, "availableHdChannelsAvailable")
+            case 0x0e736165 where reader.currentKeyEquals("stateAvailable"): try reader.decode(&stateAvailable, "stateAvailable")
+            case 0x17736765 where reader.currentKeyEquals("signalStrengthAvailable"): try reader.decode(&signalStrengthAvailable, "signalStrengthAvailable")
+            case 0x1e736565 where reader.currentKeyEquals("signalChangeThresholdAvailable"): try reader.decode(&signalChangeThresholdAvailable, "signalChangeThresholdAvailable")
+            case 0x10737665 where reader.currentKeyEquals("sisDataAvailable"): try reader.decode(&sisDataAvailable, "sisDataAvailable")
+            case 0x16686c65 where reader.currentKeyEquals("hdRadioEnableAvailable"): try reader.decode(&hdRadioEnableAvailable, "hdRadioEnableAvailable")
+            case 0x16736965 where reader.currentKeyEquals("siriusxmRadioAvailable"): try reader.decode(&siriusxmRadioAvailable, "siriusxmRadioAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6018,25 +6018,25 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x442a31ab where reader.currentKeyEquals("currentTemperatureAvailable"): try reader.decode(&currentTemperatureAvailable, "currentTemperatureAvailable")
-            case 0x285187b8 where reader.currentKeyEquals("fanSpeedAvailable"): try reader.decode(&fanSpeedAvailable, "fanSpeedAvailable")
-            case 0x0bcbd298 where reader.currentKeyEquals("desiredTemperatureAvailable"): try reader.decode(&desiredTemperatureAvailable, "desiredTemperatureAvailable")
-            case 0xbe591dfd where reader.currentKeyEquals("acEnableAvailable"): try reader.decode(&acEnableAvailable, "acEnableAvailable")
-            case 0xf2f26cd9 where reader.currentKeyEquals("acMaxEnableAvailable"): try reader.decode(&acMaxEnableAvailable, "acMaxEnableAvailable")
-            case 0xf0e7f21b where reader.currentKeyEquals("circulateAirEnableAvailable"): try reader.decode(&circulateAirEnableAvailable, "circulateAirEnableAvailable")
-            case 0x4842b95d where reader.currentKeyEquals("autoModeEnableAvailable"): try reader.decode(&autoModeEnableAvailable, "autoModeEnableAvailable")
-            case 0x1be54566 where reader.currentKeyEquals("dualModeEnableAvailable"): try reader.decode(&dualModeEnableAvailable, "dualModeEnableAvailable")
-            case 0x052a477d where reader.currentKeyEquals("defrostZoneAvailable"): try reader.decode(&defrostZoneAvailable, "defrostZoneAvailable")
-            case 0x101cdc26 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone, "defrostZone")
-            case 0x17a8fd5a where reader.currentKeyEquals("ventilationModeAvailable"): try reader.decode(&ventilationModeAvailable, "ventilationModeAvailable")
-            case 0x578a1083 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode, "ventilationMode")
-            case 0xb2408e4b where reader.currentKeyEquals("heatedSteeringWheelAvailable"): try reader.decode(&heatedSteeringWheelAvailable, "heatedSteeringWheelAvailable")
-            case 0xfc471b84 where reader.currentKeyEquals("heatedWindshieldAvailable"): try reader.decode(&heatedWindshieldAvailable, "heatedWindshieldAvailable")
-            case 0xe3cc4267 where reader.currentKeyEquals("heatedRearWindowAvailable"): try reader.decode(&heatedRearWindowAvailable, "heatedRearWindowAvailable")
-            case 0x0af70b31 where reader.currentKeyEquals("heatedMirrorsAvailable"): try reader.decode(&heatedMirrorsAvailable, "heatedMirrorsAvailable")
-            case 0x609ee3ea where reader.currentKeyEquals("climateEnableAvailable"): try reader.decode(&climateEnableAvailable, "climateEnableAvailable")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x1b636165 where reader.currentKeyEquals("currentTemperatureAvailable"): try reader.decode(&currentTemperatureAvailable, "currentTemperatureAvailable")
+            case 0x11664165 where reader.currentKeyEquals("fanSpeedAvailable"): try reader.decode(&fanSpeedAvailable, "fanSpeedAvailable")
+            case 0x1b646165 where reader.currentKeyEquals("desiredTemperatureAvailable"): try reader.decode(&desiredTemperatureAvailable, "desiredTemperatureAvailable")
+            case 0x11614165 where reader.currentKeyEquals("acEnableAvailable"): try reader.decode(&acEnableAvailable, "acEnableAvailable")
+            case 0x14616565 where reader.currentKeyEquals("acMaxEnableAvailable"): try reader.decode(&acMaxEnableAvailable, "acMaxEnableAvailable")
+            case 0x1b636e65 where reader.currentKeyEquals("circulateAirEnableAvailable"): try reader.decode(&circulateAirEnableAvailable, "circulateAirEnableAvailable")
+            case 0x17616265 where reader.currentKeyEquals("autoModeEnableAvailable"): try reader.decode(&autoModeEnableAvailable, "autoModeEnableAvailable")
+            case 0x17646265 where reader.currentKeyEquals("dualModeEnableAvailable"): try reader.decode(&dualModeEnableAvailable, "dualModeEnableAvailable")
+            case 0x14646565 where reader.currentKeyEquals("defrostZoneAvailable"): try reader.decode(&defrostZoneAvailable, "defrostZoneAvailable")
+            case 0x0b647365 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone, "defrostZone")
+            case 0x18766f65 where reader.currentKeyEquals("ventilationModeAvailable"): try reader.decode(&ventilationModeAvailable, "ventilationModeAvailable")
+            case 0x0f767465 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode, "ventilationMode")
+            case 0x1c685765 where reader.currentKeyEquals("heatedSteeringWheelAvailable"): try reader.decode(&heatedSteeringWheelAvailable, "heatedSteeringWheelAvailable")
+            case 0x19686965 where reader.currentKeyEquals("heatedWindshieldAvailable"): try reader.decode(&heatedWindshieldAvailable, "heatedWindshieldAvailable")
+            case 0x19686e65 where reader.currentKeyEquals("heatedRearWindowAvailable"): try reader.decode(&heatedRearWindowAvailable, "heatedRearWindowAvailable")
+            case 0x16687265 where reader.currentKeyEquals("heatedMirrorsAvailable"): try reader.decode(&heatedMirrorsAvailable, "heatedMirrorsAvailable")
+            case 0x16636c65 where reader.currentKeyEquals("climateEnableAvailable"): try reader.decode(&climateEnableAvailable, "climateEnableAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6105,9 +6105,9 @@ public struct SDLEqualizerSettings: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xa4138609 where reader.currentKeyEquals("channelId"): try reader.decode(&channelId, "channelId")
-            case 0x89c64cbf where reader.currentKeyEquals("channelName"): try reader.decode(&channelName, "channelName")
-            case 0xce52d740 where reader.currentKeyEquals("channelSetting"): try reader.decode(&channelSetting, "channelSetting")
+            case 0x09636e64 where reader.currentKeyEquals("channelId"): try reader.decode(&channelId, "channelId")
+            case 0x0b636565 where reader.currentKeyEquals("channelName"): try reader.decode(&channelName, "channelName")
+            case 0x0e635367 where reader.currentKeyEquals("channelSetting"): try reader.decode(&channelSetting, "channelSetting")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6165,10 +6165,10 @@ public struct SDLAudioControlData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x1bcf29d8 where reader.currentKeyEquals("source"): try reader.decode(&source, "source")
-            case 0xdc3b03bb where reader.currentKeyEquals("keepContext"): try reader.decode(&keepContext, "keepContext")
-            case 0x2ee0698f where reader.currentKeyEquals("volume"): try reader.decode(&volume, "volume")
-            case 0x618657a2 where reader.currentKeyEquals("equalizerSettings"): try reader.decode(&equalizerSettings, "equalizerSettings")
+            case 0x06737265 where reader.currentKeyEquals("source"): try reader.decode(&source, "source")
+            case 0x0b6b6f74 where reader.currentKeyEquals("keepContext"): try reader.decode(&keepContext, "keepContext")
+            case 0x06767565 where reader.currentKeyEquals("volume"): try reader.decode(&volume, "volume")
+            case 0x11657273 where reader.currentKeyEquals("equalizerSettings"): try reader.decode(&equalizerSettings, "equalizerSettings")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6240,13 +6240,13 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0xf3535ee3 where reader.currentKeyEquals("sourceAvailable"): try reader.decode(&sourceAvailable, "sourceAvailable")
-            case 0xf2c69612 where reader.currentKeyEquals("keepContextAvailable"): try reader.decode(&keepContextAvailable, "keepContextAvailable")
-            case 0x5c4b761e where reader.currentKeyEquals("volumeAvailable"): try reader.decode(&volumeAvailable, "volumeAvailable")
-            case 0x3e091abe where reader.currentKeyEquals("equalizerAvailable"): try reader.decode(&equalizerAvailable, "equalizerAvailable")
-            case 0xfda6dbab where reader.currentKeyEquals("equalizerMaxChannelId"): try reader.decode(&equalizerMaxChannelId, "equalizerMaxChannelId")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x0f737665 where reader.currentKeyEquals("sourceAvailable"): try reader.decode(&sourceAvailable, "sourceAvailable")
+            case 0x146b7465 where reader.currentKeyEquals("keepContextAvailable"): try reader.decode(&keepContextAvailable, "keepContextAvailable")
+            case 0x0f767665 where reader.currentKeyEquals("volumeAvailable"): try reader.decode(&volumeAvailable, "volumeAvailable")
+            case 0x12654165 where reader.currentKeyEquals("equalizerAvailable"): try reader.decode(&equalizerAvailable, "equalizerAvailable")
+            case 0x15656164 where reader.currentKeyEquals("equalizerMaxChannelId"): try reader.decode(&equalizerMaxChannelId, "equalizerMaxChannelId")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6307,10 +6307,10 @@ public struct SDLLightCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x8d39bde6 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
-            case 0x4e075bbe where reader.currentKeyEquals("statusAvailable"): try reader.decode(&statusAvailable, "statusAvailable")
-            case 0xff148fb2 where reader.currentKeyEquals("densityAvailable"): try reader.decode(&densityAvailable, "densityAvailable")
-            case 0x0f6d78fe where reader.currentKeyEquals("rgbColorSpaceAvailable"): try reader.decode(&rgbColorSpaceAvailable, "rgbColorSpaceAvailable")
+            case 0x046e6d65 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
+            case 0x0f737665 where reader.currentKeyEquals("statusAvailable"): try reader.decode(&statusAvailable, "statusAvailable")
+            case 0x10647665 where reader.currentKeyEquals("densityAvailable"): try reader.decode(&densityAvailable, "densityAvailable")
+            case 0x16726365 where reader.currentKeyEquals("rgbColorSpaceAvailable"): try reader.decode(&rgbColorSpaceAvailable, "rgbColorSpaceAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6361,9 +6361,9 @@ public struct SDLLightControlCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x77013e40 where reader.currentKeyEquals("supportedLights"): try reader.decode(&supportedLights, "supportedLights")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x0f736573 where reader.currentKeyEquals("supportedLights"): try reader.decode(&supportedLights, "supportedLights")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6421,10 +6421,10 @@ public struct SDLLightState: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
-            case 0xba4b77ef where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
-            case 0x72b9059b where reader.currentKeyEquals("density"): try reader.decode(&density, "density")
-            case 0x3d7e6258 where reader.currentKeyEquals("color"): try reader.decode(&color, "color")
+            case 0x02696464 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0x06737473 where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
+            case 0x07647379 where reader.currentKeyEquals("density"): try reader.decode(&density, "density")
+            case 0x05636c72 where reader.currentKeyEquals("color"): try reader.decode(&color, "color")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6469,7 +6469,7 @@ public struct SDLLightControlData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x721ec620 where reader.currentKeyEquals("lightState"): try reader.decode(&lightState, "lightState")
+            case 0x0a6c5365 where reader.currentKeyEquals("lightState"): try reader.decode(&lightState, "lightState")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6517,9 +6517,9 @@ public struct SDLHMISettingsControlData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x15e9d382 where reader.currentKeyEquals("displayMode"): try reader.decode(&displayMode, "displayMode")
-            case 0x345ff517 where reader.currentKeyEquals("temperatureUnit"): try reader.decode(&temperatureUnit, "temperatureUnit")
-            case 0x839db144 where reader.currentKeyEquals("distanceUnit"): try reader.decode(&distanceUnit, "distanceUnit")
+            case 0x0b646165 where reader.currentKeyEquals("displayMode"): try reader.decode(&displayMode, "displayMode")
+            case 0x0f747474 where reader.currentKeyEquals("temperatureUnit"): try reader.decode(&temperatureUnit, "temperatureUnit")
+            case 0x0c646374 where reader.currentKeyEquals("distanceUnit"): try reader.decode(&distanceUnit, "distanceUnit")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6580,11 +6580,11 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x7118e5be where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x6e5f20ad where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0xca459247 where reader.currentKeyEquals("distanceUnitAvailable"): try reader.decode(&distanceUnitAvailable, "distanceUnitAvailable")
-            case 0x76885826 where reader.currentKeyEquals("temperatureUnitAvailable"): try reader.decode(&temperatureUnitAvailable, "temperatureUnitAvailable")
-            case 0x7f117fe7 where reader.currentKeyEquals("displayModeUnitAvailable"): try reader.decode(&displayModeUnitAvailable, "displayModeUnitAvailable")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x15646965 where reader.currentKeyEquals("distanceUnitAvailable"): try reader.decode(&distanceUnitAvailable, "distanceUnitAvailable")
+            case 0x18746e65 where reader.currentKeyEquals("temperatureUnitAvailable"): try reader.decode(&temperatureUnitAvailable, "temperatureUnitAvailable")
+            case 0x18646e65 where reader.currentKeyEquals("displayModeUnitAvailable"): try reader.decode(&displayModeUnitAvailable, "displayModeUnitAvailable")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6662,14 +6662,14 @@ public struct SDLModuleData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2f1aa115 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0x311f9b08 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
-            case 0x86d18199 where reader.currentKeyEquals("radioControlData"): try reader.decode(&radioControlData, "radioControlData")
-            case 0x04d85bb9 where reader.currentKeyEquals("climateControlData"): try reader.decode(&climateControlData, "climateControlData")
-            case 0xd543d6fd where reader.currentKeyEquals("seatControlData"): try reader.decode(&seatControlData, "seatControlData")
-            case 0xc61a8ea2 where reader.currentKeyEquals("audioControlData"): try reader.decode(&audioControlData, "audioControlData")
-            case 0xce5adec8 where reader.currentKeyEquals("lightControlData"): try reader.decode(&lightControlData, "lightControlData")
-            case 0xc3e7bc9d where reader.currentKeyEquals("hmiSettingsControlData"): try reader.decode(&hmiSettingsControlData, "hmiSettingsControlData")
+            case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
+            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0x10727461 where reader.currentKeyEquals("radioControlData"): try reader.decode(&radioControlData, "radioControlData")
+            case 0x12636e61 where reader.currentKeyEquals("climateControlData"): try reader.decode(&climateControlData, "climateControlData")
+            case 0x0f737461 where reader.currentKeyEquals("seatControlData"): try reader.decode(&seatControlData, "seatControlData")
+            case 0x10617461 where reader.currentKeyEquals("audioControlData"): try reader.decode(&audioControlData, "audioControlData")
+            case 0x106c7461 where reader.currentKeyEquals("lightControlData"): try reader.decode(&lightControlData, "lightControlData")
+            case 0x16684361 where reader.currentKeyEquals("hmiSettingsControlData"): try reader.decode(&hmiSettingsControlData, "hmiSettingsControlData")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6751,13 +6751,13 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x1499babb where reader.currentKeyEquals("climateControlCapabilities"): try reader.decode(&climateControlCapabilities, "climateControlCapabilities")
-            case 0xd9e4c49b where reader.currentKeyEquals("radioControlCapabilities"): try reader.decode(&radioControlCapabilities, "radioControlCapabilities")
-            case 0x373d2263 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
-            case 0xfc26e57c where reader.currentKeyEquals("audioControlCapabilities"): try reader.decode(&audioControlCapabilities, "audioControlCapabilities")
-            case 0x8f388957 where reader.currentKeyEquals("hmiSettingsControlCapabilities"): try reader.decode(&hmiSettingsControlCapabilities, "hmiSettingsControlCapabilities")
-            case 0xeb30abc6 where reader.currentKeyEquals("lightControlCapabilities"): try reader.decode(&lightControlCapabilities, "lightControlCapabilities")
-            case 0x26c291b7 where reader.currentKeyEquals("seatControlCapabilities"): try reader.decode(&seatControlCapabilities, "seatControlCapabilities")
+            case 0x1a636c73 where reader.currentKeyEquals("climateControlCapabilities"): try reader.decode(&climateControlCapabilities, "climateControlCapabilities")
+            case 0x18724373 where reader.currentKeyEquals("radioControlCapabilities"): try reader.decode(&radioControlCapabilities, "radioControlCapabilities")
+            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
+            case 0x18614373 where reader.currentKeyEquals("audioControlCapabilities"): try reader.decode(&audioControlCapabilities, "audioControlCapabilities")
+            case 0x1e687273 where reader.currentKeyEquals("hmiSettingsControlCapabilities"): try reader.decode(&hmiSettingsControlCapabilities, "hmiSettingsControlCapabilities")
+            case 0x186c4373 where reader.currentKeyEquals("lightControlCapabilities"): try reader.decode(&lightControlCapabilities, "lightControlCapabilities")
+            case 0x17734373 where reader.currentKeyEquals("seatControlCapabilities"): try reader.decode(&seatControlCapabilities, "seatControlCapabilities")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6821,10 +6821,10 @@ public struct SDLMetadataTags: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xfd35296f where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1, "mainField1")
-            case 0xfe352b02 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2, "mainField2")
-            case 0xff352c95 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3, "mainField3")
-            case 0xf8352190 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4, "mainField4")
+            case 0x0a6d6931 where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1, "mainField1")
+            case 0x0a6d6932 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2, "mainField2")
+            case 0x0a6d6933 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3, "mainField3")
+            case 0x0a6d6934 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4, "mainField4")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6882,10 +6882,10 @@ public struct SDLRectangle: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xfd0c5087 where reader.currentKeyEquals("x"): try reader.decode(&x, "x")
-            case 0xfc0c4ef4 where reader.currentKeyEquals("y"): try reader.decode(&y, "y")
-            case 0x95876e1f where reader.currentKeyEquals("width"): try reader.decode(&width, "width")
-            case 0xd5bdbb42 where reader.currentKeyEquals("height"): try reader.decode(&height, "height")
+            case 0x01787878 where reader.currentKeyEquals("x"): try reader.decode(&x, "x")
+            case 0x01797979 where reader.currentKeyEquals("y"): try reader.decode(&y, "y")
+            case 0x05776468 where reader.currentKeyEquals("width"): try reader.decode(&width, "width")
+            case 0x06686774 where reader.currentKeyEquals("height"): try reader.decode(&height, "height")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -6937,8 +6937,8 @@ public struct SDLHapticRect: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x37386ae0 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
-            case 0xeae44d07 where reader.currentKeyEquals("rect"): try reader.decode(&rect, "rect")
+            case 0x02696464 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
+            case 0x04726374 where reader.currentKeyEquals("rect"): try reader.decode(&rect, "rect")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7065,19 +7065,19 @@ public struct SDLMediaServiceData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x65ccd75b where reader.currentKeyEquals("mediaType"): try reader.decode(&mediaType, "mediaType")
-            case 0x4c32c553 where reader.currentKeyEquals("mediaTitle"): try reader.decode(&mediaTitle, "mediaTitle")
-            case 0xe2bb098c where reader.currentKeyEquals("mediaArtist"): try reader.decode(&mediaArtist, "mediaArtist")
-            case 0xb594cd3a where reader.currentKeyEquals("mediaAlbum"): try reader.decode(&mediaAlbum, "mediaAlbum")
-            case 0x14be1270 where reader.currentKeyEquals("playlistName"): try reader.decode(&playlistName, "playlistName")
-            case 0x5ed30e99 where reader.currentKeyEquals("isExplicit"): try reader.decode(&isExplicit, "isExplicit")
-            case 0xd91b4f36 where reader.currentKeyEquals("trackPlaybackProgress"): try reader.decode(&trackPlaybackProgress, "trackPlaybackProgress")
-            case 0x750c903d where reader.currentKeyEquals("trackPlaybackDuration"): try reader.decode(&trackPlaybackDuration, "trackPlaybackDuration")
-            case 0x4af4ca62 where reader.currentKeyEquals("queuePlaybackProgress"): try reader.decode(&queuePlaybackProgress, "queuePlaybackProgress")
-            case 0xb83ba009 where reader.currentKeyEquals("queuePlaybackDuration"): try reader.decode(&queuePlaybackDuration, "queuePlaybackDuration")
-            case 0xbc62b265 where reader.currentKeyEquals("queueCurrentTrackNumber"): try reader.decode(&queueCurrentTrackNumber, "queueCurrentTrackNumber")
-            case 0xf6464988 where reader.currentKeyEquals("queueTotalTrackCount"): try reader.decode(&queueTotalTrackCount, "queueTotalTrackCount")
-            case 0xd141f118 where reader.currentKeyEquals("mediaImage"): try reader.decode(&mediaImage, "mediaImage")
+            case 0x096d6165 where reader.currentKeyEquals("mediaType"): try reader.decode(&mediaType, "mediaType")
+            case 0x0a6d5465 where reader.currentKeyEquals("mediaTitle"): try reader.decode(&mediaTitle, "mediaTitle")
+            case 0x0b6d4174 where reader.currentKeyEquals("mediaArtist"): try reader.decode(&mediaArtist, "mediaArtist")
+            case 0x0a6d416d where reader.currentKeyEquals("mediaAlbum"): try reader.decode(&mediaAlbum, "mediaAlbum")
+            case 0x0c707365 where reader.currentKeyEquals("playlistName"): try reader.decode(&playlistName, "playlistName")
+            case 0x0a696c74 where reader.currentKeyEquals("isExplicit"): try reader.decode(&isExplicit, "isExplicit")
+            case 0x15746173 where reader.currentKeyEquals("trackPlaybackProgress"): try reader.decode(&trackPlaybackProgress, "trackPlaybackProgress")
+            case 0x1574616e where reader.currentKeyEquals("trackPlaybackDuration"): try reader.decode(&trackPlaybackDuration, "trackPlaybackDuration")
+            case 0x15716173 where reader.currentKeyEquals("queuePlaybackProgress"): try reader.decode(&queuePlaybackProgress, "queuePlaybackProgress")
+            case 0x1571616e where reader.currentKeyEquals("queuePlaybackDuration"): try reader.decode(&queuePlaybackDuration, "queuePlaybackDuration")
+            case 0x17717472 where reader.currentKeyEquals("queueCurrentTrackNumber"): try reader.decode(&queueCurrentTrackNumber, "queueCurrentTrackNumber")
+            case 0x14715474 where reader.currentKeyEquals("queueTotalTrackCount"): try reader.decode(&queueTotalTrackCount, "queueTotalTrackCount")
+            case 0x0a6d4965 where reader.currentKeyEquals("mediaImage"): try reader.decode(&mediaImage, "mediaImage")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7151,11 +7151,11 @@ public struct SDLWeatherServiceManifest: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x74589167 where reader.currentKeyEquals("currentForecastSupported"): try reader.decode(&currentForecastSupported, "currentForecastSupported")
-            case 0x1696392d where reader.currentKeyEquals("maxMultidayForecastAmount"): try reader.decode(&maxMultidayForecastAmount, "maxMultidayForecastAmount")
-            case 0x09a0af4d where reader.currentKeyEquals("maxHourlyForecastAmount"): try reader.decode(&maxHourlyForecastAmount, "maxHourlyForecastAmount")
-            case 0xe6fb2b13 where reader.currentKeyEquals("maxMinutelyForecastAmount"): try reader.decode(&maxMinutelyForecastAmount, "maxMinutelyForecastAmount")
-            case 0xdbecfe21 where reader.currentKeyEquals("weatherForLocationSupported"): try reader.decode(&weatherForLocationSupported, "weatherForLocationSupported")
+            case 0x18636164 where reader.currentKeyEquals("currentForecastSupported"): try reader.decode(&currentForecastSupported, "currentForecastSupported")
+            case 0x196d6f74 where reader.currentKeyEquals("maxMultidayForecastAmount"): try reader.decode(&maxMultidayForecastAmount, "maxMultidayForecastAmount")
+            case 0x176d7274 where reader.currentKeyEquals("maxHourlyForecastAmount"): try reader.decode(&maxHourlyForecastAmount, "maxHourlyForecastAmount")
+            case 0x196d6f74 where reader.currentKeyEquals("maxMinutelyForecastAmount"): try reader.decode(&maxMinutelyForecastAmount, "maxMinutelyForecastAmount")
+            case 0x1b776164 where reader.currentKeyEquals("weatherForLocationSupported"): try reader.decode(&weatherForLocationSupported, "weatherForLocationSupported")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7219,12 +7219,12 @@ public struct SDLWeatherAlert: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x9865b509 where reader.currentKeyEquals("title"): try reader.decode(&title, "title")
-            case 0x10a44713 where reader.currentKeyEquals("summary"): try reader.decode(&summary, "summary")
-            case 0x3e8ec783 where reader.currentKeyEquals("expires"): try reader.decode(&expires, "expires")
-            case 0xf17df00a where reader.currentKeyEquals("regions"): try reader.decode(&regions, "regions")
-            case 0x8ffc4fb2 where reader.currentKeyEquals("severity"): try reader.decode(&severity, "severity")
-            case 0x6fa06a69 where reader.currentKeyEquals("timeIssued"): try reader.decode(&timeIssued, "timeIssued")
+            case 0x05747465 where reader.currentKeyEquals("title"): try reader.decode(&title, "title")
+            case 0x07736d79 where reader.currentKeyEquals("summary"): try reader.decode(&summary, "summary")
+            case 0x07656973 where reader.currentKeyEquals("expires"): try reader.decode(&expires, "expires")
+            case 0x07726973 where reader.currentKeyEquals("regions"): try reader.decode(&regions, "regions")
+            case 0x08737279 where reader.currentKeyEquals("severity"): try reader.decode(&severity, "severity")
+            case 0x0a747364 where reader.currentKeyEquals("timeIssued"): try reader.decode(&timeIssued, "timeIssued")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7376,28 +7376,28 @@ public struct SDLWeatherData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xf2159060 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature")
-            case 0x26e07f4d where reader.currentKeyEquals("temperatureHigh"): try reader.decode(&temperatureHigh, "temperatureHigh")
-            case 0x0b4d4f51 where reader.currentKeyEquals("temperatureLow"): try reader.decode(&temperatureLow, "temperatureLow")
-            case 0x1f033de6 where reader.currentKeyEquals("apparentTemperature"): try reader.decode(&apparentTemperature, "apparentTemperature")
-            case 0x9cd5d4d6 where reader.currentKeyEquals("apparentTemperatureHigh"): try reader.decode(&apparentTemperatureHigh, "apparentTemperatureHigh")
-            case 0xf09a227c where reader.currentKeyEquals("apparentTemperatureLow"): try reader.decode(&apparentTemperatureLow, "apparentTemperatureLow")
-            case 0xc334896d where reader.currentKeyEquals("weatherSummary"): try reader.decode(&weatherSummary, "weatherSummary")
-            case 0x5d3c9be4 where reader.currentKeyEquals("time"): try reader.decode(&time, "time")
-            case 0x25c5b9a0 where reader.currentKeyEquals("humidity"): try reader.decode(&humidity, "humidity")
-            case 0xeb618c1d where reader.currentKeyEquals("cloudCover"): try reader.decode(&cloudCover, "cloudCover")
-            case 0x5febf4b7 where reader.currentKeyEquals("moonPhase"): try reader.decode(&moonPhase, "moonPhase")
-            case 0x3dd97e83 where reader.currentKeyEquals("windBearing"): try reader.decode(&windBearing, "windBearing")
-            case 0x390bd8a0 where reader.currentKeyEquals("windGust"): try reader.decode(&windGust, "windGust")
-            case 0xb94d1f12 where reader.currentKeyEquals("windSpeed"): try reader.decode(&windSpeed, "windSpeed")
-            case 0x7a572728 where reader.currentKeyEquals("nearestStormBearing"): try reader.decode(&nearestStormBearing, "nearestStormBearing")
-            case 0x299a1c11 where reader.currentKeyEquals("nearestStormDistance"): try reader.decode(&nearestStormDistance, "nearestStormDistance")
-            case 0xd0de93b9 where reader.currentKeyEquals("precipAccumulation"): try reader.decode(&precipAccumulation, "precipAccumulation")
-            case 0x310132a7 where reader.currentKeyEquals("precipIntensity"): try reader.decode(&precipIntensity, "precipIntensity")
-            case 0x5200cde9 where reader.currentKeyEquals("precipProbability"): try reader.decode(&precipProbability, "precipProbability")
-            case 0x39996066 where reader.currentKeyEquals("precipType"): try reader.decode(&precipType, "precipType")
-            case 0x7f37f5e5 where reader.currentKeyEquals("visibility"): try reader.decode(&visibility, "visibility")
-            case 0xc7ad7d12 where reader.currentKeyEquals("weatherIcon"): try reader.decode(&weatherIcon, "weatherIcon")
+            case 0x12636d65 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature")
+            case 0x0f747468 where reader.currentKeyEquals("temperatureHigh"): try reader.decode(&temperatureHigh, "temperatureHigh")
+            case 0x0e747477 where reader.currentKeyEquals("temperatureLow"): try reader.decode(&temperatureLow, "temperatureLow")
+            case 0x13616565 where reader.currentKeyEquals("apparentTemperature"): try reader.decode(&apparentTemperature, "apparentTemperature")
+            case 0x17617068 where reader.currentKeyEquals("apparentTemperatureHigh"): try reader.decode(&apparentTemperatureHigh, "apparentTemperatureHigh")
+            case 0x16617077 where reader.currentKeyEquals("apparentTemperatureLow"): try reader.decode(&apparentTemperatureLow, "apparentTemperatureLow")
+            case 0x0e775379 where reader.currentKeyEquals("weatherSummary"): try reader.decode(&weatherSummary, "weatherSummary")
+            case 0x04746d65 where reader.currentKeyEquals("time"): try reader.decode(&time, "time")
+            case 0x08686479 where reader.currentKeyEquals("humidity"): try reader.decode(&humidity, "humidity")
+            case 0x0a634372 where reader.currentKeyEquals("cloudCover"): try reader.decode(&cloudCover, "cloudCover")
+            case 0x096d5065 where reader.currentKeyEquals("moonPhase"): try reader.decode(&moonPhase, "moonPhase")
+            case 0x0b776567 where reader.currentKeyEquals("windBearing"): try reader.decode(&windBearing, "windBearing")
+            case 0x08774774 where reader.currentKeyEquals("windGust"): try reader.decode(&windGust, "windGust")
+            case 0x09775364 where reader.currentKeyEquals("windSpeed"): try reader.decode(&windSpeed, "windSpeed")
+            case 0x136e6f67 where reader.currentKeyEquals("nearestStormBearing"): try reader.decode(&nearestStormBearing, "nearestStormBearing")
+            case 0x146e7265 where reader.currentKeyEquals("nearestStormDistance"): try reader.decode(&nearestStormDistance, "nearestStormDistance")
+            case 0x1270756e where reader.currentKeyEquals("precipAccumulation"): try reader.decode(&precipAccumulation, "precipAccumulation")
+            case 0x0f706e79 where reader.currentKeyEquals("precipIntensity"): try reader.decode(&precipIntensity, "precipIntensity")
+            case 0x11706f79 where reader.currentKeyEquals("precipProbability"): try reader.decode(&precipProbability, "precipProbability")
+            case 0x0a707065 where reader.currentKeyEquals("precipType"): try reader.decode(&precipType, "precipType")
+            case 0x0a766979 where reader.currentKeyEquals("visibility"): try reader.decode(&visibility, "visibility")
+            case 0x0b77656e where reader.currentKeyEquals("weatherIcon"): try reader.decode(&weatherIcon, "weatherIcon")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7498,12 +7498,12 @@ public struct SDLWeatherServiceData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0bf5a9a6 where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
-            case 0x61a849fb where reader.currentKeyEquals("currentForecast"): try reader.decode(&currentForecast, "currentForecast")
-            case 0xd5e64e84 where reader.currentKeyEquals("minuteForecast"): try reader.decode(&minuteForecast, "minuteForecast")
-            case 0x827bece5 where reader.currentKeyEquals("hourlyForecast"): try reader.decode(&hourlyForecast, "hourlyForecast")
-            case 0xff6f6105 where reader.currentKeyEquals("multidayForecast"): try reader.decode(&multidayForecast, "multidayForecast")
-            case 0xd284613e where reader.currentKeyEquals("alerts"): try reader.decode(&alerts, "alerts")
+            case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
+            case 0x0f634674 where reader.currentKeyEquals("currentForecast"): try reader.decode(&currentForecast, "currentForecast")
+            case 0x0e6d6f74 where reader.currentKeyEquals("minuteForecast"): try reader.decode(&minuteForecast, "minuteForecast")
+            case 0x0e686f74 where reader.currentKeyEquals("hourlyForecast"): try reader.decode(&hourlyForecast, "hourlyForecast")
+            case 0x106d4674 where reader.currentKeyEquals("multidayForecast"): try reader.decode(&multidayForecast, "multidayForecast")
+            case 0x06617273 where reader.currentKeyEquals("alerts"): try reader.decode(&alerts, "alerts")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7551,7 +7551,7 @@ public struct SDLNavigationServiceManifest: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xb361c236 where reader.currentKeyEquals("acceptsWayPoints"): try reader.decode(&acceptsWayPoints, "acceptsWayPoints")
+            case 0x10616173 where reader.currentKeyEquals("acceptsWayPoints"): try reader.decode(&acceptsWayPoints, "acceptsWayPoints")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7621,14 +7621,14 @@ public struct SDLNavigationInstruction: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x5135407c where reader.currentKeyEquals("locationDetails"): try reader.decode(&locationDetails, "locationDetails")
-            case 0xc4642eff where reader.currentKeyEquals("action"): try reader.decode(&action, "action")
-            case 0x8b9c2127 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta")
-            case 0x6c125805 where reader.currentKeyEquals("bearing"): try reader.decode(&bearing, "bearing")
-            case 0x46c41a65 where reader.currentKeyEquals("junctionType"): try reader.decode(&junctionType, "junctionType")
-            case 0x887c5b8b where reader.currentKeyEquals("drivingSide"): try reader.decode(&drivingSide, "drivingSide")
-            case 0x5967f3a5 where reader.currentKeyEquals("details"): try reader.decode(&details, "details")
-            case 0xb35135fa where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            case 0x0f6c6e73 where reader.currentKeyEquals("locationDetails"): try reader.decode(&locationDetails, "locationDetails")
+            case 0x0661696e where reader.currentKeyEquals("action"): try reader.decode(&action, "action")
+            case 0x03657461 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta")
+            case 0x07627267 where reader.currentKeyEquals("bearing"): try reader.decode(&bearing, "bearing")
+            case 0x0c6a6f65 where reader.currentKeyEquals("junctionType"): try reader.decode(&junctionType, "junctionType")
+            case 0x0b646e65 where reader.currentKeyEquals("drivingSide"): try reader.decode(&drivingSide, "drivingSide")
+            case 0x07646173 where reader.currentKeyEquals("details"): try reader.decode(&details, "details")
+            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7721,15 +7721,15 @@ public struct SDLNavigationServiceData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0cc86383 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp, "timeStamp")
-            case 0xd97f9a4f where reader.currentKeyEquals("origin"): try reader.decode(&origin, "origin")
-            case 0xb2de64bf where reader.currentKeyEquals("destination"): try reader.decode(&destination, "destination")
-            case 0xb61b20bd where reader.currentKeyEquals("destinationETA"): try reader.decode(&destinationETA, "destinationETA")
-            case 0x5e5e9744 where reader.currentKeyEquals("instructions"): try reader.decode(&instructions, "instructions")
-            case 0x212b74e8 where reader.currentKeyEquals("nextInstructionETA"): try reader.decode(&nextInstructionETA, "nextInstructionETA")
-            case 0x1c190523 where reader.currentKeyEquals("nextInstructionDistance"): try reader.decode(&nextInstructionDistance, "nextInstructionDistance")
-            case 0x16e885db where reader.currentKeyEquals("nextInstructionDistanceScale"): try reader.decode(&nextInstructionDistanceScale, "nextInstructionDistanceScale")
-            case 0xdfe6493b where reader.currentKeyEquals("prompt"): try reader.decode(&prompt, "prompt")
+            case 0x09745370 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp, "timeStamp")
+            case 0x066f676e where reader.currentKeyEquals("origin"): try reader.decode(&origin, "origin")
+            case 0x0b646e6e where reader.currentKeyEquals("destination"): try reader.decode(&destination, "destination")
+            case 0x0e647441 where reader.currentKeyEquals("destinationETA"): try reader.decode(&destinationETA, "destinationETA")
+            case 0x0c696373 where reader.currentKeyEquals("instructions"): try reader.decode(&instructions, "instructions")
+            case 0x126e7541 where reader.currentKeyEquals("nextInstructionETA"): try reader.decode(&nextInstructionETA, "nextInstructionETA")
+            case 0x176e7465 where reader.currentKeyEquals("nextInstructionDistance"): try reader.decode(&nextInstructionDistance, "nextInstructionDistance")
+            case 0x1c6e6e65 where reader.currentKeyEquals("nextInstructionDistanceScale"): try reader.decode(&nextInstructionDistanceScale, "nextInstructionDistanceScale")
+            case 0x06706d74 where reader.currentKeyEquals("prompt"): try reader.decode(&prompt, "prompt")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7823,15 +7823,15 @@ public struct SDLAppServiceManifest: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x371e867f where reader.currentKeyEquals("serviceName"): try reader.decode(&serviceName, "serviceName")
-            case 0x2dd7ad4c where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
-            case 0x4a568065 where reader.currentKeyEquals("serviceIcon"): try reader.decode(&serviceIcon, "serviceIcon")
-            case 0x1579855a where reader.currentKeyEquals("allowAppConsumers"): try reader.decode(&allowAppConsumers, "allowAppConsumers")
-            case 0xdcd10a89 where reader.currentKeyEquals("rpcSpecVersion"): try reader.decode(&rpcSpecVersion, "rpcSpecVersion")
-            case 0xea331bf5 where reader.currentKeyEquals("handledRPCs"): try reader.decode(&handledRPCs, "handledRPCs")
-            case 0x7749c4ef where reader.currentKeyEquals("mediaServiceManifest"): try reader.decode(&mediaServiceManifest, "mediaServiceManifest")
-            case 0x83fe8b7f where reader.currentKeyEquals("weatherServiceManifest"): try reader.decode(&weatherServiceManifest, "weatherServiceManifest")
-            case 0x8236ea0f where reader.currentKeyEquals("navigationServiceManifest"): try reader.decode(&navigationServiceManifest, "navigationServiceManifest")
+            case 0x0b736365 where reader.currentKeyEquals("serviceName"): try reader.decode(&serviceName, "serviceName")
+            case 0x0b736365 where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
+            case 0x0b73636e where reader.currentKeyEquals("serviceIcon"): try reader.decode(&serviceIcon, "serviceIcon")
+            case 0x11614373 where reader.currentKeyEquals("allowAppConsumers"): try reader.decode(&allowAppConsumers, "allowAppConsumers")
+            case 0x0e72566e where reader.currentKeyEquals("rpcSpecVersion"): try reader.decode(&rpcSpecVersion, "rpcSpecVersion")
+            case 0x0b686573 where reader.currentKeyEquals("handledRPCs"): try reader.decode(&handledRPCs, "handledRPCs")
+            case 0x146d6374 where reader.currentKeyEquals("mediaServiceManifest"): try reader.decode(&mediaServiceManifest, "mediaServiceManifest")
+            case 0x16776974 where reader.currentKeyEquals("weatherServiceManifest"): try reader.decode(&weatherServiceManifest, "weatherServiceManifest")
+            case 0x196e7274 where reader.currentKeyEquals("navigationServiceManifest"): try reader.decode(&navigationServiceManifest, "navigationServiceManifest")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7898,10 +7898,10 @@ public struct SDLAppServiceRecord: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
-            case 0xfefaeb21 where reader.currentKeyEquals("serviceManifest"): try reader.decode(&serviceManifest, "serviceManifest")
-            case 0xf43d3666 where reader.currentKeyEquals("servicePublished"): try reader.decode(&servicePublished, "servicePublished")
-            case 0x0c6871a6 where reader.currentKeyEquals("serviceActive"): try reader.decode(&serviceActive, "serviceActive")
+            case 0x09736944 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
+            case 0x0f734d74 where reader.currentKeyEquals("serviceManifest"): try reader.decode(&serviceManifest, "serviceManifest")
+            case 0x10737564 where reader.currentKeyEquals("servicePublished"): try reader.decode(&servicePublished, "servicePublished")
+            case 0x0d736565 where reader.currentKeyEquals("serviceActive"): try reader.decode(&serviceActive, "serviceActive")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -7966,11 +7966,11 @@ public struct SDLAppServiceData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x2dd7ad4c where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
-            case 0x780d2769 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
-            case 0xfe7b1046 where reader.currentKeyEquals("mediaServiceData"): try reader.decode(&mediaServiceData, "mediaServiceData")
-            case 0xf63a36b6 where reader.currentKeyEquals("weatherServiceData"): try reader.decode(&weatherServiceData, "weatherServiceData")
-            case 0x7675f066 where reader.currentKeyEquals("navigationServiceData"): try reader.decode(&navigationServiceData, "navigationServiceData")
+            case 0x0b736365 where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
+            case 0x09736944 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
+            case 0x106d7661 where reader.currentKeyEquals("mediaServiceData"): try reader.decode(&mediaServiceData, "mediaServiceData")
+            case 0x12777261 where reader.currentKeyEquals("weatherServiceData"): try reader.decode(&weatherServiceData, "weatherServiceData")
+            case 0x156e5361 where reader.currentKeyEquals("navigationServiceData"): try reader.decode(&navigationServiceData, "navigationServiceData")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8022,8 +8022,8 @@ public struct SDLAppServiceCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xc97d5ee8 where reader.currentKeyEquals("updateReason"): try reader.decode(&updateReason, "updateReason")
-            case 0x350cc78b where reader.currentKeyEquals("updatedAppServiceRecord"): try reader.decode(&updatedAppServiceRecord, "updatedAppServiceRecord")
+            case 0x0c75526e where reader.currentKeyEquals("updateReason"): try reader.decode(&updateReason, "updateReason")
+            case 0x17756564 where reader.currentKeyEquals("updatedAppServiceRecord"): try reader.decode(&updatedAppServiceRecord, "updatedAppServiceRecord")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8063,7 +8063,7 @@ public struct SDLAppServicesCapabilities: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x3efef944 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices, "appServices")
+            case 0x0b617273 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices, "appServices")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8140,15 +8140,15 @@ public struct SDLSystemCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x219fe1aa where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType, "systemCapabilityType")
-            case 0xffd5c0cd where reader.currentKeyEquals("navigationCapability"): try reader.decode(&navigationCapability, "navigationCapability")
-            case 0x7bc4a1b9 where reader.currentKeyEquals("phoneCapability"): try reader.decode(&phoneCapability, "phoneCapability")
-            case 0x0cffe152 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability")
-            case 0xc6a74f22 where reader.currentKeyEquals("remoteControlCapability"): try reader.decode(&remoteControlCapability, "remoteControlCapability")
-            case 0xb944ac82 where reader.currentKeyEquals("appServicesCapabilities"): try reader.decode(&appServicesCapabilities, "appServicesCapabilities")
-            case 0xb2abf7a9 where reader.currentKeyEquals("seatLocationCapability"): try reader.decode(&seatLocationCapability, "seatLocationCapability")
-            case 0xe8ba518f where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
-            case 0x0c6fa82f where reader.currentKeyEquals("driverDistractionCapability"): try reader.decode(&driverDistractionCapability, "driverDistractionCapability")
+            case 0x14736265 where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType, "systemCapabilityType")
+            case 0x146e4379 where reader.currentKeyEquals("navigationCapability"): try reader.decode(&navigationCapability, "navigationCapability")
+            case 0x0f707079 where reader.currentKeyEquals("phoneCapability"): try reader.decode(&phoneCapability, "phoneCapability")
+            case 0x18766e79 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability")
+            case 0x17726f79 where reader.currentKeyEquals("remoteControlCapability"): try reader.decode(&remoteControlCapability, "remoteControlCapability")
+            case 0x17614373 where reader.currentKeyEquals("appServicesCapabilities"): try reader.decode(&appServicesCapabilities, "appServicesCapabilities")
+            case 0x16736e79 where reader.currentKeyEquals("seatLocationCapability"): try reader.decode(&seatLocationCapability, "seatLocationCapability")
+            case 0x13647073 where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
+            case 0x1b647479 where reader.currentKeyEquals("driverDistractionCapability"): try reader.decode(&driverDistractionCapability, "driverDistractionCapability")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8212,9 +8212,9 @@ public struct SDLClimateData: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x6ed1d3b0 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0xea52b6d8 where reader.currentKeyEquals("cabinTemperature"): try reader.decode(&cabinTemperature, "cabinTemperature")
-            case 0x13e1e879 where reader.currentKeyEquals("atmosphericPressure"): try reader.decode(&atmosphericPressure, "atmosphericPressure")
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
+            case 0x10637065 where reader.currentKeyEquals("cabinTemperature"): try reader.decode(&cabinTemperature, "cabinTemperature")
+            case 0x13616965 where reader.currentKeyEquals("atmosphericPressure"): try reader.decode(&atmosphericPressure, "atmosphericPressure")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8265,9 +8265,9 @@ public struct SDLGearStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x98f8723c where reader.currentKeyEquals("userSelectedGear"): try reader.decode(&userSelectedGear, "userSelectedGear")
-            case 0x4e0f4a28 where reader.currentKeyEquals("actualGear"): try reader.decode(&actualGear, "actualGear")
-            case 0x45d9044d where reader.currentKeyEquals("transmissionType"): try reader.decode(&transmissionType, "transmissionType")
+            case 0x10756372 where reader.currentKeyEquals("userSelectedGear"): try reader.decode(&userSelectedGear, "userSelectedGear")
+            case 0x0a616c72 where reader.currentKeyEquals("actualGear"): try reader.decode(&actualGear, "actualGear")
+            case 0x10747365 where reader.currentKeyEquals("transmissionType"): try reader.decode(&transmissionType, "transmissionType")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8313,8 +8313,8 @@ public struct SDLSeatStatus: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x94eb2d3f where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation, "seatLocation")
-            case 0x25082f58 where reader.currentKeyEquals("conditionActive"): try reader.decode(&conditionActive, "conditionActive")
+            case 0x0c73636e where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation, "seatLocation")
+            case 0x0f636f65 where reader.currentKeyEquals("conditionActive"): try reader.decode(&conditionActive, "conditionActive")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8359,8 +8359,8 @@ public struct SDLSeatOccupancy: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x7a33c835 where reader.currentKeyEquals("seatsOccupied"): try reader.decode(&seatsOccupied, "seatsOccupied")
-            case 0x37908e85 where reader.currentKeyEquals("seatsBelted"): try reader.decode(&seatsBelted, "seatsBelted")
+            case 0x0d736364 where reader.currentKeyEquals("seatsOccupied"): try reader.decode(&seatsOccupied, "seatsOccupied")
+            case 0x0b734264 where reader.currentKeyEquals("seatsBelted"): try reader.decode(&seatsBelted, "seatsBelted")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8404,8 +8404,8 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x5127f14d where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0x9fff61a8 where reader.currentKeyEquals("seekTime"): try reader.decode(&seekTime, "seekTime")
+            case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
+            case 0x08735465 where reader.currentKeyEquals("seekTime"): try reader.decode(&seekTime, "seekTime")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -8450,8 +8450,8 @@ public struct SDLAppCapability: RPCStruct {
         var unknownParameters = RPCObject()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0xd00129fa where reader.currentKeyEquals("appCapabilityType"): try reader.decode(&appCapabilityType, "appCapabilityType")
-            case 0x0cffe152 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability")
+            case 0x11616965 where reader.currentKeyEquals("appCapabilityType"): try reader.decode(&appCapabilityType, "appCapabilityType")
+            case 0x18766e79 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
