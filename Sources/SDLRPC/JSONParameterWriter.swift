@@ -8,21 +8,21 @@ import NIOCore
 /// JSON has no NaN or infinity: such a Float is recorded as `nonFiniteNumber` and reported by
 /// `finish()`.
 public struct JSONParameterWriter: RPCParameterWriter {
-    var buffer: ByteBuffer
+    /// Where `finish()` appends the output.
+    var destination: ByteBuffer
+    var buffer = JSONOutput()
     var needsComma = false
     var firstError: RPCError?
 
     /// Starts the top-level object at the end of `buffer`.
     public init(buffer: ByteBuffer = ByteBuffer()) {
-        self.buffer = buffer
-        // Most parameter objects fit; growth doubles from here.
-        self.buffer.reserveCapacity(minimumWritableBytes: 1024)
+        self.destination = buffer
         self.buffer.writeInteger(UInt8(ascii: "{"))
     }
 
     /// A writer for one bare value (`RPCValue.jsonText()`).
     init(valueOnly: Void) {
-        self.buffer = ByteBuffer()
+        self.destination = ByteBuffer()
     }
 
     /// Returns the buffer of a `valueOnly` writer.
@@ -30,7 +30,7 @@ public struct JSONParameterWriter: RPCParameterWriter {
         if let firstError = self.firstError {
             throw firstError
         }
-        return self.buffer
+        return self.buffer.append(to: self.destination)
     }
 
     /// Closes the top-level object and returns the buffer; throws if a value could not be written.
@@ -39,7 +39,7 @@ public struct JSONParameterWriter: RPCParameterWriter {
         if let firstError = self.firstError {
             throw firstError
         }
-        return self.buffer
+        return self.buffer.append(to: self.destination)
     }
 
     // MARK: Emitting
@@ -211,7 +211,7 @@ public struct JSONParameterWriter: RPCParameterWriter {
     /// Writes a quoted, escaped string.
     mutating func writeQuoted(_ string: String) {
         var string = string
-        _ = string.withUTF8 { bytes in
+        string.withUTF8 { bytes in
             self.buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.quotedSize(bytes)) { raw in
                 Self.putQuoted(bytes, at: raw.baseAddress!.bindMemory(to: UInt8.self, capacity: raw.count))
             }
@@ -261,11 +261,12 @@ public struct JSONParameterWriter: RPCParameterWriter {
         let magnitude = value.magnitude
         for exponent in 0..<self.powersOfTen.count {
             let scale = self.powersOfTen[exponent]
-            let scaled = (magnitude * scale).rounded()
-            // Below 2^53 the scaled value is an exact integer, and `scaled / scale` is the one
+            let product = magnitude * scale
+            guard product < 9_007_199_254_740_992 else { break }
+            // Below 2^53 the rounded value is an exact integer, and `scaled / scale` is the one
             // correctly rounded division a parser performs on these digits: equality means the
             // digits read back to this very Double.
-            guard scaled < 9_007_199_254_740_992 else { break }
+            let scaled = Double(UInt64(product + 0.5))
             if scaled / scale == magnitude {
                 var count = 0
                 if value.sign == .minus {
@@ -341,5 +342,61 @@ public struct JSONParameterWriter: RPCParameterWriter {
         }
         target[count] = UInt8(ascii: "\"")
         return count + 1
+    }
+}
+
+/// The writer's output: a growable byte array written through pointers, copied once into a
+/// `ByteBuffer` at the end. Cheaper per value than `ByteBuffer`'s own appends, which check
+/// capacity, uniqueness and exclusive access on every call.
+struct JSONOutput {
+    /// Storage; its `count` is the capacity, `length` the bytes written.
+    private var storage = [UInt8](repeating: 0, count: 1024)
+    private(set) var length = 0
+
+    /// Lets `body` write at most `maxBytes` at the end; it returns how many it wrote.
+    mutating func writeWithUnsafeMutableBytes(minimumWritableBytes maxBytes: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) {
+        if self.length + maxBytes > self.storage.count {
+            var capacity = self.storage.count * 2
+            while capacity < self.length + maxBytes { capacity *= 2 }
+            self.storage.append(contentsOf: repeatElement(0, count: capacity - self.storage.count))
+        }
+        let length = self.length
+        let written = self.storage.withUnsafeMutableBytes { raw in
+            body(UnsafeMutableRawBufferPointer(rebasing: raw[length..<(length + maxBytes)]))
+        }
+        self.length += written
+    }
+
+    mutating func writeInteger(_ byte: UInt8) {
+        self.writeWithUnsafeMutableBytes(minimumWritableBytes: 1) { raw in
+            raw[0] = byte
+            return 1
+        }
+    }
+
+    mutating func writeStaticString(_ text: StaticString) {
+        self.writeWithUnsafeMutableBytes(minimumWritableBytes: text.utf8CodeUnitCount) { raw in
+            raw.copyMemory(from: UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+            return text.utf8CodeUnitCount
+        }
+    }
+
+    mutating func writeString(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            self.writeWithUnsafeMutableBytes(minimumWritableBytes: bytes.count) { raw in
+                raw.copyMemory(from: UnsafeRawBufferPointer(bytes))
+                return bytes.count
+            }
+        }
+    }
+
+    /// `buffer` with the output appended.
+    func append(to buffer: ByteBuffer) -> ByteBuffer {
+        var buffer = buffer
+        self.storage.withUnsafeBytes { raw in
+            _ = buffer.writeBytes(UnsafeRawBufferPointer(rebasing: raw[0..<self.length]))
+        }
+        return buffer
     }
 }
