@@ -301,12 +301,35 @@ public struct JSONParameterReader: RPCParameterReader {
         self.index += count
     }
 
+    /// Byte classes inside strings: `.` plain ASCII, `q` quote, `b` backslash, `c` control
+    /// character, `u` a byte of a multi-byte UTF-8 sequence. A literal, so no lazy initialisation.
+    private static let stringByteClasses: StaticString = """
+        cccccccccccccccccccccccccccccccc..q.............................\
+        ............................b...................................\
+        uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu\
+        uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu
+        """
+
+    /// Skips plain ASCII string bytes from `index`; returns where the first other byte is.
+    private func skipPlainStringBytes(from start: Int) -> Int {
+        let classes = Self.stringByteClasses.utf8Start
+        var index = start
+        while index < self.bytes.count, classes[Int(self.bytes[index])] == UInt8(ascii: ".") {
+            index += 1
+        }
+        return index
+    }
+
     /// Scans a key and hashes it; keys with escapes are decoded into `escapedKey`.
     private mutating func scanKey() throws(RPCError) {
         self.index += 1
         let start = self.index
         var ascii = true
-        while self.index < self.bytes.count {
+        while true {
+            self.index = self.skipPlainStringBytes(from: self.index)
+            guard self.index < self.bytes.count else {
+                throw self.malformed("unterminated string")
+            }
             let byte = self.bytes[self.index]
             if byte == UInt8(ascii: "\"") {
                 if !ascii {
@@ -329,12 +352,9 @@ public struct JSONParameterReader: RPCParameterReader {
             if byte < 0x20 {
                 throw self.malformed("control character 0x\(String(byte, radix: 16)) in a string")
             }
-            if byte >= 0x80 {
-                ascii = false
-            }
+            ascii = false
             self.index += 1
         }
-        throw self.malformed("unterminated string")
     }
 
     /// Scans a string at `"`; the fast path copies the bytes once when there is no escape.
@@ -343,7 +363,11 @@ public struct JSONParameterReader: RPCParameterReader {
         self.index += 1
         let start = self.index
         var ascii = true
-        while self.index < self.bytes.count {
+        while true {
+            self.index = self.skipPlainStringBytes(from: self.index)
+            guard self.index < self.bytes.count else {
+                throw RPCError(.malformedInput, offset: quote, "unterminated string")
+            }
             let byte = self.bytes[self.index]
             if byte == UInt8(ascii: "\"") {
                 let range = self.slice(start, self.index)
@@ -362,12 +386,9 @@ public struct JSONParameterReader: RPCParameterReader {
             if byte < 0x20 {
                 throw self.malformed("control character 0x\(String(byte, radix: 16)) in a string")
             }
-            if byte >= 0x80 {
-                ascii = false
-            }
+            ascii = false
             self.index += 1
         }
-        throw RPCError(.malformedInput, offset: quote, "unterminated string")
     }
 
     /// The slow path: decodes escapes into a byte array, validated as UTF-8 at the end.
