@@ -310,14 +310,35 @@ public struct JSONParameterReader: RPCParameterReader {
         uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu
         """
 
-    /// Skips plain ASCII string bytes from `index`; returns where the first other byte is.
+    /// Skips plain ASCII string bytes from `start`; returns where the first other byte is. Eight
+    /// bytes at a time while none of them is special, then one at a time.
     private func skipPlainStringBytes(from start: Int) -> Int {
-        let classes = Self.stringByteClasses.utf8Start
         var index = start
-        while index < self.bytes.count, classes[Int(self.bytes[index])] == UInt8(ascii: ".") {
+        let count = self.bytes.count
+        if let base = self.bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while index + 8 <= count, !Self.hasSpecialByte(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                index += 8
+            }
+        }
+        let classes = Self.stringByteClasses.utf8Start
+        while index < count, classes[Int(self.bytes[index])] == UInt8(ascii: ".") {
             index += 1
         }
         return index
+    }
+
+    /// Whether any of the eight bytes is a quote, a backslash, a control character or non-ASCII
+    /// (the classic "has a zero byte" and "has a byte less than n" bit tricks).
+    private static func hasSpecialByte(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word & highBits
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        let quote = (quotes &- ones) & ~quotes & highBits
+        let backslash = (backslashes &- ones) & ~backslashes & highBits
+        return (control | quote | backslash | (word & highBits)) != 0
     }
 
     /// Scans a key and hashes it; keys with escapes are decoded into `escapedKey`.
@@ -337,7 +358,9 @@ public struct JSONParameterReader: RPCParameterReader {
                 }
                 self.keyStart = start
                 self.keyCount = self.index - start
-                self.escapedKey = nil
+                if self.escapedKey != nil {
+                    self.escapedKey = nil
+                }
                 self.keyHash = RPCKeyHash.hash(self.slice(start, self.index))
                 self.index += 1
                 return

@@ -76,6 +76,10 @@ extension Array: RPCParameterValue where Element: RPCParameterValue {
         var elements: [Element] = []
         var index = 0
         while try reader.nextElement() {
+            if index == 0 {
+                // Skips the 1, 2, 4 growth steps of small arrays.
+                elements.reserveCapacity(8)
+            }
             do throws(RPCError) {
                 elements.append(try Element(parameterFrom: &reader))
             } catch {

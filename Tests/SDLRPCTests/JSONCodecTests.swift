@@ -25,6 +25,23 @@ struct JSONReaderTests {
         #expect(RPCKeyHash.hash("protocol".utf8) == 0x0870_6f6c)
     }
 
+    @Test("special bytes are found at every offset of the 8-byte scan")
+    func specialBytesAtEveryOffset() throws {
+        for offset in 0..<24 {
+            let prefix = String(repeating: "k", count: offset)
+            // Escapes and non-ASCII in keys and values.
+            let value = try Self.parse(#"{"\#(prefix)\u0041":"\#(prefix)\"é","\#(prefix)é":1}"#)
+            #expect(value == .object([prefix + "A": .string(prefix + "\"é"), prefix + "é": .int32(1)]))
+            // A raw control character or invalid UTF-8 is refused wherever it is.
+            let control = ByteBuffer(bytes: Array(#"{"a":""#.utf8) + Array(prefix.utf8) + [0x01] + Array(#""}"#.utf8))
+            #expect(throws: RPCError.self) { try RPCValue(jsonObject: control) }
+            let invalid = ByteBuffer(bytes: Array(#"{""#.utf8) + Array(prefix.utf8) + [0xC3] + Array(#"":1}"#.utf8))
+            #expect(throws: RPCError.self) { try RPCValue(jsonObject: invalid) }
+            // The closing quote right after a run of plain bytes.
+            #expect(try Self.parse(#"{"\#(prefix)":"\#(prefix)"}"#) == .object([prefix: .string(prefix)]))
+        }
+    }
+
     @Test("keys that share a hash are told apart by their bytes")
     func hashCollisions() throws {
         #expect(RPCKeyHash.hash("majorVersion".utf8) == RPCKeyHash.hash("minorVersion".utf8))

@@ -11,7 +11,7 @@ import Testing
 // Run: SDL_RPC_MEASURE=1 swift test -c release --filter RPCMeasurement
 // Self-contained so it can move to the Benchmarks package as it is.
 
-@Suite("RPC coding measurement")
+@Suite("RPC coding measurement", .serialized)
 struct RPCMeasurement {
     static var enabled: Bool { ProcessInfo.processInfo.environment["SDL_RPC_MEASURE"] == "1" }
 
