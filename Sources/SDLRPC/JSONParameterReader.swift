@@ -9,7 +9,8 @@
 /// nesting deeper than `maxNestingDepth`.
 ///
 /// Numbers: an Integer parameter accepts a JSON number whose value is an exact integer in range,
-/// so `5`, `5.0` and `5e0` all read as 5, while `5.5` is `notAnInteger`; a Float parameter accepts
+/// so `5`, `5.0` and `5e0` all read as 5, while `5.5` (and `150e-2`, judged on the digits) is
+/// `notAnInteger`; fraction and exponent forms are limited to ±2^53. A Float parameter accepts
 /// any JSON number (`5` reads as 5.0) whose value is finite as a Double (`1e400` is
 /// `numberOutOfRange`). Numbers of any length are scanned without allocating per digit.
 public struct JSONParameterReader: RPCParameterReader {
@@ -171,6 +172,9 @@ public struct JSONParameterReader: RPCParameterReader {
         guard let byte = self.peek(), byte == UInt8(ascii: "-") || Self.isDigit(byte) else {
             throw self.mismatch(expected: "Integer")
         }
+        if let value = self.scanSmallInteger() {
+            return value
+        }
         let number = try self.scanNumber()
         if number.isPlainInteger {
             if let value = number.int64 {
@@ -178,13 +182,15 @@ public struct JSONParameterReader: RPCParameterReader {
             }
             throw RPCError(.numberOutOfRange, offset: number.start, "\(self.text(of: number)) does not fit a 64-bit Integer")
         }
-        // A fraction or exponent: accepted when the value is an exact integer (`5.0`, `1e3`).
-        let double = self.double(of: number)
-        guard double.isFinite, double.rounded(.towardZero) == double else {
+        // A fraction or exponent: accepted when the decimal value is an exact integer (`5.0`,
+        // `1e3`, `150e-2` is not), judged on the digits, not on a rounded Double. Such forms are
+        // read through a Double, so they must stay within ±2^53, where every integer is exact.
+        guard self.isExactInteger(number) else {
             throw RPCError(.notAnInteger, offset: number.start, "\(self.text(of: number)) is not an integer")
         }
-        guard double >= -9.223372036854775808e18, double < 9.223372036854775808e18 else {
-            throw RPCError(.numberOutOfRange, offset: number.start, "\(self.text(of: number)) does not fit a 64-bit Integer")
+        let double = self.double(of: number)
+        guard double.magnitude <= 9_007_199_254_740_992 else {
+            throw RPCError(.numberOutOfRange, offset: number.start, "\(self.text(of: number)) is beyond 2^53 in fraction or exponent form")
         }
         return Int64(double)
     }
@@ -535,6 +541,33 @@ public struct JSONParameterReader: RPCParameterReader {
         }
     }
 
+    /// The fast path for the common case: an optional minus and 1 to 18 digits without a leading
+    /// zero, not followed by a fraction or exponent. Consumes it and returns its value, or
+    /// consumes nothing and returns nil (the full scanner then decides).
+    private mutating func scanSmallInteger() -> Int64? {
+        var index = self.index
+        let negative = self.bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let first = index
+        var value: Int64 = 0
+        while index < self.bytes.count, index - first < 18 {
+            let digit = self.bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            value = value &* 10 &+ Int64(digit)
+            index += 1
+        }
+        let digits = index - first
+        guard digits > 0, digits < 18, !(digits > 1 && self.bytes[first] == UInt8(ascii: "0")) else { return nil }
+        if index < self.bytes.count {
+            switch self.bytes[index] {
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+            default: break
+            }
+        }
+        self.index = index
+        return negative ? -value : value
+    }
+
     /// Scans a number per the RFC 8259 grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
     private mutating func scanNumber() throws(RPCError) -> Number {
         let start = self.index
@@ -603,6 +636,32 @@ public struct JSONParameterReader: RPCParameterReader {
             }
             self.index += 1
         }
+    }
+
+    /// Whether a number with a fraction or exponent denotes an integer: its digits end in at least
+    /// as many zeros as the decimal scale takes away.
+    private func isExactInteger(_ number: Number) -> Bool {
+        let scale = number.exponent - number.fractionDigits
+        if scale >= 0 { return true }
+        var end = number.end
+        if number.hasExponent {
+            while end > number.start, self.bytes[end - 1] != UInt8(ascii: "e"), self.bytes[end - 1] != UInt8(ascii: "E") {
+                end -= 1
+            }
+            end -= 1
+        }
+        var zeros = 0
+        var index = end - 1
+        while index >= number.start, zeros < -scale {
+            let byte = self.bytes[index]
+            if byte == UInt8(ascii: "0") {
+                zeros += 1
+            } else if byte != UInt8(ascii: ".") {
+                break
+            }
+            index -= 1
+        }
+        return zeros >= -scale
     }
 
     private static let powersOfTen: [Double] = [

@@ -1,6 +1,6 @@
 /// Collects the spec violations of a value: generated `validate(into:)` methods call one check per
-/// constrained parameter, and descend into struct parameters with the parameter name on a path
-/// stack, so each error names its parameter (`moduleData.climateControlData.fanSpeed`).
+/// constrained parameter and descend into struct parameters, which put their names in front of the
+/// errors found inside, so each error names its parameter (`moduleData.climateControlData.fanSpeed`).
 ///
 /// MOBILE_API.xml semantics: `minvalue`/`maxvalue` bound numbers inclusively; `minlength`/`maxlength`
 /// bound a string's length in Unicode scalars, and `minlength` is 1 where the spec gives none, so an
@@ -12,33 +12,29 @@ public struct RPCValidator: Sendable {
     public private(set) var errors: [RPCError] = []
     /// Recording stops at this many errors, so a hostile value cannot grow the list without bound.
     public let limit: Int
-    var path: [PathStep] = []
-
-    enum PathStep: Sendable {
-        case key(StaticString)
-        case index(Int)
-    }
 
     /// A validator that records at most `limit` errors.
     public init(limit: Int = 100) {
         self.limit = limit
     }
 
+    /// Records a violation of the parameter `key` (element `index` of it). Enclosing struct
+    /// parameters put their names in front afterwards, so the happy path keeps no path stack.
     mutating func record(_ key: StaticString, index: Int? = nil, _ code: RPCError.Code, _ detail: String) {
         guard self.errors.count < self.limit else { return }
-        var components: [RPCError.PathComponent] = []
-        components.reserveCapacity(self.path.count + 2)
-        for step in self.path {
-            switch step {
-            case .key(let name): components.append(.key(name.description))
-            case .index(let index): components.append(.index(index))
-            }
-        }
-        components.append(.key(key.description))
+        var path: [RPCError.PathComponent] = [.key(key.description)]
         if let index {
-            components.append(.index(index))
+            path.append(.index(index))
         }
-        self.errors.append(RPCError(code, path: components, detail))
+        self.errors.append(RPCError(code, path: path, detail))
+    }
+
+    /// Puts `components` in front of the paths of the errors recorded since `start`.
+    mutating func prefix(since start: Int, with components: RPCError.PathComponent...) {
+        guard self.errors.count > start else { return }
+        for position in start..<self.errors.count {
+            self.errors[position].path.insert(contentsOf: components, at: 0)
+        }
     }
 
     // MARK: Scalars
@@ -99,9 +95,9 @@ public struct RPCValidator: Sendable {
 
     /// Checks a struct parameter's own constraints, with its name on the path.
     public mutating func structure<Value: RPCStruct>(_ value: Value, _ key: StaticString) {
-        self.path.append(.key(key))
+        let start = self.errors.count
         value.validate(into: &self)
-        self.path.removeLast()
+        self.prefix(since: start, with: .key(key.description))
     }
 
     // MARK: Arrays
@@ -158,14 +154,11 @@ public struct RPCValidator: Sendable {
     /// Checks a struct array's size and each element, with `name[i]` on the path.
     public mutating func structures<Value: RPCStruct>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
-        if value.isEmpty { return }
-        self.path.append(.key(key))
         for (index, element) in value.enumerated() {
-            self.path.append(.index(index))
+            let start = self.errors.count
             element.validate(into: &self)
-            self.path.removeLast()
+            self.prefix(since: start, with: .key(key.description), .index(index))
         }
-        self.path.removeLast()
     }
 
     // MARK: Formatting

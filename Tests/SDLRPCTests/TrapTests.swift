@@ -37,6 +37,20 @@ struct TrapTests {
         #expect(tooBig.pathString == "moduleData.climateControlData.fanSpeed")
         let huge = try #require(throws: RPCError.self) { try fanSpeed(String(repeating: "9", count: 5000)) }
         #expect(huge.code == .numberOutOfRange)
+        #expect(try fanSpeed("-0") == 0)
+        #expect(try fanSpeed("1500e-2") == 15)
+        #expect(try fanSpeed("0.0") == 0)
+        #expect(try fanSpeed("0.1e1") == 1)
+        #expect(try fanSpeed("-0.0e5") == 0)
+        // Exactness is judged on the digits: these round to integral Doubles but are not integers.
+        for inexact in ["150e-2", "99999999999999999999e-18", "1.0000000000000000001", "5e-1"] {
+            let error = try #require(throws: RPCError.self) { try fanSpeed(inexact) }
+            #expect(error.code == .notAnInteger, "\(inexact)")
+        }
+        for malformed in ["01", "-", "1.", "1e", "--1", "0x10"] {
+            let error = try #require(throws: RPCError.self) { try fanSpeed(malformed) }
+            #expect(error.code == .malformedInput, "\(malformed)")
+        }
         let string = try #require(throws: RPCError.self) { try fanSpeed(#""50""#) }
         #expect(string.code == .typeMismatch)
         #expect(string.detail == "expected Integer, found string")
