@@ -63,11 +63,16 @@ public enum XMLNode: Hashable, Sendable {
 /// sections, the five predefined entities and numeric character references. Anything else — a
 /// document type declaration, an undefined entity, a mismatched or unclosed tag, a duplicate
 /// attribute, `<` in an attribute value, `--` inside a comment, `]]>` in text, content after the
-/// root element — is an error with the line it occurs on. Names are limited to ASCII.
+/// root element, nesting deeper than `maxDepth` — is an error with the line it occurs on. Names
+/// are limited to ASCII.
 public struct XMLReader {
+    /// The deepest element nesting accepted (the spec nests 6 levels); bounds the recursion.
+    public static let maxDepth = 64
+
     private let bytes: [UInt8]
     private var index = 0
     private var line = 1
+    private var depth = 0
 
     private init(bytes: [UInt8]) {
         self.bytes = bytes
@@ -128,6 +133,11 @@ public struct XMLReader {
 
     private mutating func element() throws(GeneratorError) -> XMLElement {
         let line = self.line
+        guard self.depth < Self.maxDepth else {
+            throw self.error("elements nest deeper than \(Self.maxDepth) levels")
+        }
+        self.depth += 1
+        defer { self.depth -= 1 }
         self.index += 1  // <
         let name = try self.name()
         var element = XMLElement(name: name, line: line)

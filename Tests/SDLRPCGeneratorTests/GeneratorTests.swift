@@ -232,6 +232,15 @@ struct XMLReaderTests {
         #expect(error.description == message)
     }
 
+    @Test("hostile nesting is refused, not a stack overflow")
+    func depth() throws {
+        let deep = String(repeating: "<a>", count: 100_000) + String(repeating: "</a>", count: 100_000)
+        let error = try #require(throws: GeneratorError.self) { try XMLReader.parse(deep) }
+        #expect(error.description == "line 1: elements nest deeper than 64 levels")
+        let fine = String(repeating: "<a>", count: 64) + String(repeating: "</a>", count: 64)
+        #expect(throws: Never.self) { try XMLReader.parse(fine) }
+    }
+
     @Test("invalid UTF-8 is refused")
     func invalidUTF8() throws {
         let error = try #require(throws: GeneratorError.self) { try XMLReader.parse(Array("<a>".utf8) + [0xFF] + Array("</a>".utf8)) }
