@@ -29,9 +29,14 @@ public struct RPCValidator: Sendable {
         self.errors.append(RPCError(code, path: path, detail))
     }
 
-    /// Puts `components` in front of the paths of the errors recorded since `start`.
-    mutating func prefix(since start: Int, with components: RPCError.PathComponent...) {
+    /// Puts `key` (and `[index]`) in front of the paths of the errors recorded since `start`;
+    /// builds nothing when there are none.
+    mutating func prefix(since start: Int, key: StaticString, index: Int? = nil) {
         guard self.errors.count > start else { return }
+        var components: [RPCError.PathComponent] = [.key(key.description)]
+        if let index {
+            components.append(.index(index))
+        }
         for position in start..<self.errors.count {
             self.errors[position].path.insert(contentsOf: components, at: 0)
         }
@@ -97,7 +102,7 @@ public struct RPCValidator: Sendable {
     public mutating func structure<Value: RPCStruct>(_ value: Value, _ key: StaticString) {
         let start = self.errors.count
         value.validate(into: &self)
-        self.prefix(since: start, with: .key(key.description))
+        self.prefix(since: start, key: key)
     }
 
     // MARK: Arrays
@@ -157,7 +162,7 @@ public struct RPCValidator: Sendable {
         for (index, element) in value.enumerated() {
             let start = self.errors.count
             element.validate(into: &self)
-            self.prefix(since: start, with: .key(key.description), .index(index))
+            self.prefix(since: start, key: key, index: index)
         }
     }
 
