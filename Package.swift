@@ -67,7 +67,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SDLRPCTests",
-            dependencies: ["SDLRPC", "SDLBSON", "CLibBSON", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: [
+                "SDLRPC", "SDLBSON", "CLibBSON", .product(name: "NIOCore", package: "swift-nio"),
+                // The spec model drives the generic round-trip tests of every message.
+                "SDLRPCGenerator",
+            ]
         ),
         .testTarget(
             name: "SDLRPCGeneratorTests",

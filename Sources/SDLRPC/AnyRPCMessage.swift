@@ -1,0 +1,153 @@
+import NIOCore
+import SDLProtocol
+
+extension RPCStruct {
+    /// Decodes parameters in the given format; validates unless `options.validate` is false.
+    public init(parameters: ByteBuffer, format: RPCParameterFormat, options: RPCCodingOptions = .default) throws(RPCError) {
+        switch format {
+        case .json:
+            self = try Self(jsonParameters: parameters, options: options)
+        default:
+            throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
+        }
+    }
+
+    /// Encodes the parameters in the given format; validates first unless `options.validate` is false.
+    public func parameters(format: RPCParameterFormat, options: RPCCodingOptions = .default) throws(RPCError) -> ByteBuffer {
+        switch format {
+        case .json:
+            return try self.jsonParameters(options: options)
+        default:
+            throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
+        }
+    }
+}
+
+extension RPCMessage {
+    /// The whole RPC payload of protocol versions 2–5: the 12-byte binary header (this message's
+    /// RPC type and function id, `correlationID`, the parameters' size), the parameters, then
+    /// `bulkData` (protocol spec 5.4.1 §5.1).
+    public func payload(
+        correlationID: UInt32, bulkData: ByteBuffer = ByteBuffer(), format: RPCParameterFormat = .json,
+        options: RPCCodingOptions = .default
+    ) throws(RPCError) -> ByteBuffer {
+        let parameters = try self.parameters(format: format, options: options)
+        return try makePayload(
+            rpcType: Self.rpcType, functionID: Self.functionID, correlationID: correlationID,
+            parameters: parameters, bulkData: bulkData)
+    }
+}
+
+func makePayload(
+    rpcType: RPCType, functionID: FunctionID, correlationID: UInt32, parameters: ByteBuffer, bulkData: ByteBuffer
+) throws(RPCError) -> ByteBuffer {
+    let header = RPCBinaryHeader(
+        rpcType: rpcType, functionID: functionID.rawValue, correlationID: correlationID, jsonSize: 0)
+    var buffer = ByteBuffer()
+    do throws(SDLProtocolError) {
+        try RPCPayload(header: header, parameters: parameters, bulkData: bulkData).write(to: &buffer)
+    } catch {
+        throw RPCError(.invalidPayload, error.description)
+    }
+    return buffer
+}
+
+/// An RPC message of any function and type, with what the binary header and the bulk data carry:
+/// what a decoder of RPC payloads returns, and what tools build from a function name and JSON text.
+///
+/// ```swift
+/// let message = try AnyRPCMessage(payload: bytes)
+/// if let publish = message.message as? SDLPublishAppServiceRequest { … }
+/// ```
+public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
+    /// The typed message; its type gives the function id and RPC type.
+    public var message: any RPCMessage
+    /// Pairs a response with its request; notifications carry any value.
+    public var correlationID: UInt32
+    /// The bytes after the parameters (e.g. a PutFile's file); empty when none.
+    public var bulkData: ByteBuffer
+
+    public init(_ message: any RPCMessage, correlationID: UInt32, bulkData: ByteBuffer = ByteBuffer()) {
+        self.message = message
+        self.correlationID = correlationID
+        self.bulkData = bulkData
+    }
+
+    /// The function id of the message's function.
+    public var functionID: FunctionID { type(of: self.message).functionID }
+    /// Request, response or notification.
+    public var rpcType: RPCType { type(of: self.message).rpcType }
+    /// The spec name of the message's function, e.g. "PublishAppService".
+    public var functionName: String { type(of: self.message).functionName }
+
+    public static func == (lhs: AnyRPCMessage, rhs: AnyRPCMessage) -> Bool {
+        lhs.correlationID == rhs.correlationID && lhs.bulkData == rhs.bulkData && lhs.message.isEqual(to: rhs.message)
+    }
+
+    public var description: String {
+        let parameters = (try? self.message.jsonParametersText(options: RPCCodingOptions(validate: false))) ?? "?"
+        return "\(self.functionName) \(self.rpcType) #\(self.correlationID) \(parameters)"
+    }
+
+    /// The generated type of a function's message of the given RPC type; nil when the spec has none.
+    public static func messageType(functionID: FunctionID, rpcType: RPCType) -> (any RPCMessage.Type)? {
+        RPCRegistry.messageType(functionID: functionID, rpcType: rpcType)
+    }
+
+    /// Decodes a whole RPC payload (protocol spec 5.4.1 §5.1): the binary header picks the
+    /// generated type, the parameters are decoded (and validated unless `options.validate` is
+    /// false), the rest is bulk data. `format` nil tells JSON from BSON by the bytes.
+    public init(payload: ByteBuffer, format: RPCParameterFormat? = nil, options: RPCCodingOptions = .default) throws(RPCError) {
+        let parsed: RPCPayload
+        do throws(SDLProtocolError) {
+            parsed = try RPCPayload(parsing: payload)
+        } catch {
+            throw RPCError(.invalidPayload, offset: error.offset, error.detail)
+        }
+        let functionID = FunctionID(rawValue: parsed.header.functionID)
+        guard let type = Self.messageType(functionID: functionID, rpcType: parsed.header.rpcType) else {
+            throw RPCError(.unknownFunction, "no \(parsed.header.rpcType) of function \(functionID) in the spec")
+        }
+        let format = format ?? RPCParameterFormat.detect(parsed.parameters.readableBytesView)
+        self.message = try type.init(parameters: parsed.parameters, format: format, options: options)
+        self.correlationID = parsed.header.correlationID
+        self.bulkData = parsed.bulkData
+    }
+
+    /// Builds a message from a function name, an RPC type and JSON parameters text (what the `sdl
+    /// rpc encode` command gets), validated unless `options.validate` is false.
+    public init(
+        functionName: String, rpcType: RPCType, correlationID: UInt32 = 0, jsonParameters: String,
+        bulkData: ByteBuffer = ByteBuffer(), options: RPCCodingOptions = .default
+    ) throws(RPCError) {
+        guard let functionID = FunctionID(name: functionName) else {
+            throw RPCError(.unknownFunction, "no function named \"\(functionName)\" in the spec")
+        }
+        try self.init(
+            functionID: functionID, rpcType: rpcType, correlationID: correlationID, jsonParameters: jsonParameters,
+            bulkData: bulkData, options: options)
+    }
+
+    /// Builds a message from a function id, an RPC type and JSON parameters text.
+    public init(
+        functionID: FunctionID, rpcType: RPCType, correlationID: UInt32 = 0, jsonParameters: String,
+        bulkData: ByteBuffer = ByteBuffer(), options: RPCCodingOptions = .default
+    ) throws(RPCError) {
+        guard let type = Self.messageType(functionID: functionID, rpcType: rpcType) else {
+            throw RPCError(.unknownFunction, "no \(rpcType) of function \(functionID) in the spec")
+        }
+        self.message = try type.init(jsonParameters: jsonParameters, options: options)
+        self.correlationID = correlationID
+        self.bulkData = bulkData
+    }
+
+    /// The whole RPC payload: binary header, parameters in `format`, bulk data.
+    public func payload(format: RPCParameterFormat = .json, options: RPCCodingOptions = .default) throws(RPCError) -> ByteBuffer {
+        try self.message.payload(correlationID: self.correlationID, bulkData: self.bulkData, format: format, options: options)
+    }
+
+    /// The parameters as compact JSON text.
+    public func jsonParametersText(options: RPCCodingOptions = .default) throws(RPCError) -> String {
+        try self.message.jsonParametersText(options: options)
+    }
+}

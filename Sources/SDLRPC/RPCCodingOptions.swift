@@ -1,0 +1,53 @@
+/// Settings and limits for encoding and decoding RPC parameters.
+public struct RPCCodingOptions: Hashable, Sendable {
+    /// Whether decoding validates the decoded value against the spec (ranges, lengths, sizes, enum
+    /// values) and encoding validates before writing. Default: true. Turn it off to look at
+    /// invalid messages (a dissector), or to send deliberately invalid ones (a test peer); unknown
+    /// enum values only decode with it off, as `.unknown(name)`. Mandatory parameters and value
+    /// types are always checked when decoding.
+    public var validate: Bool
+    /// The deepest nesting of objects and arrays a decoder accepts, counting the parameters object
+    /// as 1. Default: 32 (the deepest struct path of spec 8.0.0 nests 7 levels; only the recursive
+    /// `VideoStreamingCapability` goes deeper). Bounds recursion, so hostile input cannot exhaust
+    /// the stack.
+    public var maxNestingDepth: Int
+
+    public init(validate: Bool = true, maxNestingDepth: Int = 32) {
+        self.validate = validate
+        self.maxNestingDepth = maxNestingDepth
+    }
+
+    /// Validate, nesting up to 32 levels.
+    public static let `default` = RPCCodingOptions()
+}
+
+/// How the parameters of an RPC travel: JSON text (protocol versions 1–4, and 5 when negotiated)
+/// or a BSON document (protocol version 5). An open set of values.
+public struct RPCParameterFormat: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+
+    public init(_ name: String) { self.name = name }
+
+    public var description: String { self.name }
+
+    /// JSON text (RFC 8259).
+    public static let json = RPCParameterFormat("json")
+    /// A BSON document. Not available until the SDLBSON conformance lands: `unsupportedFormat`.
+    public static let bson = RPCParameterFormat("bson")
+
+    /// Tells BSON from JSON by the bytes: a BSON document starts with its own length (int32, little
+    /// endian) and ends with a zero byte; JSON text starts with `{` or whitespace and cannot contain
+    /// a zero byte.
+    public static func detect<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> RPCParameterFormat where Bytes.Element == UInt8 {
+        if bytes.count >= 5, bytes.last == 0 {
+            var length = 0
+            for (shift, byte) in bytes.prefix(4).enumerated() {
+                length |= Int(byte) << (8 * shift)
+            }
+            if length == bytes.count {
+                return .bson
+            }
+        }
+        return .json
+    }
+}

@@ -1,0 +1,97 @@
+import NIOCore
+
+/// Runs `body` with a reader positioned inside the top-level object of `buffer`'s readable bytes,
+/// and checks that nothing but whitespace follows the object.
+func withJSONParameterReader<T>(
+    _ buffer: ByteBuffer, options: RPCCodingOptions,
+    _ body: (inout JSONParameterReader) throws(RPCError) -> T
+) throws(RPCError) -> T {
+    let result: Result<T, RPCError> = buffer.withUnsafeReadableBytes { raw in
+        readJSON(raw.bindMemory(to: UInt8.self), options: options, body)
+    }
+    return try result.get()
+}
+
+/// The same over a string's UTF-8.
+func withJSONParameterReader<T>(
+    _ text: String, options: RPCCodingOptions,
+    _ body: (inout JSONParameterReader) throws(RPCError) -> T
+) throws(RPCError) -> T {
+    var text = text
+    let result: Result<T, RPCError> = text.withUTF8 { bytes in
+        readJSON(bytes, options: options, body)
+    }
+    return try result.get()
+}
+
+private func readJSON<T>(
+    _ bytes: UnsafeBufferPointer<UInt8>, options: RPCCodingOptions,
+    _ body: (inout JSONParameterReader) throws(RPCError) -> T
+) -> Result<T, RPCError> {
+    var reader = JSONParameterReader(bytes: bytes, maxDepth: options.maxNestingDepth)
+    do throws(RPCError) {
+        try reader.beginObject()
+        let value = try body(&reader)
+        try reader.finish()
+        return .success(value)
+    } catch {
+        return .failure(error)
+    }
+}
+
+extension RPCStruct {
+    /// Decodes a value from a JSON parameters object (the bytes between an RPC binary header and the
+    /// bulk data), validating it unless `options.validate` is false.
+    public init(jsonParameters: ByteBuffer, options: RPCCodingOptions = .default) throws(RPCError) {
+        self = try Self._decodeJSONParameters(jsonParameters, options: options)
+    }
+
+    /// Decodes a value from JSON parameters text.
+    public init(jsonParameters: String, options: RPCCodingOptions = .default) throws(RPCError) {
+        self = try Self._decodeJSONParameters(ByteBuffer(string: jsonParameters), options: options)
+    }
+
+    /// This value as a compact JSON parameters object; validates it first unless
+    /// `options.validate` is false.
+    public func jsonParameters(options: RPCCodingOptions = .default) throws(RPCError) -> ByteBuffer {
+        try self._encodeJSONParameters(options: options)
+    }
+
+    /// This value as compact JSON parameters text.
+    public func jsonParametersText(options: RPCCodingOptions = .default) throws(RPCError) -> String {
+        String(buffer: try self._encodeJSONParameters(options: options))
+    }
+}
+
+extension RPCValue {
+    /// Parses any JSON object (RFC 8259) into a value tree, e.g. the parameters of an RPC whose
+    /// function this spec does not define. Applies the same strictness and depth limit as the typed
+    /// decoders.
+    public init(jsonObject: ByteBuffer, options: RPCCodingOptions = .default) throws(RPCError) {
+        self = try withJSONParameterReader(jsonObject, options: options) { (reader) throws(RPCError) in
+            try Self.readMembers(&reader)
+        }
+    }
+
+    /// Parses any JSON object text into a value tree.
+    public init(jsonObject: String, options: RPCCodingOptions = .default) throws(RPCError) {
+        self = try withJSONParameterReader(jsonObject, options: options) { (reader) throws(RPCError) in
+            try Self.readMembers(&reader)
+        }
+    }
+
+    private static func readMembers(_ reader: inout JSONParameterReader) throws(RPCError) -> RPCValue {
+        var object = RPCObject()
+        while try reader.nextKey() {
+            try reader.decodeUnknown(into: &object)
+        }
+        return .object(object)
+    }
+
+    /// This value as compact JSON text. Non-finite doubles, which JSON cannot carry, are an error.
+    public func jsonText() throws(RPCError) -> String {
+        var writer = JSONParameterWriter(valueOnly: ())
+        writer.writeValue(self)
+        return String(buffer: try writer.finishValue())
+    }
+}

@@ -1,0 +1,74 @@
+import NIOCore
+
+/// A generated struct or message of the spec: a parameters object.
+///
+/// Generated types implement the four requirements without defaults; the `_…JSON…` requirements
+/// have default implementations and must not be implemented. They exist so that a call through the
+/// protocol (`any RPCMessage`, or a generic function of another module) reaches code specialised
+/// for this type and for the JSON reader and writer, not the unspecialised generic code. A BSON
+/// conformance adds its own pair the same way, without regenerating anything.
+public protocol RPCStruct: RPCParameterValue {
+    /// Reads the members of an object the reader has already entered, up to and including its end.
+    /// Throws `missingParameter` for an absent mandatory parameter; does not check constraints.
+    init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError)
+    /// Writes the parameters (known ones in spec order, then unknown ones) into the current object.
+    func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer)
+    /// Checks every spec constraint of this value and of the structs it contains.
+    func validate(into validator: inout RPCValidator)
+    /// Parameters the spec does not define, kept from decoding and re-encoded after the known ones.
+    var unknownParameters: RPCObject { get set }
+
+    /// Implementation detail (specialised entry point); use `init(jsonParameters:)`.
+    static func _decodeJSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self
+    /// Implementation detail (specialised entry point); use `jsonParameters()`.
+    func _encodeJSONParameters(options: RPCCodingOptions) throws(RPCError) -> ByteBuffer
+}
+
+extension RPCStruct {
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        try reader.beginObject()
+        try self.init(parametersFrom: &reader)
+    }
+
+    public func encode<Writer: RPCParameterWriter>(to writer: inout Writer, forKey key: RPCKey) {
+        writer.beginObject(forKey: key)
+        self.encodeParameters(to: &writer)
+        writer.endObject()
+    }
+
+    public static func _decodeJSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self {
+        let value = try withJSONParameterReader(bytes, options: options) { (reader) throws(RPCError) in
+            try Self(parametersFrom: &reader)
+        }
+        if options.validate {
+            try value.validate()
+        }
+        return value
+    }
+
+    public func _encodeJSONParameters(options: RPCCodingOptions) throws(RPCError) -> ByteBuffer {
+        if options.validate {
+            try self.validate()
+        }
+        var writer = JSONParameterWriter()
+        self.encodeParameters(to: &writer)
+        return try writer.finish()
+    }
+
+    /// Checks every spec constraint (ranges, lengths, sizes, enum values) and throws the first
+    /// violation, its path naming the parameter, e.g. `climateControlData.fanSpeed: above maxvalue 100`.
+    public func validate() throws(RPCError) {
+        var validator = RPCValidator(limit: 1)
+        self.validate(into: &validator)
+        if let first = validator.errors.first {
+            throw first
+        }
+    }
+
+    /// Every spec violation, in parameter order, at most `limit` of them.
+    public func validationErrors(limit: Int = 100) -> [RPCError] {
+        var validator = RPCValidator(limit: limit)
+        self.validate(into: &validator)
+        return validator.errors
+    }
+}

@@ -1,0 +1,184 @@
+/// Collects the spec violations of a value: generated `validate(into:)` methods call one check per
+/// constrained parameter and descend into struct parameters, which put their names in front of the
+/// errors found inside, so each error names its parameter (`moduleData.climateControlData.fanSpeed`).
+///
+/// MOBILE_API.xml semantics: `minvalue`/`maxvalue` bound numbers inclusively; `minlength`/`maxlength`
+/// bound a string's length in Unicode scalars, and `minlength` is 1 where the spec gives none, so an
+/// empty string is invalid unless the spec says `minlength="0"`; for String arrays they bound each
+/// element; `minsize`/`maxsize` bound an array's element count, with no bound where absent.
+/// Unknown enum values and non-finite Floats are violations too.
+public struct RPCValidator: Sendable {
+    /// The violations found so far, in parameter order.
+    public private(set) var errors: [RPCError] = []
+    /// Recording stops at this many errors, so a hostile value cannot grow the list without bound.
+    public let limit: Int
+
+    /// A validator that records at most `limit` errors.
+    public init(limit: Int = 100) {
+        self.limit = limit
+    }
+
+    /// Records a violation of the parameter `key` (element `index` of it). Enclosing struct
+    /// parameters put their names in front afterwards, so the happy path keeps no path stack.
+    mutating func record(_ key: StaticString, index: Int? = nil, _ code: RPCError.Code, _ detail: String) {
+        guard self.errors.count < self.limit else { return }
+        var path: [RPCError.PathComponent] = [.key(key.description)]
+        if let index {
+            path.append(.index(index))
+        }
+        self.errors.append(RPCError(code, path: path, detail))
+    }
+
+    /// Puts `key` (and `[index]`) in front of the paths of the errors recorded since `start`;
+    /// builds nothing when there are none.
+    mutating func prefix(since start: Int, key: StaticString, index: Int? = nil) {
+        guard self.errors.count > start else { return }
+        var components: [RPCError.PathComponent] = [.key(key.description)]
+        if let index {
+            components.append(.index(index))
+        }
+        for position in start..<self.errors.count {
+            self.errors[position].path.insert(contentsOf: components, at: 0)
+        }
+    }
+
+    // MARK: Scalars
+
+    /// Checks an Integer parameter against `minvalue`/`maxvalue`.
+    public mutating func integer<Value: FixedWidthInteger>(
+        _ value: Value, _ key: StaticString, min: Int64?, max: Int64?, index: Int? = nil
+    ) {
+        let value = Int64(value)
+        if let min, value < min {
+            self.record(key, index: index, .valueOutOfRange, "below minvalue \(min)")
+        } else if let max, value > max {
+            self.record(key, index: index, .valueOutOfRange, "above maxvalue \(max)")
+        }
+    }
+
+    /// Checks a Float parameter: finite, and within `minvalue`/`maxvalue`.
+    public mutating func float(_ value: Double, _ key: StaticString, min: Double?, max: Double?, index: Int? = nil) {
+        if !value.isFinite {
+            self.record(key, index: index, .nonFiniteNumber, "not a finite number")
+        } else if let min, value < min {
+            self.record(key, index: index, .valueOutOfRange, "below minvalue \(Self.format(min))")
+        } else if let max, value > max {
+            self.record(key, index: index, .valueOutOfRange, "above maxvalue \(Self.format(max))")
+        }
+    }
+
+    /// Checks a String parameter's length in Unicode scalars against `minlength`/`maxlength`.
+    public mutating func string(_ value: String, _ key: StaticString, minLength: Int, maxLength: Int?, index: Int? = nil) {
+        // A string has at most as many scalars as UTF-8 bytes, and at least a quarter as many:
+        // count scalars only when the byte count cannot decide.
+        let bytes = value.utf8.count
+        if bytes < minLength {
+            self.record(key, index: index, .lengthOutOfRange, "below minlength \(minLength) (\(value.unicodeScalars.count) characters)")
+            return
+        }
+        if let maxLength, bytes > maxLength {
+            let scalars = value.unicodeScalars.count
+            if scalars > maxLength {
+                self.record(key, index: index, .lengthOutOfRange, "above maxlength \(maxLength) (\(scalars) characters)")
+                return
+            }
+        }
+        if minLength > 1, bytes >= minLength {
+            let scalars = value.unicodeScalars.count
+            if scalars < minLength {
+                self.record(key, index: index, .lengthOutOfRange, "below minlength \(minLength) (\(scalars) characters)")
+            }
+        }
+    }
+
+    /// Checks that an enum parameter holds a value the spec defines.
+    public mutating func enumeration<Value: RPCEnum>(_ value: Value, _ key: StaticString, index: Int? = nil) {
+        if !value.isKnown {
+            self.record(key, index: index, .unknownEnumValue, "unknown \(Self.enumName(Value.self)) value \"\(value.wireName)\"")
+        }
+    }
+
+    /// Checks a struct parameter's own constraints, with its name on the path.
+    public mutating func structure<Value: RPCStruct>(_ value: Value, _ key: StaticString) {
+        let start = self.errors.count
+        value.validate(into: &self)
+        self.prefix(since: start, key: key)
+    }
+
+    // MARK: Arrays
+
+    /// Checks an array's element count against `minsize`/`maxsize`.
+    public mutating func size(_ count: Int, _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        if let minSize, count < minSize {
+            self.record(key, .sizeOutOfRange, "below minsize \(minSize) (\(count) elements)")
+        } else if let maxSize, count > maxSize {
+            self.record(key, .sizeOutOfRange, "above maxsize \(maxSize) (\(count) elements)")
+        }
+    }
+
+    /// Checks a Boolean array's size.
+    public mutating func booleans(_ value: [Bool], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+    }
+
+    /// Checks an Integer array's size and each element's range.
+    public mutating func integers<Value: FixedWidthInteger>(
+        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Int64?, max: Int64?
+    ) {
+        self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+        if min == nil && max == nil { return }
+        for (index, element) in value.enumerated() {
+            self.integer(element, key, min: min, max: max, index: index)
+        }
+    }
+
+    /// Checks a Float array's size and each element.
+    public mutating func floats(_ value: [Double], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Double?, max: Double?) {
+        self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+        for (index, element) in value.enumerated() {
+            self.float(element, key, min: min, max: max, index: index)
+        }
+    }
+
+    /// Checks a String array's size and each element's length.
+    public mutating func strings(_ value: [String], _ key: StaticString, minSize: Int?, maxSize: Int?, minLength: Int, maxLength: Int?) {
+        self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+        for (index, element) in value.enumerated() {
+            self.string(element, key, minLength: minLength, maxLength: maxLength, index: index)
+        }
+    }
+
+    /// Checks an enum array's size and each element's value.
+    public mutating func enumerations<Value: RPCEnum>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+        for (index, element) in value.enumerated() {
+            self.enumeration(element, key, index: index)
+        }
+    }
+
+    /// Checks a struct array's size and each element, with `name[i]` on the path.
+    public mutating func structures<Value: RPCStruct>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+        for (index, element) in value.enumerated() {
+            let start = self.errors.count
+            element.validate(into: &self)
+            self.prefix(since: start, key: key, index: index)
+        }
+    }
+
+    // MARK: Formatting
+
+    /// Integral bounds print without a fraction (`100`, not `100.0`), as the spec writes most of them.
+    static func format(_ value: Double) -> String {
+        if value.rounded() == value, abs(value) < 1e15 {
+            return String(Int64(value))
+        }
+        return value.description
+    }
+
+    /// The spec name of a generated enum: its Swift name without the `SDL` prefix.
+    static func enumName<Value: RPCEnum>(_ type: Value.Type) -> String {
+        let name = String(describing: type)
+        return name.hasPrefix("SDL") ? String(name.dropFirst(3)) : name
+    }
+}

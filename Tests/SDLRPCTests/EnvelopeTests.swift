@@ -1,0 +1,143 @@
+import NIOCore
+import SDLProtocol
+import SDLRPC
+import Testing
+
+@Suite("Message envelope: binary header, parameters, bulk data")
+struct EnvelopeTests {
+    @Test("a typed message becomes header + JSON + bulk data, and back")
+    func typedPayload() throws {
+        let request = SDLGetInteriorVehicleDataConsentRequest(moduleType: .climate, moduleIds: ["A0A"])
+        let bulk = ByteBuffer(bytes: [1, 2, 3])
+        let payload = try request.payload(correlationID: 0x0102_0304, bulkData: bulk)
+        let json = #"{"moduleType":"CLIMATE","moduleIds":["A0A"]}"#
+        // rpcType 0 | function id 62 (0x3E), correlation id, JSON size, JSON, bulk.
+        let expected = "0000003e" + "01020304" + String(format: "%08x", json.utf8.count)
+            + json.utf8.map { String(format: "%02x", $0) }.joined() + "010203"
+        #expect(payload.hexString == expected)
+
+        let decoded = try AnyRPCMessage(payload: payload)
+        #expect(decoded.functionID == .getInteriorVehicleDataConsent)
+        #expect(decoded.functionName == "GetInteriorVehicleDataConsent")
+        #expect(decoded.rpcType == .request)
+        #expect(decoded.correlationID == 0x0102_0304)
+        #expect(decoded.bulkData == bulk)
+        #expect(decoded.message as? SDLGetInteriorVehicleDataConsentRequest == request)
+        #expect(decoded == AnyRPCMessage(request, correlationID: 0x0102_0304, bulkData: bulk))
+        #expect(try decoded.payload() == payload)
+    }
+
+    @Test("notifications and responses pick their own generated types")
+    func rpcTypes() throws {
+        let notification = SDLOnAppServiceData(serviceData: SDLAppServiceData(serviceType: "MEDIA", serviceID: "m1"))
+        let payload = try notification.payload(correlationID: 0xFFFF_FFFF)
+        #expect(payload.getInteger(at: 0, as: UInt32.self) == 0x2000_8012)
+        let decoded = try AnyRPCMessage(payload: payload)
+        #expect(decoded.message is SDLOnAppServiceData)
+        #expect(decoded.rpcType == .notification)
+
+        let response = SDLButtonPressResponse(resultCode: .timedOut, success: false)
+        let back = try AnyRPCMessage(payload: try response.payload(correlationID: 5))
+        #expect(back.message as? SDLButtonPressResponse == response)
+        #expect(back.functionID.rawValue == 41)
+    }
+
+    @Test("the GetVehicleData request vector of sdl_java_suite decodes")
+    func javaVector() throws {
+        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
+        let vector = try #require(vectors.first(where: { $0["id"] as? String == "java-samplerpc-getvehicledata-request" }))
+        let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
+        let message = try AnyRPCMessage(payload: payload)
+        #expect(message.correlationID == 630)
+        let request = try #require(message.message as? SDLGetVehicleDataRequest)
+        #expect(request.airbagStatus == true)
+        #expect(request.beltStatus == true)
+        #expect(request.speed == nil)
+    }
+
+    @Test("malformed payloads of the vectors are typed errors", arguments: [
+        ("java-samplerpc-corrupt-jsonsize", "invalidPayload"),
+        ("java-bfh-corrupt-0x99", "invalidPayload"),
+        ("core-payload-json-no-data", "malformedInput"),
+        ("java-bfh-dummy-onhmistatus", "malformedInput"),
+        ("ios-testpayloadheader-400", "invalidPayload"),
+        ("core-payload-header-only", "malformedInput"),
+    ])
+    func malformedVectors(id: String, code: String) throws {
+        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
+        let vector = try #require(vectors.first(where: { $0["id"] as? String == id }), "no vector \(id)")
+        let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
+        let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload) }
+        #expect(error.code.name == code, "\(id): \(error)")
+    }
+
+    @Test("the iOS DeleteCommand vector carries the v1 envelope, not parameters")
+    func iosVector() throws {
+        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
+        let vector = try #require(vectors.first(where: { $0["id"] as? String == "ios-rpcpayload-deletecommand-response-bulk" }))
+        let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
+        // {"response":{...}} as parameters: DeleteCommand response's mandatory params are missing.
+        let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload) }
+        #expect(error.code == .missingParameter)
+        // The parameters still parse as JSON, and the bulk data is there.
+        let parsed = try RPCPayload(parsing: payload)
+        #expect(String(buffer: parsed.bulkData) == "PrimitiveString")
+        let value = try RPCValue(jsonObject: parsed.parameters)
+        guard case .object(let object) = value else { Issue.record("not an object"); return }
+        #expect(object.map(\.key) == ["response"])
+    }
+
+    @Test("function names, ids and unknown functions")
+    func functionIDs() throws {
+        #expect(FunctionID(name: "PublishAppService") == .publishAppService)
+        #expect(FunctionID.publishAppService.rawValue == 52)
+        #expect(FunctionID.onAppServiceData.rawValue == 0x8012)
+        #expect(FunctionID(rawValue: 32786).name == "OnAppServiceData")
+        #expect(FunctionID(rawValue: 0x7FFF).name == nil)
+        #expect(FunctionID(rawValue: 0x7FFF).description == "32767")
+        #expect(FunctionID(name: "SyncPData")?.rawValue == 65537)
+        #expect(FunctionID(name: "publishAppService") == nil)
+        // A function id with no message type: a typed error, and the parameters still parse.
+        var payload = ByteBuffer()
+        try RPCPayload(header: RPCBinaryHeader(rpcType: .request, functionID: 0x7FFF, correlationID: 1, jsonSize: 0), parameters: ByteBuffer(string: "{}")).write(to: &payload)
+        #expect(throws: RPCError(.unknownFunction, "no request of function 32767 in the spec")) { try AnyRPCMessage(payload: payload) }
+        // OnHMIStatus exists only as a notification.
+        #expect(AnyRPCMessage.messageType(functionID: .onHMIStatus, rpcType: .request) == nil)
+        #expect(AnyRPCMessage.messageType(functionID: .onHMIStatus, rpcType: .notification) == SDLOnHMIStatus.self)
+    }
+
+    @Test("the dynamic API: name + type + JSON text → validated message → payload → JSON text")
+    func dynamicAPI() throws {
+        let message = try AnyRPCMessage(
+            functionName: "SetInteriorVehicleData", rpcType: .request, correlationID: 9,
+            jsonParameters: #"{ "moduleData" : { "moduleType" : "RADIO", "radioControlData" : { "frequencyInteger" : 101, "band" : "FM" } } }"#)
+        #expect(message.functionID.rawValue == 44)
+        let payload = try message.payload()
+        let back = try AnyRPCMessage(payload: payload, format: .json)
+        #expect(back == message)
+        #expect(try back.jsonParametersText() == #"{"moduleData":{"moduleType":"RADIO","radioControlData":{"frequencyInteger":101,"band":"FM"}}}"#)
+
+        let invalid = try #require(throws: RPCError.self) {
+            try AnyRPCMessage(functionName: "SetInteriorVehicleData", rpcType: .request,
+                              jsonParameters: #"{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":101}}}"#)
+        }
+        #expect(invalid.description == "moduleData.climateControlData.fanSpeed: above maxvalue 100")
+        #expect(throws: RPCError(.unknownFunction, #"no function named "Teleport" in the spec"#)) {
+            try AnyRPCMessage(functionName: "Teleport", rpcType: .request, jsonParameters: "{}")
+        }
+        #expect(throws: RPCError.self) {
+            try AnyRPCMessage(functionName: "OnRCStatus", rpcType: .response, jsonParameters: "{}")
+        }
+    }
+
+    @Test("format detection, and BSON waits for SDLBSON")
+    func formats() throws {
+        #expect(RPCParameterFormat.detect(Array("{}".utf8)) == .json)
+        #expect(RPCParameterFormat.detect([5, 0, 0, 0, 0]) == .bson)
+        #expect(RPCParameterFormat.detect([0x7B, 0, 0, 0, 0x7D]) == .json)
+        let request = SDLSubscribeWayPointsRequest()
+        #expect(throws: RPCError(.unsupportedFormat, "bson parameters are not supported yet")) {
+            try request.payload(correlationID: 1, format: .bson)
+        }
+    }
+}
