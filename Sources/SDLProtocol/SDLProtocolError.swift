@@ -48,6 +48,8 @@ public struct SDLProtocolError: Error, Hashable, Sendable, CustomStringConvertib
         public static let emptyFrame = Code("emptyFrame")
         /// The data size exceeds the receive limit (MTU) for the frame's version and service, or 2^31 − 1.
         public static let frameTooLarge = Code("frameTooLarge")
+        /// The stream ended inside a frame.
+        public static let truncatedFrame = Code("truncatedFrame")
         /// The stream decoder hit a bad header while set to fail rather than resynchronise; it
         /// stays failed.
         public static let decoderFailed = Code("decoderFailed")

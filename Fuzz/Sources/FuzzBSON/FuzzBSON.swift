@@ -1,0 +1,65 @@
+import NIOCore
+import SDLBSON
+import SDLProtocol
+
+// BSON reader, Extended JSON and control payloads over arbitrary bytes. Invariants:
+// - a document that validates re-encodes from its value tree to a stable encoding with the same
+//   Extended JSON;
+// - its canonical Extended JSON parses back to a document with the same Extended JSON;
+// - a control payload that decodes writes a payload that decodes to the same value;
+// - anything else is a typed error (a crash, hang or trap is a finding).
+
+@inline(never)
+func check(_ bytes: UnsafeRawBufferPointer) {
+    let buffer = ByteBuffer(bytes: bytes)
+    if let document = try? BSONDocument(validating: buffer) {
+        // Re-encoding normalises array keys to "0", "1", …; after that it is a fixed point.
+        let tree = BSONOrderedDocument(document)
+        guard let encoded = try? tree.encoded() else { preconditionFailure("a validated tree does not encode") }
+        guard let again = try? BSONOrderedDocument(BSONDocument(validating: encoded.buffer)).encoded() else {
+            preconditionFailure("re-encoded tree does not validate")
+        }
+        precondition(again.bytes == encoded.bytes, "tree encoding is not stable")
+        if encoded.count == document.count { precondition(encoded.canonicalExtendedJSON == document.canonicalExtendedJSON) }
+        let canonical = document.canonicalExtendedJSON
+        guard let reparsed = try? BSONDocument(extendedJSON: canonical) else {
+            preconditionFailure("canonical Extended JSON does not parse: \(canonical)")
+        }
+        precondition(reparsed.canonicalExtendedJSON == canonical, "Extended JSON is not stable")
+        _ = document.relaxedExtendedJSON
+    }
+    // The same bytes as Extended JSON text.
+    if let text = String(validating: bytes, as: UTF8.self), let document = try? BSONDocument(extendedJSON: text) {
+        let canonical = document.canonicalExtendedJSON
+        precondition((try? BSONDocument(extendedJSON: canonical))?.canonicalExtendedJSON == canonical)
+    }
+    for info in [ControlFrameInfo.startService, .startServiceACK, .startServiceNAK, .endService, .registerSecondaryTransportNAK,
+                 .transportEventUpdate] {
+        guard let payload = try? ControlPayload(frameInfo: info, version: .v5, payload: buffer) else { continue }
+        var written = ByteBuffer()
+        guard (try? payload.write(to: &written)) != nil else { preconditionFailure("a decoded payload does not write") }
+        precondition((try? ControlPayload(frameInfo: info, version: .v5, payload: written)) == payload, "control payload round trip")
+    }
+}
+
+#if FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    check(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
+#else
+// Without libFuzzer: replay the files given as arguments (saved crashers, corpus entries).
+import Foundation
+
+@main
+struct Replay {
+    static func main() {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let data = FileManager.default.contents(atPath: path) else { fatalError("cannot read \(path)") }
+            data.withUnsafeBytes { check($0) }
+            print("ok \(path)")
+        }
+    }
+}
+#endif

@@ -1,0 +1,309 @@
+import NIOCore
+
+/// Decodes `Decodable` values from BSON documents.
+///
+/// The input is validated first (eagerly, see ``BSONDocument``); then values are read in place.
+/// Integer types accept an int32 or an int64 element whenever the value fits the Swift type (SDL
+/// peers disagree on widths) and report `DecodingError.dataCorrupted` when it does not;
+/// `Double` accepts double, and int32/int64 values it represents exactly; `Float` accepts
+/// double. `[UInt8]` decodes from binary (or from an array of small integers), and the BSON
+/// leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``, ``BSONDecimal128``,
+/// ``BSONTimestamp``) from their own element types. A missing key or a null decodes an
+/// optional as nil. Malformed bytes surface as `DecodingError.dataCorrupted` whose underlying
+/// error is the ``BSONError`` with its offset.
+public struct BSONDecoder: Sendable {
+    /// Contextual information for custom `init(from:)` implementations.
+    public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    /// Limits applied when validating raw bytes.
+    public var limits: BSONLimits = .default
+
+    /// Creates a decoder.
+    public init() {}
+
+    /// Decodes a `T` from a validated document.
+    public func decode<T: Decodable>(_ type: T.Type, from document: BSONDocument) throws -> T {
+        let decoder = _BSONDecoderImpl(source: .document(document), codingPath: [], userInfo: self.userInfo)
+        return try decoder.decodeValue(type)
+    }
+
+    /// Validates `buffer`'s readable bytes as one document and decodes a `T` from it.
+    public func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
+        let document: BSONDocument
+        do {
+            document = try BSONDocument(validating: buffer, limits: self.limits)
+        } catch {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: [], debugDescription: error.description, underlyingError: error)
+            )
+        }
+        return try self.decode(type, from: document)
+    }
+
+    /// Validates `bytes` as one document and decodes a `T` from it.
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try self.decode(type, from: ByteBuffer(bytes: bytes))
+    }
+}
+
+enum _DecodingSource {
+    case document(BSONDocument)
+    case element(BSONElement)
+}
+
+struct _BSONDecoderImpl: Decoder {
+    let source: _DecodingSource
+    let codingPath: [any CodingKey]
+    let userInfoStorage: [CodingUserInfoKey: any Sendable]
+    var userInfo: [CodingUserInfoKey: Any] { self.userInfoStorage }
+
+    init(source: _DecodingSource, codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: any Sendable]) {
+        self.source = source
+        self.codingPath = codingPath
+        self.userInfoStorage = userInfo
+    }
+
+    func typeMismatch(_ expected: Any.Type, _ what: String) -> DecodingError {
+        DecodingError.typeMismatch(
+            expected,
+            DecodingError.Context(codingPath: self.codingPath, debugDescription: "expected \(what), found \(self.foundDescription)")
+        )
+    }
+
+    var foundDescription: String {
+        switch self.source {
+        case .document: return "a document"
+        case .element(let e): return "BSON \(e.type)"
+        }
+    }
+
+    func document(_ expected: Any.Type, array: Bool) throws -> BSONDocument {
+        switch self.source {
+        case .document(let d) where !array:
+            return d
+        case .element(let e):
+            if array, let d = e.arrayValue { return d }
+            if !array, let d = e.documentValue { return d }
+            fallthrough
+        default:
+            throw self.typeMismatch(expected, array ? "an array" : "a document")
+        }
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(_KeyedDecoder<Key>(decoder: self, document: try self.document([String: Any].self, array: false)))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        _UnkeyedDecoder(decoder: self, document: try self.document([Any].self, array: true))
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        _SingleValueDecoder(decoder: self)
+    }
+
+    func child(_ element: BSONElement, _ key: any CodingKey) -> _BSONDecoderImpl {
+        _BSONDecoderImpl(source: .element(element), codingPath: self.codingPath + [key], userInfo: self.userInfoStorage)
+    }
+
+    var element: BSONElement? {
+        if case .element(let e) = self.source { return e }
+        return nil
+    }
+
+    func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        guard let wide = self.element?.integerValue else { throw self.typeMismatch(type, "an int32 or int64") }
+        guard let value = T(exactly: wide) else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: self.codingPath, debugDescription: "\(wide) does not fit in \(T.self)")
+            )
+        }
+        return value
+    }
+
+    func double() throws -> Double {
+        guard let e = self.element else { throw self.typeMismatch(Double.self, "a double") }
+        if let d = e.doubleValue { return d }
+        if let i = e.integerValue, let d = Double(exactly: i) { return d }
+        throw self.typeMismatch(Double.self, "a double")
+    }
+
+    func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
+        if let e = self.element {
+            switch type {
+            case is String.Type:
+                guard let s = e.stringValue else { throw self.typeMismatch(type, "a string") }
+                return s as! T
+            case is Bool.Type:
+                guard let b = e.boolValue else { throw self.typeMismatch(type, "a bool") }
+                return b as! T
+            case is Double.Type: return try self.double() as! T
+            case is Float.Type: return Float(try self.double()) as! T
+            case is Int.Type: return try self.integer(Int.self) as! T
+            case is Int8.Type: return try self.integer(Int8.self) as! T
+            case is Int16.Type: return try self.integer(Int16.self) as! T
+            case is Int32.Type: return try self.integer(Int32.self) as! T
+            case is Int64.Type: return try self.integer(Int64.self) as! T
+            case is UInt.Type: return try self.integer(UInt.self) as! T
+            case is UInt8.Type: return try self.integer(UInt8.self) as! T
+            case is UInt16.Type: return try self.integer(UInt16.self) as! T
+            case is UInt32.Type: return try self.integer(UInt32.self) as! T
+            case is UInt64.Type: return try self.integer(UInt64.self) as! T
+            case is [UInt8].Type:
+                if let b = e.binaryValue { return b.bytes as! T }
+            case is BSONBinary.Type:
+                guard let b = e.binaryValue else { throw self.typeMismatch(type, "binary") }
+                return b as! T
+            case is BSONObjectID.Type:
+                guard let v = e.objectIDValue else { throw self.typeMismatch(type, "an ObjectId") }
+                return v as! T
+            case is BSONDateTime.Type:
+                guard let v = e.dateTimeValue else { throw self.typeMismatch(type, "a datetime") }
+                return v as! T
+            case is BSONDecimal128.Type:
+                guard let v = e.decimal128Value else { throw self.typeMismatch(type, "a decimal128") }
+                return v as! T
+            case is BSONTimestamp.Type:
+                guard let v = e.timestampValue else { throw self.typeMismatch(type, "a timestamp") }
+                return v as! T
+            default:
+                break
+            }
+        }
+        return try T(from: self)
+    }
+}
+
+struct _KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: _BSONDecoderImpl
+    let document: BSONDocument
+    var codingPath: [any CodingKey] { self.decoder.codingPath }
+
+    var allKeys: [Key] { self.document.compactMap { Key(stringValue: $0.key) } }
+
+    func contains(_ key: Key) -> Bool { self.document[key.stringValue] != nil }
+
+    func element(_ key: Key) throws -> BSONElement {
+        guard let e = self.document[key.stringValue] else {
+            throw DecodingError.keyNotFound(
+                key,
+                DecodingError.Context(codingPath: self.codingPath, debugDescription: "no element with key \"\(key.stringValue)\"")
+            )
+        }
+        return e
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        guard let e = self.document[key.stringValue] else { return true }
+        return e.type == .null || e.type == .undefined
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let e = try self.element(key)
+        if e.type == .null {
+            throw DecodingError.valueNotFound(
+                type,
+                DecodingError.Context(codingPath: self.codingPath + [key], debugDescription: "found null")
+            )
+        }
+        return try self.decoder.child(e, key).decodeValue(type)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type,
+        forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        try self.decoder.child(try self.element(key), key).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try self.decoder.child(try self.element(key), key).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        self.decoder.child(try self.element(Key(stringValue: "super")!), _BSONKey.super)
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        self.decoder.child(try self.element(key), key)
+    }
+}
+
+struct _UnkeyedDecoder: UnkeyedDecodingContainer {
+    let decoder: _BSONDecoderImpl
+    var iterator: BSONDocument.Iterator
+    var peeked: BSONElement?
+    let count: Int?
+    var currentIndex = 0
+    var codingPath: [any CodingKey] { self.decoder.codingPath }
+
+    init(decoder: _BSONDecoderImpl, document: BSONDocument) {
+        self.decoder = decoder
+        self.iterator = document.makeIterator()
+        self.count = document.count
+        self.peeked = self.iterator.next()
+    }
+
+    var isAtEnd: Bool { self.peeked == nil }
+
+    mutating func next(_ type: Any.Type) throws -> (BSONElement, _BSONKey) {
+        guard let e = self.peeked else {
+            throw DecodingError.valueNotFound(
+                type,
+                DecodingError.Context(
+                    codingPath: self.codingPath + [_BSONKey(intValue: self.currentIndex)],
+                    debugDescription: "the array has no more items"
+                )
+            )
+        }
+        let key = _BSONKey(intValue: self.currentIndex)
+        self.peeked = self.iterator.next()
+        self.currentIndex += 1
+        return (e, key)
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard let e = self.peeked, e.type == .null || e.type == .undefined else { return false }
+        _ = try self.next(Never.self)
+        return true
+    }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        if let e = self.peeked, e.type == .null {
+            throw DecodingError.valueNotFound(
+                type,
+                DecodingError.Context(codingPath: self.codingPath + [_BSONKey(intValue: self.currentIndex)], debugDescription: "found null")
+            )
+        }
+        let (e, key) = try self.next(type)
+        return try self.decoder.child(e, key).decodeValue(type)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        let (e, key) = try self.next(type)
+        return try self.decoder.child(e, key).container(keyedBy: type)
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let (e, key) = try self.next([Any].self)
+        return try self.decoder.child(e, key).unkeyedContainer()
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        let (e, key) = try self.next(Any.self)
+        return self.decoder.child(e, key)
+    }
+}
+
+struct _SingleValueDecoder: SingleValueDecodingContainer {
+    let decoder: _BSONDecoderImpl
+    var codingPath: [any CodingKey] { self.decoder.codingPath }
+
+    func decodeNil() -> Bool {
+        guard let e = self.decoder.element else { return false }
+        return e.type == .null || e.type == .undefined
+    }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try self.decoder.decodeValue(type)
+    }
+}

@@ -1,0 +1,194 @@
+import NIOCore
+
+/// A BSON writer driven by `begin…`/`end…` calls instead of closures, for encoders whose
+/// structure unfolds at run time (generated RPC code walking its values, format converters).
+///
+/// It writes in place like `ByteBuffer.writeBSONDocument`: each document's int32 length is
+/// reserved when it opens and back-filled when it closes. Inside an array scope the key arguments
+/// are ignored and the items get the keys "0", "1", … . The top-level document is opened by
+/// `init` and closed by `finish()`, which hands the buffer back.
+///
+/// ```swift
+/// var writer = BSONStreamWriter(appendingTo: buffer)
+/// writer.appendString("5.4.1", forKey: "protocolVersion")
+/// writer.beginArray(forKey: "videoServiceTransports")
+/// writer.appendInt32(2, forKey: "")
+/// writer.end()
+/// buffer = writer.finish()
+/// ```
+///
+/// - Precondition: keys contain no NUL byte (check untrusted ones with
+///   ``BSONDocumentWriter/isValidKey(_:)``); every `begin…` is matched by an `end()` before
+///   `finish()`.
+public struct BSONStreamWriter: ~Copyable {
+    @usableFromInline var _out: _BSONOutput
+    /// The open scopes, innermost last: where their length placeholder is, and for arrays the
+    /// index of the next item (-1 for documents).
+    @usableFromInline var _scopes: [(start: Int, nextIndex: Int)]
+
+    /// Starts a document at `buffer`'s writer index.
+    @inlinable
+    public init(appendingTo buffer: consuming ByteBuffer) {
+        self._out = _BSONOutput(taking: buffer)
+        self._scopes = []
+        self._scopes.reserveCapacity(8)
+        let start = self._out.position
+        self._out.beginDocument()
+        self._scopes.append((start, -1))
+    }
+
+    /// How many scopes are open, the top-level document included.
+    @inlinable
+    public var depth: Int { self._scopes.count }
+
+    /// Whether the innermost open scope is an array.
+    @inlinable
+    public var isInArray: Bool { self._scopes[self._scopes.count &- 1].nextIndex >= 0 }
+
+    @inlinable
+    @inline(__always)
+    mutating func _withKey<R>(_ key: StaticString, _ body: (inout _BSONOutput, UnsafeRawBufferPointer) -> R) -> R {
+        let last = self._scopes.count &- 1
+        let index = self._scopes[last].nextIndex
+        if index >= 0 {
+            self._scopes[last].nextIndex = index &+ 1
+            return _bsonWithIndexKey(index) { body(&self._out, $0) }
+        }
+        return key.withUTF8Buffer { utf8 in
+            body(&self._out, _bsonCheckedKey(utf8))
+        }
+    }
+
+    @inlinable
+    @inline(__always)
+    mutating func _withKey<R>(_ key: String, _ body: (inout _BSONOutput, UnsafeRawBufferPointer) -> R) -> R {
+        let last = self._scopes.count &- 1
+        let index = self._scopes[last].nextIndex
+        if index >= 0 {
+            self._scopes[last].nextIndex = index &+ 1
+            return _bsonWithIndexKey(index) { body(&self._out, $0) }
+        }
+        var key = key
+        return key.withUTF8 { body(&self._out, _bsonCheckedKey($0)) }
+    }
+
+    /// Appends a double (type 0x01).
+    @inlinable
+    public mutating func appendDouble(_ value: Double, forKey key: StaticString) {
+        self._withKey(key) { $0.appendFixed(0x01, $1, value.bitPattern) }
+    }
+
+    /// Appends a double (type 0x01).
+    @inlinable
+    public mutating func appendDouble(_ value: Double, forKey key: String) {
+        self._withKey(key) { $0.appendFixed(0x01, $1, value.bitPattern) }
+    }
+
+    /// Appends a UTF-8 string (type 0x02).
+    @inlinable
+    public mutating func appendString(_ value: String, forKey key: StaticString) {
+        self._withKey(key) { $0.appendString(0x02, $1, value) }
+    }
+
+    /// Appends a UTF-8 string (type 0x02).
+    @inlinable
+    public mutating func appendString(_ value: String, forKey key: String) {
+        self._withKey(key) { $0.appendString(0x02, $1, value) }
+    }
+
+    /// Appends a boolean (type 0x08).
+    @inlinable
+    public mutating func appendBool(_ value: Bool, forKey key: StaticString) {
+        self._withKey(key) { $0.appendFixed(0x08, $1, value ? UInt8(1) : UInt8(0)) }
+    }
+
+    /// Appends a boolean (type 0x08).
+    @inlinable
+    public mutating func appendBool(_ value: Bool, forKey key: String) {
+        self._withKey(key) { $0.appendFixed(0x08, $1, value ? UInt8(1) : UInt8(0)) }
+    }
+
+    /// Appends a null (type 0x0A).
+    @inlinable
+    public mutating func appendNull(forKey key: String) {
+        self._withKey(key) { $0.appendHeader(0x0A, $1) }
+    }
+
+    /// Appends a 32-bit integer (type 0x10).
+    @inlinable
+    public mutating func appendInt32(_ value: Int32, forKey key: StaticString) {
+        self._withKey(key) { $0.appendFixed(0x10, $1, value) }
+    }
+
+    /// Appends a 32-bit integer (type 0x10).
+    @inlinable
+    public mutating func appendInt32(_ value: Int32, forKey key: String) {
+        self._withKey(key) { $0.appendFixed(0x10, $1, value) }
+    }
+
+    /// Appends a 64-bit integer (type 0x12).
+    @inlinable
+    public mutating func appendInt64(_ value: Int64, forKey key: StaticString) {
+        self._withKey(key) { $0.appendFixed(0x12, $1, value) }
+    }
+
+    /// Appends a 64-bit integer (type 0x12).
+    @inlinable
+    public mutating func appendInt64(_ value: Int64, forKey key: String) {
+        self._withKey(key) { $0.appendFixed(0x12, $1, value) }
+    }
+
+    /// Appends any value of the generic tree.
+    @inlinable
+    public mutating func append(_ value: BSONValue, forKey key: String) {
+        self._withKey(key) { $0.appendValue($1, value) }
+    }
+
+    /// Opens an embedded document (type 0x03); close it with `end()`.
+    @inlinable
+    public mutating func beginDocument(forKey key: StaticString) {
+        let start = self._withKey(key) { $0.beginElement(0x03, $1) }
+        self._scopes.append((start, -1))
+    }
+
+    /// Opens an embedded document (type 0x03); close it with `end()`.
+    @inlinable
+    public mutating func beginDocument(forKey key: String) {
+        let start = self._withKey(key) { $0.beginElement(0x03, $1) }
+        self._scopes.append((start, -1))
+    }
+
+    /// Opens an array (type 0x04); close it with `end()`.
+    @inlinable
+    public mutating func beginArray(forKey key: StaticString) {
+        let start = self._withKey(key) { $0.beginElement(0x04, $1) }
+        self._scopes.append((start, 0))
+    }
+
+    /// Opens an array (type 0x04); close it with `end()`.
+    @inlinable
+    public mutating func beginArray(forKey key: String) {
+        let start = self._withKey(key) { $0.beginElement(0x04, $1) }
+        self._scopes.append((start, 0))
+    }
+
+    /// Closes the innermost embedded document or array.
+    ///
+    /// - Precondition: one is open (the top-level document is closed by `finish()`).
+    @inlinable
+    public mutating func end() {
+        precondition(self._scopes.count > 1, "end() without an open embedded document or array")
+        let scope = self._scopes.removeLast()
+        self._out.endDocument(start: scope.start)
+    }
+
+    /// Closes the top-level document and returns the buffer, its writer index past the document.
+    ///
+    /// - Precondition: every embedded document and array was closed.
+    @inlinable
+    public consuming func finish() -> ByteBuffer {
+        precondition(self._scopes.count == 1, "finish() with \(self._scopes.count - 1) scopes still open")
+        self._out.endDocument(start: self._scopes[0].start)
+        return self._out.finish()
+    }
+}

@@ -1,0 +1,36 @@
+import NIOCore
+
+/// One frame: a header and its payload (protocol spec 5.4.1 §3).
+///
+/// The payload is a `ByteBuffer` slice. Frames the decoder hands out share storage with the bytes
+/// they arrived in, so a frame that arrived whole is never copied.
+public struct Frame: Hashable, Sendable {
+    public var header: FrameHeader
+    public var payload: ByteBuffer
+
+    /// Creates a frame; `header.dataSize` should equal `payload.readableBytes` (the encoder writes
+    /// the payload's size regardless).
+    @inlinable
+    public init(header: FrameHeader, payload: ByteBuffer) {
+        self.header = header
+        self.payload = payload
+    }
+
+    /// For a First frame, the total message size and the number of Consecutive frames its
+    /// payload declares (two big-endian 32-bit integers); nil for other frames or a short payload.
+    @inlinable
+    public var firstFramePayload: (totalSize: UInt32, frameCount: UInt32)? {
+        guard self.header.frameType == .first,
+            let (total, count) = self.payload.getMultipleIntegers(
+                at: self.payload.readerIndex, endianness: .big, as: (UInt32, UInt32).self)
+        else { return nil }
+        return (total, count)
+    }
+
+    /// The frame's bytes on the wire: header then payload.
+    public var bytes: [UInt8] {
+        var buffer = ByteBuffer()
+        FrameEncoder.write(self, to: &buffer)
+        return Array(buffer.readableBytesView)
+    }
+}

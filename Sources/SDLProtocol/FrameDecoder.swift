@@ -1,0 +1,224 @@
+import NIOCore
+
+/// A streaming decoder that turns one direction of a byte stream into frames
+/// (protocol spec 5.4.1 §3).
+///
+/// Feed bytes in any chunking with `append(_:)` and pull frames with `nextFrame()`:
+/// - `nil` means more bytes are needed; nothing was consumed that a later call would miss;
+/// - a thrown `SDLProtocolError` means a bad header at `error.offset`;
+/// - a `Frame` means progress.
+///
+/// Each header is validated (`FrameHeader.validate(against:)`) before any of its payload is
+/// buffered, byte by byte as the header arrives, so garbage is refused as early as possible and a
+/// hostile data size never makes the decoder wait for or reserve more than the receive limit.
+///
+/// After a bad header the decoder either resynchronises, as SDL Core does, by sliding one byte and
+/// validating again until a good header appears (one error is reported per run of bad bytes, and
+/// every good frame after the garbage is still delivered), or fails for good; see
+/// `InvalidHeaderPolicy`.
+///
+/// Payloads of frames that arrived inside one appended buffer are slices of that buffer: no copy.
+/// Only a frame that spans appended buffers is gathered, and then only its own bytes are copied.
+public struct FrameDecoder: Sendable {
+    /// What the decoder does after a bad header.
+    public enum InvalidHeaderPolicy: Hashable, Sendable {
+        /// Report the error, slide one byte and look for the next good header (SDL Core's behaviour).
+        case resynchronize
+        /// Report the error and refuse all further input; the connection should be closed.
+        case fail
+    }
+
+    /// The limits headers are validated against. Update `limits.negotiatedMTU` when a service
+    /// negotiates its MTU.
+    public var limits: ProtocolLimits
+    /// What happens after a bad header.
+    public var invalidHeaderPolicy: InvalidHeaderPolicy
+
+    /// Received bytes not yet consumed, oldest first. Only the front may have been gathered from
+    /// several appended buffers.
+    private var chunks: CircularBuffer<ByteBuffer>
+    /// Whether `chunks.first` is a buffer this decoder allocated to gather a spanning frame, so
+    /// that appending to it cannot copy bytes of frames already handed out.
+    private var frontIsGathered = false
+    private var bufferedBytes = 0
+    /// The stream offset of the first unconsumed byte.
+    public private(set) var streamOffset = 0
+    /// The stream offset at which the frame last returned by `nextFrame()` starts.
+    public private(set) var lastFrameOffset = 0
+    /// Whether the decoder is sliding through bytes after a bad header (errors are suppressed until
+    /// a good header is found, so a garbage run is reported once).
+    private var resynchronizing = false
+    private var failure: SDLProtocolError?
+
+    /// Creates a decoder.
+    public init(limits: ProtocolLimits = ProtocolLimits(), invalidHeaderPolicy: InvalidHeaderPolicy = .resynchronize) {
+        self.limits = limits
+        self.invalidHeaderPolicy = invalidHeaderPolicy
+        self.chunks = CircularBuffer(initialCapacity: 4)
+    }
+
+    /// The number of received bytes not yet consumed.
+    public var bufferedByteCount: Int { self.bufferedBytes }
+
+    /// Adds received bytes. The buffer is kept as is (not copied) until its frames are consumed.
+    public mutating func append(_ bytes: ByteBuffer) {
+        guard bytes.readableBytes > 0 else { return }
+        self.bufferedBytes += bytes.readableBytes
+        self.chunks.append(bytes)
+    }
+
+    /// Adds received bytes from a collection (copied once into a `ByteBuffer`).
+    public mutating func append(contentsOf bytes: some Collection<UInt8>) {
+        self.append(ByteBuffer(bytes: bytes))
+    }
+
+    /// Returns the next frame, nil if more bytes are needed, or throws for a bad header.
+    ///
+    /// With `.resynchronize` the decoder has already moved past the bad byte when it throws, so
+    /// calling `nextFrame()` again continues with the rest of the stream. With `.fail` every later
+    /// call throws `decoderFailed`.
+    public mutating func nextFrame() throws(SDLProtocolError) -> Frame? {
+        if let failure = self.failure {
+            throw SDLProtocolError(.decoderFailed, offset: failure.offset, "decoder stopped after: \(failure)")
+        }
+        while true {
+            switch self.inspectHeader() {
+            case .needMoreBytes:
+                return nil
+            case .invalid(let header, let problem):
+                let offset = self.streamOffset
+                let wasResynchronizing = self.resynchronizing
+                if self.invalidHeaderPolicy == .fail {
+                    let error = header.error(for: problem, limits: self.limits, offset: offset)
+                    self.failure = error
+                    throw error
+                }
+                self.consume(1)
+                self.resynchronizing = true
+                if !wasResynchronizing {
+                    throw header.error(for: problem, limits: self.limits, offset: offset)
+                }
+            case .valid(let header):
+                let frameSize = header.frameSize
+                guard self.bufferedBytes >= frameSize else { return nil }
+                self.gatherFront(frameSize)
+                self.resynchronizing = false
+                self.lastFrameOffset = self.streamOffset
+                var front = self.chunks.removeFirst()
+                front.moveReaderIndex(forwardBy: header.size)
+                let payload = front.readSlice(length: Int(header.dataSize))!
+                if front.readableBytes > 0 {
+                    self.chunks.prepend(front)
+                }
+                self.frontIsGathered = false
+                self.bufferedBytes -= frameSize
+                self.streamOffset += frameSize
+                return Frame(header: header, payload: payload)
+            }
+        }
+    }
+
+    /// Reports bytes left over at the end of the stream: call when the stream has ended. Throws
+    /// `truncatedFrame` with the offset of the incomplete frame (or garbage) if any byte is left.
+    public func finish() throws(SDLProtocolError) {
+        guard self.bufferedBytes > 0 else { return }
+        if self.resynchronizing {
+            // The remaining bytes are the tail of a garbage run that was already reported.
+            return
+        }
+        throw SDLProtocolError(
+            .truncatedFrame, offset: self.streamOffset,
+            "stream ended with \(self.bufferedBytes) bytes of an incomplete frame")
+    }
+
+    private enum Inspection {
+        case needMoreBytes
+        case invalid(FrameHeader, FrameHeader.Problem)
+        case valid(FrameHeader)
+    }
+
+    /// Validates the header at the front as far as the buffered bytes go.
+    private mutating func inspectHeader() -> Inspection {
+        guard self.bufferedBytes > 0 else { return .needMoreBytes }
+        self.gatherFront(1)
+        let byte0 = self.chunks.first!.getInteger(at: self.chunks.first!.readerIndex, as: UInt8.self)!
+        let headerSize = ProtocolVersion(rawValue: byte0 >> 4).headerSize
+        self.gatherFront(headerSize)
+        let front = self.chunks.first!
+        if let header = FrameHeader.peek(in: front) {
+            if let problem = header.problem(against: self.limits) {
+                return .invalid(header, problem)
+            }
+            return .valid(header)
+        }
+        // Fewer bytes than a header: check the fields that are there, completing the missing
+        // ones with values that pass if any would, so that garbage is refused at its first bad byte.
+        var partial = [UInt8](repeating: 0, count: headerSize)
+        let available = front.readableBytes
+        front.withUnsafeReadableBytes { raw in
+            for i in 0..<available { partial[i] = raw[i] }
+        }
+        if available < 2 { partial[1] = ServiceType.rpc.rawValue }
+        if available < 8 {
+            // The data size's known high bytes leave an interval of possible values; pick one
+            // that passes if the interval holds one.
+            let missingBits = 8 * (8 - max(available, 4))
+            var low: UInt32 = 0
+            for i in 4..<8 { low = low << 8 | UInt32(partial[i]) }
+            let high = missingBits == 32 ? UInt32.max : low | (UInt32(1) << missingBits - 1)
+            var value = low
+            switch FrameType(rawValue: partial[0] & 0x07) {
+            case .first: if low <= 8 && 8 <= high { value = 8 }
+            case .control: break
+            default: if low == 0 && high >= 1 { value = 1 }
+            }
+            partial[4] = UInt8(truncatingIfNeeded: value >> 24)
+            partial[5] = UInt8(truncatingIfNeeded: value >> 16)
+            partial[6] = UInt8(truncatingIfNeeded: value >> 8)
+            partial[7] = UInt8(truncatingIfNeeded: value)
+        }
+        let header = FrameHeader.peek(in: ByteBuffer(bytes: partial))!
+        if let problem = header.problem(against: self.limits) {
+            return .invalid(header, problem)
+        }
+        return .needMoreBytes
+    }
+
+    /// Makes the first `count` buffered bytes (or all, if fewer are buffered) contiguous in the
+    /// front buffer, copying only the bytes that are not there yet.
+    private mutating func gatherFront(_ count: Int) {
+        guard self.chunks.first!.readableBytes < count, self.chunks.count > 1 else { return }
+        let target = min(count, self.bufferedBytes)
+        var gathered: ByteBuffer
+        if self.frontIsGathered {
+            gathered = self.chunks.removeFirst()
+        } else {
+            let front = self.chunks.removeFirst()
+            gathered = ByteBufferAllocator().buffer(capacity: target)
+            gathered.writeImmutableBuffer(front)
+        }
+        gathered.reserveCapacity(target)
+        while gathered.readableBytes < target {
+            var next = self.chunks.removeFirst()
+            let take = min(target - gathered.readableBytes, next.readableBytes)
+            gathered.writeImmutableBuffer(next.readSlice(length: take)!)
+            if next.readableBytes > 0 {
+                self.chunks.prepend(next)
+            }
+        }
+        self.chunks.prepend(gathered)
+        self.frontIsGathered = true
+    }
+
+    private mutating func consume(_ count: Int) {
+        var front = self.chunks.removeFirst()
+        front.moveReaderIndex(forwardBy: count)
+        if front.readableBytes > 0 {
+            self.chunks.prepend(front)
+        } else {
+            self.frontIsGathered = false
+        }
+        self.bufferedBytes -= count
+        self.streamOffset += count
+    }
+}

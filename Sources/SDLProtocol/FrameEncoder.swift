@@ -1,0 +1,149 @@
+import NIOCore
+
+/// Writes frames to a byte stream (protocol spec 5.4.1 §3).
+public enum FrameEncoder {
+    /// Writes the frame's header, with its data size set to the payload's size, then the payload.
+    @inlinable
+    public static func write(_ frame: Frame, to buffer: inout ByteBuffer) {
+        var header = frame.header
+        header.dataSize = UInt32(truncatingIfNeeded: frame.payload.readableBytes)
+        buffer.reserveCapacity(minimumWritableBytes: header.size + frame.payload.readableBytes)
+        header.write(to: &buffer)
+        buffer.writeImmutableBuffer(frame.payload)
+    }
+
+    /// Fragments a message into frames (see `MessageFragmenter`) and writes them all.
+    public static func writeMessage(
+        _ payload: ByteBuffer,
+        version: ProtocolVersion,
+        serviceType: ServiceType,
+        sessionID: SessionID,
+        messageID: MessageID = MessageID(0),
+        frameType: FrameType = .single,
+        frameInfo: UInt8 = 0,
+        encrypted: Bool = false,
+        maxPayloadPerFrame: Int,
+        to buffer: inout ByteBuffer
+    ) throws(SDLProtocolError) {
+        let fragmenter = try MessageFragmenter(
+            payload: payload, version: version, serviceType: serviceType, sessionID: sessionID,
+            messageID: messageID, frameType: frameType, frameInfo: frameInfo, encrypted: encrypted,
+            maxPayloadPerFrame: maxPayloadPerFrame)
+        for frame in fragmenter {
+            Self.write(frame, to: &buffer)
+        }
+    }
+}
+
+/// Splits one message into the frames that carry it (protocol spec 5.4.1 §4.1).
+///
+/// A payload that fits `maxPayloadPerFrame` becomes one Single frame (or one control frame).
+/// A larger one becomes a First frame, whose 8-byte payload is the total size and the number of
+/// Consecutive frames (both big-endian 32-bit), then Consecutive frames numbered 1…255, 1 again
+/// after 255, and 0 on the last one. The First frame is never encrypted; Consecutive frames carry
+/// the message's encryption flag. Frames are produced lazily and their payloads are slices of the
+/// message payload, not copies.
+public struct MessageFragmenter: Sequence, Sendable {
+    public let payload: ByteBuffer
+    public let version: ProtocolVersion
+    public let serviceType: ServiceType
+    public let sessionID: SessionID
+    public let messageID: MessageID
+    public let frameType: FrameType
+    public let frameInfo: UInt8
+    public let encrypted: Bool
+    public let maxPayloadPerFrame: Int
+
+    /// The number of Consecutive frames, 0 when the message goes in one frame.
+    public let consecutiveFrameCount: Int
+
+    /// Prepares the frames of a message.
+    ///
+    /// - Parameters:
+    ///   - frameType: `.single` for a data message, `.control` for a control message (control
+    ///     messages are never fragmented: a control payload above the limit throws).
+    ///   - maxPayloadPerFrame: payload bytes per frame, usually
+    ///     `ProtocolLimits.sendPayloadLimit(version:service:)`.
+    public init(
+        payload: ByteBuffer,
+        version: ProtocolVersion,
+        serviceType: ServiceType,
+        sessionID: SessionID,
+        messageID: MessageID = MessageID(0),
+        frameType: FrameType = .single,
+        frameInfo: UInt8 = 0,
+        encrypted: Bool = false,
+        maxPayloadPerFrame: Int
+    ) throws(SDLProtocolError) {
+        guard maxPayloadPerFrame >= 1 else {
+            throw SDLProtocolError(.payloadTooLarge, "payload per frame must be at least 1 byte, not \(maxPayloadPerFrame)")
+        }
+        guard frameType == .single || frameType == .control else {
+            throw SDLProtocolError(.fieldOutOfRange, "a message starts as a single or control frame, not \(frameType)")
+        }
+        let size = payload.readableBytes
+        guard size <= Int(UInt32.max) else {
+            throw SDLProtocolError(.payloadTooLarge, "a message of \(size) bytes does not fit the 32-bit total size")
+        }
+        if frameType == .control && size > maxPayloadPerFrame {
+            throw SDLProtocolError(
+                .payloadTooLarge, "control payload of \(size) bytes exceeds \(maxPayloadPerFrame) bytes per frame")
+        }
+        self.payload = payload
+        self.version = version
+        self.serviceType = serviceType
+        self.sessionID = sessionID
+        self.messageID = messageID
+        self.frameType = frameType
+        self.frameInfo = frameInfo
+        self.encrypted = encrypted
+        self.maxPayloadPerFrame = maxPayloadPerFrame
+        self.consecutiveFrameCount = size <= maxPayloadPerFrame ? 0 : (size + maxPayloadPerFrame - 1) / maxPayloadPerFrame
+    }
+
+    /// The number of frames: 1, or the First frame plus the Consecutive frames.
+    public var frameCount: Int { self.consecutiveFrameCount == 0 ? 1 : self.consecutiveFrameCount + 1 }
+
+    /// The sequence number of Consecutive frame `index` (1-based) out of `count`: 1…255, then 1
+    /// again, and 0 for the last.
+    @inlinable
+    public static func sequenceNumber(ofConsecutiveFrame index: Int, count: Int) -> UInt8 {
+        index == count ? 0 : UInt8((index - 1) % 255 + 1)
+    }
+
+    public func makeIterator() -> Iterator { Iterator(self) }
+
+    public struct Iterator: IteratorProtocol, Sendable {
+        private let fragmenter: MessageFragmenter
+        private var position = 0
+
+        init(_ fragmenter: MessageFragmenter) { self.fragmenter = fragmenter }
+
+        public mutating func next() -> Frame? {
+            let f = self.fragmenter
+            let index = self.position
+            guard index < f.frameCount else { return nil }
+            self.position += 1
+            func header(_ type: FrameType, info: UInt8, encrypted: Bool, size: Int) -> FrameHeader {
+                FrameHeader(
+                    version: f.version, encrypted: encrypted, frameType: type, serviceType: f.serviceType,
+                    frameInfo: info, sessionID: f.sessionID, dataSize: UInt32(size), messageID: f.messageID)
+            }
+            if f.consecutiveFrameCount == 0 {
+                let size = f.payload.readableBytes
+                return Frame(header: header(f.frameType, info: f.frameInfo, encrypted: f.encrypted, size: size), payload: f.payload)
+            }
+            if index == 0 {
+                var first = ByteBuffer()
+                first.writeMultipleIntegers(
+                    UInt32(f.payload.readableBytes), UInt32(f.consecutiveFrameCount), endianness: .big)
+                return Frame(header: header(.first, info: 0, encrypted: false, size: 8), payload: first)
+            }
+            let start = (index - 1) * f.maxPayloadPerFrame
+            let length = Swift.min(f.maxPayloadPerFrame, f.payload.readableBytes - start)
+            let slice = f.payload.getSlice(at: f.payload.readerIndex + start, length: length)!
+            let info = MessageFragmenter.sequenceNumber(ofConsecutiveFrame: index, count: f.consecutiveFrameCount)
+            return Frame(header: header(.consecutive, info: info, encrypted: f.encrypted, size: length), payload: slice)
+        }
+    }
+}

@@ -1,0 +1,235 @@
+import NIOCore
+
+/// Reassembles fragmented messages from their frames (protocol spec 5.4.1 §4.2), for one transport.
+///
+/// Messages are keyed by (session id, service type, message id), so interleaved messages of
+/// different sessions and services reassemble side by side. For each First frame the declared total
+/// size and frame count are checked against `ProtocolLimits` before anything is allocated; then the
+/// whole message is reserved at once, so the Consecutive frames are each copied exactly once.
+/// Sequence numbers must run 1…255, 1…, with 0 on the last frame; the final size must equal the
+/// declared one. A partial message is never delivered.
+///
+/// The reassembler owns no clock: `process(_:now:)` and `expire(now:)` take the time. Call
+/// `expire(now:)` from a timer (`nextExpiry` says when); each message it drops is reported.
+///
+/// After an error the offending message is dropped and its memory released; its remaining
+/// Consecutive frames are absorbed without further errors until its last frame (or expiry).
+public struct Reassembler: Sendable {
+    /// The limits in force. Changes apply to First frames that arrive afterwards.
+    public var limits: ProtocolLimits
+
+    @usableFromInline
+    struct Key: Hashable, Sendable {
+        var sessionID: UInt8
+        var serviceType: UInt8
+        var messageID: UInt32
+    }
+
+    @usableFromInline
+    struct Assembly: Sendable {
+        var buffer: ByteBuffer
+        var totalSize: Int
+        var consecutiveFrames: Int
+        var received: Int
+        var version: ProtocolVersion
+        var encrypted: Bool
+        var lastActivity: NIODeadline
+        /// Set after an error: the frames of the message are absorbed, nothing is kept.
+        var discarding: Bool
+    }
+
+    private var assemblies: [Key: Assembly] = [:]
+    private var perSession: [Int]
+    private var reserved = 0
+
+    /// Creates a reassembler.
+    public init(limits: ProtocolLimits = ProtocolLimits()) {
+        self.limits = limits
+        self.perSession = [Int](repeating: 0, count: 256)
+    }
+
+    /// The number of messages in reassembly (including those whose remaining frames are being
+    /// absorbed after an error).
+    public var activeCount: Int { self.assemblies.count }
+
+    /// The bytes reserved for messages in reassembly: the sum of their declared total sizes.
+    public var reservedBytes: Int { self.reserved }
+
+    /// The number of messages of `session` in reassembly.
+    public func activeCount(session: SessionID) -> Int { self.perSession[Int(session.rawValue)] }
+
+    /// Takes a frame. Returns the message it completes (a control or Single frame completes a
+    /// message by itself), nil when the frame was stored, or throws for a frame that breaks the
+    /// rules; the reassembler keeps working after an error.
+    public mutating func process(_ frame: Frame, now: NIODeadline) throws(SDLProtocolError) -> Message? {
+        switch frame.header.frameType {
+        case .first:
+            try self.startMessage(frame, now: now)
+            return nil
+        case .consecutive:
+            return try self.continueMessage(frame, now: now)
+        default:
+            return Message(frame: frame)
+        }
+    }
+
+    /// Drops every message that has seen no frame for `limits.reassemblyTimeout`, releasing its
+    /// memory, and reports each with a `reassemblyExpired` error.
+    public mutating func expire(now: NIODeadline) -> [SDLProtocolError] {
+        var errors: [SDLProtocolError] = []
+        for (key, assembly) in self.assemblies where now - assembly.lastActivity >= self.limits.reassemblyTimeout {
+            self.remove(key)
+            if !assembly.discarding {
+                errors.append(
+                    SDLProtocolError(
+                        .reassemblyExpired,
+                        "message \(key.messageID) of session \(key.sessionID) service \(ServiceType(rawValue: key.serviceType)) "
+                            + "expired with \(assembly.buffer.readableBytes) of \(assembly.totalSize) bytes, "
+                            + "\(assembly.received) of \(assembly.consecutiveFrames) frames"))
+            }
+        }
+        return errors
+    }
+
+    /// When the oldest incomplete message expires, nil if none is in reassembly.
+    public var nextExpiry: NIODeadline? {
+        self.assemblies.values.map(\.lastActivity).min().map { $0 + self.limits.reassemblyTimeout }
+    }
+
+    private static func key(of header: FrameHeader) -> Key {
+        Key(sessionID: header.sessionID.rawValue, serviceType: header.serviceType.rawValue,
+            messageID: header.messageID?.rawValue ?? 0)
+    }
+
+    private mutating func startMessage(_ frame: Frame, now: NIODeadline) throws(SDLProtocolError) {
+        let header = frame.header
+        let key = Self.key(of: header)
+        guard let (declaredTotal, declaredCount) = frame.firstFramePayload else {
+            throw SDLProtocolError(.invalidFirstFrameDataSize, "First frame payload of \(frame.payload.readableBytes) bytes, must be 8")
+        }
+        if self.assemblies[key] != nil {
+            // The earlier message cannot be completed reliably any more: drop it, absorb the rest.
+            self.release(key)
+            throw SDLProtocolError(
+                .duplicateFirstFrame,
+                "second First frame for message \(key.messageID) of session \(key.sessionID) service \(header.serviceType)")
+        }
+        let total = Int(declaredTotal)
+        let count = Int(declaredCount)
+        guard total >= 1 else {
+            throw SDLProtocolError(.frameCountMismatch, "First frame declares a message of 0 bytes")
+        }
+        guard total <= self.limits.maxMessageSize else {
+            throw SDLProtocolError(
+                .messageTooLarge, "First frame declares \(total) bytes, above the limit of \(self.limits.maxMessageSize)")
+        }
+        // Each Consecutive frame carries between 1 byte and the receive limit.
+        let perFrame = Int(self.limits.receivePayloadLimit(version: header.version, service: header.serviceType))
+        let minimumCount = (total + perFrame - 1) / perFrame
+        guard count >= minimumCount, count <= total else {
+            throw SDLProtocolError(
+                .frameCountMismatch,
+                "First frame declares \(count) Consecutive frames for \(total) bytes; "
+                    + "\(minimumCount)...\(total) frames of at most \(perFrame) bytes could carry them")
+        }
+        let session = Int(key.sessionID)
+        guard self.perSession[session] < self.limits.maxReassembliesPerSession,
+            self.assemblies.count < self.limits.maxReassembliesPerTransport,
+            self.reserved + total <= self.limits.maxReassemblyBytes
+        else {
+            throw SDLProtocolError(
+                .tooManyReassemblies,
+                "cannot start message \(key.messageID) of session \(key.sessionID): \(self.perSession[session]) of "
+                    + "\(self.limits.maxReassembliesPerSession) per session, \(self.assemblies.count) of "
+                    + "\(self.limits.maxReassembliesPerTransport) per transport, \(self.reserved) + \(total) of "
+                    + "\(self.limits.maxReassemblyBytes) bytes in use")
+        }
+        self.assemblies[key] = Assembly(
+            buffer: ByteBufferAllocator().buffer(capacity: total), totalSize: total, consecutiveFrames: count,
+            received: 0, version: header.version, encrypted: false, lastActivity: now, discarding: false)
+        self.perSession[session] += 1
+        self.reserved += total
+    }
+
+    private mutating func continueMessage(_ frame: Frame, now: NIODeadline) throws(SDLProtocolError) -> Message? {
+        let header = frame.header
+        let key = Self.key(of: header)
+        guard var assembly = self.assemblies.removeValue(forKey: key) else {
+            throw SDLProtocolError(
+                .consecutiveWithoutFirst,
+                "Consecutive frame \(header.frameInfo) for message \(key.messageID) of session \(key.sessionID) "
+                    + "service \(header.serviceType) without a First frame")
+        }
+        if assembly.discarding {
+            if header.frameInfo == 0 {
+                self.forget(key, assembly)
+            } else {
+                assembly.lastActivity = now
+                self.assemblies[key] = assembly
+            }
+            return nil
+        }
+        let index = assembly.received + 1
+        let expected = MessageFragmenter.sequenceNumber(ofConsecutiveFrame: index, count: assembly.consecutiveFrames)
+        guard header.frameInfo == expected else {
+            self.fail(key, assembly, lastFrameSeen: header.frameInfo == 0)
+            throw SDLProtocolError(
+                .unexpectedSequenceNumber,
+                "Consecutive frame \(index) of \(assembly.consecutiveFrames) for message \(key.messageID) of session "
+                    + "\(key.sessionID) has sequence number \(header.frameInfo), expected \(expected)")
+        }
+        let size = frame.payload.readableBytes
+        let isLast = index == assembly.consecutiveFrames
+        guard assembly.buffer.readableBytes + size <= assembly.totalSize,
+            !isLast || assembly.buffer.readableBytes + size == assembly.totalSize
+        else {
+            self.fail(key, assembly, lastFrameSeen: isLast)
+            throw SDLProtocolError(
+                .messageSizeMismatch,
+                "message \(key.messageID) of session \(key.sessionID): \(assembly.buffer.readableBytes + size) bytes "
+                    + "after frame \(index) of \(assembly.consecutiveFrames), First frame declared \(assembly.totalSize)")
+        }
+        assembly.buffer.writeImmutableBuffer(frame.payload)
+        assembly.received = index
+        assembly.encrypted = assembly.encrypted || header.isEncrypted
+        assembly.lastActivity = now
+        guard isLast else {
+            self.assemblies[key] = assembly
+            return nil
+        }
+        self.forget(key, assembly)
+        return Message(
+            version: assembly.version, serviceType: header.serviceType, sessionID: header.sessionID,
+            messageID: header.messageID, frameType: .single, isEncrypted: assembly.encrypted,
+            payload: assembly.buffer, frameCount: assembly.consecutiveFrames + 1)
+    }
+
+    /// Drops a message after an error; unless its last frame was the one that failed, keeps an
+    /// empty entry that absorbs the rest of its frames.
+    private mutating func fail(_ key: Key, _ assembly: Assembly, lastFrameSeen: Bool) {
+        self.forget(key, assembly)
+        if !lastFrameSeen {
+            self.assemblies[key] = Assembly(
+                buffer: ByteBuffer(), totalSize: 0, consecutiveFrames: assembly.consecutiveFrames,
+                received: assembly.received, version: assembly.version, encrypted: false,
+                lastActivity: assembly.lastActivity, discarding: true)
+            self.perSession[Int(key.sessionID)] += 1
+        }
+    }
+
+    private mutating func release(_ key: Key) {
+        guard let assembly = self.assemblies.removeValue(forKey: key) else { return }
+        self.fail(key, assembly, lastFrameSeen: false)
+    }
+
+    private mutating func remove(_ key: Key) {
+        guard let assembly = self.assemblies.removeValue(forKey: key) else { return }
+        self.forget(key, assembly)
+    }
+
+    /// Updates the counters for an entry that was removed from `assemblies`.
+    private mutating func forget(_ key: Key, _ assembly: Assembly) {
+        self.perSession[Int(key.sessionID)] -= 1
+        self.reserved -= assembly.totalSize
+    }
+}

@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import SDLProtocol
+
+@main
+struct SDLTool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sdl",
+        abstract: "SmartDeviceLink protocol tools: dissect and build SDL byte streams.",
+        subcommands: [Dissect.self, Encode.self, BSONCommand.self])
+
+    /// Runs a command body, turning any failure into one line on stderr and exit code 1.
+    static func run(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as ToolError {
+            FileHandle.standardError.write(Data("sdl: \(error.description)\n".utf8))
+            throw ExitCode.failure
+        } catch let error as SDLProtocolError {
+            FileHandle.standardError.write(Data("sdl: \(error)\n".utf8))
+            throw ExitCode.failure
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            FileHandle.standardError.write(Data("sdl: \(error.localizedDescription)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// Reads a file, or standard input for "-".
+func readInput(_ path: String) throws -> Data {
+    if path == "-" {
+        return FileHandle.standardInput.readDataToEndOfFile()
+    }
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw ToolError("cannot read \(path)")
+    }
+    return data
+}
+
+/// Buffered standard output.
+struct Output {
+    private var buffer = Data()
+
+    mutating func line(_ text: String) {
+        self.buffer.append(contentsOf: text.utf8)
+        self.buffer.append(UInt8(ascii: "\n"))
+        if self.buffer.count > 1 << 16 { self.flush() }
+    }
+
+    mutating func flush() {
+        FileHandle.standardOutput.write(self.buffer)
+        self.buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+struct Dissect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print each frame, message and error of one direction of an SDL byte stream.")
+
+    @Flag(help: "The input is hex text (whitespace ignored), not raw bytes.")
+    var hex = false
+
+    @Flag(help: "One JSON object per line.")
+    var json = false
+
+    @Argument(help: "The stream file, or - for standard input.")
+    var file: String
+
+    func run() throws {
+        try SDLTool.run {
+            var data = try readInput(self.file)
+            if self.hex {
+                guard let bytes = parseHex(String(decoding: data, as: UTF8.self)) else {
+                    throw ToolError("\(self.file) is not hex text")
+                }
+                data = Data(bytes)
+            }
+            var output = Output()
+            var dissector = Dissector()
+            let emit: (OutputJSON) -> Void = { event in
+                output.line(self.json ? event.text : TextRendering.line(for: event))
+            }
+            dissector.feed(ByteBuffer(bytes: data), emit: emit)
+            dissector.finish(emit: emit)
+            output.flush()
+        }
+    }
+}
+
+struct Encode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write the SDL byte stream a SPEC file describes (a JSON array of messages).")
+
+    @Option(help: "Write the stream to this file instead of standard output.")
+    var out: String?
+
+    @Flag(help: "Write hex text instead of raw bytes.")
+    var hex = false
+
+    @Argument(help: "The SPEC file, or - for standard input.")
+    var spec: String
+
+    func run() throws {
+        try SDLTool.run {
+            let stream = try StreamSpec.encode(specJSON: try readInput(self.spec))
+            var bytes = Data(stream.readableBytesView)
+            if self.hex { bytes = Data((stream.readableBytesView.hexString + "\n").utf8) }
+            if let out = self.out {
+                guard FileManager.default.createFile(atPath: out, contents: bytes) else {
+                    throw ToolError("cannot write \(out)")
+                }
+            } else {
+                FileHandle.standardOutput.write(bytes)
+            }
+        }
+    }
+}
+
+/// The human-readable form of dissector events: one line each.
+enum TextRendering {
+    static func line(for event: OutputJSON) -> String {
+        guard case .object(let members) = event else { return event.text }
+        let fields = Dictionary(members, uniquingKeysWith: { first, _ in first })
+        func value(_ key: String) -> String {
+            switch fields[key] {
+            case .string(let string)?: return string
+            case let other?: return other.text
+            case nil: return "-"
+            }
+        }
+        switch value("event") {
+        case "frame":
+            var line = "frame    @\(value("offset"))  v\(value("version")) \(value("frameType"))"
+            line += "  service \(serviceName(fields["serviceType"]))  info \(value("frameInfo"))"
+            line += "  session \(value("sessionId"))  msg \(value("messageId"))  size \(value("dataSize"))"
+            if value("encrypted") == "true" { line += "  encrypted" }
+            if fields["compressed"] != nil { line += "  compressed" }
+            if fields["totalSize"] != nil { line += "  total \(value("totalSize")) in \(value("consecutiveFrames")) frames" }
+            return line
+        case "message":
+            var line = "message  session \(value("sessionId"))  service \(serviceName(fields["serviceType"]))"
+            line += "  msg \(value("messageId"))  v\(value("version"))  \(value("size")) bytes in \(value("frames")) frame(s)"
+            if value("encrypted") == "true" { line += "  encrypted" }
+            for key in ["control", "rpc", "securityQuery"] {
+                if let detail = fields[key] { line += "  \(key) \(detail.text)" }
+            }
+            return line
+        case "error":
+            return "error    @\(value("offset"))  \(value("code")): \(value("detail"))"
+        case "end":
+            return "end      \(value("bytes")) bytes, \(value("frames")) frames, \(value("messages")) messages, \(value("errors")) errors"
+        default:
+            return event.text
+        }
+    }
+
+    static func serviceName(_ value: OutputJSON?) -> String {
+        guard case .int(let raw)? = value else { return "-" }
+        return ServiceType(rawValue: UInt8(raw)).description
+    }
+}

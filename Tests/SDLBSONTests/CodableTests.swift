@@ -1,0 +1,166 @@
+import NIOCore
+import Testing
+
+@testable import SDLBSON
+
+@Suite struct CodableTests {
+    struct StartServiceACK: Codable, Equatable {
+        var protocolVersion: String?
+        var hashId: Int32?
+        var mtu: Int64?
+        var secondaryTransports: [String]?
+        var audioServiceTransports: [Int]?
+        var videoServiceTransports: [Int]?
+        var authToken: String?
+    }
+
+    @Test func startServiceACKRoundTripWithWireWidths() throws {
+        let ack = StartServiceACK(
+            protocolVersion: "5.4.1",
+            hashId: 42,
+            mtu: 131_084,
+            secondaryTransports: ["TCP_WIFI"],
+            audioServiceTransports: [1, 2],
+            videoServiceTransports: [2, 1],
+            authToken: nil
+        )
+        let document = try BSONEncoder().encode(ack)
+        #expect(document.map(\.key) == ["protocolVersion", "hashId", "mtu", "secondaryTransports", "audioServiceTransports", "videoServiceTransports"])
+        #expect(document["hashId"]?.type == .int32)
+        #expect(document["mtu"]?.type == .int64)
+        #expect(document["audioServiceTransports"]?.arrayValue?.map(\.type) == [.int32, .int32])
+        #expect(document["authToken"] == nil, "nil optionals are omitted")
+        #expect(try BSONDecoder().decode(StartServiceACK.self, from: document) == ack)
+    }
+
+    @Test func decodesThePeerStartServiceACKWhateverTheIntegerWidths() throws {
+        // sdl_core's vector: hashId int32, mtu int64, protocolVersion string.
+        let bytes = bytes(hex: "39000000106861736849640040e20100126d747500dc050000000000000270726f746f636f6c56657273696f6e0006000000352e302e300000")
+        let ack = try BSONDecoder().decode(StartServiceACK.self, from: bytes)
+        #expect(ack == StartServiceACK(protocolVersion: "5.0.0", hashId: 123_456, mtu: 1500))
+        // The other widths decode too (int64 hashId, int32 mtu) when the value fits.
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument {
+            $0.appendInt64("hashId", 7)
+            $0.appendInt32("mtu", 1500)
+        }
+        #expect(try BSONDecoder().decode(StartServiceACK.self, from: buffer) == StartServiceACK(hashId: 7, mtu: 1500))
+    }
+
+    struct Widths: Codable, Equatable {
+        var i8: Int8 = -8
+        var i16: Int16 = -16
+        var i32: Int32 = -32
+        var i64: Int64 = 64
+        var u8: UInt8 = 8
+        var u16: UInt16 = 16
+        var u32Small: UInt32 = 32
+        var u32Big: UInt32 = .max
+        var intSmall: Int = 5
+        var intBig: Int = 1 << 40
+        var uintSmall: UInt = 6
+        var u64Big: UInt64 = UInt64(Int64.max)
+        var float: Float = 1.5
+        var double: Double = -0.0
+        var flag: Bool = true
+        var bytes: [UInt8] = [1, 2, 3]
+        var binary = BSONBinary(subtype: .uuid, bytes: Array(repeating: 0xAB, count: 16))
+        var when = BSONDateTime(millisecondsSinceEpoch: -1)
+        var id = BSONObjectID(hexString: "56e1fc72e0c917e9c4714161")!
+        var dictionary: [String: Int] = ["k": 1]
+        var nested: [[String]] = [["a"], []]
+    }
+
+    @Test func integerMappingAndLeafTypes() throws {
+        let document = try BSONEncoder().encode(Widths())
+        let types = Dictionary(uniqueKeysWithValues: document.map { ($0.key, $0.type) })
+        #expect(types["i8"] == .int32)
+        #expect(types["i16"] == .int32)
+        #expect(types["i32"] == .int32)
+        #expect(types["i64"] == .int64)
+        #expect(types["u8"] == .int32)
+        #expect(types["u16"] == .int32)
+        #expect(types["u32Small"] == .int32)
+        #expect(types["u32Big"] == .int64)
+        #expect(types["intSmall"] == .int32)
+        #expect(types["intBig"] == .int64)
+        #expect(types["uintSmall"] == .int32)
+        #expect(types["u64Big"] == .int64)
+        #expect(types["float"] == .double)
+        #expect(types["double"] == .double)
+        #expect(types["flag"] == .bool)
+        #expect(types["bytes"] == .binary)
+        #expect(types["binary"] == .binary)
+        #expect(types["when"] == .datetime)
+        #expect(types["id"] == .objectID)
+        #expect(types["dictionary"] == .document)
+        #expect(types["nested"] == .array)
+        #expect(document["binary"]?.binaryValue?.subtype == .uuid)
+        #expect(try BSONDecoder().decode(Widths.self, from: document) == Widths())
+    }
+
+    struct Holder<T: Codable & Equatable>: Codable, Equatable { var value: T }
+    struct Outer: Codable { var inner: Inner }
+    struct Inner: Codable { var items: [Item] }
+    struct Item: Codable { var name: String }
+
+    @Test func errorsCarryCodingPaths() throws {
+        #expect(throws: EncodingError.self) { try BSONEncoder().encode(Holder(value: UInt64.max)) }
+        #expect(throws: EncodingError.self) { try BSONEncoder().encode([1, 2, 3]) }
+        #expect(throws: EncodingError.self) { try BSONEncoder().encode(["a\u{0}": 1]) }
+
+        // Out of range for the Swift type: dataCorrupted with the path.
+        var big = ByteBuffer()
+        big.writeBSONDocument { $0.appendInt32("value", 300) }
+        do {
+            _ = try BSONDecoder().decode(Holder<Int8>.self, from: big)
+            Issue.record("300 decoded as Int8")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect(context.codingPath.map(\.stringValue) == ["value"])
+        }
+        // Wrong type deep inside: typeMismatch with the whole path.
+        var wrong = ByteBuffer()
+        wrong.writeBSONDocument { doc in
+            doc.appendDocument("inner") { inner in
+                inner.appendArray("items") { items in
+                    items.appendDocument { $0.appendString("name", "ok") }
+                    items.appendDocument { $0.appendInt32("name", 1) }
+                }
+            }
+        }
+        do {
+            _ = try BSONDecoder().decode(Outer.self, from: wrong)
+            Issue.record("int decoded as String")
+        } catch DecodingError.typeMismatch(_, let context) {
+            #expect(context.codingPath.map(\.stringValue) == ["inner", "items", "1", "name"])
+        }
+        // Missing key.
+        do {
+            _ = try BSONDecoder().decode(Holder<String>.self, from: BSONDocument())
+            Issue.record("missing key decoded")
+        } catch DecodingError.keyNotFound(let key, _) {
+            #expect(key.stringValue == "value")
+        }
+        // Malformed bytes: dataCorrupted wrapping the BSONError with its offset.
+        do {
+            _ = try BSONDecoder().decode(Holder<String>.self, from: [0x05, 0, 0, 0, 1])
+            Issue.record("malformed bytes decoded")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect((context.underlyingError as? BSONError)?.code == .invalidDocumentTerminator)
+            #expect((context.underlyingError as? BSONError)?.offset == 4)
+        }
+        // An int64 that fits decodes as Int32; a double does not decode as an integer.
+        var wide = ByteBuffer()
+        wide.writeBSONDocument { $0.appendInt64("value", -5) }
+        #expect(try BSONDecoder().decode(Holder<Int32>.self, from: wide).value == -5)
+        var double = ByteBuffer()
+        double.writeBSONDocument { $0.appendDouble("value", 1.0) }
+        #expect(throws: DecodingError.self) { try BSONDecoder().decode(Holder<Int>.self, from: double) }
+    }
+
+    @Test func nullAndMissingDecodeAsNilOptionals() throws {
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { $0.appendNull("hashId") }
+        #expect(try BSONDecoder().decode(StartServiceACK.self, from: buffer) == StartServiceACK())
+    }
+}
