@@ -8,6 +8,10 @@ import NIOCore
 /// are ignored and the items get the keys "0", "1", … . The top-level document is opened by
 /// `init` and closed by `finish()`, which hands the buffer back.
 ///
+/// Unlike the closure writer it is an ordinary copyable value (so it can conform to protocols
+/// whose requirements take it `inout`): every element goes through one
+/// `ByteBuffer.writeWithUnsafeMutableBytes` call, which keeps copies of the writer safe.
+///
 /// ```swift
 /// var writer = BSONStreamWriter(appendingTo: buffer)
 /// writer.appendString("5.4.1", forKey: "protocolVersion")
@@ -20,21 +24,20 @@ import NIOCore
 /// - Precondition: keys contain no NUL byte (check untrusted ones with
 ///   ``BSONDocumentWriter/isValidKey(_:)``); every `begin…` is matched by an `end()` before
 ///   `finish()`.
-public struct BSONStreamWriter: ~Copyable {
-    @usableFromInline var _out: _BSONOutput
+public struct BSONStreamWriter {
+    @usableFromInline var _buffer: ByteBuffer
     /// The open scopes, innermost last: where their length placeholder is, and for arrays the
     /// index of the next item (-1 for documents).
     @usableFromInline var _scopes: [(start: Int, nextIndex: Int)]
 
     /// Starts a document at `buffer`'s writer index.
     @inlinable
-    public init(appendingTo buffer: consuming ByteBuffer) {
-        self._out = _BSONOutput(taking: buffer)
+    public init(appendingTo buffer: ByteBuffer) {
+        self._buffer = buffer
         self._scopes = []
         self._scopes.reserveCapacity(8)
-        let start = self._out.position
-        self._out.beginDocument()
-        self._scopes.append((start, -1))
+        self._scopes.append((self._buffer.writerIndex, -1))
+        self._buffer.writeInteger(UInt32(0))
     }
 
     /// How many scopes are open, the top-level document included.
@@ -45,131 +48,183 @@ public struct BSONStreamWriter: ~Copyable {
     @inlinable
     public var isInArray: Bool { self._scopes[self._scopes.count &- 1].nextIndex >= 0 }
 
+    /// Writes one element: type byte, key, NUL, then `valueSize` bytes from `value`.
     @inlinable
     @inline(__always)
-    mutating func _withKey<R>(_ key: StaticString, _ body: (inout _BSONOutput, UnsafeRawBufferPointer) -> R) -> R {
+    mutating func _element(
+        _ type: UInt8, _ key: UnsafeRawBufferPointer, valueSize: Int, _ value: (UnsafeMutableRawPointer) -> Void
+    ) {
+        let total = key.count &+ 2 &+ valueSize
+        self._buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { raw in
+            let p = raw.baseAddress.unsafelyUnwrapped
+            p.storeBytes(of: type, as: UInt8.self)
+            if key.count > 0 {
+                (p + 1).copyMemory(from: key.baseAddress.unsafelyUnwrapped, byteCount: key.count)
+            }
+            (p + (key.count &+ 1)).storeBytes(of: 0, as: UInt8.self)
+            value(p + (key.count &+ 2))
+            return total
+        }
+    }
+
+    /// Calls `body` with the key to write: the array index inside an array, else `key`'s bytes.
+    @inlinable
+    @inline(__always)
+    mutating func _withKey(_ key: StaticString, _ body: (inout BSONStreamWriter, UnsafeRawBufferPointer) -> Void) {
         let last = self._scopes.count &- 1
         let index = self._scopes[last].nextIndex
         if index >= 0 {
             self._scopes[last].nextIndex = index &+ 1
-            return _bsonWithIndexKey(index) { body(&self._out, $0) }
+            _bsonWithIndexKey(index) { body(&self, $0) }
+            return
         }
-        return key.withUTF8Buffer { utf8 in
-            body(&self._out, _bsonCheckedKey(utf8))
-        }
+        key.withUTF8Buffer { utf8 in body(&self, _bsonCheckedKey(utf8)) }
     }
 
     @inlinable
     @inline(__always)
-    mutating func _withKey<R>(_ key: String, _ body: (inout _BSONOutput, UnsafeRawBufferPointer) -> R) -> R {
+    mutating func _withKey(_ key: String, _ body: (inout BSONStreamWriter, UnsafeRawBufferPointer) -> Void) {
         let last = self._scopes.count &- 1
         let index = self._scopes[last].nextIndex
         if index >= 0 {
             self._scopes[last].nextIndex = index &+ 1
-            return _bsonWithIndexKey(index) { body(&self._out, $0) }
+            _bsonWithIndexKey(index) { body(&self, $0) }
+            return
         }
         var key = key
-        return key.withUTF8 { body(&self._out, _bsonCheckedKey($0)) }
+        key.withUTF8 { body(&self, _bsonCheckedKey($0)) }
+    }
+
+    @inlinable
+    mutating func _fixed<T: FixedWidthInteger>(_ type: UInt8, _ key: UnsafeRawBufferPointer, _ value: T) {
+        self._element(type, key, valueSize: MemoryLayout<T>.size) { $0.storeBytes(of: value.littleEndian, as: T.self) }
+    }
+
+    @inlinable
+    mutating func _string(_ key: UnsafeRawBufferPointer, _ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            self._element(0x02, key, valueSize: 4 &+ utf8.count &+ 1) { p in
+                p.storeBytes(of: UInt32(truncatingIfNeeded: utf8.count &+ 1).littleEndian, as: UInt32.self)
+                if utf8.count > 0 {
+                    (p + 4).copyMemory(from: utf8.baseAddress.unsafelyUnwrapped, byteCount: utf8.count)
+                }
+                (p + (4 &+ utf8.count)).storeBytes(of: 0, as: UInt8.self)
+            }
+        }
+    }
+
+    @inlinable
+    mutating func _begin(_ type: UInt8, _ key: UnsafeRawBufferPointer, array: Bool) {
+        self._element(type, key, valueSize: 4) { $0.storeBytes(of: 0, as: UInt32.self) }
+        self._scopes.append((self._buffer.writerIndex &- 4, array ? 0 : -1))
     }
 
     /// Appends a double (type 0x01).
     @inlinable
     public mutating func appendDouble(_ value: Double, forKey key: StaticString) {
-        self._withKey(key) { $0.appendFixed(0x01, $1, value.bitPattern) }
+        self._withKey(key) { $0._fixed(0x01, $1, value.bitPattern) }
     }
 
     /// Appends a double (type 0x01).
     @inlinable
     public mutating func appendDouble(_ value: Double, forKey key: String) {
-        self._withKey(key) { $0.appendFixed(0x01, $1, value.bitPattern) }
+        self._withKey(key) { $0._fixed(0x01, $1, value.bitPattern) }
     }
 
     /// Appends a UTF-8 string (type 0x02).
     @inlinable
     public mutating func appendString(_ value: String, forKey key: StaticString) {
-        self._withKey(key) { $0.appendString(0x02, $1, value) }
+        self._withKey(key) { $0._string($1, value) }
     }
 
     /// Appends a UTF-8 string (type 0x02).
     @inlinable
     public mutating func appendString(_ value: String, forKey key: String) {
-        self._withKey(key) { $0.appendString(0x02, $1, value) }
+        self._withKey(key) { $0._string($1, value) }
     }
 
     /// Appends a boolean (type 0x08).
     @inlinable
     public mutating func appendBool(_ value: Bool, forKey key: StaticString) {
-        self._withKey(key) { $0.appendFixed(0x08, $1, value ? UInt8(1) : UInt8(0)) }
+        self._withKey(key) { $0._fixed(0x08, $1, value ? UInt8(1) : UInt8(0)) }
     }
 
     /// Appends a boolean (type 0x08).
     @inlinable
     public mutating func appendBool(_ value: Bool, forKey key: String) {
-        self._withKey(key) { $0.appendFixed(0x08, $1, value ? UInt8(1) : UInt8(0)) }
+        self._withKey(key) { $0._fixed(0x08, $1, value ? UInt8(1) : UInt8(0)) }
     }
 
     /// Appends a null (type 0x0A).
     @inlinable
     public mutating func appendNull(forKey key: String) {
-        self._withKey(key) { $0.appendHeader(0x0A, $1) }
+        self._withKey(key) { writer, key in writer._element(0x0A, key, valueSize: 0) { _ in } }
     }
 
     /// Appends a 32-bit integer (type 0x10).
     @inlinable
     public mutating func appendInt32(_ value: Int32, forKey key: StaticString) {
-        self._withKey(key) { $0.appendFixed(0x10, $1, value) }
+        self._withKey(key) { $0._fixed(0x10, $1, value) }
     }
 
     /// Appends a 32-bit integer (type 0x10).
     @inlinable
     public mutating func appendInt32(_ value: Int32, forKey key: String) {
-        self._withKey(key) { $0.appendFixed(0x10, $1, value) }
+        self._withKey(key) { $0._fixed(0x10, $1, value) }
     }
 
     /// Appends a 64-bit integer (type 0x12).
     @inlinable
     public mutating func appendInt64(_ value: Int64, forKey key: StaticString) {
-        self._withKey(key) { $0.appendFixed(0x12, $1, value) }
+        self._withKey(key) { $0._fixed(0x12, $1, value) }
     }
 
     /// Appends a 64-bit integer (type 0x12).
     @inlinable
     public mutating func appendInt64(_ value: Int64, forKey key: String) {
-        self._withKey(key) { $0.appendFixed(0x12, $1, value) }
+        self._withKey(key) { $0._fixed(0x12, $1, value) }
     }
 
-    /// Appends any value of the generic tree.
-    @inlinable
+    /// Appends any value of the generic tree (written through the closure writer, then copied).
     public mutating func append(_ value: BSONValue, forKey key: String) {
-        self._withKey(key) { $0.appendValue($1, value) }
+        self._withKey(key) { writer, key in
+            var element = ByteBuffer()
+            let name = String(decoding: key, as: UTF8.self)
+            element.writeBSONDocument { $0.append(name, value) }
+            // The element is the document minus its int32 length and terminating NUL.
+            writer._buffer.writeImmutableBuffer(element.getSlice(at: 4, length: element.readableBytes - 5)!)
+        }
     }
 
     /// Opens an embedded document (type 0x03); close it with `end()`.
     @inlinable
     public mutating func beginDocument(forKey key: StaticString) {
-        let start = self._withKey(key) { $0.beginElement(0x03, $1) }
-        self._scopes.append((start, -1))
+        self._withKey(key) { $0._begin(0x03, $1, array: false) }
     }
 
     /// Opens an embedded document (type 0x03); close it with `end()`.
     @inlinable
     public mutating func beginDocument(forKey key: String) {
-        let start = self._withKey(key) { $0.beginElement(0x03, $1) }
-        self._scopes.append((start, -1))
+        self._withKey(key) { $0._begin(0x03, $1, array: false) }
     }
 
     /// Opens an array (type 0x04); close it with `end()`.
     @inlinable
     public mutating func beginArray(forKey key: StaticString) {
-        let start = self._withKey(key) { $0.beginElement(0x04, $1) }
-        self._scopes.append((start, 0))
+        self._withKey(key) { $0._begin(0x04, $1, array: true) }
     }
 
     /// Opens an array (type 0x04); close it with `end()`.
     @inlinable
     public mutating func beginArray(forKey key: String) {
-        let start = self._withKey(key) { $0.beginElement(0x04, $1) }
-        self._scopes.append((start, 0))
+        self._withKey(key) { $0._begin(0x04, $1, array: true) }
+    }
+
+    @inlinable
+    mutating func _close(_ start: Int) {
+        self._buffer.writeInteger(UInt8(0))
+        self._buffer.setInteger(UInt32(truncatingIfNeeded: self._buffer.writerIndex &- start), at: start, endianness: .little)
     }
 
     /// Closes the innermost embedded document or array.
@@ -178,17 +233,18 @@ public struct BSONStreamWriter: ~Copyable {
     @inlinable
     public mutating func end() {
         precondition(self._scopes.count > 1, "end() without an open embedded document or array")
-        let scope = self._scopes.removeLast()
-        self._out.endDocument(start: scope.start)
+        self._close(self._scopes.removeLast().start)
     }
 
     /// Closes the top-level document and returns the buffer, its writer index past the document.
     ///
     /// - Precondition: every embedded document and array was closed.
     @inlinable
-    public consuming func finish() -> ByteBuffer {
+    public mutating func finish() -> ByteBuffer {
         precondition(self._scopes.count == 1, "finish() with \(self._scopes.count - 1) scopes still open")
-        self._out.endDocument(start: self._scopes[0].start)
-        return self._out.finish()
+        self._close(self._scopes.removeLast().start)
+        let buffer = self._buffer
+        self._buffer = ByteBuffer()
+        return buffer
     }
 }

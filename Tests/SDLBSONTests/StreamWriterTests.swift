@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func generatedValuesAndEmptyDocument() throws {
-        let writer = BSONStreamWriter(appendingTo: ByteBuffer())
+        var writer = BSONStreamWriter(appendingTo: ByteBuffer())
         let empty = writer.finish()
         #expect(Array(empty.readableBytesView) == [5, 0, 0, 0, 0])
 
@@ -69,5 +69,16 @@ import Testing
         let bytes = tree.finish()
         let document = try BSONDocument(validating: bytes)
         #expect(document.canonicalExtendedJSON == #"{"values": [{"$numberInt": "1"}, "two", {"three": {"$numberDouble": "3.0"}}]}"#)
+    }
+
+    /// Copies of a writer are independent: each writes into its own storage.
+    @Test func copiesAreIndependent() throws {
+        var first = BSONStreamWriter(appendingTo: ByteBuffer())
+        first.appendInt32(1, forKey: "a")
+        var second = first
+        second.appendString("x", forKey: "b")
+        first.appendBool(true, forKey: "c")
+        #expect(try BSONDocument(validating: first.finish()).canonicalExtendedJSON == #"{"a": {"$numberInt": "1"}, "c": true}"#)
+        #expect(try BSONDocument(validating: second.finish()).canonicalExtendedJSON == #"{"a": {"$numberInt": "1"}, "b": "x"}"#)
     }
 }
