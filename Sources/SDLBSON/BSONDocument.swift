@@ -302,6 +302,15 @@ public struct BSONElement: @unchecked Sendable {
         self._valueEnd = valueEnd
     }
 
+    /// Calls `body` with the key's UTF-8 bytes in place (no String is made); the pointer must not
+    /// escape `body`.
+    @inlinable
+    public func withUnsafeKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withExtendedLifetime(self._storage) {
+            try body(self._bytes(from: self._keyStart, to: self._valueStart &- 1))
+        }
+    }
+
     /// The byte offset of the element (its type byte), counted from the start of the outermost
     /// document it was read from, for error messages that point into the payload.
     @inlinable
