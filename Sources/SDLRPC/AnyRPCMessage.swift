@@ -7,6 +7,8 @@ extension RPCStruct {
         switch format {
         case .json:
             self = try Self(jsonParameters: parameters, options: options)
+        case .bson:
+            self = try Self(bsonParameters: parameters, options: options)
         default:
             throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
         }
@@ -17,6 +19,8 @@ extension RPCStruct {
         switch format {
         case .json:
             return try self.jsonParameters(options: options)
+        case .bson:
+            return try self.bsonParameters(options: options)
         default:
             throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
         }

@@ -32,7 +32,7 @@ public struct RPCParameterFormat: Hashable, Sendable, CustomStringConvertible {
 
     /// JSON text (RFC 8259).
     public static let json = RPCParameterFormat("json")
-    /// A BSON document. Not available until the SDLBSON conformance lands: `unsupportedFormat`.
+    /// A BSON document (protocol version 5).
     public static let bson = RPCParameterFormat("bson")
 
     /// Tells BSON from JSON by the bytes: a BSON document starts with its own length (int32, little

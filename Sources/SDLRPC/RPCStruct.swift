@@ -22,6 +22,10 @@ public protocol RPCStruct: RPCParameterValue {
     static func _decodeJSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self
     /// Implementation detail (specialised entry point); use `jsonParameters()`.
     func _encodeJSONParameters(options: RPCCodingOptions) throws(RPCError) -> ByteBuffer
+    /// Implementation detail (specialised entry point); use `init(bsonParameters:)`.
+    static func _decodeBSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self
+    /// Implementation detail (specialised entry point); use `bsonParameters()`.
+    func _encodeBSONParameters(options: RPCCodingOptions) throws(RPCError) -> ByteBuffer
 }
 
 extension RPCStruct {

@@ -38,7 +38,10 @@ struct Dissector {
             do {
                 if let message = try self.reassembler.process(frame, now: self.now) {
                     self.messages += 1
-                    emit(self.messageEvent(message, offset: self.decoder.lastFrameOffset, emit: emit))
+                    // The message first, then what is wrong with its payload.
+                    var problems: [SDLProtocolError] = []
+                    emit(Self.messageEvent(message, offset: self.decoder.lastFrameOffset, problems: &problems))
+                    for problem in problems { self.emitError(problem, offset: problem.offset, emit: emit) }
                 }
             } catch {
                 self.emitError(error, offset: self.decoder.lastFrameOffset, emit: emit)
@@ -95,7 +98,7 @@ struct Dissector {
         return .object(members)
     }
 
-    private mutating func messageEvent(_ message: Message, offset: Int, emit: (OutputJSON) -> Void) -> OutputJSON {
+    private static func messageEvent(_ message: Message, offset: Int, problems: inout [SDLProtocolError]) -> OutputJSON {
         var members: [(String, OutputJSON)] = [
             ("event", .string("message")), ("sessionId", .int(Int(message.sessionID.rawValue))),
             ("serviceType", .int(Int(message.serviceType.rawValue))),
@@ -106,23 +109,34 @@ struct Dissector {
         if let info = message.controlFrameInfo {
             let (control, error) = PayloadDescription.control(info: info, message: message)
             members.append(("control", control))
-            if let error { self.emitError(error, offset: offset, emit: emit) }
+            if var error {
+                error.offset = offset
+                problems.append(error)
+            }
         } else if message.isEncrypted {
             // Encrypted payloads are opaque here; only their size is known.
             members.append(("payloadSize", .int(message.payload.readableBytes)))
         } else if message.serviceType == .rpc || message.serviceType == .hybrid {
             switch PayloadDescription.rpc(message) {
-            case .success(let rpc): members.append(("rpc", rpc))
+            case .success(let description):
+                members.append(("rpc", .object(description.fields)))
+                for problem in description.problems {
+                    problems.append(SDLProtocolError(.init(problem.code), offset: offset, problem.detail))
+                }
             case .failure(let error):
                 members.append(("payloadSize", .int(message.payload.readableBytes)))
-                self.emitError(error, offset: offset, emit: emit)
+                var error = error
+                error.offset = offset
+                problems.append(error)
             }
         } else if message.serviceType == .control {
             switch PayloadDescription.securityQuery(message.payload) {
             case .success(let query): members.append(("securityQuery", query))
             case .failure(let error):
                 members.append(("payloadSize", .int(message.payload.readableBytes)))
-                self.emitError(error, offset: offset, emit: emit)
+                var error = error
+                error.offset = offset
+                problems.append(error)
             }
         } else {
             members.append(("payloadSize", .int(message.payload.readableBytes)))
@@ -157,46 +171,19 @@ enum PayloadDescription {
         return (.object(members), failure)
     }
 
-    static func rpc(_ message: Message) -> Result<OutputJSON, SDLProtocolError> {
+    /// The RPC a message carries, and the problems found in it (each becomes an error event).
+    static func rpc(_ message: Message) -> Result<RPCDescription, SDLProtocolError> {
         if message.version == .v1 {
-            // Version 1 has no binary header: the payload is the JSON envelope
-            // {"request"|"response"|"notification": {"name", "correlationID", "parameters"}}.
-            guard let envelope = try? JSONSerialization.jsonObject(with: Data(message.payload.readableBytesView)) as? [String: Any],
-                let (type, body) = envelope.first.map({ ($0.key, $0.value as? [String: Any]) }), let body
-            else {
+            guard let description = RPCDescription(v1Envelope: message.payload) else {
                 return .failure(SDLProtocolError(.init("invalidJSON"), offset: 0, "v1 RPC payload is not a JSON envelope"))
             }
-            return .success(.object([
-                ("rpcType", .string(type)), ("functionId", .null),
-                ("functionName", (body["name"] as? String).map(OutputJSON.string) ?? .null),
-                ("correlationId", (body["correlationID"] as? Int).map(OutputJSON.int) ?? .null),
-                ("encoding", .string("json")), ("params", OutputJSON(foundation: body["parameters"] ?? [String: Any]())),
-                ("bulkSize", .int(0)),
-            ]))
+            return .success(description)
         }
-        let payload: RPCPayload
         do {
-            payload = try RPCPayload(parsing: message.payload)
+            return .success(RPCDescription(payload: try RPCPayload(parsing: message.payload)))
         } catch {
             return .failure(error)
         }
-        var members: [(String, OutputJSON)] = [
-            ("rpcType", .string(payload.header.rpcType.description)), ("functionId", .int(Int(payload.header.functionID))),
-            ("functionName", .null), ("correlationId", .int(Int(payload.header.correlationID))),
-        ]
-        let parameters = Data(payload.parameters.readableBytesView)
-        if parameters.isEmpty {
-            members += [("encoding", .string("json")), ("params", .object([]))]
-        } else if let json = try? JSONSerialization.jsonObject(with: parameters, options: [.fragmentsAllowed]) {
-            members += [("encoding", .string("json")), ("params", OutputJSON(foundation: json))]
-        } else if parameters.first.map({ $0 != UInt8(ascii: "{") }) ?? false, parameters.count >= 5 {
-            // Protocol version 5 may carry the parameters as BSON; shown as hex for now.
-            members += [("encoding", .string("bson")), ("paramsHex", .string(parameters.hexString))]
-        } else {
-            return .failure(SDLProtocolError(.init("invalidJSON"), offset: RPCBinaryHeader.size, "RPC parameters are not valid JSON"))
-        }
-        members.append(("bulkSize", .int(payload.bulkData.readableBytes)))
-        return .success(.object(members))
     }
 
     static func securityQuery(_ bytes: ByteBuffer) -> Result<OutputJSON, SDLProtocolError> {

@@ -2,7 +2,7 @@ import Foundation
 
 /// A JSON value with ordered object keys, for the tool's output lines (DESIGN.md §5 fixes the
 /// key order of each event).
-enum OutputJSON: Equatable {
+enum OutputJSON: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int)

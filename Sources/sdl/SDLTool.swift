@@ -8,7 +8,7 @@ struct SDLTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sdl",
         abstract: "SmartDeviceLink protocol tools: dissect and build SDL byte streams.",
-        subcommands: [Dissect.self, Encode.self, BSONCommand.self])
+        subcommands: [Dissect.self, Encode.self, BSONCommand.self, RPCCommand.self])
 
     /// Runs a command body, turning any failure into one line on stderr and exit code 1.
     static func run(_ body: () throws -> Void) throws {

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import SDLBSON
 import SDLProtocol
+import SDLRPC
 
 /// A failure of a command, reported as one line on stderr with a non-zero exit.
 struct ToolError: Error, CustomStringConvertible {
@@ -118,16 +119,17 @@ struct StreamSpec {
         switch try rpc.value("functionId") {
         case let number as Int where (0...Int(RPCBinaryHeader.maxFunctionID)).contains(number): functionID = UInt32(number)
         case let name as String:
-            throw ToolError("function name \"\(name)\" needs the RPC spec tables; give the function id as a number")
-        default: throw ToolError("rpc needs a numeric \"functionId\" (0...0x0FFFFFFF)")
+            guard let id = FunctionID(name: name) else { throw ToolError("\"functionId\": no function named \"\(name)\" in the spec") }
+            functionID = id.rawValue
+        default: throw ToolError("rpc needs a \"functionId\": a spec function name or a number in 0...0x0FFFFFFF")
         }
         let correlationID = UInt32(try rpc.int("correlationId", in: 0...Int(UInt32.max)) ?? 0)
         var parameters = ByteBuffer()
         if let json = try rpc.value("json") {
             let data = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .fragmentsAllowed])
             parameters.writeBytes(data)
-        } else if try rpc.value("bson") != nil {
-            throw ToolError("\"bson\" RPC parameters need the BSON codec; use \"json\"")
+        } else if let bson = try rpc.value("bson") {
+            parameters = try bsonParameters(bson, functionID: functionID, rpcType: rpcType)
         }
         let bulk = try rpc.hex("bulkHex") ?? []
         var payload = ByteBuffer()
@@ -144,6 +146,25 @@ struct StreamSpec {
             parameters: parameters, bulkData: ByteBuffer(bytes: bulk)
         ).write(to: &payload)
         return payload
+    }
+
+    /// RPC parameters given as a JSON object, encoded as BSON: through the function's generated type
+    /// when they are valid for it (so every Integer gets its spec width), else as a generic tree
+    /// (integers int32 when they fit, int64 otherwise), which also serves deliberately invalid input.
+    static func bsonParameters(_ value: Any, functionID: UInt32, rpcType: RPCType) throws -> ByteBuffer {
+        guard value is [String: Any] else { throw ToolError("\"bson\" must be a JSON object of parameters") }
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
+        if let message = try? AnyRPCMessage(
+            functionID: FunctionID(rawValue: functionID), rpcType: rpcType, jsonParameters: text),
+            let parameters = try? message.message.parameters(format: .bson)
+        {
+            return parameters
+        }
+        do {
+            return try RPCValue(jsonObject: text).bsonDocument()
+        } catch {
+            throw ToolError("\"bson\": \(error)")
+        }
     }
 
     /// A BSON document from an Extended JSON value of the SPEC (an object such as

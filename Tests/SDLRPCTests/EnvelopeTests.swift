@@ -130,14 +130,16 @@ struct EnvelopeTests {
         }
     }
 
-    @Test("format detection, and BSON waits for SDLBSON")
+    @Test("format detection; BSON payloads decode without being told the format")
     func formats() throws {
         #expect(RPCParameterFormat.detect(Array("{}".utf8)) == .json)
         #expect(RPCParameterFormat.detect([5, 0, 0, 0, 0]) == .bson)
         #expect(RPCParameterFormat.detect([0x7B, 0, 0, 0, 0x7D]) == .json)
         let request = SDLSubscribeWayPointsRequest()
-        #expect(throws: RPCError(.unsupportedFormat, "bson parameters are not supported yet")) {
-            try request.payload(correlationID: 1, format: .bson)
-        }
+        let payload = try request.payload(correlationID: 1, format: .bson)
+        #expect(Array(payload.readableBytesView) == [0x00, 0x00, 0x00, 0x2E, 0, 0, 0, 1, 0, 0, 0, 5, 5, 0, 0, 0, 0])
+        let decoded = try AnyRPCMessage(payload: payload)
+        #expect(decoded.message as? SDLSubscribeWayPointsRequest == request)
+        #expect(throws: RPCError.self) { try request.parameters(format: RPCParameterFormat("xml")) }
     }
 }

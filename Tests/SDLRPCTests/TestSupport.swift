@@ -146,8 +146,8 @@ struct ExampleBuilder {
     }
 }
 
-/// The formats every round trip runs through. BSON joins with one line once SDLBSON lands.
-let roundTripFormats: [RPCParameterFormat] = [.json]
+/// The formats every round trip runs through.
+let roundTripFormats: [RPCParameterFormat] = [.json, .bson]
 
 /// Decodes `parameters` as the message of `function`/`type`, validates, re-encodes in every
 /// format and decodes again; returns the decoded message and its JSON re-encoding.
@@ -159,6 +159,8 @@ func roundTrip(
         let payload = try decoded.payload(format: format)
         let again = try AnyRPCMessage(payload: payload, format: format)
         #expect(again == decoded, "\(functionName) \(rpcType) changed in a \(format) round trip", sourceLocation: sourceLocation)
+        // JSON → format → JSON gives the same JSON text.
+        #expect(try again.jsonParametersText() == decoded.jsonParametersText(), sourceLocation: sourceLocation)
     }
     return (decoded, try decoded.jsonParametersText())
 }

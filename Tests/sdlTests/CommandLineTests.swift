@@ -75,4 +75,47 @@ func runSDL(_ arguments: [String], input: String? = nil) throws -> (status: Int3
         #expect(dissected.out.contains(#"{"event":"error","offset":0,"code":"invalidControlPayload","detail":"StartServiceACK field hashId must be an int32 (or an int64 within the int32 range), not string"}"#))
         #expect(dissected.out.contains(#""bson":{"hashId": "3bb34978fe3a"}"#))
     }
+
+    @Test func rpcEncodeValidatesAndDecodeNamesTheFunction() throws {
+        let encoded = try runSDL([
+            "rpc", "encode", "--function", "SetInteriorVehicleData", "--type", "request", "--correlation-id", "9",
+            #"{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":50}}}"#,
+        ])
+        #expect(encoded.status == 0)
+        #expect(encoded.out.hasPrefix("0000002c000000090000004c7b22"))
+        let decoded = try runSDL(["rpc", "decode", "-"], input: encoded.out)
+        #expect(decoded.out == #"{"rpcType":"request","functionId":44,"functionName":"SetInteriorVehicleData","correlationId":9,"encoding":"json","params":{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":50}}},"bulkSize":0}"# + "\n")
+
+        let invalid = try runSDL([
+            "rpc", "encode", "--function", "SetInteriorVehicleData", "--type", "request",
+            #"{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":500}}}"#,
+        ])
+        #expect(invalid.status != 0)
+        #expect(invalid.err == "sdl: moduleData.climateControlData.fanSpeed: above maxvalue 100\n")
+
+        let bson = try runSDL(["rpc", "encode", "--function", "GetFile", "--type", "response", "--format", "bson",
+                               #"{"success":true,"resultCode":"SUCCESS","crc":4294967295}"#])
+        let back = try runSDL(["rpc", "decode", bson.out.trimmingCharacters(in: .whitespacesAndNewlines)])
+        #expect(back.out == #"{"rpcType":"response","functionId":54,"functionName":"GetFile","correlationId":0,"encoding":"bson","params":{"success":true,"resultCode":"SUCCESS","crc":4294967295},"bulkSize":0}"# + "\n")
+    }
+
+    @Test func rpcDecodeOfAnInvalidPayloadFailsUnlessAskedToShowIt() throws {
+        // fanSpeed 500 in a hand-made payload: header (request, 44, corr 1) + JSON.
+        let json = #"{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":500}}}"#
+        let header = String(format: "0000002c00000001%08x", json.utf8.count)
+        let hex = header + Array(json.utf8).map { String(format: "%02x", $0) }.joined()
+        let strict = try runSDL(["rpc", "decode", hex])
+        #expect(strict.status != 0 && strict.err == "sdl: moduleData.climateControlData.fanSpeed: above maxvalue 100\n")
+        let lenient = try runSDL(["rpc", "decode", "--no-validate", hex])
+        #expect(lenient.status == 0 && lenient.out.contains(#""fanSpeed":500"#))
+    }
+
+    @Test func dissectReportsSpecViolationsAfterTheMessage() throws {
+        let spec = #"[{"kind":"rpc","rpc":{"functionId":"SetInteriorVehicleData","json":{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":500}}}}}]"#
+        let hex = try runSDL(["encode", "--hex", "-"], input: spec)
+        let lines = try runSDL(["dissect", "--hex", "--json", "-"], input: hex.out).out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4)
+        #expect(lines[1].contains(#""functionName":"SetInteriorVehicleData""#) && lines[1].contains(#""fanSpeed":500"#))
+        #expect(lines[2] == #"{"event":"error","offset":0,"code":"rpcValidation","detail":"moduleData.climateControlData.fanSpeed: above maxvalue 100"}"#)
+    }
 }

@@ -46,15 +46,17 @@ private func spec(_ json: String) throws -> ByteBuffer {
         for chunkSize in [nil, 1, 7, 1000] {
             let events = dissect(stream, chunkSize: chunkSize)
             let kinds = events.compactMap { field($0, "event") }.map(\.text)
-            #expect(kinds.filter { $0 == "\"message\"" }.count == 10)
+            #expect(kinds.filter { $0 == "\"message\"" }.count == 12)
             #expect(kinds.filter { $0 == "\"error\"" }.count == 2)
-            #expect(events.last?.text == #"{"event":"end","bytes":1966,"frames":17,"messages":10,"errors":2}"#)
+            #expect(events.last?.text == #"{"event":"end","bytes":2258,"frames":19,"messages":12,"errors":2}"#)
             let rpc = events.compactMap { field($0, "rpc") }
-            #expect(rpc.count == 4)
+            #expect(rpc.count == 6)
             #expect(rpc.first.flatMap { field($0, "functionId") } == .int(52))
-            #expect(rpc.last.flatMap { field($0, "bulkSize") } == .int(16))
+            #expect(rpc.first.flatMap { field($0, "functionName") } == .string("PublishAppService"))
+            #expect(rpc[3].text == #"{"rpcType":"request","functionId":32,"functionName":"PutFile","correlationId":2,"encoding":"json","params":{"syncFileName":"icon.png","fileType":"GRAPHIC_PNG"},"bulkSize":16}"#)
+            #expect(rpc[4].text == #"{"rpcType":"request","functionId":43,"functionName":"GetInteriorVehicleData","correlationId":3,"encoding":"bson","params":{"moduleType":"CLIMATE","subscribe":true},"bulkSize":0}"#)
             let errors = events.filter { field($0, "event") == .string("error") }
-            #expect(errors.map { field($0, "offset")!.text } == ["1251", "1911"])
+            #expect(errors.map { field($0, "offset")!.text } == ["1543", "2203"])
             #expect(errors.map { field($0, "code")! } == [.string("unsupportedVersion"), .string("unsupportedVersion")])
         }
     }
@@ -103,7 +105,8 @@ private func spec(_ json: String) throws -> ByteBuffer {
             (#"[{},{"kind":"frame","sessionId":256}]"#, "SPEC[1]: \"sessionId\" must be an integer in 0...255"),
             (#"[{"kind":"control"}]"#, "SPEC[0]: control entry needs \"frameInfo\""),
             (#"[{"kind":"control","frameInfo":"Bogus"}]"#, "SPEC[0]: \"frameInfo\": unknown control frame Bogus"),
-            (#"[{"kind":"rpc","rpc":{"functionId":268435456}}]"#, "SPEC[0]: rpc needs a numeric \"functionId\" (0...0x0FFFFFFF)"),
+            (#"[{"kind":"rpc","rpc":{"functionId":268435456}}]"#, "SPEC[0]: rpc needs a \"functionId\": a spec function name or a number in 0...0x0FFFFFFF"),
+            (#"[{"kind":"rpc","rpc":{"functionId":"Teleport"}}]"#, "SPEC[0]: \"functionId\": no function named \"Teleport\" in the spec"),
             (#"[{"kind":"frame","serviceType":"RADIO"}]"#, "SPEC[0]: \"serviceType\": unknown service RADIO (CONTROL, RPC, AUDIO, VIDEO, HYBRID or a number)"),
         ]
         for (json, message) in cases {
