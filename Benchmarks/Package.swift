@@ -37,6 +37,18 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "RPCBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "SDLRPC", package: "swift-sdl"),
+                .product(name: "SDLBSON", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                "CLibBSONBench",
+            ],
+            path: "Benchmarks/RPCBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "FrameBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),

@@ -217,10 +217,13 @@ public struct BSONRegularExpression: Hashable, Sendable {
         self.options = options
     }
 
-    /// The options in ascending byte order, as the Extended JSON spec requires for BSON
-    /// produced from `$regularExpression`.
+    /// The options in ascending order, as the Extended JSON spec requires for BSON produced from
+    /// `$regularExpression`. Sorted by Unicode scalar, which is byte order for the ASCII option
+    /// letters and keeps any other character whole (sorting its UTF-8 bytes would break it).
     public var sortedOptions: String {
-        String(decoding: Array(options.utf8).sorted(), as: UTF8.self)
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: self.options.unicodeScalars.sorted())
+        return String(scalars)
     }
 }
 

@@ -157,4 +157,60 @@ static inline uint64_t sdl_bench_validate_and_decode(const uint8_t *data, size_t
     if (!bson_iter_init(&iter, &b)) return 0;
     return sdl_bench_walk(&iter);
 }
+/// One step of building a document with libbson, for documents whose shape is only known at run
+/// time (the RPC benchmarks build the same document as SDLRPC's BSON writer, field by field).
+typedef struct {
+    uint8_t op;          /* SDL_BENCH_OP_* */
+    const char *key;
+    const char *string;  /* UTF8 */
+    int64_t integer;     /* INT32, INT64, BOOL */
+    double number;       /* DOUBLE */
+} sdl_bench_op;
+
+enum {
+    SDL_BENCH_OP_DOCUMENT = 1, SDL_BENCH_OP_ARRAY = 2, SDL_BENCH_OP_END = 3, SDL_BENCH_OP_UTF8 = 4,
+    SDL_BENCH_OP_INT32 = 5, SDL_BENCH_OP_INT64 = 6, SDL_BENCH_OP_DOUBLE = 7, SDL_BENCH_OP_BOOL = 8,
+};
+
+/// Builds a document from `ops` the way a C program would (bson_new, BSON_APPEND_*, children
+/// begun and ended in place), copies it to `out` and returns its length; 0 if it nests deeper
+/// than 32 levels.
+static inline size_t sdl_bench_build(const sdl_bench_op *ops, size_t count, uint8_t *out, size_t cap) {
+    bson_t *root = bson_new();
+    bson_t children[32];
+    bson_t *parents[32];
+    uint8_t arrays[32];
+    int depth = 0;
+    bson_t *current = root;
+    for (size_t i = 0; i < count; i++) {
+        const sdl_bench_op *o = &ops[i];
+        switch (o->op) {
+        case SDL_BENCH_OP_DOCUMENT:
+        case SDL_BENCH_OP_ARRAY:
+            if (depth == 32) { bson_destroy(root); return 0; }
+            parents[depth] = current;
+            arrays[depth] = o->op == SDL_BENCH_OP_ARRAY;
+            if (arrays[depth]) bson_append_array_begin(current, o->key, -1, &children[depth]);
+            else bson_append_document_begin(current, o->key, -1, &children[depth]);
+            current = &children[depth];
+            depth++;
+            break;
+        case SDL_BENCH_OP_END:
+            depth--;
+            if (arrays[depth]) bson_append_array_end(parents[depth], current);
+            else bson_append_document_end(parents[depth], current);
+            current = parents[depth];
+            break;
+        case SDL_BENCH_OP_UTF8: bson_append_utf8(current, o->key, -1, o->string, -1); break;
+        case SDL_BENCH_OP_INT32: bson_append_int32(current, o->key, -1, (int32_t)o->integer); break;
+        case SDL_BENCH_OP_INT64: bson_append_int64(current, o->key, -1, o->integer); break;
+        case SDL_BENCH_OP_DOUBLE: bson_append_double(current, o->key, -1, o->number); break;
+        case SDL_BENCH_OP_BOOL: bson_append_bool(current, o->key, -1, o->integer != 0); break;
+        }
+    }
+    size_t len = root->len;
+    if (len <= cap) memcpy(out, bson_get_data(root), len);
+    bson_destroy(root);
+    return len;
+}
 #endif
