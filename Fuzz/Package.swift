@@ -26,6 +26,13 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        .executableTarget(
+            name: "FuzzRPC",
+            dependencies: [
+                .product(name: "SDLRPC", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,72 @@
+import NIOCore
+import SDLRPC
+
+// RPC payloads over arbitrary bytes: binary header, JSON or BSON parameters, generated types.
+// Invariants:
+// - a payload that decodes (validated or not) re-encodes as JSON and as BSON, and both decode
+//   back to a message with the same JSON text;
+// - JSON text and BSON documents as generic values round-trip;
+// - anything else is a typed error (a crash, hang or trap is a finding).
+
+@inline(never)
+func check(_ bytes: UnsafeRawBufferPointer) {
+    let buffer = ByteBuffer(bytes: bytes)
+    for options in [RPCCodingOptions.default, RPCCodingOptions(validate: false)] {
+        guard let message = try? AnyRPCMessage(payload: buffer, options: options) else { continue }
+        guard let json = try? message.jsonParametersText(options: RPCCodingOptions(validate: false)) else {
+            // Only a non-finite Float cannot be written as JSON.
+            continue
+        }
+        for format in [RPCParameterFormat.json, .bson] {
+            guard let payload = try? message.payload(format: format, options: RPCCodingOptions(validate: false)) else {
+                preconditionFailure("a decoded message does not encode as \(format)")
+            }
+            guard let again = try? AnyRPCMessage(payload: payload, format: format, options: RPCCodingOptions(validate: false)) else {
+                preconditionFailure("a re-encoded \(format) payload does not decode")
+            }
+            precondition((try? again.jsonParametersText(options: RPCCodingOptions(validate: false))) == json, "\(format) round trip")
+        }
+    }
+    // The bytes as parameters alone: JSON text, and a BSON document.
+    if let value = try? RPCValue(jsonObject: buffer), let text = try? value.jsonText() {
+        precondition((try? RPCValue(jsonObject: text)) == value, "JSON value round trip")
+        precondition((try? RPCValue(bsonObject: value.bsonDocument())) == value, "JSON value through BSON")
+    }
+    if let value = try? RPCValue(bsonObject: buffer), let document = try? value.bsonDocument() {
+        precondition((try? RPCValue(bsonObject: document)) == value || value.containsNaN, "BSON value round trip")
+    }
+}
+
+extension RPCValue {
+    /// NaN is not equal to itself, so trees holding one are compared by other means.
+    var containsNaN: Bool {
+        switch self {
+        case .double(let value): return value.isNaN
+        case .array(let values): return values.contains { $0.containsNaN }
+        case .object(let object): return object.entries.contains { $0.value.containsNaN }
+        default: return false
+        }
+    }
+}
+
+#if FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    check(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
+#else
+// Without libFuzzer: replay the files given as arguments (saved crashers, corpus entries).
+import Foundation
+
+@main
+struct Replay {
+    static func main() {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let data = FileManager.default.contents(atPath: path) else { fatalError("cannot read \(path)") }
+            data.withUnsafeBytes { check($0) }
+            print("ok \(path)")
+        }
+    }
+}
+#endif
