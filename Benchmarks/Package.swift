@@ -25,6 +25,11 @@ let package = Package(
             name: "BSONProfile",
             dependencies: [.product(name: "SDLBSON", package: "swift-sdl"), .product(name: "NIOCore", package: "swift-nio")]
         ),
+        // A plain loop over one RPC coding operation, for callgrind and quick readings.
+        .executableTarget(
+            name: "RPCProfile",
+            dependencies: [.product(name: "SDLRPC", package: "swift-sdl"), .product(name: "NIOCore", package: "swift-nio")]
+        ),
         .executableTarget(
             name: "BSONBenchmarks",
             dependencies: [

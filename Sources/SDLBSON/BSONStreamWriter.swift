@@ -9,8 +9,10 @@ import NIOCore
 /// `init` and closed by `finish()`, which hands the buffer back.
 ///
 /// Unlike the closure writer it is an ordinary copyable value (so it can conform to protocols
-/// whose requirements take it `inout`): every element goes through one
-/// `ByteBuffer.writeWithUnsafeMutableBytes` call, which keeps copies of the writer safe.
+/// whose requirements take it `inout`). It builds the document in an array of its own, written
+/// through pointers (copy-on-write keeps copies of the writer apart, and no per-element call into
+/// ByteBuffer pays its uniqueness and exclusivity checks), and appends it to the buffer in one
+/// copy when it finishes.
 ///
 /// ```swift
 /// var writer = BSONStreamWriter(appendingTo: buffer)
@@ -21,23 +23,29 @@ import NIOCore
 /// buffer = writer.finish()
 /// ```
 ///
-/// - Precondition: keys contain no NUL byte (check untrusted ones with
+/// - Precondition: keys contain no NUL byte (`String` keys are checked; `StaticString` keys,
+///   compile-time constants, only in debug builds; check untrusted keys with
 ///   ``BSONDocumentWriter/isValidKey(_:)``); every `begin…` is matched by an `end()` before
 ///   `finish()`.
 public struct BSONStreamWriter {
-    @usableFromInline var _buffer: ByteBuffer
-    /// The open scopes, innermost last: where their length placeholder is, and for arrays the
-    /// index of the next item (-1 for documents).
+    /// Where `finish()` appends the document.
+    @usableFromInline var _destination: ByteBuffer
+    /// The document so far; `count` is the capacity, `_length` the bytes written.
+    @usableFromInline var _storage: [UInt8]
+    @usableFromInline var _length: Int
+    /// The open scopes, innermost last: where their length placeholder is in `_storage`, and for
+    /// arrays the index of the next item (-1 for documents).
     @usableFromInline var _scopes: [(start: Int, nextIndex: Int)]
 
-    /// Starts a document at `buffer`'s writer index.
+    /// Starts a document that `finish()` appends at `buffer`'s writer index.
     @inlinable
     public init(appendingTo buffer: ByteBuffer) {
-        self._buffer = buffer
+        self._destination = buffer
+        self._storage = [UInt8](repeating: 0, count: 512)
+        self._length = 4  // the top-level length placeholder
         self._scopes = []
         self._scopes.reserveCapacity(8)
-        self._scopes.append((self._buffer.writerIndex, -1))
-        self._buffer.writeInteger(UInt32(0))
+        self._scopes.append((0, -1))
     }
 
     /// How many scopes are open, the top-level document included.
@@ -48,6 +56,14 @@ public struct BSONStreamWriter {
     @inlinable
     public var isInArray: Bool { self._scopes[self._scopes.count &- 1].nextIndex >= 0 }
 
+    @usableFromInline
+    @inline(never)
+    mutating func _grow(_ needed: Int) {
+        var capacity = self._storage.count &* 2
+        while capacity < needed { capacity &*= 2 }
+        self._storage.append(contentsOf: repeatElement(0, count: capacity &- self._storage.count))
+    }
+
     /// Writes one element: type byte, key, NUL, then `valueSize` bytes from `value`.
     @inlinable
     @inline(__always)
@@ -55,39 +71,49 @@ public struct BSONStreamWriter {
         _ type: UInt8, _ key: UnsafeRawBufferPointer, valueSize: Int, _ value: (UnsafeMutableRawPointer) -> Void
     ) {
         let total = key.count &+ 2 &+ valueSize
-        self._buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { raw in
-            let p = raw.baseAddress.unsafelyUnwrapped
+        let at = self._length
+        if _slowPath(at &+ total > self._storage.count) { self._grow(at &+ total) }
+        self._storage.withUnsafeMutableBytes { raw in
+            let p = raw.baseAddress.unsafelyUnwrapped + at
             p.storeBytes(of: type, as: UInt8.self)
             if key.count > 0 {
                 (p + 1).copyMemory(from: key.baseAddress.unsafelyUnwrapped, byteCount: key.count)
             }
             (p + (key.count &+ 1)).storeBytes(of: 0, as: UInt8.self)
             value(p + (key.count &+ 2))
-            return total
         }
+        self._length = at &+ total
     }
 
-    /// Calls `body` with the key to write: the array index inside an array, else `key`'s bytes.
+    /// The next item index when the innermost scope is an array, else nil.
+    @inlinable
+    @inline(__always)
+    mutating func _nextIndex() -> Int? {
+        let last = self._scopes.count &- 1
+        let index = self._scopes[last].nextIndex
+        guard index >= 0 else { return nil }
+        self._scopes[last].nextIndex = index &+ 1
+        return index
+    }
+
     @inlinable
     @inline(__always)
     mutating func _withKey(_ key: StaticString, _ body: (inout BSONStreamWriter, UnsafeRawBufferPointer) -> Void) {
-        let last = self._scopes.count &- 1
-        let index = self._scopes[last].nextIndex
-        if index >= 0 {
-            self._scopes[last].nextIndex = index &+ 1
+        if let index = self._nextIndex() {
             _bsonWithIndexKey(index) { body(&self, $0) }
-            return
+        } else if key.hasPointerRepresentation {
+            let raw = UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+            assert(!_bsonContainsNUL(raw), "BSON keys cannot contain NUL bytes")
+            body(&self, raw)
+        } else {
+            key.withUTF8Buffer { body(&self, _bsonCheckedKey($0)) }
         }
-        key.withUTF8Buffer { utf8 in body(&self, _bsonCheckedKey(utf8)) }
     }
 
     @inlinable
     @inline(__always)
     mutating func _withKey(_ key: String, _ body: (inout BSONStreamWriter, UnsafeRawBufferPointer) -> Void) {
-        let last = self._scopes.count &- 1
-        let index = self._scopes[last].nextIndex
-        if index >= 0 {
-            self._scopes[last].nextIndex = index &+ 1
+        if let index = self._nextIndex() {
             _bsonWithIndexKey(index) { body(&self, $0) }
             return
         }
@@ -117,7 +143,7 @@ public struct BSONStreamWriter {
     @inlinable
     mutating func _begin(_ type: UInt8, _ key: UnsafeRawBufferPointer, array: Bool) {
         self._element(type, key, valueSize: 4) { $0.storeBytes(of: 0, as: UInt32.self) }
-        self._scopes.append((self._buffer.writerIndex &- 4, array ? 0 : -1))
+        self._scopes.append((self._length &- 4, array ? 0 : -1))
     }
 
     /// Appends a double (type 0x01).
@@ -193,7 +219,15 @@ public struct BSONStreamWriter {
             let name = String(decoding: key, as: UTF8.self)
             element.writeBSONDocument { $0.append(name, value) }
             // The element is the document minus its int32 length and terminating NUL.
-            writer._buffer.writeImmutableBuffer(element.getSlice(at: 4, length: element.readableBytes - 5)!)
+            element.withUnsafeReadableBytes { bytes in
+                let elementBytes = UnsafeRawBufferPointer(rebasing: bytes[4..<(bytes.count - 1)])
+                let at = writer._length
+                if at &+ elementBytes.count > writer._storage.count { writer._grow(at &+ elementBytes.count) }
+                writer._storage.withUnsafeMutableBytes { raw in
+                    (raw.baseAddress.unsafelyUnwrapped + at).copyMemory(from: elementBytes.baseAddress!, byteCount: elementBytes.count)
+                }
+                writer._length = at &+ elementBytes.count
+            }
         }
     }
 
@@ -223,8 +257,14 @@ public struct BSONStreamWriter {
 
     @inlinable
     mutating func _close(_ start: Int) {
-        self._buffer.writeInteger(UInt8(0))
-        self._buffer.setInteger(UInt32(truncatingIfNeeded: self._buffer.writerIndex &- start), at: start, endianness: .little)
+        if _slowPath(self._length &+ 1 > self._storage.count) { self._grow(self._length &+ 1) }
+        let end = self._length
+        self._storage.withUnsafeMutableBytes { raw in
+            let base = raw.baseAddress.unsafelyUnwrapped
+            (base + end).storeBytes(of: 0, as: UInt8.self)
+            (base + start).storeBytes(of: UInt32(truncatingIfNeeded: end &+ 1 &- start).littleEndian, as: UInt32.self)
+        }
+        self._length = end &+ 1
     }
 
     /// Closes the innermost embedded document or array.
@@ -236,15 +276,20 @@ public struct BSONStreamWriter {
         self._close(self._scopes.removeLast().start)
     }
 
-    /// Closes the top-level document and returns the buffer, its writer index past the document.
+    /// Closes the top-level document and returns the buffer with the document appended at its
+    /// writer index.
     ///
     /// - Precondition: every embedded document and array was closed.
     @inlinable
     public mutating func finish() -> ByteBuffer {
         precondition(self._scopes.count == 1, "finish() with \(self._scopes.count - 1) scopes still open")
         self._close(self._scopes.removeLast().start)
-        let buffer = self._buffer
-        self._buffer = ByteBuffer()
+        var buffer = self._destination
+        self._destination = ByteBuffer()
+        let length = self._length
+        self._storage.withUnsafeBytes { raw in
+            _ = buffer.writeBytes(UnsafeRawBufferPointer(rebasing: raw[0..<length]))
+        }
         return buffer
     }
 }

@@ -4,203 +4,267 @@ import SDLBSON
 /// Reads a parameters object from one BSON document (protocol version 5 RPC payloads).
 ///
 /// The document is validated as a whole by SDLBSON first (lengths, terminators, UTF-8, known
-/// element types, nesting depth within `RPCCodingOptions.maxNestingDepth`), so the walk itself only
-/// checks types. Integer parameters accept int32 and int64 (and a double holding an exact integer,
-/// as the JSON reader accepts `5.0`) when the value fits; Float parameters accept doubles and
-/// integers.
+/// element types, nesting depth within `RPCCodingOptions.maxNestingDepth`); the reader then walks
+/// the validated bytes in place through a pointer, as the JSON reader does, with no reference
+/// counting per element. Integer parameters accept int32 and int64 (and a double holding an exact
+/// integer, as the JSON reader accepts `5.0`) when the value fits; Float parameters accept doubles
+/// and integers.
 public struct BSONParameterReader: RPCParameterReader {
-    /// The open documents and arrays, innermost last.
-    private var scopes: [BSONDocument.Iterator] = []
-    /// The top-level document until `beginObject()` enters it; then the element of the current key
-    /// or array item, which the next read consumes.
-    private var pending: Pending
+    /// The validated document's bytes; valid while the reader is used (see
+    /// `withBSONParameterReader`).
+    let base: UnsafeRawPointer
+    /// Where the next element of the innermost container starts.
+    var position = 0
+    /// The open containers, innermost last: the offset of the terminating NUL, and where reading
+    /// resumes in the enclosing container after it.
+    var containers: [(end: Int, resume: Int)] = []
+    /// The current element, which the next read consumes (type 0 when there is none).
+    var type: UInt8 = 0x03
+    var keyStart = 0
+    var keyCount = 0
+    var valueStart = 0
     public private(set) var keyHash: UInt32 = 0
 
-    private enum Pending {
-        case topLevel(BSONDocument)
-        case element(BSONElement)
-        case none
+    /// A reader positioned before the top-level document of validated bytes.
+    init(validated base: UnsafeRawPointer) {
+        self.base = base
+        self.containers.reserveCapacity(8)
     }
 
-    /// A reader over a validated document.
-    init(document: BSONDocument) {
-        self.pending = .topLevel(document)
-        self.scopes.reserveCapacity(8)
+    @inline(__always)
+    func int32(at offset: Int) -> Int32 {
+        Int32(littleEndian: self.base.loadUnaligned(fromByteOffset: offset, as: Int32.self))
     }
 
-    private var element: BSONElement? {
-        if case .element(let element) = self.pending { return element }
-        return nil
-    }
+    /// The offset of the element's first byte (its type), for error messages.
+    var elementOffset: Int { self.valueStart == 0 ? 0 : self.keyStart - 1 }
 
     // MARK: Structure
 
+    @inline(__always)
+    private mutating func enter(_ expected: UInt8, _ name: String) throws(RPCError) {
+        guard self.type == expected else { throw self.mismatch(expected: name) }
+        let length = Int(self.int32(at: self.valueStart))
+        // `position` is already past this value (see `next()`): that is where the parent resumes.
+        self.containers.append((self.valueStart + length - 1, self.position))
+        self.position = self.valueStart + 4
+        self.type = 0
+    }
+
     public mutating func beginObject() throws(RPCError) {
-        switch self.pending {
-        case .topLevel(let document):
-            self.scopes.append(document.makeIterator())
-        case .element(let element):
-            guard let document = element.documentValue else { throw Self.mismatch(element, expected: "object") }
-            self.scopes.append(document.makeIterator())
-        case .none:
-            throw RPCError(.malformedInput, "no value to read")
+        try self.enter(0x03, "object")
+    }
+
+    public mutating func beginArray() throws(RPCError) {
+        try self.enter(0x04, "array")
+    }
+
+    /// Moves to the next element of the innermost container; false (and leaves it) at its end.
+    @inline(__always)
+    private mutating func next() -> Bool {
+        let container = self.containers[self.containers.count - 1]
+        let start = self.position
+        guard start < container.end else {
+            self.containers.removeLast()
+            self.position = container.resume
+            self.type = 0
+            return false
         }
-        self.pending = .none
+        self.type = self.base.load(fromByteOffset: start, as: UInt8.self)
+        self.keyStart = start + 1
+        var end = self.keyStart
+        while self.base.load(fromByteOffset: end, as: UInt8.self) != 0 { end += 1 }
+        self.keyCount = end - self.keyStart
+        self.valueStart = end + 1
+        self.position = self.valueEnd()
+        return true
+    }
+
+    /// The end of the current value (validated bytes: every length is consistent).
+    private func valueEnd() -> Int {
+        let at = self.valueStart
+        switch self.type {
+        case 0x10: return at + 4
+        case 0x01, 0x09, 0x11, 0x12: return at + 8
+        case 0x08: return at + 1
+        case 0x02, 0x0D, 0x0E: return at + 4 + Int(self.int32(at: at))
+        case 0x03, 0x04, 0x0F: return at + Int(self.int32(at: at))
+        case 0x05: return at + 5 + Int(self.int32(at: at))
+        case 0x07: return at + 12
+        case 0x13: return at + 16
+        case 0x0C: return at + 4 + Int(self.int32(at: at)) + 12
+        case 0x0B:
+            var i = at
+            while self.base.load(fromByteOffset: i, as: UInt8.self) != 0 { i += 1 }
+            i += 1
+            while self.base.load(fromByteOffset: i, as: UInt8.self) != 0 { i += 1 }
+            return i + 1
+        default: return at  // undefined, null, min key, max key
+        }
     }
 
     public mutating func nextKey() throws(RPCError) -> Bool {
-        guard let element = self.scopes[self.scopes.count - 1].next() else {
-            self.scopes.removeLast()
-            self.pending = .none
-            return false
+        guard self.next() else { return false }
+        let count = self.keyCount
+        if count == 0 {
+            self.keyHash = 0
+        } else {
+            let key = self.base + self.keyStart
+            self.keyHash = UInt32(truncatingIfNeeded: count) << 24
+                | UInt32(key.load(as: UInt8.self)) << 16
+                | UInt32(key.load(fromByteOffset: count / 2, as: UInt8.self)) << 8
+                | UInt32(key.load(fromByteOffset: count - 1, as: UInt8.self))
         }
-        self.keyHash = element.withUnsafeKeyBytes { RPCKeyHash.hash($0.bindMemory(to: UInt8.self)) }
-        self.pending = .element(element)
         return true
-    }
-
-    public func currentKeyEquals(_ name: StaticString) -> Bool {
-        guard let element = self.element else { return false }
-        return element.withUnsafeKeyBytes { key in
-            guard key.count == name.utf8CodeUnitCount else { return false }
-            let bytes = name.utf8Start
-            for index in 0..<key.count where key[index] != bytes[index] {
-                return false
-            }
-            return true
-        }
-    }
-
-    public var currentKey: String { self.element?.key ?? "" }
-
-    public mutating func beginArray() throws(RPCError) {
-        guard let element = self.element else { throw RPCError(.malformedInput, "no value to read") }
-        guard let array = element.arrayValue else { throw Self.mismatch(element, expected: "array") }
-        self.scopes.append(array.makeIterator())
-        self.pending = .none
     }
 
     public mutating func nextElement() throws(RPCError) -> Bool {
-        guard let element = self.scopes[self.scopes.count - 1].next() else {
-            self.scopes.removeLast()
-            self.pending = .none
+        self.next()
+    }
+
+    public func currentKeyEquals(_ name: StaticString) -> Bool {
+        let count = self.keyCount
+        guard count == name.utf8CodeUnitCount else { return false }
+        let key = self.base + self.keyStart
+        let expected = name.utf8Start
+        for index in 0..<count where key.load(fromByteOffset: index, as: UInt8.self) != expected[index] {
             return false
         }
-        self.pending = .element(element)
         return true
+    }
+
+    public var currentKey: String {
+        String(decoding: UnsafeRawBufferPointer(start: self.base + self.keyStart, count: self.keyCount), as: UTF8.self)
     }
 
     // MARK: Scalars
 
-    private mutating func take() throws(RPCError) -> BSONElement {
-        guard let element = self.element else { throw RPCError(.malformedInput, "no value to read") }
-        self.pending = .none
-        return element
-    }
-
     public mutating func readBool() throws(RPCError) -> Bool {
-        let element = try self.take()
-        guard let value = element.boolValue else { throw Self.mismatch(element, expected: "Boolean") }
-        return value
+        guard self.type == 0x08 else { throw self.mismatch(expected: "Boolean") }
+        self.type = 0
+        return self.base.load(fromByteOffset: self.valueStart, as: UInt8.self) != 0
     }
 
     public mutating func readInt32() throws(RPCError) -> Int32 {
-        let element = try self.take()
-        let value = try Self.integer(element)
+        if self.type == 0x10 {
+            self.type = 0
+            return self.int32(at: self.valueStart)
+        }
+        let value = try self.readInt64()
         guard let narrow = Int32(exactly: value) else {
-            throw RPCError(.numberOutOfRange, offset: element.offset, "\(value) does not fit a 32-bit Integer")
+            throw RPCError(.numberOutOfRange, offset: self.elementOffset, "\(value) does not fit a 32-bit Integer")
         }
         return narrow
     }
 
     public mutating func readInt64() throws(RPCError) -> Int64 {
-        try Self.integer(try self.take())
-    }
-
-    private static func integer(_ element: BSONElement) throws(RPCError) -> Int64 {
-        if let value = element.integerValue { return value }
-        if let double = element.doubleValue {
+        let type = self.type
+        self.type = 0
+        switch type {
+        case 0x10: return Int64(self.int32(at: self.valueStart))
+        case 0x12: return Int64(littleEndian: self.base.loadUnaligned(fromByteOffset: self.valueStart, as: Int64.self))
+        case 0x01:
+            let double = self.double()
             guard double.isFinite, double.rounded(.towardZero) == double else {
-                throw RPCError(.notAnInteger, offset: element.offset, "\(double) is not an integer")
+                throw RPCError(.notAnInteger, offset: self.elementOffset, "\(double) is not an integer")
             }
             guard double >= -9.223372036854775808e18, double < 9.223372036854775808e18 else {
-                throw RPCError(.numberOutOfRange, offset: element.offset, "\(double) does not fit a 64-bit Integer")
+                throw RPCError(.numberOutOfRange, offset: self.elementOffset, "\(double) does not fit a 64-bit Integer")
             }
             return Int64(double)
+        default:
+            self.type = type
+            throw self.mismatch(expected: "Integer")
         }
-        throw Self.mismatch(element, expected: "Integer")
+    }
+
+    @inline(__always)
+    private func double() -> Double {
+        Double(bitPattern: UInt64(littleEndian: self.base.loadUnaligned(fromByteOffset: self.valueStart, as: UInt64.self)))
     }
 
     public mutating func readDouble() throws(RPCError) -> Double {
-        let element = try self.take()
-        if let value = element.doubleValue { return value }
-        if let value = element.integerValue { return Double(value) }
-        throw Self.mismatch(element, expected: "Float")
+        let type = self.type
+        self.type = 0
+        switch type {
+        case 0x01: return self.double()
+        case 0x10: return Double(self.int32(at: self.valueStart))
+        case 0x12: return Double(Int64(littleEndian: self.base.loadUnaligned(fromByteOffset: self.valueStart, as: Int64.self)))
+        default:
+            self.type = type
+            throw self.mismatch(expected: "Float")
+        }
     }
 
     public mutating func readString() throws(RPCError) -> String {
-        let element = try self.take()
-        guard let value = element.stringValue else { throw Self.mismatch(element, expected: "String") }
-        return value
+        guard self.type == 0x02 else { throw self.mismatch(expected: "String") }
+        self.type = 0
+        return self.string()
+    }
+
+    /// The current string value (validated UTF-8).
+    private func string() -> String {
+        let count = Int(self.int32(at: self.valueStart)) - 1
+        return String(decoding: UnsafeRawBufferPointer(start: self.base + self.valueStart + 4, count: count), as: UTF8.self)
     }
 
     public mutating func readUnknown() throws(RPCError) -> RPCValue {
-        try Self.value(of: try self.take())
-    }
-
-    /// Any element as a value tree; BSON types that JSON-shaped RPC parameters cannot hold
-    /// (binary, dates, ObjectIds, …) are a type mismatch.
-    static func value(of element: BSONElement) throws(RPCError) -> RPCValue {
-        switch element.type {
-        case .double: return .double(element.doubleValue!)
-        case .string: return .string(element.stringValue!)
-        case .bool: return .bool(element.boolValue!)
-        case .null: return .null
-        case .int32: return .int32(element.int32Value!)
-        case .int64: return .int64(element.int64Value!)
-        case .document: return .object(try Self.object(element.documentValue!))
-        case .array:
+        switch self.type {
+        case 0x01: return .double(try self.readDouble())
+        case 0x02: return .string(try self.readString())
+        case 0x08: return .bool(try self.readBool())
+        case 0x0A:
+            self.type = 0
+            return .null
+        case 0x10: return .int32(try self.readInt32())
+        case 0x12: return .int64(try self.readInt64())
+        case 0x03:
+            try self.beginObject()
+            var object = RPCObject()
+            while try self.nextKey() {
+                try self.decodeUnknown(into: &object)
+            }
+            return .object(object)
+        case 0x04:
+            try self.beginArray()
             var values: [RPCValue] = []
-            for item in element.arrayValue! {
+            while try self.nextElement() {
                 do throws(RPCError) {
-                    values.append(try Self.value(of: item))
+                    values.append(try self.readUnknown())
                 } catch {
                     throw error.prefixed(.index(values.count))
                 }
             }
             return .array(values)
         default:
-            throw Self.mismatch(element, expected: "a JSON-compatible value")
+            throw self.mismatch(expected: "a JSON-compatible value")
         }
     }
 
-    static func object(_ document: BSONDocument) throws(RPCError) -> RPCObject {
-        var object = RPCObject()
-        for element in document {
-            do throws(RPCError) {
-                object.append(key: element.key, value: try Self.value(of: element))
-            } catch {
-                throw error.prefixed(.key(element.key))
-            }
-        }
-        return object
-    }
-
-    private static func mismatch(_ element: BSONElement, expected: String) -> RPCError {
-        RPCError(.typeMismatch, offset: element.offset, "expected \(expected), found BSON \(element.type)")
+    private func mismatch(expected: String) -> RPCError {
+        let found = "\(BSONType(rawValue: self.type))"
+        return RPCError(.typeMismatch, offset: self.elementOffset, "expected \(expected), found BSON \(found)")
     }
 }
 
 /// Validates `buffer` as one BSON document within the options' nesting limit and runs `body` with
-/// a reader positioned before its top-level object.
+/// a reader inside its top-level object.
 func withBSONParameterReader<T>(
     _ buffer: ByteBuffer, options: RPCCodingOptions,
     _ body: (inout BSONParameterReader) throws(RPCError) -> T
 ) throws(RPCError) -> T {
     let document = try validatedBSON(buffer, options: options)
-    var reader = BSONParameterReader(document: document)
-    try reader.beginObject()
-    return try body(&reader)
+    let bytes = document.buffer
+    let result: Result<T, RPCError> = bytes.withUnsafeReadableBytes { raw in
+        var reader = BSONParameterReader(validated: raw.baseAddress!)
+        do throws(RPCError) {
+            try reader.beginObject()
+            return .success(try body(&reader))
+        } catch {
+            return .failure(error)
+        }
+    }
+    return try result.get()
 }
 
 func validatedBSON(_ buffer: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> BSONDocument {
@@ -249,9 +313,16 @@ extension RPCStruct {
 
 extension RPCValue {
     /// Reads any BSON document into a value tree, e.g. the parameters of an RPC whose function
-    /// this spec does not define.
+    /// this spec does not define. BSON types JSON-shaped parameters cannot hold (binary, dates,
+    /// ObjectIds, …) are a type mismatch.
     public init(bsonObject: ByteBuffer, options: RPCCodingOptions = .default) throws(RPCError) {
-        self = .object(try BSONParameterReader.object(try validatedBSON(bsonObject, options: options)))
+        self = try withBSONParameterReader(bsonObject, options: options) { (reader) throws(RPCError) in
+            var object = RPCObject()
+            while try reader.nextKey() {
+                try reader.decodeUnknown(into: &object)
+            }
+            return .object(object)
+        }
     }
 
     /// This value (an object) as a BSON document.
