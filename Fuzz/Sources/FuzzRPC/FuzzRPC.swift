@@ -30,7 +30,10 @@ func check(_ bytes: UnsafeRawBufferPointer) {
     // The bytes as parameters alone: JSON text, and a BSON document.
     if let value = try? RPCValue(jsonObject: buffer), let text = try? value.jsonText() {
         precondition((try? RPCValue(jsonObject: text)) == value, "JSON value round trip")
-        precondition((try? RPCValue(bsonObject: value.bsonDocument())) == value, "JSON value through BSON")
+        // BSON cannot carry a key with a NUL byte (JSON can): that is a typed error, not a finding.
+        if let document = try? value.bsonDocument() {
+            precondition((try? RPCValue(bsonObject: document)) == value || value.containsNaN, "JSON value through BSON")
+        }
     }
     if let value = try? RPCValue(bsonObject: buffer), let document = try? value.bsonDocument() {
         precondition((try? RPCValue(bsonObject: document)) == value || value.containsNaN, "BSON value round trip")
