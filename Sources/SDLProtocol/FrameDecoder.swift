@@ -48,6 +48,9 @@ public struct FrameDecoder: Sendable {
     /// Whether the decoder is sliding through bytes after a bad header (errors are suppressed until
     /// a good header is found, so a garbage run is reported once).
     private var resynchronizing = false
+    /// The number of bytes skipped while resynchronising, over the decoder's life. A garbage run
+    /// is reported by one error; this count shows how long the runs were.
+    public private(set) var skippedByteCount = 0
     private var failure: SDLProtocolError?
 
     /// Creates a decoder.
@@ -59,6 +62,9 @@ public struct FrameDecoder: Sendable {
 
     /// The number of received bytes not yet consumed.
     public var bufferedByteCount: Int { self.bufferedBytes }
+
+    /// The storage the buffered chunks hold (for the tests' memory bounds).
+    var storageCapacity: Int { self.chunks.reduce(0) { $0 + $1.capacity } }
 
     /// Adds received bytes. The buffer is kept as is (not copied) until its frames are consumed.
     public mutating func append(_ bytes: ByteBuffer) {
@@ -94,15 +100,18 @@ public struct FrameDecoder: Sendable {
                     throw error
                 }
                 self.consume(1)
+                self.skippedByteCount += 1
                 self.resynchronizing = true
                 if !wasResynchronizing {
                     throw header.error(for: problem, limits: self.limits, offset: offset)
                 }
             case .valid(let header):
+                // A whole valid header ends a garbage run: the decoder is committed to this frame,
+                // so bytes left at the end are a truncated frame, not more garbage.
+                self.resynchronizing = false
                 let frameSize = header.frameSize
                 guard self.bufferedBytes >= frameSize else { return nil }
                 self.gatherFront(frameSize)
-                self.resynchronizing = false
                 self.lastFrameOffset = self.streamOffset
                 var front = self.chunks.removeFirst()
                 front.moveReaderIndex(forwardBy: header.size)
@@ -153,31 +162,27 @@ public struct FrameDecoder: Sendable {
         }
         // Fewer bytes than a header: check the fields that are there, completing the missing
         // ones with values that pass if any would, so that garbage is refused at its first bad byte.
-        var partial = [UInt8](repeating: 0, count: headerSize)
         let available = front.readableBytes
+        var word: UInt64 = 0
         front.withUnsafeReadableBytes { raw in
-            for i in 0..<available { partial[i] = raw[i] }
+            for i in 0..<min(available, 8) { word |= UInt64(raw[i]) << (56 - 8 * i) }
         }
-        if available < 2 { partial[1] = ServiceType.rpc.rawValue }
+        if available < 2 { word |= UInt64(ServiceType.rpc.rawValue) << 48 }
         if available < 8 {
             // The data size's known high bytes leave an interval of possible values; pick one
             // that passes if the interval holds one.
             let missingBits = 8 * (8 - max(available, 4))
-            var low: UInt32 = 0
-            for i in 4..<8 { low = low << 8 | UInt32(partial[i]) }
+            let low = UInt32(truncatingIfNeeded: word)
             let high = missingBits == 32 ? UInt32.max : low | (UInt32(1) << missingBits - 1)
             var value = low
-            switch FrameType(rawValue: partial[0] & 0x07) {
+            switch FrameType(rawValue: UInt8(truncatingIfNeeded: word >> 56) & 0x07) {
             case .first: if low <= 8 && 8 <= high { value = 8 }
             case .control: break
             default: if low == 0 && high >= 1 { value = 1 }
             }
-            partial[4] = UInt8(truncatingIfNeeded: value >> 24)
-            partial[5] = UInt8(truncatingIfNeeded: value >> 16)
-            partial[6] = UInt8(truncatingIfNeeded: value >> 8)
-            partial[7] = UInt8(truncatingIfNeeded: value)
+            word = word & ~0xFFFF_FFFF | UInt64(value)
         }
-        let header = FrameHeader.peek(in: ByteBuffer(bytes: partial))!
+        let header = FrameHeader(word: word, messageID: 0)
         if let problem = header.problem(against: self.limits) {
             return .invalid(header, problem)
         }
@@ -192,6 +197,10 @@ public struct FrameDecoder: Sendable {
         var gathered: ByteBuffer
         if self.frontIsGathered {
             gathered = self.chunks.removeFirst()
+            // Bytes slid over while resynchronising are still in the gathered buffer; without
+            // this, a garbage run that keeps crossing chunk boundaries would grow it forever.
+            // At most a header's worth of bytes is readable here, so the move is cheap.
+            gathered.discardReadBytes()
         } else {
             let front = self.chunks.removeFirst()
             gathered = ByteBufferAllocator().buffer(capacity: target)

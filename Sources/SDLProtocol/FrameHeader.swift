@@ -12,7 +12,7 @@ import NIOCore
 /// ```
 ///
 /// Bit E is "encrypted" for versions 2–5; version 1 defines the same bit as C, "compressed".
-/// The header itself is a plain value: `isValid(for:)` and the stream decoder decide whether a
+/// The header itself is a plain value: `validate(against:)` and the stream decoder decide whether a
 /// peer's header is acceptable.
 public struct FrameHeader: Hashable, Sendable {
     /// The size of a version 1 header.
@@ -84,9 +84,14 @@ public struct FrameHeader: Hashable, Sendable {
     @inlinable
     public var size: Int { self.version.headerSize }
 
-    /// The whole frame's size on the wire: header plus data size.
+    /// The whole frame's size on the wire: header plus data size (saturating at `Int.max` where
+    /// `Int` is 32 bits wide and a hostile data size would not fit).
     @inlinable
-    public var frameSize: Int { self.size + Int(self.dataSize) }
+    public var frameSize: Int {
+        guard let dataSize = Int(exactly: self.dataSize) else { return .max }
+        let (sum, overflow) = self.size.addingReportingOverflow(dataSize)
+        return overflow ? .max : sum
+    }
 }
 
 extension FrameHeader {
@@ -104,26 +109,30 @@ extension FrameHeader {
         guard let word = buffer.getInteger(at: index, endianness: .big, as: UInt64.self) else {
             return nil
         }
-        let byte0 = UInt8(truncatingIfNeeded: word >> 56)
-        let version = ProtocolVersion(rawValue: byte0 >> 4)
-        var messageID: MessageID? = nil
-        if version.hasMessageID {
+        var messageID: UInt32 = 0
+        if ProtocolVersion(rawValue: UInt8(truncatingIfNeeded: word >> 60)).hasMessageID {
             guard let id = buffer.getInteger(at: index + 8, endianness: .big, as: UInt32.self) else {
                 return nil
             }
-            messageID = MessageID(id)
+            messageID = id
         }
-        var header = FrameHeader(
-            version: version,
+        return FrameHeader(word: word, messageID: messageID)
+    }
+
+    /// A header from its first 8 bytes as one big-endian word and, for versions 2–5, its message id.
+    @inlinable
+    init(word: UInt64, messageID: UInt32) {
+        let byte0 = UInt8(truncatingIfNeeded: word >> 56)
+        self.init(
+            version: ProtocolVersion(rawValue: byte0 >> 4),
             encrypted: byte0 & 0x08 != 0,
             frameType: FrameType(rawValue: byte0 & 0x07),
             serviceType: ServiceType(rawValue: UInt8(truncatingIfNeeded: word >> 48)),
             frameInfo: UInt8(truncatingIfNeeded: word >> 40),
             sessionID: SessionID(UInt8(truncatingIfNeeded: word >> 32)),
-            dataSize: UInt32(truncatingIfNeeded: word)
+            dataSize: UInt32(truncatingIfNeeded: word),
+            messageID: MessageID(messageID)
         )
-        header.messageID = messageID
-        return header
     }
 
     /// Parses a header from the start of `bytes`; nil when `bytes` is shorter than the header.
