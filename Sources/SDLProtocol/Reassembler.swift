@@ -29,6 +29,9 @@ public struct Reassembler: Sendable {
     struct Assembly: Sendable {
         var buffer: ByteBuffer
         var totalSize: Int
+        /// The bytes of storage counted against `maxReassemblyBytes`: the buffer's capacity, which
+        /// the allocator rounds up from `totalSize`.
+        var reservedSize: Int
         var consecutiveFrames: Int
         var received: Int
         var version: ProtocolVersion
@@ -38,7 +41,8 @@ public struct Reassembler: Sendable {
         var discarding: Bool
     }
 
-    private var assemblies: [Key: Assembly] = [:]
+    /// Internal, not private: the tests compare `reservedBytes` with the buffers' capacities.
+    var assemblies: [Key: Assembly] = [:]
     private var perSession: [Int]
     private var reserved = 0
 
@@ -52,7 +56,8 @@ public struct Reassembler: Sendable {
     /// absorbed after an error).
     public var activeCount: Int { self.assemblies.count }
 
-    /// The bytes reserved for messages in reassembly: the sum of their declared total sizes.
+    /// The bytes of storage held for messages in reassembly: the capacities of their buffers, each
+    /// the declared total size rounded up to the allocator's size class (a power of two).
     public var reservedBytes: Int { self.reserved }
 
     /// The number of messages of `session` in reassembly.
@@ -107,21 +112,29 @@ public struct Reassembler: Sendable {
         guard let (declaredTotal, declaredCount) = frame.firstFramePayload else {
             throw SDLProtocolError(.invalidFirstFrameDataSize, "First frame payload of \(frame.payload.readableBytes) bytes, must be 8")
         }
-        if self.assemblies[key] != nil {
-            // The earlier message cannot be completed reliably any more: drop it, absorb the rest.
-            self.release(key)
+        if let existing = self.assemblies[key] {
+            if existing.discarding {
+                // The earlier message already failed and was reported; a new First frame on its
+                // key starts a new message (in version 1, whose message id is always 0, every
+                // message of a service shares the key).
+                self.remove(key)
+            } else {
+                // The earlier message cannot be completed reliably any more: drop it, absorb the rest.
+                self.release(key)
+                throw SDLProtocolError(
+                    .duplicateFirstFrame,
+                    "second First frame for message \(key.messageID) of session \(key.sessionID) service \(header.serviceType)")
+            }
+        }
+        // Compared as UInt32 first: where Int is 32 bits wide, a hostile total would not fit.
+        guard declaredTotal <= UInt32(clamping: self.limits.maxMessageSize) else {
             throw SDLProtocolError(
-                .duplicateFirstFrame,
-                "second First frame for message \(key.messageID) of session \(key.sessionID) service \(header.serviceType)")
+                .messageTooLarge, "First frame declares \(declaredTotal) bytes, above the limit of \(self.limits.maxMessageSize)")
         }
         let total = Int(declaredTotal)
-        let count = Int(declaredCount)
+        let count = Int(clamping: declaredCount)
         guard total >= 1 else {
             throw SDLProtocolError(.frameCountMismatch, "First frame declares a message of 0 bytes")
-        }
-        guard total <= self.limits.maxMessageSize else {
-            throw SDLProtocolError(
-                .messageTooLarge, "First frame declares \(total) bytes, above the limit of \(self.limits.maxMessageSize)")
         }
         // Each Consecutive frame carries between 1 byte and the receive limit.
         let perFrame = Int(self.limits.receivePayloadLimit(version: header.version, service: header.serviceType))
@@ -133,22 +146,41 @@ public struct Reassembler: Sendable {
                     + "\(minimumCount)...\(total) frames of at most \(perFrame) bytes could carry them")
         }
         let session = Int(key.sessionID)
+        let reservation = Self.storageSize(forCapacity: total)
         guard self.perSession[session] < self.limits.maxReassembliesPerSession,
             self.assemblies.count < self.limits.maxReassembliesPerTransport,
-            self.reserved + total <= self.limits.maxReassemblyBytes
+            self.reserved + reservation <= self.limits.maxReassemblyBytes
         else {
-            throw SDLProtocolError(
-                .tooManyReassemblies,
-                "cannot start message \(key.messageID) of session \(key.sessionID): \(self.perSession[session]) of "
-                    + "\(self.limits.maxReassembliesPerSession) per session, \(self.assemblies.count) of "
-                    + "\(self.limits.maxReassembliesPerTransport) per transport, \(self.reserved) + \(total) of "
-                    + "\(self.limits.maxReassemblyBytes) bytes in use")
+            throw self.tooManyReassemblies(key, reservation: reservation)
+        }
+        let buffer = ByteBufferAllocator().buffer(capacity: total)
+        // The capacity is what the memory really costs; `reservation` predicted it for the check,
+        // and an allocator that rounds differently still cannot push the total over the limit.
+        let reserved = max(buffer.capacity, total)
+        guard self.reserved + reserved <= self.limits.maxReassemblyBytes else {
+            throw self.tooManyReassemblies(key, reservation: reserved)
         }
         self.assemblies[key] = Assembly(
-            buffer: ByteBufferAllocator().buffer(capacity: total), totalSize: total, consecutiveFrames: count,
+            buffer: buffer, totalSize: total, reservedSize: reserved, consecutiveFrames: count,
             received: 0, version: header.version, encrypted: false, lastActivity: now, discarding: false)
         self.perSession[session] += 1
-        self.reserved += total
+        self.reserved += reserved
+    }
+
+    private func tooManyReassemblies(_ key: Key, reservation: Int) -> SDLProtocolError {
+        let session = Int(key.sessionID)
+        return SDLProtocolError(
+            .tooManyReassemblies,
+            "cannot start message \(key.messageID) of session \(key.sessionID): \(self.perSession[session]) of "
+                + "\(self.limits.maxReassembliesPerSession) per session, \(self.assemblies.count) of "
+                + "\(self.limits.maxReassembliesPerTransport) per transport, \(self.reserved) + \(reservation) of "
+                + "\(self.limits.maxReassemblyBytes) bytes in use")
+    }
+
+    /// The storage a buffer of `capacity` bytes takes: NIO's allocator rounds capacities up to a
+    /// power of two, so a message one byte above 8 MiB costs 16 MiB.
+    static func storageSize(forCapacity capacity: Int) -> Int {
+        capacity <= 1 ? capacity : 1 << (Int.bitWidth - (capacity - 1).leadingZeroBitCount)
     }
 
     private mutating func continueMessage(_ frame: Frame, now: NIODeadline) throws(SDLProtocolError) -> Message? {
@@ -210,7 +242,7 @@ public struct Reassembler: Sendable {
         self.forget(key, assembly)
         if !lastFrameSeen {
             self.assemblies[key] = Assembly(
-                buffer: ByteBuffer(), totalSize: 0, consecutiveFrames: assembly.consecutiveFrames,
+                buffer: ByteBuffer(), totalSize: 0, reservedSize: 0, consecutiveFrames: assembly.consecutiveFrames,
                 received: assembly.received, version: assembly.version, encrypted: false,
                 lastActivity: assembly.lastActivity, discarding: true)
             self.perSession[Int(key.sessionID)] += 1
@@ -230,6 +262,6 @@ public struct Reassembler: Sendable {
     /// Updates the counters for an entry that was removed from `assemblies`.
     private mutating func forget(_ key: Key, _ assembly: Assembly) {
         self.perSession[Int(key.sessionID)] -= 1
-        self.reserved -= assembly.totalSize
+        self.reserved -= assembly.reservedSize
     }
 }

@@ -12,12 +12,14 @@ public struct SDLProtocolError: Error, Hashable, Sendable, CustomStringConvertib
     /// A human-readable explanation.
     public var detail: String
 
+    /// Creates an error.
     public init(_ code: Code, offset: Int? = nil, _ detail: String) {
         self.code = code
         self.offset = offset
         self.detail = detail
     }
 
+    /// `code at offset N: detail`, or `code: detail` without an offset.
     public var description: String {
         if let offset {
             return "\(self.code) at offset \(offset): \(self.detail)"
@@ -27,10 +29,13 @@ public struct SDLProtocolError: Error, Hashable, Sendable, CustomStringConvertib
 
     /// An error code. Codes are compared by their name.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, as the `sdl` tool prints it.
         public let name: String
 
+        /// A code with this name; codes with equal names are equal.
         public init(_ name: String) { self.name = name }
 
+        /// The name.
         public var description: String { self.name }
 
         // Frame headers (protocol spec 5.4.1 §3.1).
@@ -57,9 +62,10 @@ public struct SDLProtocolError: Error, Hashable, Sendable, CustomStringConvertib
         public static let payloadTooLarge = Code("payloadTooLarge")
 
         // Reassembly (protocol spec 5.4.1 §4.2).
-        /// A First frame declares a total size of 0 or beyond the configured limit.
+        /// A First frame declares a total size beyond the configured limit.
         public static let messageTooLarge = Code("messageTooLarge")
-        /// A First frame's frame count cannot carry its declared total size (or vice versa).
+        /// A First frame's frame count cannot carry its declared total size (or vice versa), or the
+        /// declared total size is 0.
         public static let frameCountMismatch = Code("frameCountMismatch")
         /// A Consecutive frame arrived for a message whose First frame was never seen.
         public static let consecutiveWithoutFirst = Code("consecutiveWithoutFirst")
