@@ -44,14 +44,23 @@ public enum FrameEncoder {
 /// the message's encryption flag. Frames are produced lazily and their payloads are slices of the
 /// message payload, not copies.
 public struct MessageFragmenter: Sequence, Sendable {
+    /// The whole message.
     public let payload: ByteBuffer
+    /// The protocol version of every frame.
     public let version: ProtocolVersion
+    /// The service every frame belongs to.
     public let serviceType: ServiceType
+    /// The session every frame belongs to.
     public let sessionID: SessionID
+    /// The message id every frame carries (versions 2–5).
     public let messageID: MessageID
+    /// `.single` for a data message, `.control` for a control message.
     public let frameType: FrameType
+    /// The control frame info of a control message (0 for data messages).
     public let frameInfo: UInt8
+    /// Whether the Single or Consecutive frames carry the E bit.
     public let encrypted: Bool
+    /// The most payload bytes put into one frame.
     public let maxPayloadPerFrame: Int
 
     /// The number of Consecutive frames, 0 when the message goes in one frame.
@@ -62,6 +71,8 @@ public struct MessageFragmenter: Sequence, Sendable {
     /// - Parameters:
     ///   - frameType: `.single` for a data message, `.control` for a control message (control
     ///     messages are never fragmented: a control payload above the limit throws).
+    ///   - encrypted: sets the E bit on the Single or Consecutive frames (versions 2–5 only; the
+    ///     First frame is never encrypted).
     ///   - maxPayloadPerFrame: payload bytes per frame, usually
     ///     `ProtocolLimits.sendPayloadLimit(version:service:)`.
     public init(
@@ -82,8 +93,17 @@ public struct MessageFragmenter: Sequence, Sendable {
             throw SDLProtocolError(.fieldOutOfRange, "a message starts as a single or control frame, not \(frameType)")
         }
         let size = payload.readableBytes
-        guard size <= Int(UInt32.max) else {
+        guard UInt64(size) <= UInt64(UInt32.max) else {
             throw SDLProtocolError(.payloadTooLarge, "a message of \(size) bytes does not fit the 32-bit total size")
+        }
+        // The decoder refuses empty Single frames; a data message must carry at least one byte.
+        guard size > 0 || frameType == .control else {
+            throw SDLProtocolError(.emptyFrame, "a data message needs at least 1 byte of payload")
+        }
+        // Version 1's bit in that place means "compressed": an encrypted message would arrive as a
+        // compressed one.
+        guard !encrypted || version.hasMessageID else {
+            throw SDLProtocolError(.fieldOutOfRange, "protocol version 1 has no encryption flag")
         }
         if frameType == .control && size > maxPayloadPerFrame {
             throw SDLProtocolError(
@@ -111,14 +131,17 @@ public struct MessageFragmenter: Sequence, Sendable {
         index == count ? 0 : UInt8((index - 1) % 255 + 1)
     }
 
+    /// An iterator over the frames, First frame first.
     public func makeIterator() -> Iterator { Iterator(self) }
 
+    /// Produces the frames one by one; each payload is a slice of the message.
     public struct Iterator: IteratorProtocol, Sendable {
         private let fragmenter: MessageFragmenter
         private var position = 0
 
         init(_ fragmenter: MessageFragmenter) { self.fragmenter = fragmenter }
 
+        /// The next frame, nil after the last.
         public mutating func next() -> Frame? {
             let f = self.fragmenter
             let index = self.position

@@ -135,9 +135,18 @@ struct StreamSpec {
         var payload = ByteBuffer()
         if version == .v1 {
             // Version 1 carries the JSON envelope and no binary header.
+            // The function travels by name: "Name" for requests and notifications, "NameResponse"
+            // for responses, as sdl_java_suite's v1 envelope has it.
             let type = rpcType == .response ? "response" : rpcType == .notification ? "notification" : "request"
+            guard let name = FunctionID(rawValue: functionID).name else {
+                throw ToolError("version 1 names the function in its envelope: \(functionID) is no function of the spec")
+            }
             let parametersObject = try rpc.value("json") ?? [String: Any]()
-            let envelope: [String: Any] = [type: ["correlationID": correlationID, "parameters": parametersObject]]
+            let body: [String: Any] = [
+                "name": rpcType == .response ? name + "Response" : name, "correlationID": correlationID,
+                "parameters": parametersObject,
+            ]
+            let envelope: [String: Any] = [type: body]
             payload.writeBytes(try JSONSerialization.data(withJSONObject: envelope, options: [.sortedKeys]))
             return payload
         }
