@@ -5,7 +5,9 @@ import NIOCore
 /// The payload is a `ByteBuffer` slice. Frames the decoder hands out share storage with the bytes
 /// they arrived in, so a frame that arrived whole is never copied.
 public struct Frame: Hashable, Sendable {
+    /// The header as received or to be sent.
     public var header: FrameHeader
+    /// The payload bytes (`header.dataSize` of them in a decoded frame).
     public var payload: ByteBuffer
 
     /// Creates a frame; `header.dataSize` should equal `payload.readableBytes` (the encoder writes

@@ -3,8 +3,11 @@ import NIOCore
 /// A whole message of one service: a control message, or a data message that arrived in a Single
 /// frame or was reassembled from a First frame and its Consecutive frames.
 public struct Message: Hashable, Sendable {
+    /// The protocol version of the frames that carried the message.
     public var version: ProtocolVersion
+    /// The service the message belongs to.
     public var serviceType: ServiceType
+    /// The session the message belongs to.
     public var sessionID: SessionID
     /// The message id; nil for version 1.
     public var messageID: MessageID?
@@ -22,6 +25,7 @@ public struct Message: Hashable, Sendable {
     /// How many frames carried the message: 1, or the First frame plus the Consecutive frames.
     public var frameCount: Int
 
+    /// Creates a message; `messageID` is dropped for version 1, whose header has none.
     public init(
         version: ProtocolVersion, serviceType: ServiceType, sessionID: SessionID, messageID: MessageID?,
         frameType: FrameType, frameInfo: UInt8 = 0, isEncrypted: Bool = false, isCompressed: Bool = false,

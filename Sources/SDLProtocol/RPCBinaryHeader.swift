@@ -95,6 +95,7 @@ public struct RPCBinaryHeader: Hashable, Sendable {
 /// (JSON text, or BSON in version 5) and bulk data (protocol spec 5.4.1 §5.1). The parts are
 /// slices of the payload, not copies.
 public struct RPCPayload: Hashable, Sendable {
+    /// The 12-byte binary header.
     public var header: RPCBinaryHeader
     /// The parameters: `header.jsonSize` bytes.
     public var parameters: ByteBuffer

@@ -2,16 +2,23 @@ import NIOCore
 
 /// The query type byte of a security query (protocol spec 5.4.1 §5.3).
 public struct SecurityQueryType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The byte on the wire.
     public var rawValue: UInt8
 
+    /// A query type from its byte; any value is kept.
     @inlinable
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// A query that expects a response.
     public static let request = SecurityQueryType(rawValue: 0x00)
+    /// The answer to a request.
     public static let response = SecurityQueryType(rawValue: 0x10)
+    /// A query that expects no answer.
     public static let notification = SecurityQueryType(rawValue: 0x20)
+    /// The value peers use for an invalid query type.
     public static let invalid = SecurityQueryType(rawValue: 0xFF)
 
+    /// The spec's name (REQUEST, RESPONSE, NOTIFICATION, INVALID) or the value in hex.
     public var description: String {
         switch self.rawValue {
         case 0x00: return "REQUEST"
@@ -25,15 +32,21 @@ public struct SecurityQueryType: RawRepresentable, Hashable, Sendable, CustomStr
 
 /// The 24-bit query id of a security query (protocol spec 5.4.1 §5.3).
 public struct SecurityQueryID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The 24-bit value (a larger one is refused when the header is written).
     public var rawValue: UInt32
 
+    /// A query id from its value; any value is kept.
     @inlinable
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
+    /// The query carries TLS handshake data.
     public static let sendHandshakeData = SecurityQueryID(rawValue: 0x000001)
+    /// The query reports an internal error of the security layer.
     public static let sendInternalError = SecurityQueryID(rawValue: 0x000002)
+    /// The value peers use for an invalid query id.
     public static let invalid = SecurityQueryID(rawValue: 0xFFFFFF)
 
+    /// The spec's name (SEND_HANDSHAKE_DATA, SEND_INTERNAL_ERROR, INVALID_QUERY_ID) or the number.
     public var description: String {
         switch self.rawValue {
         case 1: return "SEND_HANDSHAKE_DATA"
@@ -55,15 +68,21 @@ public struct SecurityQueryID: RawRepresentable, Hashable, Sendable, CustomStrin
 /// +------------+----------------+-------------------+------------------+
 /// ```
 public struct SecurityQueryHeader: Hashable, Sendable {
+    /// The header's size on the wire.
     public static let size = 12
+    /// The largest query id: 24 bits.
     public static let maxQueryID: UInt32 = 0x00FF_FFFF
 
+    /// The query type.
     public var queryType: SecurityQueryType
     /// The query id (24 bits).
     public var queryID: SecurityQueryID
+    /// The sequence number, which pairs a response with its request.
     public var sequenceNumber: UInt32
+    /// The number of JSON bytes after the header; the rest of the payload is binary data.
     public var jsonSize: UInt32
 
+    /// Creates a header.
     @inlinable
     public init(queryType: SecurityQueryType, queryID: SecurityQueryID, sequenceNumber: UInt32, jsonSize: UInt32) {
         self.queryType = queryType
@@ -103,10 +122,14 @@ public struct SecurityQueryHeader: Hashable, Sendable {
 
 /// A security query split into header, JSON and binary (handshake) data; slices, not copies.
 public struct SecurityQuery: Hashable, Sendable {
+    /// The 12-byte header.
     public var header: SecurityQueryHeader
+    /// The JSON part: `header.jsonSize` bytes.
     public var json: ByteBuffer
+    /// The binary part (handshake data), everything after the JSON.
     public var binaryData: ByteBuffer
 
+    /// Creates a query from its parts (`header.jsonSize` is set when the query is written).
     public init(header: SecurityQueryHeader, json: ByteBuffer, binaryData: ByteBuffer = ByteBuffer()) {
         self.header = header
         self.json = json

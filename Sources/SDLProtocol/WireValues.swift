@@ -9,15 +9,22 @@
 /// Versions 1 to 5 are defined. Version 1 uses the 8-byte header without a message id; versions
 /// 2 to 5 use the 12-byte header.
 public struct ProtocolVersion: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The value on the wire.
     public var rawValue: UInt8
 
+    /// A value from the wire; unknown values are kept.
     @inlinable
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// Protocol version 1.
     public static let v1 = ProtocolVersion(rawValue: 1)
+    /// Protocol version 2.
     public static let v2 = ProtocolVersion(rawValue: 2)
+    /// Protocol version 3.
     public static let v3 = ProtocolVersion(rawValue: 3)
+    /// Protocol version 4.
     public static let v4 = ProtocolVersion(rawValue: 4)
+    /// Protocol version 5.
     public static let v5 = ProtocolVersion(rawValue: 5)
 
     /// The size of a frame header of this version: 8 bytes for version 1, 12 for the others.
@@ -31,13 +38,16 @@ public struct ProtocolVersion: RawRepresentable, Hashable, Comparable, Sendable,
     @inlinable
     public static func < (lhs: ProtocolVersion, rhs: ProtocolVersion) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// `v1` … `v5`, or `vN` for another nibble.
     public var description: String { "v\(self.rawValue)" }
 }
 
 /// The frame type field, 3 bits (protocol spec 5.4.1 §3.1.3). Values 4 to 7 are reserved.
 public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The value on the wire.
     public var rawValue: UInt8
 
+    /// A value from the wire; unknown values are kept.
     @inlinable
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -64,8 +74,10 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
 
 /// The service type byte (protocol spec 5.4.1 §3.1.4).
 public struct ServiceType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The value on the wire.
     public var rawValue: UInt8
 
+    /// A value from the wire; unknown values are kept.
     @inlinable
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -104,6 +116,7 @@ public struct ServiceType: RawRepresentable, Hashable, Sendable, CustomStringCon
         }
     }
 
+    /// The spec's name, or the value in hex.
     public var description: String { self.name ?? "0x" + hexByte(self.rawValue) }
 }
 
@@ -112,23 +125,38 @@ public struct ServiceType: RawRepresentable, Hashable, Sendable, CustomStringCon
 /// For Consecutive frames the same byte is the sequence number; for Single and First frames it is
 /// reserved (0).
 public struct ControlFrameInfo: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The value on the wire.
     public var rawValue: UInt8
 
+    /// A value from the wire; unknown values are kept.
     @inlinable
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// Keeps the session alive; answered by HeartbeatACK.
     public static let heartbeat = ControlFrameInfo(rawValue: 0x00)
+    /// Asks to start a service (the RPC service starts the session).
     public static let startService = ControlFrameInfo(rawValue: 0x01)
+    /// Accepts a StartService; its payload carries the negotiated parameters.
     public static let startServiceACK = ControlFrameInfo(rawValue: 0x02)
+    /// Refuses a StartService.
     public static let startServiceNAK = ControlFrameInfo(rawValue: 0x03)
+    /// Asks to end a service (the RPC service ends the session).
     public static let endService = ControlFrameInfo(rawValue: 0x04)
+    /// Accepts an EndService.
     public static let endServiceACK = ControlFrameInfo(rawValue: 0x05)
+    /// Refuses an EndService.
     public static let endServiceNAK = ControlFrameInfo(rawValue: 0x06)
+    /// Registers a secondary transport for a session.
     public static let registerSecondaryTransport = ControlFrameInfo(rawValue: 0x07)
+    /// Accepts a RegisterSecondaryTransport.
     public static let registerSecondaryTransportACK = ControlFrameInfo(rawValue: 0x08)
+    /// Refuses a RegisterSecondaryTransport.
     public static let registerSecondaryTransportNAK = ControlFrameInfo(rawValue: 0x09)
+    /// Tells the app which secondary transports are available.
     public static let transportEventUpdate = ControlFrameInfo(rawValue: 0xFD)
+    /// Acknowledges received service data (protocol version 2; obsolete).
     public static let serviceDataACK = ControlFrameInfo(rawValue: 0xFE)
+    /// Answers a Heartbeat.
     public static let heartbeatACK = ControlFrameInfo(rawValue: 0xFF)
 
     /// Whether the spec defines this control frame info (0x00–0x09, 0xFD–0xFF).
@@ -167,32 +195,41 @@ public struct ControlFrameInfo: RawRepresentable, Hashable, Sendable, CustomStri
         return nil
     }
 
+    /// The spec's name, or the value in hex.
     public var description: String { self.name ?? "0x" + hexByte(self.rawValue) }
 }
 
 /// The session id byte of a frame header, assigned by the head unit in StartServiceACK.
 public struct SessionID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The value on the wire.
     public var rawValue: UInt8
 
+    /// A value from the wire; unknown values are kept.
     @inlinable
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// A session id from its byte.
     @inlinable
     public init(_ rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// The number in decimal.
     public var description: String { String(self.rawValue) }
 }
 
 /// The 32-bit message id of a version 2–5 frame header; all frames of one message share it.
 public struct MessageID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The value on the wire.
     public var rawValue: UInt32
 
+    /// A value from the wire.
     @inlinable
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
+    /// A message id from its value.
     @inlinable
     public init(_ rawValue: UInt32) { self.rawValue = rawValue }
 
+    /// The number in decimal.
     public var description: String { String(self.rawValue) }
 }
 
