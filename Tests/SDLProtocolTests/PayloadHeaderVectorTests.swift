@@ -30,7 +30,11 @@ import Testing
 
             let valid = expect["valid"] as? Bool ?? true
             if Self.headerOnly.contains(id) {
-                #expect(throws: SDLProtocolError.self) { try RPCPayload(parsing: ByteBuffer(bytes: bytes)) }
+                // The header announces JSON that is not part of the vector.
+                #expect(throws: SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
+                                                 "JSON size \(header.jsonSize) exceeds the 0 bytes after the RPC binary header")) {
+                    try RPCPayload(parsing: ByteBuffer(bytes: bytes))
+                }
                 continue
             }
             if !valid {
@@ -45,6 +49,15 @@ import Testing
             }
             let payload = try RPCPayload(parsing: ByteBuffer(bytes: bytes))
             #expect(payload.parameters.readableBytes == Int(header.jsonSize), "\(id)")
+            // The same payload as the stream carries it, in a Single frame of the RPC service,
+            // through the decoder in every chunking.
+            let frame = Frame(header: FrameHeader(version: .v5, frameType: .single, serviceType: .rpc, sessionID: SessionID(1),
+                                                  dataSize: UInt32(bytes.count), messageID: MessageID(1)),
+                              payload: ByteBuffer(bytes: bytes))
+            for (name, messages, errors) in MultiframeVectorTests.reassemble(frame.bytes) {
+                #expect(errors.isEmpty && messages.count == 1, "\(id) \(name)")
+                #expect(try messages.first.map { try RPCPayload(parsing: $0.payload) } == payload, "\(id) \(name)")
+            }
             if let jsonText = expect["jsonText"] as? String {
                 #expect(String(buffer: payload.parameters) == jsonText, "\(id)")
             }
@@ -69,7 +82,10 @@ import Testing
             if expect["valid"] as? Bool == false {
                 // 0x99 everywhere: query type 0x99 is not defined and the JSON size exceeds the
                 // payload; the split refuses it.
-                #expect(throws: SDLProtocolError.self, "\(id)") { try SecurityQuery(parsing: ByteBuffer(bytes: bytes)) }
+                #expect(throws: SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
+                                                 "JSON size 2576980377 exceeds the 0 bytes after the security query header"), "\(id)") {
+                    try SecurityQuery(parsing: ByteBuffer(bytes: bytes))
+                }
                 continue
             }
             let query = try SecurityQuery(parsing: ByteBuffer(bytes: bytes))
@@ -114,7 +130,7 @@ import Testing
         }
         // The function id has 28 bits.
         var buffer = ByteBuffer()
-        #expect(throws: SDLProtocolError.self) {
+        #expect(throws: SDLProtocolError(.fieldOutOfRange, "function id 268435456 does not fit 28 bits")) {
             try RPCBinaryHeader(rpcType: .request, functionID: 0x1000_0000, correlationID: 1, jsonSize: 0).write(to: &buffer)
         }
         #expect(buffer.readableBytes == 0)

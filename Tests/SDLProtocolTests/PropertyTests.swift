@@ -9,6 +9,7 @@ import Testing
         var session: UInt8
         var service: ServiceType
         var messageID: UInt32?
+        var encrypted: Bool
         var payload: [UInt8]
     }
 
@@ -40,13 +41,16 @@ import Testing
                 let payload = (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) }
                 let messageID = nextMessageID
                 nextMessageID += 1
+                // Version 1 has no encryption flag (its bit means "compressed").
+                let encrypted = version.hasMessageID && Bool.random(using: &rng)
                 let frames = Array(try MessageFragmenter(
                     payload: ByteBuffer(bytes: payload), version: version, serviceType: service,
                     sessionID: SessionID(session), messageID: MessageID(messageID),
-                    encrypted: Bool.random(using: &rng), maxPayloadPerFrame: mtu))
+                    encrypted: encrypted, maxPayloadPerFrame: mtu))
                 longest = max(longest, frames.count)
                 queues.append(frames)
-                sent.append(Sent(session: session, service: service, messageID: version == .v1 ? nil : messageID, payload: payload))
+                sent.append(Sent(session: session, service: service, messageID: version == .v1 ? nil : messageID,
+                                 encrypted: encrypted, payload: payload))
             }
             // Interleave: repeatedly take the next frame of a random message.
             var stream: [UInt8] = []
@@ -72,8 +76,10 @@ import Testing
                 offset = end
                 while let frame = try decoder.nextFrame() {
                     if let message = try reassembler.process(frame, now: now) {
+                        #expect(!message.isCompressed, "case \(caseIndex)")
                         received.append(Sent(session: message.sessionID.rawValue, service: message.serviceType,
-                                             messageID: message.messageID?.rawValue, payload: message.payload.bytes))
+                                             messageID: message.messageID?.rawValue, encrypted: message.isEncrypted,
+                                             payload: message.payload.bytes))
                     }
                 }
             }

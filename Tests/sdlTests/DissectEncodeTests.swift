@@ -119,6 +119,17 @@ private func spec(_ json: String) throws -> ByteBuffer {
         }
     }
 
+    /// Version 1 has no binary header: the function travels by name in the JSON envelope.
+    @Test func version1RPCsCarryTheFunctionName() throws {
+        let stream = try spec(#"[{"kind":"rpc","version":1,"rpc":{"rpcType":"response","functionId":"ButtonPress","correlationId":4,"json":{"success":true,"resultCode":"SUCCESS"}}},{"kind":"rpc","version":1,"rpc":{"rpcType":"notification","functionId":"OnRCStatus","json":{"allocatedModules":[],"freeModules":[]}}}]"#)
+        let rpc = dissect(stream).compactMap { field($0, "rpc") }
+        #expect(rpc.map(\.text) == [
+            #"{"rpcType":"response","functionId":41,"functionName":"ButtonPressResponse","correlationId":4,"encoding":"json","params":{"resultCode":"SUCCESS","success":true},"bulkSize":0}"#,
+            #"{"rpcType":"notification","functionId":32785,"functionName":"OnRCStatus","correlationId":0,"encoding":"json","params":{"allocatedModules":[],"freeModules":[]},"bulkSize":0}"#,
+        ])
+        #expect(throws: ToolError.self) { try spec(#"[{"kind":"rpc","version":1,"rpc":{"functionId":999999}}]"#) }
+    }
+
     @Test func messageIDsCountUpAndControlFramesUseZero() throws {
         let stream = try spec(#"[{"kind":"control","frameInfo":"StartService"},{"kind":"rpc","rpc":{"functionId":1}},{"kind":"data","serviceType":"VIDEO","payloadHex":"01"},{"kind":"rpc","messageId":40,"rpc":{"functionId":1}},{"kind":"rpc","rpc":{"functionId":1}}]"#)
         let ids = dissect(stream).filter { field($0, "event") == .string("frame") }.map { field($0, "messageId")! }
