@@ -35,6 +35,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "SDLBSON", package: "swift-sdl"),
+                .product(name: "SDLProtocol", package: "swift-sdl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 "CLibBSONBench",
             ],

@@ -34,11 +34,13 @@ public struct FrameDecoder: Sendable {
     /// What happens after a bad header.
     public var invalidHeaderPolicy: InvalidHeaderPolicy
 
-    /// Received bytes not yet consumed, oldest first. Only the front may have been gathered from
-    /// several appended buffers.
-    private var chunks: CircularBuffer<ByteBuffer>
-    /// Whether `chunks.first` is a buffer this decoder allocated to gather a spanning frame, so
-    /// that appending to it cannot copy bytes of frames already handed out.
+    /// The oldest received bytes not yet consumed; empty only when nothing is buffered. Kept
+    /// apart from `rest` so that the common case, a whole frame at the front, is read in place.
+    private var front: ByteBuffer
+    /// Later received buffers, oldest first.
+    private var rest: CircularBuffer<ByteBuffer>
+    /// Whether `front` is a buffer this decoder allocated to gather a spanning frame, so that
+    /// appending to it cannot copy bytes of frames already handed out.
     private var frontIsGathered = false
     private var bufferedBytes = 0
     /// The stream offset of the first unconsumed byte.
@@ -57,20 +59,29 @@ public struct FrameDecoder: Sendable {
     public init(limits: ProtocolLimits = ProtocolLimits(), invalidHeaderPolicy: InvalidHeaderPolicy = .resynchronize) {
         self.limits = limits
         self.invalidHeaderPolicy = invalidHeaderPolicy
-        self.chunks = CircularBuffer(initialCapacity: 4)
+        self.front = Self.empty
+        self.rest = CircularBuffer(initialCapacity: 4)
     }
+
+    /// What `front` holds when nothing is buffered (so that consumed input is not kept alive).
+    private static let empty = ByteBuffer()
 
     /// The number of received bytes not yet consumed.
     public var bufferedByteCount: Int { self.bufferedBytes }
 
     /// The storage the buffered chunks hold (for the tests' memory bounds).
-    var storageCapacity: Int { self.chunks.reduce(0) { $0 + $1.capacity } }
+    var storageCapacity: Int { self.rest.reduce(self.front.capacity) { $0 + $1.capacity } }
 
     /// Adds received bytes. The buffer is kept as is (not copied) until its frames are consumed.
     public mutating func append(_ bytes: ByteBuffer) {
         guard bytes.readableBytes > 0 else { return }
+        if self.bufferedBytes == 0 {
+            self.front = bytes
+            self.frontIsGathered = false
+        } else {
+            self.rest.append(bytes)
+        }
         self.bufferedBytes += bytes.readableBytes
-        self.chunks.append(bytes)
     }
 
     /// Adds received bytes from a collection (copied once into a `ByteBuffer`).
@@ -86,6 +97,12 @@ public struct FrameDecoder: Sendable {
     public mutating func nextFrame() throws(SDLProtocolError) -> Frame? {
         if let failure = self.failure {
             throw SDLProtocolError(.decoderFailed, offset: failure.offset, "decoder stopped after: \(failure)")
+        }
+        // The common case: a whole valid frame at the front of the front buffer.
+        if let header = FrameHeader.peek(in: self.front), header.problem(against: self.limits) == nil,
+            self.front.readableBytes >= header.frameSize
+        {
+            return self.takeFrame(header)
         }
         while true {
             switch self.inspectHeader() {
@@ -109,22 +126,34 @@ public struct FrameDecoder: Sendable {
                 // A whole valid header ends a garbage run: the decoder is committed to this frame,
                 // so bytes left at the end are a truncated frame, not more garbage.
                 self.resynchronizing = false
-                let frameSize = header.frameSize
-                guard self.bufferedBytes >= frameSize else { return nil }
-                self.gatherFront(frameSize)
-                self.lastFrameOffset = self.streamOffset
-                var front = self.chunks.removeFirst()
-                front.moveReaderIndex(forwardBy: header.size)
-                let payload = front.readSlice(length: Int(header.dataSize))!
-                if front.readableBytes > 0 {
-                    self.chunks.prepend(front)
-                }
-                self.frontIsGathered = false
-                self.bufferedBytes -= frameSize
-                self.streamOffset += frameSize
-                return Frame(header: header, payload: payload)
+                guard self.bufferedBytes >= header.frameSize else { return nil }
+                self.gatherFront(header.frameSize)
+                return self.takeFrame(header)
             }
         }
+    }
+
+    /// Hands out the frame at the front, whose bytes are all in `front`.
+    private mutating func takeFrame(_ header: FrameHeader) -> Frame {
+        let frameSize = header.frameSize
+        self.resynchronizing = false
+        self.lastFrameOffset = self.streamOffset
+        self.front.moveReaderIndex(forwardBy: header.size)
+        let payload = self.front.readSlice(length: Int(header.dataSize))!
+        // The payload shares the front's storage now: never append to it.
+        self.frontIsGathered = false
+        self.bufferedBytes -= frameSize
+        self.streamOffset += frameSize
+        if self.front.readableBytes == 0 {
+            self.advanceFront()
+        }
+        return Frame(header: header, payload: payload)
+    }
+
+    /// Replaces an emptied `front` with the next received buffer.
+    private mutating func advanceFront() {
+        self.front = self.rest.popFirst() ?? Self.empty
+        self.frontIsGathered = false
     }
 
     /// Reports bytes left over at the end of the stream: call when the stream has ended. Throws
@@ -149,11 +178,10 @@ public struct FrameDecoder: Sendable {
     /// Validates the header at the front as far as the buffered bytes go.
     private mutating func inspectHeader() -> Inspection {
         guard self.bufferedBytes > 0 else { return .needMoreBytes }
-        self.gatherFront(1)
-        let byte0 = self.chunks.first!.getInteger(at: self.chunks.first!.readerIndex, as: UInt8.self)!
+        let byte0 = self.front.getInteger(at: self.front.readerIndex, as: UInt8.self)!
         let headerSize = ProtocolVersion(rawValue: byte0 >> 4).headerSize
         self.gatherFront(headerSize)
-        let front = self.chunks.first!
+        let front = self.front
         if let header = FrameHeader.peek(in: front) {
             if let problem = header.problem(against: self.limits) {
                 return .invalid(header, problem)
@@ -189,45 +217,42 @@ public struct FrameDecoder: Sendable {
         return .needMoreBytes
     }
 
-    /// Makes the first `count` buffered bytes (or all, if fewer are buffered) contiguous in the
-    /// front buffer, copying only the bytes that are not there yet.
+    /// Makes the first `count` buffered bytes (or all, if fewer are buffered) contiguous in
+    /// `front`, copying only the bytes that are not there yet.
     private mutating func gatherFront(_ count: Int) {
-        guard self.chunks.first!.readableBytes < count, self.chunks.count > 1 else { return }
+        guard self.front.readableBytes < count, !self.rest.isEmpty else { return }
         let target = min(count, self.bufferedBytes)
         var gathered: ByteBuffer
         if self.frontIsGathered {
-            gathered = self.chunks.removeFirst()
+            gathered = self.front
+            self.front = Self.empty
             // Bytes slid over while resynchronising are still in the gathered buffer; without
             // this, a garbage run that keeps crossing chunk boundaries would grow it forever.
             // At most a header's worth of bytes is readable here, so the move is cheap.
             gathered.discardReadBytes()
         } else {
-            let front = self.chunks.removeFirst()
             gathered = ByteBufferAllocator().buffer(capacity: target)
-            gathered.writeImmutableBuffer(front)
+            gathered.writeImmutableBuffer(self.front)
         }
         gathered.reserveCapacity(target)
         while gathered.readableBytes < target {
-            var next = self.chunks.removeFirst()
+            var next = self.rest.removeFirst()
             let take = min(target - gathered.readableBytes, next.readableBytes)
             gathered.writeImmutableBuffer(next.readSlice(length: take)!)
             if next.readableBytes > 0 {
-                self.chunks.prepend(next)
+                self.rest.prepend(next)
             }
         }
-        self.chunks.prepend(gathered)
+        self.front = gathered
         self.frontIsGathered = true
     }
 
     private mutating func consume(_ count: Int) {
-        var front = self.chunks.removeFirst()
-        front.moveReaderIndex(forwardBy: count)
-        if front.readableBytes > 0 {
-            self.chunks.prepend(front)
-        } else {
-            self.frontIsGathered = false
-        }
+        self.front.moveReaderIndex(forwardBy: count)
         self.bufferedBytes -= count
         self.streamOffset += count
+        if self.front.readableBytes == 0 {
+            self.advanceFront()
+        }
     }
 }

@@ -2,6 +2,7 @@ import Benchmark
 import CLibBSONBench
 import NIOCore
 import SDLBSON
+import SDLProtocol
 
 // SDLBSON vs libbson, in the same run: encode and decode-and-read-every-field of
 // (a) the StartServiceACK control payload and (b) a ~2 KB OnAppServiceData-shaped document.
@@ -219,6 +220,28 @@ let benchmarks: @Sendable () -> Void = {
             for _ in benchmark.scaledIterations {
                 blackHole(sdl_bench_validate_and_decode(input.baseAddress!, input.count))
             }
+        }
+    }
+
+    // The same payload through SDLProtocol's typed API: what a session engine calls.
+    let typedACK = try! StartServiceACKPayload(bson: ByteBuffer(bytes: ackBytes))
+    var typedBuffer = ByteBuffer()
+    try! typedACK.write(to: &typedBuffer)
+    precondition(Array(typedBuffer.readableBytesView) == ackBytes, "StartServiceACKPayload writes other bytes")
+    Benchmark("StartServiceACK encode SDLProtocol typed payload", configuration: configuration) { benchmark in
+        var buffer = ByteBufferAllocator().buffer(capacity: 1024)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            buffer.clear()
+            try! typedACK.write(to: &buffer)
+            blackHole(buffer.writerIndex)
+        }
+    }
+    Benchmark("StartServiceACK decode SDLProtocol typed payload", configuration: configuration) { benchmark in
+        let input = ByteBuffer(bytes: ackBytes)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try! StartServiceACKPayload(bson: input))
         }
     }
 
