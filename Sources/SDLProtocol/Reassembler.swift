@@ -13,7 +13,9 @@ import NIOCore
 /// `expire(now:)` from a timer (`nextExpiry` says when); each message it drops is reported.
 ///
 /// After an error the offending message is dropped and its memory released; its remaining
-/// Consecutive frames are absorbed without further errors until its last frame (or expiry).
+/// Consecutive frames are absorbed without further errors until its last frame (or expiry, or a
+/// new First frame on the same key). The reassembler sees frames, not the stream, so its errors
+/// carry no offset: the offending frame's stream offset is `FrameDecoder.lastFrameOffset`.
 public struct Reassembler: Sendable {
     /// The limits in force. Changes apply to First frames that arrive afterwards.
     public var limits: ProtocolLimits
