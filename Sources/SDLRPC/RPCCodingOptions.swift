@@ -7,9 +7,10 @@ public struct RPCCodingOptions: Hashable, Sendable {
     /// types are always checked when decoding.
     public var validate: Bool
     /// The deepest nesting of objects and arrays a decoder accepts, counting the parameters object
-    /// as 1. Default: 32 (the deepest struct path of spec 8.0.0 nests 7 levels; only the recursive
-    /// `VideoStreamingCapability` goes deeper). Bounds recursion, so hostile input cannot exhaust
-    /// the stack.
+    /// as 1. Default: 32. The deepest path of spec 8.0.0 nests 10 levels (GetSystemCapability response
+    /// `systemCapability.displayCapabilities[].windowCapabilities[].buttonCapabilities[].moduleInfo.location`);
+    /// only the recursive `VideoStreamingCapability` goes deeper. Bounds recursion, so hostile input
+    /// cannot exhaust the stack.
     public var maxNestingDepth: Int
 
     public init(validate: Bool = true, maxNestingDepth: Int = 32) {
