@@ -1,9 +1,23 @@
 import NIOCore
 import SDLProtocol
 
+extension RPCParameterFormat {
+    /// The parameters section of an RPC payload as this format's bytes: an empty section (binary
+    /// header JSON size 0, which SDL Core and sdl_java_suite send for an RPC without parameters)
+    /// stands for an empty object, `{}` or the 5-byte empty BSON document.
+    func parametersSection(_ parameters: ByteBuffer) -> ByteBuffer {
+        guard parameters.readableBytes == 0 else { return parameters }
+        return self == .bson ? ByteBuffer(bytes: [5, 0, 0, 0, 0]) : ByteBuffer(string: "{}")
+    }
+}
+
 extension RPCStruct {
-    /// Decodes parameters in the given format; validates unless `options.validate` is false.
+    /// Decodes the parameters section of an RPC payload in the given format; validates unless
+    /// `options.validate` is false. An empty section is an empty object (binary header JSON size
+    /// 0), so a message without mandatory parameters decodes from it and one with them throws
+    /// `missingParameter`.
     public init(parameters: ByteBuffer, format: RPCParameterFormat, options: RPCCodingOptions = .default) throws(RPCError) {
+        let parameters = format.parametersSection(parameters)
         switch format {
         case .json:
             self = try Self(jsonParameters: parameters, options: options)
@@ -21,6 +35,22 @@ extension RPCStruct {
             return try self.jsonParameters(options: options)
         case .bson:
             return try self.bsonParameters(options: options)
+        default:
+            throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
+        }
+    }
+}
+
+extension RPCValue {
+    /// Parses the parameters section of an RPC payload in the given format into a value tree; an
+    /// empty section (binary header JSON size 0) is an empty object.
+    public init(parameters: ByteBuffer, format: RPCParameterFormat, options: RPCCodingOptions = .default) throws(RPCError) {
+        let parameters = format.parametersSection(parameters)
+        switch format {
+        case .json:
+            self = try RPCValue(jsonObject: parameters, options: options)
+        case .bson:
+            self = try RPCValue(bsonObject: parameters, options: options)
         default:
             throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
         }
@@ -100,7 +130,8 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
 
     /// Decodes a whole RPC payload (protocol spec 5.4.1 §5.1): the binary header picks the
     /// generated type, the parameters are decoded (and validated unless `options.validate` is
-    /// false), the rest is bulk data. `format` nil tells JSON from BSON by the bytes.
+    /// false), the rest is bulk data. `format` nil tells JSON from BSON by the bytes. A JSON size
+    /// of 0 means no parameters: they decode as an empty object.
     public init(payload: ByteBuffer, format: RPCParameterFormat? = nil, options: RPCCodingOptions = .default) throws(RPCError) {
         let parsed: RPCPayload
         do throws(SDLProtocolError) {

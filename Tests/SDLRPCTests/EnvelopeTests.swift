@@ -59,9 +59,7 @@ struct EnvelopeTests {
         ("java-samplerpc-corrupt-jsonsize", "invalidPayload"),
         ("java-bfh-corrupt-0x99", "invalidPayload"),
         ("core-payload-json-no-data", "malformedInput"),
-        ("java-bfh-dummy-onhmistatus", "malformedInput"),
         ("ios-testpayloadheader-400", "invalidPayload"),
-        ("core-payload-header-only", "malformedInput"),
     ])
     func malformedVectors(id: String, code: String) throws {
         let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
@@ -69,6 +67,34 @@ struct EnvelopeTests {
         let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
         let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload) }
         #expect(error.code.name == code, "\(id): \(error)")
+    }
+
+    @Test("a payload without parameters (JSON size 0) has an empty parameters object, in either format", arguments: [
+        nil, RPCParameterFormat.json, .bson,
+    ])
+    func headerOnly(format: RPCParameterFormat?) throws {
+        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
+        func payload(_ id: String) throws -> ByteBuffer {
+            let vector = try #require(vectors.first(where: { $0["id"] as? String == id }), "no vector \(id)")
+            return ByteBuffer(hex: try #require(vector["hex"] as? String))
+        }
+        // SDL Core's header-only UnregisterAppInterface request: no mandatory parameters.
+        let unregister = try AnyRPCMessage(payload: payload("core-payload-header-only"), format: format)
+        #expect(unregister.message as? SDLUnregisterAppInterfaceRequest == SDLUnregisterAppInterfaceRequest())
+        #expect(unregister.functionID.rawValue == 2)
+        #expect(unregister.correlationID == 1)
+        #expect(unregister.bulkData.readableBytes == 0)
+        // sdl_java_suite's dummy OnHMIStatus: the parameters are empty, so its mandatory ones are missing.
+        let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload("java-bfh-dummy-onhmistatus"), format: format) }
+        #expect(error == RPCError(.missingParameter, path: [.key("hmiLevel")], "missing mandatory parameter"))
+        // Bytes after a JSON size of 0 are bulk data; the parameters are still empty.
+        var withBulk = try payload("core-payload-header-only")
+        withBulk.writeBytes([0xCA, 0xFE])
+        let bulk = try AnyRPCMessage(payload: withBulk, format: format)
+        #expect(bulk.message is SDLUnregisterAppInterfaceRequest)
+        #expect(Array(bulk.bulkData.readableBytesView) == [0xCA, 0xFE])
+        // The generic value reader agrees.
+        #expect(try RPCValue(parameters: ByteBuffer(), format: format ?? .json) == .object([:]))
     }
 
     @Test("the iOS DeleteCommand vector carries the v1 envelope, not parameters")
