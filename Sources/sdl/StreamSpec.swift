@@ -112,8 +112,9 @@ struct StreamSpec {
         case nil, "request" as String: rpcType = .request
         case "response" as String: rpcType = .response
         case "notification" as String: rpcType = .notification
+        case "erroneousResponse" as String: rpcType = .erroneousResponse
         case let number as Int where (0...15).contains(number): rpcType = RPCType(rawValue: UInt8(number))
-        case let other?: throw ToolError("rpcType \(other) is not request, response, notification or 0...15")
+        case let other?: throw ToolError("rpcType \(other) is not request, response, notification, erroneousResponse or 0...15")
         }
         let functionID: UInt32
         switch try rpc.value("functionId") {
@@ -135,7 +136,9 @@ struct StreamSpec {
         var payload = ByteBuffer()
         if version == .v1 {
             // Version 1 carries the JSON envelope and no binary header.
-            let type = rpcType == .response ? "response" : rpcType == .notification ? "notification" : "request"
+            // Version 1 has no erroneous response type: it is a response there.
+            let type = rpcType == .response || rpcType == .erroneousResponse
+                ? "response" : rpcType == .notification ? "notification" : "request"
             let parametersObject = try rpc.value("json") ?? [String: Any]()
             let envelope: [String: Any] = [type: ["correlationID": correlationID, "parameters": parametersObject]]
             payload.writeBytes(try JSONSerialization.data(withJSONObject: envelope, options: [.sortedKeys]))
