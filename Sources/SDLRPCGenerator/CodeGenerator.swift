@@ -79,6 +79,16 @@ public struct CodeGenerator {
                 }
             }
         }
+        for function in self.spec.functions {
+            // `FunctionID(name:)`, `FunctionID.name` and a message's `functionName` come from the
+            // FunctionID element, so a function whose functionID names another function would be
+            // found under the wrong name.
+            guard self.functionName(forIDName: function.functionIDName) == function.name else {
+                throw GeneratorError(
+                    "function \(function.name): functionID \(function.functionIDName) does not name it (expected \(function.name)ID)",
+                    line: function.line)
+            }
+        }
     }
 
     /// A struct that contains itself other than through an array would have infinite size.
@@ -163,7 +173,12 @@ public struct CodeGenerator {
     // MARK: Function ids
 
     func functionName(_ element: SpecEnumElement) -> String {
-        element.name.hasSuffix("ID") ? String(element.name.dropLast(2)) : element.name
+        self.functionName(forIDName: element.name)
+    }
+
+    /// A FunctionID element's name without its "ID" suffix: the function name it stands for.
+    func functionName(forIDName name: String) -> String {
+        name.hasSuffix("ID") ? String(name.dropLast(2)) : name
     }
 
     func functionIDsFile() -> String {
@@ -222,7 +237,8 @@ public struct CodeGenerator {
         for function in self.spec.functions {
             out.blank()
             out.line("/// `\(function.name)` \(function.messageType), function id \(function.functionID)\(self.lifecycleNote(function.lifecycle)).")
-            let member = SwiftNaming.functionIDMember(function.name)
+            // The member the FunctionID element generated (checkNames made sure it names this function).
+            let member = SwiftNaming.functionIDMember(self.functionName(forIDName: function.functionIDName))
             self.emitStruct(
                 typeName: SwiftNaming.messageTypeName(function), conformance: "RPCMessage",
                 staticMembers: [
