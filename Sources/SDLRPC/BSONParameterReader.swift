@@ -226,6 +226,7 @@ public struct BSONParameterReader: RPCParameterReader {
             while try self.nextKey() {
                 try self.decodeUnknown(into: &object)
             }
+            try object.requireUniqueKeys()
             return .object(object)
         case 0x04:
             try self.beginArray()
@@ -298,15 +299,13 @@ extension RPCStruct {
             try Self(parametersFrom: &reader)
         }
         if options.validate {
-            try value.validate()
+            try value.check(options)
         }
         return value
     }
 
     public func _encodeBSONParameters(options: RPCCodingOptions) throws(RPCError) -> ByteBuffer {
-        if options.validate {
-            try self.validate()
-        }
+        try self.check(options)
         var writer = BSONParameterWriter()
         self.encodeParameters(to: &writer)
         return try writer.finish()
@@ -323,15 +322,18 @@ extension RPCValue {
             while try reader.nextKey() {
                 try reader.decodeUnknown(into: &object)
             }
+            try object.requireUniqueKeys()
             return .object(object)
         }
     }
 
-    /// This value (an object) as a BSON document.
-    public func bsonDocument() throws(RPCError) -> ByteBuffer {
+    /// This value (an object) as a BSON document. Refuses what `init(bsonObject:options:)` would:
+    /// a repeated key in any object, nesting deeper than `options.maxNestingDepth`.
+    public func bsonDocument(options: RPCCodingOptions = .default) throws(RPCError) -> ByteBuffer {
         guard case .object(let object) = self else {
             throw RPCError(.typeMismatch, "only an object can be a BSON document")
         }
+        try self.checkEncodable(options)
         var writer = BSONParameterWriter()
         writer.encodeUnknown(object)
         return try writer.finish()

@@ -289,6 +289,7 @@ public struct JSONParameterReader: RPCParameterReader {
             while try self.nextKey() {
                 try self.decodeUnknown(into: &object)
             }
+            try object.requireUniqueKeys()
             return .object(object)
         default:
             throw self.malformed("expected a value, found \(self.describeByte())")

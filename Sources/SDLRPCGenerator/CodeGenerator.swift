@@ -306,6 +306,7 @@ public struct CodeGenerator {
             out.line("}")
         }
         out.close("}")
+        out.line("try unknownParameters.requireUniqueKeys()")
         for param in params where param.mandatory {
             let local = SwiftNaming.localName(param.name)
             out.line("guard let \(local) else { throw RPCError.missingParameter(\"\(param.name)\") }")
@@ -328,24 +329,26 @@ public struct CodeGenerator {
         // Validation.
         out.blank()
         let checks = params.compactMap { param in self.validation(param).map { (param, $0) } }
-        if checks.isEmpty {
-            out.line("public func validate(into validator: inout RPCValidator) {}")
-        } else {
-            out.open("public func validate(into validator: inout RPCValidator) {")
-            for (param, check) in checks {
-                let property = "self.\(SwiftNaming.propertyName(param.name))"
-                if param.mandatory {
-                    out.line(check.replacingPlaceholder(with: property))
-                } else {
-                    out.line("if let value = \(property) { \(check.replacingPlaceholder(with: "value")) }")
-                }
+        out.open("public func validate(into validator: inout RPCValidator) {")
+        for (param, check) in checks {
+            let property = "self.\(SwiftNaming.propertyName(param.name))"
+            if param.mandatory {
+                out.line(check.replacingPlaceholder(with: property))
+            } else {
+                out.line("if let value = \(property) { \(check.replacingPlaceholder(with: "value")) }")
             }
-            out.close("}")
         }
+        // Unknown parameters named like these would be written twice, or read back as the typed one.
+        let names = params.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        out.open("if !self.unknownParameters.isEmpty {")
+        out.line("validator.unknownParameters(self.unknownParameters, knownNames: [\(names)])")
+        out.close("}")
+        out.close("}")
         out.close("}")
     }
 
     /// The validator call for a param, with `$` where the value goes; nil when nothing to check.
+    /// Every array and struct param gets one: the validator counts nesting through them.
     func validation(_ param: SpecParam) -> Check? {
         let key = "\"\(param.name)\""
         let sizes = "minSize: \(Self.literal(param.minSize)), maxSize: \(Self.literal(param.maxSize))"
@@ -356,9 +359,9 @@ public struct CodeGenerator {
         if param.isArray {
             switch param.type {
             case .boolean:
-                return hasSizes ? Check("validator.booleans($, \(key), \(sizes))") : nil
+                return Check("validator.booleans($, \(key), \(sizes))")
             case .integer:
-                return hasSizes || hasValues ? Check("validator.integers($, \(key), \(sizes), \(values))") : nil
+                return Check("validator.integers($, \(key), \(sizes), \(values))")
             case .float:
                 return Check("validator.floats($, \(key), \(sizes), \(values))")
             case .string:
