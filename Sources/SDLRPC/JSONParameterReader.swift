@@ -6,7 +6,8 @@
 /// Rejected with a typed error and the byte offset: bytes that are not JSON, a byte order mark,
 /// control characters in strings, invalid UTF-8, escapes of lone surrogates (`"\uD800"` alone
 /// names no Unicode scalar and no Swift `String` can hold it), trailing bytes after the object,
-/// nesting deeper than `maxNestingDepth`.
+/// nesting deeper than `maxNestingDepth`. A key repeated in one object is `duplicateParameter`
+/// (checked by the code that builds the object: generated decoders and `readUnknown`).
 ///
 /// Numbers: an Integer parameter accepts a JSON number whose value is an exact integer in range,
 /// so `5`, `5.0` and `5e0` all read as 5, while `5.5` (and `150e-2`, judged on the digits) is

@@ -12,6 +12,7 @@
 ///     default: try reader.decodeUnknown(into: &unknownParameters)
 ///     }
 /// }
+/// try unknownParameters.requireUniqueKeys()   // a repeated unknown key is duplicateParameter
 /// ```
 ///
 /// After `nextKey()` returns true exactly one value must be read. `keyHash` is `RPCKeyHash` of the

@@ -180,17 +180,18 @@ public struct RPCValidator: Sendable {
     /// `level` is where the value sits if it is an object or array.
     private mutating func checkValue(_ value: RPCValue, level: Int, path: inout [RPCError.PathComponent]) {
         switch value {
-        case .object(let object):
+        case .object, .array:
             guard level <= self.maxNestingDepth else {
                 self.record(path: path, .nestingTooDeep, "nesting deeper than \(self.maxNestingDepth) levels")
                 return
             }
+        default:
+            return
+        }
+        switch value {
+        case .object(let object):
             self.checkObject(object, knownNames: [], level: level, path: &path)
         case .array(let elements):
-            guard level <= self.maxNestingDepth else {
-                self.record(path: path, .nestingTooDeep, "nesting deeper than \(self.maxNestingDepth) levels")
-                return
-            }
             for (index, element) in elements.enumerated() {
                 guard self.errors.count < self.limit else { return }
                 path.append(.index(index))
@@ -226,7 +227,7 @@ public struct RPCValidator: Sendable {
     ) {
         guard self.fits(level: self.depth + 1, key) else { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
-        if min == nil && max == nil || !self.checksConstraints { return }
+        if (min == nil && max == nil) || !self.checksConstraints { return }
         for (index, element) in value.enumerated() {
             self.integer(element, key, min: min, max: max, index: index)
         }
