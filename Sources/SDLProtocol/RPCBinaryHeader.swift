@@ -10,13 +10,18 @@ public struct RPCType: RawRepresentable, Hashable, Sendable, CustomStringConvert
     public static let request = RPCType(rawValue: 0x0)
     public static let response = RPCType(rawValue: 0x1)
     public static let notification = RPCType(rawValue: 0x2)
+    /// SDL Core's `kErrorResponse` (0x3): a response reporting a failure, with the parameters of
+    /// that function's response.
+    public static let erroneousResponse = RPCType(rawValue: 0x3)
 
-    /// The name used by the `sdl` tool: request, response, notification or unknown(N).
+    /// The name used by the `sdl` tool: request, response, notification, erroneousResponse or
+    /// unknown(N).
     public var description: String {
         switch self.rawValue {
         case 0: return "request"
         case 1: return "response"
         case 2: return "notification"
+        case 3: return "erroneousResponse"
         default: return "unknown(\(self.rawValue))"
         }
     }

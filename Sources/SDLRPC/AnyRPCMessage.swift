@@ -1,9 +1,23 @@
 import NIOCore
 import SDLProtocol
 
+extension RPCParameterFormat {
+    /// The parameters section of an RPC payload as this format's bytes: an empty section (binary
+    /// header JSON size 0, which SDL Core and sdl_java_suite send for an RPC without parameters)
+    /// stands for an empty object, `{}` or the 5-byte empty BSON document.
+    func parametersSection(_ parameters: ByteBuffer) -> ByteBuffer {
+        guard parameters.readableBytes == 0 else { return parameters }
+        return self == .bson ? ByteBuffer(bytes: [5, 0, 0, 0, 0]) : ByteBuffer(string: "{}")
+    }
+}
+
 extension RPCStruct {
-    /// Decodes parameters in the given format; validates unless `options.validate` is false.
+    /// Decodes the parameters section of an RPC payload in the given format; validates unless
+    /// `options.validate` is false. An empty section is an empty object (binary header JSON size
+    /// 0), so a message without mandatory parameters decodes from it and one with them throws
+    /// `missingParameter`.
     public init(parameters: ByteBuffer, format: RPCParameterFormat, options: RPCCodingOptions = .default) throws(RPCError) {
+        let parameters = format.parametersSection(parameters)
         switch format {
         case .json:
             self = try Self(jsonParameters: parameters, options: options)
@@ -21,6 +35,22 @@ extension RPCStruct {
             return try self.jsonParameters(options: options)
         case .bson:
             return try self.bsonParameters(options: options)
+        default:
+            throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
+        }
+    }
+}
+
+extension RPCValue {
+    /// Parses the parameters section of an RPC payload in the given format into a value tree; an
+    /// empty section (binary header JSON size 0) is an empty object.
+    public init(parameters: ByteBuffer, format: RPCParameterFormat, options: RPCCodingOptions = .default) throws(RPCError) {
+        let parameters = format.parametersSection(parameters)
+        switch format {
+        case .json:
+            self = try RPCValue(jsonObject: parameters, options: options)
+        case .bson:
+            self = try RPCValue(bsonObject: parameters, options: options)
         default:
             throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
         }
@@ -59,6 +89,10 @@ func makePayload(
 /// An RPC message of any function and type, with what the binary header and the bulk data carry:
 /// what a decoder of RPC payloads returns, and what tools build from a function name and JSON text.
 ///
+/// An erroneous response (RPC type 0x3, SDL Core's `kErrorResponse`) carries the parameters of its
+/// function's response: `message` is that response type and `isErroneousResponse` is true, so that
+/// the RPC type survives a re-encoding.
+///
 /// ```swift
 /// let message = try AnyRPCMessage(payload: bytes)
 /// if let publish = message.message as? SDLPublishAppServiceRequest { … }
@@ -70,22 +104,29 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
     public var correlationID: UInt32
     /// The bytes after the parameters (e.g. a PutFile's file); empty when none.
     public var bulkData: ByteBuffer
+    /// Whether the binary header says `erroneousResponse` rather than `response`; only a response
+    /// `message` can be one (`payload` refuses others).
+    public var isErroneousResponse: Bool
 
-    public init(_ message: any RPCMessage, correlationID: UInt32, bulkData: ByteBuffer = ByteBuffer()) {
+    public init(
+        _ message: any RPCMessage, correlationID: UInt32, bulkData: ByteBuffer = ByteBuffer(), isErroneousResponse: Bool = false
+    ) {
         self.message = message
         self.correlationID = correlationID
         self.bulkData = bulkData
+        self.isErroneousResponse = isErroneousResponse
     }
 
     /// The function id of the message's function.
     public var functionID: FunctionID { type(of: self.message).functionID }
-    /// Request, response or notification.
-    public var rpcType: RPCType { type(of: self.message).rpcType }
+    /// Request, response, notification, or erroneousResponse.
+    public var rpcType: RPCType { self.isErroneousResponse ? .erroneousResponse : type(of: self.message).rpcType }
     /// The spec name of the message's function, e.g. "PublishAppService".
     public var functionName: String { type(of: self.message).functionName }
 
     public static func == (lhs: AnyRPCMessage, rhs: AnyRPCMessage) -> Bool {
-        lhs.correlationID == rhs.correlationID && lhs.bulkData == rhs.bulkData && lhs.message.isEqual(to: rhs.message)
+        lhs.correlationID == rhs.correlationID && lhs.bulkData == rhs.bulkData
+            && lhs.isErroneousResponse == rhs.isErroneousResponse && lhs.message.isEqual(to: rhs.message)
     }
 
     public var description: String {
@@ -93,14 +134,16 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
         return "\(self.functionName) \(self.rpcType) #\(self.correlationID) \(parameters)"
     }
 
-    /// The generated type of a function's message of the given RPC type; nil when the spec has none.
+    /// The generated type of a function's message of the given RPC type (the response type for
+    /// `erroneousResponse`); nil when the spec has none.
     public static func messageType(functionID: FunctionID, rpcType: RPCType) -> (any RPCMessage.Type)? {
-        RPCRegistry.messageType(functionID: functionID, rpcType: rpcType)
+        RPCRegistry.messageType(functionID: functionID, rpcType: rpcType == .erroneousResponse ? .response : rpcType)
     }
 
     /// Decodes a whole RPC payload (protocol spec 5.4.1 §5.1): the binary header picks the
     /// generated type, the parameters are decoded (and validated unless `options.validate` is
-    /// false), the rest is bulk data. `format` nil tells JSON from BSON by the bytes.
+    /// false), the rest is bulk data. `format` nil tells JSON from BSON by the bytes. A JSON size
+    /// of 0 means no parameters: they decode as an empty object.
     public init(payload: ByteBuffer, format: RPCParameterFormat? = nil, options: RPCCodingOptions = .default) throws(RPCError) {
         let parsed: RPCPayload
         do throws(SDLProtocolError) {
@@ -116,6 +159,7 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
         self.message = try type.init(parameters: parsed.parameters, format: format, options: options)
         self.correlationID = parsed.header.correlationID
         self.bulkData = parsed.bulkData
+        self.isErroneousResponse = parsed.header.rpcType == .erroneousResponse
     }
 
     /// Builds a message from a function name, an RPC type and JSON parameters text (what the `sdl
@@ -143,11 +187,19 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
         self.message = try type.init(jsonParameters: jsonParameters, options: options)
         self.correlationID = correlationID
         self.bulkData = bulkData
+        self.isErroneousResponse = rpcType == .erroneousResponse
     }
 
-    /// The whole RPC payload: binary header, parameters in `format`, bulk data.
+    /// The whole RPC payload: binary header (with this message's `rpcType`), parameters in
+    /// `format`, bulk data.
     public func payload(format: RPCParameterFormat = .json, options: RPCCodingOptions = .default) throws(RPCError) -> ByteBuffer {
-        try self.message.payload(correlationID: self.correlationID, bulkData: self.bulkData, format: format, options: options)
+        let messageType = type(of: self.message)
+        if self.isErroneousResponse && messageType.rpcType != .response {
+            throw RPCError(.invalidPayload, "an erroneous response must carry a response, not a \(messageType.rpcType)")
+        }
+        return try makePayload(
+            rpcType: self.rpcType, functionID: messageType.functionID, correlationID: self.correlationID,
+            parameters: try self.message.parameters(format: format, options: options), bulkData: self.bulkData)
     }
 
     /// The parameters as compact JSON text.

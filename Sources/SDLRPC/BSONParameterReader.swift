@@ -7,8 +7,8 @@ import SDLBSON
 /// element types, nesting depth within `RPCCodingOptions.maxNestingDepth`); the reader then walks
 /// the validated bytes in place through a pointer, as the JSON reader does, with no reference
 /// counting per element. Integer parameters accept int32 and int64 (and a double holding an exact
-/// integer, as the JSON reader accepts `5.0`) when the value fits; Float parameters accept doubles
-/// and integers.
+/// integer up to ±2^53, as the JSON reader accepts `5.0`) when the value fits; Float parameters
+/// accept doubles and integers.
 public struct BSONParameterReader: RPCParameterReader {
     /// The validated document's bytes; valid while the reader is used (see
     /// `withBSONParameterReader`).
@@ -168,8 +168,10 @@ public struct BSONParameterReader: RPCParameterReader {
             guard double.isFinite, double.rounded(.towardZero) == double else {
                 throw RPCError(.notAnInteger, offset: self.elementOffset, "\(double) is not an integer")
             }
-            guard double >= -9.223372036854775808e18, double < 9.223372036854775808e18 else {
-                throw RPCError(.numberOutOfRange, offset: self.elementOffset, "\(double) does not fit a 64-bit Integer")
+            // The same bound as JSON's fraction and exponent forms, so that a value is accepted in
+            // one format exactly when it is in the other.
+            guard double.magnitude <= Double(JSONParameterReader.maxIntegralDoubleMagnitude) else {
+                throw RPCError(.numberOutOfRange, offset: self.elementOffset, "\(double) is beyond 2^53 as a double")
             }
             return Int64(double)
         default:
@@ -224,6 +226,7 @@ public struct BSONParameterReader: RPCParameterReader {
             while try self.nextKey() {
                 try self.decodeUnknown(into: &object)
             }
+            try object.requireUniqueKeys()
             return .object(object)
         case 0x04:
             try self.beginArray()
@@ -296,15 +299,13 @@ extension RPCStruct {
             try Self(parametersFrom: &reader)
         }
         if options.validate {
-            try value.validate()
+            try value.check(options)
         }
         return value
     }
 
     public func _encodeBSONParameters(options: RPCCodingOptions) throws(RPCError) -> ByteBuffer {
-        if options.validate {
-            try self.validate()
-        }
+        try self.check(options)
         var writer = BSONParameterWriter()
         self.encodeParameters(to: &writer)
         return try writer.finish()
@@ -321,15 +322,18 @@ extension RPCValue {
             while try reader.nextKey() {
                 try reader.decodeUnknown(into: &object)
             }
+            try object.requireUniqueKeys()
             return .object(object)
         }
     }
 
-    /// This value (an object) as a BSON document.
-    public func bsonDocument() throws(RPCError) -> ByteBuffer {
+    /// This value (an object) as a BSON document. Refuses what `init(bsonObject:options:)` would:
+    /// a repeated key in any object, nesting deeper than `options.maxNestingDepth`.
+    public func bsonDocument(options: RPCCodingOptions = .default) throws(RPCError) -> ByteBuffer {
         guard case .object(let object) = self else {
             throw RPCError(.typeMismatch, "only an object can be a BSON document")
         }
+        try self.checkEncodable(options)
         var writer = BSONParameterWriter()
         writer.encodeUnknown(object)
         return try writer.finish()

@@ -6,11 +6,13 @@
 /// Rejected with a typed error and the byte offset: bytes that are not JSON, a byte order mark,
 /// control characters in strings, invalid UTF-8, escapes of lone surrogates (`"\uD800"` alone
 /// names no Unicode scalar and no Swift `String` can hold it), trailing bytes after the object,
-/// nesting deeper than `maxNestingDepth`.
+/// nesting deeper than `maxNestingDepth`. A key repeated in one object is `duplicateParameter`
+/// (checked by the code that builds the object: generated decoders and `readUnknown`).
 ///
 /// Numbers: an Integer parameter accepts a JSON number whose value is an exact integer in range,
 /// so `5`, `5.0` and `5e0` all read as 5, while `5.5` (and `150e-2`, judged on the digits) is
-/// `notAnInteger`; fraction and exponent forms are limited to ±2^53. A Float parameter accepts
+/// `notAnInteger`; fraction and exponent forms are limited to ±2^53 (as BSON doubles are, see
+/// `maxIntegralDoubleMagnitude`). A Float parameter accepts
 /// any JSON number (`5` reads as 5.0) whose value is finite as a Double (`1e400` is
 /// `numberOutOfRange`). Numbers of any length are scanned without allocating per digit.
 public struct JSONParameterReader: RPCParameterReader {
@@ -183,16 +185,45 @@ public struct JSONParameterReader: RPCParameterReader {
             throw RPCError(.numberOutOfRange, offset: number.start, "\(self.text(of: number)) does not fit a 64-bit Integer")
         }
         // A fraction or exponent: accepted when the decimal value is an exact integer (`5.0`,
-        // `1e3`, `150e-2` is not), judged on the digits, not on a rounded Double. Such forms are
-        // read through a Double, so they must stay within ±2^53, where every integer is exact.
+        // `1e3`, `0e-2`; `150e-2` is not), judged on the digits, not on a rounded Double.
         guard self.isExactInteger(number) else {
             throw RPCError(.notAnInteger, offset: number.start, "\(self.text(of: number)) is not an integer")
         }
-        let double = self.double(of: number)
-        guard double.magnitude <= 9_007_199_254_740_992 else {
-            throw RPCError(.numberOutOfRange, offset: number.start, "\(self.text(of: number)) is beyond 2^53 in fraction or exponent form")
+        guard let value = Self.integerValue(of: number) else {
+            throw RPCError(
+                .numberOutOfRange, offset: number.start,
+                "\(self.text(of: number)) is beyond 2^53 in fraction or exponent form")
         }
-        return Int64(double)
+        return value
+    }
+
+    /// The largest magnitude an Integer parameter may have in fraction or exponent form (and, in
+    /// BSON, as a double): 2^53. Senders write such forms when their numbers are doubles (JavaScript,
+    /// `JSONSerialization`), and up to 2^53 every integer is a double; beyond it a double stands
+    /// for several integers, so the value the sender meant is not known. Plain integers (`123`)
+    /// are exact at any width and are not limited by this.
+    static let maxIntegralDoubleMagnitude: UInt64 = 1 << 53
+
+    /// The value of a number `isExactInteger` accepted, computed from its digits (no Double
+    /// rounding, so `9007199254740993.0` is not read as 2^53); nil beyond ±2^53.
+    private static func integerValue(of number: Number) -> Int64? {
+        // No significant digit: the value is zero whatever the exponent (`0.000`, `-0e5`).
+        guard number.digitCount > 0 else { return 0 }
+        // The integer has `digitCount + scale` digits, the first one non-zero; 2^53 has 16.
+        let integerDigits = number.digitCount + number.exponent - number.fractionDigits
+        guard integerDigits <= 16 else { return nil }
+        // `mantissa` holds the first `kept` digits; the digits dropped after them and the ones the
+        // negative scale removes are all zeros (the number is an exact integer), so scaling by the
+        // difference is exact and stays below 10^16.
+        let kept = min(number.digitCount, 19)
+        var magnitude = number.mantissa
+        if integerDigits >= kept {
+            for _ in 0..<(integerDigits - kept) { magnitude *= 10 }
+        } else {
+            for _ in 0..<(kept - integerDigits) { magnitude /= 10 }
+        }
+        guard magnitude <= Self.maxIntegralDoubleMagnitude else { return nil }
+        return number.negative ? -Int64(magnitude) : Int64(magnitude)
     }
 
     public mutating func readDouble() throws(RPCError) -> Double {
@@ -259,6 +290,7 @@ public struct JSONParameterReader: RPCParameterReader {
             while try self.nextKey() {
                 try self.decodeUnknown(into: &object)
             }
+            try object.requireUniqueKeys()
             return .object(object)
         default:
             throw self.malformed("expected a value, found \(self.describeByte())")
@@ -641,6 +673,8 @@ public struct JSONParameterReader: RPCParameterReader {
     /// Whether a number with a fraction or exponent denotes an integer: its digits end in at least
     /// as many zeros as the decimal scale takes away.
     private func isExactInteger(_ number: Number) -> Bool {
+        // All digits zero (`0e-2`, `0.0e-3`): zero, however far the scale moves the point.
+        if number.digitCount == 0 { return true }
         let scale = number.exponent - number.fractionDigits
         if scale >= 0 { return true }
         var end = number.end

@@ -4,12 +4,16 @@ public struct RPCCodingOptions: Hashable, Sendable {
     /// values) and encoding validates before writing. Default: true. Turn it off to look at
     /// invalid messages (a dissector), or to send deliberately invalid ones (a test peer); unknown
     /// enum values only decode with it off, as `.unknown(name)`. Mandatory parameters and value
-    /// types are always checked when decoding.
+    /// types are always checked when decoding. Whatever this says, decoders refuse repeated keys
+    /// and nesting beyond `maxNestingDepth`, and encoders refuse to write what those decoders
+    /// would refuse (and unknown parameters named like spec parameters), so that nothing we write
+    /// can be read in two ways.
     public var validate: Bool
     /// The deepest nesting of objects and arrays a decoder accepts, counting the parameters object
-    /// as 1. Default: 32 (the deepest struct path of spec 8.0.0 nests 7 levels; only the recursive
-    /// `VideoStreamingCapability` goes deeper). Bounds recursion, so hostile input cannot exhaust
-    /// the stack.
+    /// as 1. Default: 32. The deepest path of spec 8.0.0 nests 10 levels (GetSystemCapability response
+    /// `systemCapability.displayCapabilities[].windowCapabilities[].buttonCapabilities[].moduleInfo.location`);
+    /// only the recursive `VideoStreamingCapability` goes deeper. Bounds recursion, so hostile input
+    /// cannot exhaust the stack. Encoders refuse values that nest deeper, naming the path.
     public var maxNestingDepth: Int
 
     public init(validate: Bool = true, maxNestingDepth: Int = 32) {

@@ -72,7 +72,8 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let malformedInput = Code("malformedInput")
         /// A string is not valid UTF-8.
         public static let invalidUTF8 = Code("invalidUTF8")
-        /// Objects and arrays nest deeper than `RPCCodingOptions.maxNestingDepth`.
+        /// Objects and arrays nest deeper than `RPCCodingOptions.maxNestingDepth` (decoding), or
+        /// would (encoding).
         public static let nestingTooDeep = Code("nestingTooDeep")
 
         // Decoding against the spec.
@@ -84,8 +85,13 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let numberOutOfRange = Code("numberOutOfRange")
         /// A mandatory parameter is absent.
         public static let missingParameter = Code("missingParameter")
-        /// The same known parameter appears twice in one object.
+        /// A name appears twice in one object (a spec parameter or not, at any level). RFC 8259
+        /// leaves repeated names undefined and peers read them differently, so neither decoding
+        /// nor encoding accepts them.
         public static let duplicateParameter = Code("duplicateParameter")
+        /// A parameter kept as unknown (`unknownParameters`) has the name of a parameter the spec
+        /// defines for that struct: encoded, it would repeat that parameter or be read back as it.
+        public static let unknownParameterNamedLikeKnown = Code("unknownParameterNamedLikeKnown")
 
         // Validation (MOBILE_API.xml constraints).
         /// A number is below `minvalue` or above `maxvalue`.

@@ -80,16 +80,29 @@ extension RPCValue {
         }
     }
 
+    /// Throws the first repeated key or excess nesting of this tree, with its path.
+    func checkEncodable(_ options: RPCCodingOptions) throws(RPCError) {
+        var validator = RPCValidator(limit: 1, maxNestingDepth: options.maxNestingDepth, checksConstraints: false)
+        validator.value(self)
+        if let first = validator.errors.first {
+            throw first
+        }
+    }
+
     private static func readMembers(_ reader: inout JSONParameterReader) throws(RPCError) -> RPCValue {
         var object = RPCObject()
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &object)
         }
+        try object.requireUniqueKeys()
         return .object(object)
     }
 
-    /// This value as compact JSON text. Non-finite doubles, which JSON cannot carry, are an error.
-    public func jsonText() throws(RPCError) -> String {
+    /// This value as compact JSON text. Non-finite doubles, which JSON cannot carry, are an error,
+    /// and so is what `init(jsonObject:options:)` would refuse: a repeated key in any object,
+    /// nesting deeper than `options.maxNestingDepth` (the value itself being level 1).
+    public func jsonText(options: RPCCodingOptions = .default) throws(RPCError) -> String {
+        try self.checkEncodable(options)
         var writer = JSONParameterWriter(valueOnly: ())
         writer.writeValue(self)
         return String(buffer: try writer.finishValue())

@@ -12,6 +12,7 @@
 ///     default: try reader.decodeUnknown(into: &unknownParameters)
 ///     }
 /// }
+/// try unknownParameters.requireUniqueKeys()   // a repeated unknown key is duplicateParameter
 /// ```
 ///
 /// After `nextKey()` returns true exactly one value must be read. `keyHash` is `RPCKeyHash` of the
@@ -52,7 +53,7 @@ extension RPCParameterReader {
     /// `duplicateParameter`. Errors get `key` in front of their path.
     public mutating func decode<Value: RPCParameterValue>(_ slot: inout Value?, _ key: StaticString) throws(RPCError) {
         if slot != nil {
-            throw RPCError(.duplicateParameter, path: [.key(key.description)], "parameter appears more than once")
+            throw RPCError.duplicate(key.description)
         }
         do throws(RPCError) {
             slot = try Value(parameterFrom: &self)
@@ -61,7 +62,9 @@ extension RPCParameterReader {
         }
     }
 
-    /// Keeps the current parameter, unknown to this spec version, with its name.
+    /// Keeps the current parameter, unknown to this spec version, with its name. The caller checks
+    /// the keys once the object has ended (`RPCObject.firstRepeatedKey`): a repeated unknown key is
+    /// `duplicateParameter`, as a repeated known one is.
     public mutating func decodeUnknown(into parameters: inout RPCObject) throws(RPCError) {
         let key = self.currentKey
         do throws(RPCError) {

@@ -45,15 +45,13 @@ extension RPCStruct {
             try Self(parametersFrom: &reader)
         }
         if options.validate {
-            try value.validate()
+            try value.check(options)
         }
         return value
     }
 
     public func _encodeJSONParameters(options: RPCCodingOptions) throws(RPCError) -> ByteBuffer {
-        if options.validate {
-            try self.validate()
-        }
+        try self.check(options)
         var writer = JSONParameterWriter()
         self.encodeParameters(to: &writer)
         return try writer.finish()
@@ -61,8 +59,19 @@ extension RPCStruct {
 
     /// Checks every spec constraint (ranges, lengths, sizes, enum values) and throws the first
     /// violation, its path naming the parameter, e.g. `climateControlData.fanSpeed: above maxvalue 100`.
+    /// Also refuses what would not decode: nesting deeper than the default `maxNestingDepth`,
+    /// repeated keys and spec parameter names among `unknownParameters`.
     public func validate() throws(RPCError) {
-        var validator = RPCValidator(limit: 1)
+        try self.check(.default)
+    }
+
+    /// What decoding (with `options.validate`) and every encoding run: with `validate` the spec's
+    /// constraints and the checks below; without it, only what keeps the output readable by our
+    /// own decoder with the same options (nesting within `maxNestingDepth`, unique keys, unknown
+    /// parameters not named like spec parameters), which is cheap and keeps an encoder from
+    /// writing bytes that peers would read in different ways.
+    func check(_ options: RPCCodingOptions) throws(RPCError) {
+        var validator = RPCValidator(limit: 1, maxNestingDepth: options.maxNestingDepth, checksConstraints: options.validate)
         self.validate(into: &validator)
         if let first = validator.errors.first {
             throw first

@@ -7,15 +7,34 @@
 /// empty string is invalid unless the spec says `minlength="0"`; for String arrays they bound each
 /// element; `minsize`/`maxsize` bound an array's element count, with no bound where absent.
 /// Unknown enum values and non-finite Floats are violations too.
+///
+/// It also refuses what no decoder would read back, which encoders check even with validation off:
+/// nesting deeper than `maxNestingDepth` (counted as decoders count it, the value's own object
+/// being level 1), repeated keys in unknown parameters, and unknown parameters named like a spec
+/// parameter of their struct. It never descends below `maxNestingDepth`, so a value built in code
+/// with any nesting cannot exhaust the stack.
 public struct RPCValidator: Sendable {
     /// The violations found so far, in parameter order.
     public private(set) var errors: [RPCError] = []
     /// Recording stops at this many errors, so a hostile value cannot grow the list without bound.
     public let limit: Int
+    /// The deepest nesting allowed, as `RPCCodingOptions.maxNestingDepth`.
+    public let maxNestingDepth: Int
+    /// False: only the checks above that encoders always make (nesting, unknown parameters), not
+    /// the spec's constraints (what encoding with `validate` off runs).
+    let checksConstraints: Bool
+    /// The nesting level of the object whose parameters are being checked.
+    private var depth = 1
 
     /// A validator that records at most `limit` errors.
-    public init(limit: Int = 100) {
+    public init(limit: Int = 100, maxNestingDepth: Int = 32) {
+        self.init(limit: limit, maxNestingDepth: maxNestingDepth, checksConstraints: true)
+    }
+
+    init(limit: Int, maxNestingDepth: Int, checksConstraints: Bool) {
         self.limit = limit
+        self.maxNestingDepth = maxNestingDepth
+        self.checksConstraints = checksConstraints
     }
 
     /// Records a violation of the parameter `key` (element `index` of it). Enclosing struct
@@ -27,6 +46,19 @@ public struct RPCValidator: Sendable {
             path.append(.index(index))
         }
         self.errors.append(RPCError(code, path: path, detail))
+    }
+
+    mutating func record(path: [RPCError.PathComponent], _ code: RPCError.Code, _ detail: String) {
+        guard self.errors.count < self.limit else { return }
+        self.errors.append(RPCError(code, path: path, detail))
+    }
+
+    /// Records `nestingTooDeep` at `key` (element `index` of it) when a container there would sit at
+    /// `level`, beyond the limit; true when it fits.
+    mutating func fits(level: Int, _ key: StaticString, index: Int? = nil) -> Bool {
+        guard level > self.maxNestingDepth else { return true }
+        self.record(key, index: index, .nestingTooDeep, "nesting deeper than \(self.maxNestingDepth) levels")
+        return false
     }
 
     /// Puts `key` (and `[index]`) in front of the paths of the errors recorded since `start`;
@@ -48,6 +80,7 @@ public struct RPCValidator: Sendable {
     public mutating func integer<Value: FixedWidthInteger>(
         _ value: Value, _ key: StaticString, min: Int64?, max: Int64?, index: Int? = nil
     ) {
+        guard self.checksConstraints else { return }
         let value = Int64(value)
         if let min, value < min {
             self.record(key, index: index, .valueOutOfRange, "below minvalue \(min)")
@@ -58,6 +91,7 @@ public struct RPCValidator: Sendable {
 
     /// Checks a Float parameter: finite, and within `minvalue`/`maxvalue`.
     public mutating func float(_ value: Double, _ key: StaticString, min: Double?, max: Double?, index: Int? = nil) {
+        guard self.checksConstraints else { return }
         if !value.isFinite {
             self.record(key, index: index, .nonFiniteNumber, "not a finite number")
         } else if let min, value < min {
@@ -69,6 +103,7 @@ public struct RPCValidator: Sendable {
 
     /// Checks a String parameter's length in Unicode scalars against `minlength`/`maxlength`.
     public mutating func string(_ value: String, _ key: StaticString, minLength: Int, maxLength: Int?, index: Int? = nil) {
+        guard self.checksConstraints else { return }
         // A string has at most as many scalars as UTF-8 bytes, and at least a quarter as many:
         // count scalars only when the byte count cannot decide.
         let bytes = value.utf8.count
@@ -93,6 +128,7 @@ public struct RPCValidator: Sendable {
 
     /// Checks that an enum parameter holds a value the spec defines.
     public mutating func enumeration<Value: RPCEnum>(_ value: Value, _ key: StaticString, index: Int? = nil) {
+        guard self.checksConstraints else { return }
         if !value.isKnown {
             self.record(key, index: index, .unknownEnumValue, "unknown \(Self.enumName(Value.self)) value \"\(value.wireName)\"")
         }
@@ -100,15 +136,78 @@ public struct RPCValidator: Sendable {
 
     /// Checks a struct parameter's own constraints, with its name on the path.
     public mutating func structure<Value: RPCStruct>(_ value: Value, _ key: StaticString) {
+        guard self.fits(level: self.depth + 1, key) else { return }
         let start = self.errors.count
+        self.depth += 1
         value.validate(into: &self)
+        self.depth -= 1
         self.prefix(since: start, key: key)
+    }
+
+    /// Checks the parameters a struct keeps without knowing them (`unknownParameters`): none may
+    /// have the name of one of the struct's spec parameters (`knownNames`), no object among them
+    /// may repeat a key, and none may nest too deep.
+    public mutating func unknownParameters(_ parameters: RPCObject, knownNames: [String]) {
+        var path: [RPCError.PathComponent] = []
+        self.checkObject(parameters, knownNames: knownNames, level: self.depth, path: &path)
+    }
+
+    /// Checks a value tree as `unknownParameters` does, the value itself at nesting level 1.
+    mutating func value(_ value: RPCValue) {
+        var path: [RPCError.PathComponent] = []
+        self.checkValue(value, level: 1, path: &path)
+    }
+
+    private mutating func checkObject(
+        _ object: RPCObject, knownNames: [String], level: Int, path: inout [RPCError.PathComponent]
+    ) {
+        if let key = object.firstRepeatedKey {
+            self.record(path: path + [.key(key)], .duplicateParameter, "parameter appears more than once")
+        }
+        for entry in object.entries {
+            guard self.errors.count < self.limit else { return }
+            path.append(.key(entry.key))
+            if knownNames.contains(entry.key) {
+                self.record(
+                    path: path, .unknownParameterNamedLikeKnown,
+                    "an unknown parameter cannot have the name of a spec parameter")
+            }
+            self.checkValue(entry.value, level: level + 1, path: &path)
+            path.removeLast()
+        }
+    }
+
+    /// `level` is where the value sits if it is an object or array.
+    private mutating func checkValue(_ value: RPCValue, level: Int, path: inout [RPCError.PathComponent]) {
+        switch value {
+        case .object, .array:
+            guard level <= self.maxNestingDepth else {
+                self.record(path: path, .nestingTooDeep, "nesting deeper than \(self.maxNestingDepth) levels")
+                return
+            }
+        default:
+            return
+        }
+        switch value {
+        case .object(let object):
+            self.checkObject(object, knownNames: [], level: level, path: &path)
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                guard self.errors.count < self.limit else { return }
+                path.append(.index(index))
+                self.checkValue(element, level: level + 1, path: &path)
+                path.removeLast()
+            }
+        default:
+            return
+        }
     }
 
     // MARK: Arrays
 
     /// Checks an array's element count against `minsize`/`maxsize`.
     public mutating func size(_ count: Int, _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        guard self.checksConstraints else { return }
         if let minSize, count < minSize {
             self.record(key, .sizeOutOfRange, "below minsize \(minSize) (\(count) elements)")
         } else if let maxSize, count > maxSize {
@@ -116,54 +215,67 @@ public struct RPCValidator: Sendable {
         }
     }
 
-    /// Checks a Boolean array's size.
+    /// Checks a Boolean array's nesting and size.
     public mutating func booleans(_ value: [Bool], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        guard self.fits(level: self.depth + 1, key) else { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
     }
 
-    /// Checks an Integer array's size and each element's range.
+    /// Checks an Integer array's nesting, size and each element's range.
     public mutating func integers<Value: FixedWidthInteger>(
         _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Int64?, max: Int64?
     ) {
+        guard self.fits(level: self.depth + 1, key) else { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
-        if min == nil && max == nil { return }
+        if (min == nil && max == nil) || !self.checksConstraints { return }
         for (index, element) in value.enumerated() {
             self.integer(element, key, min: min, max: max, index: index)
         }
     }
 
-    /// Checks a Float array's size and each element.
+    /// Checks a Float array's nesting, size and each element.
     public mutating func floats(_ value: [Double], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Double?, max: Double?) {
+        guard self.fits(level: self.depth + 1, key) else { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+        guard self.checksConstraints else { return }
         for (index, element) in value.enumerated() {
             self.float(element, key, min: min, max: max, index: index)
         }
     }
 
-    /// Checks a String array's size and each element's length.
+    /// Checks a String array's nesting, size and each element's length.
     public mutating func strings(_ value: [String], _ key: StaticString, minSize: Int?, maxSize: Int?, minLength: Int, maxLength: Int?) {
+        guard self.fits(level: self.depth + 1, key) else { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+        guard self.checksConstraints else { return }
         for (index, element) in value.enumerated() {
             self.string(element, key, minLength: minLength, maxLength: maxLength, index: index)
         }
     }
 
-    /// Checks an enum array's size and each element's value.
+    /// Checks an enum array's nesting, size and each element's value.
     public mutating func enumerations<Value: RPCEnum>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        guard self.fits(level: self.depth + 1, key) else { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+        guard self.checksConstraints else { return }
         for (index, element) in value.enumerated() {
             self.enumeration(element, key, index: index)
         }
     }
 
-    /// Checks a struct array's size and each element, with `name[i]` on the path.
+    /// Checks a struct array's nesting, size and each element, with `name[i]` on the path.
     public mutating func structures<Value: RPCStruct>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        guard self.fits(level: self.depth + 1, key) else { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
+        guard !value.isEmpty, self.fits(level: self.depth + 2, key, index: 0) else { return }
+        self.depth += 2
         for (index, element) in value.enumerated() {
+            guard self.errors.count < self.limit else { break }
             let start = self.errors.count
             element.validate(into: &self)
             self.prefix(since: start, key: key, index: index)
         }
+        self.depth -= 2
     }
 
     // MARK: Formatting

@@ -17,6 +17,11 @@ public enum RPCValue: Hashable, Sendable {
 
 /// An ordered list of named `RPCValue`s: a JSON object or BSON document whose keys keep their
 /// order on the wire.
+///
+/// Keys are unique: RFC 8259 leaves repeated names undefined and peers disagree (SDL Core's jsoncpp
+/// and `JSONSerialization` keep the last, others the first), so decoders refuse a repeated key in
+/// any object as `duplicateParameter`, and encoders refuse to write an object that has one. Keys
+/// are compared as Swift `String`s (canonically equivalent spellings are the same key).
 public struct RPCObject: Hashable, Sendable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
     /// One named value.
     public struct Entry: Hashable, Sendable {
@@ -29,7 +34,7 @@ public struct RPCObject: Hashable, Sendable, RandomAccessCollection, Expressible
         }
     }
 
-    /// The entries in wire order. Keys are not required to be unique (a decoder keeps what came).
+    /// The entries in wire order. Decoded objects have unique keys; encoders check it.
     public var entries: [Entry]
 
     /// An empty object.
@@ -45,7 +50,7 @@ public struct RPCObject: Hashable, Sendable, RandomAccessCollection, Expressible
     public var endIndex: Int { self.entries.endIndex }
     public subscript(position: Int) -> Entry { self.entries[position] }
 
-    /// The first value named `key`; setting replaces it, or appends when absent; nil removes all.
+    /// The value named `key`; setting replaces it, or appends when absent; nil removes it.
     public subscript(key: String) -> RPCValue? {
         get { self.entries.first(where: { $0.key == key })?.value }
         set {
@@ -61,8 +66,44 @@ public struct RPCObject: Hashable, Sendable, RandomAccessCollection, Expressible
         }
     }
 
-    /// Appends an entry, even if the key is already there.
+    /// Appends an entry without looking for the key (decoders build objects with it, then check
+    /// them once); encoding an object whose key is repeated throws `duplicateParameter`.
     public mutating func append(key: String, value: RPCValue) {
         self.entries.append(Entry(key: key, value: value))
+    }
+
+    /// The first key that appears again, at its second appearance; nil when every key is unique.
+    /// Linear in the number of entries: small objects compare pairwise, larger ones use a set.
+    public var firstRepeatedKey: String? {
+        let count = self.entries.count
+        if count < 2 { return nil }
+        if count <= 8 {
+            for index in 1..<count {
+                let key = self.entries[index].key
+                for earlier in 0..<index where self.entries[earlier].key == key {
+                    return key
+                }
+            }
+            return nil
+        }
+        var seen = Set<String>(minimumCapacity: count)
+        for entry in self.entries where !seen.insert(entry.key).inserted {
+            return entry.key
+        }
+        return nil
+    }
+
+    /// Throws `duplicateParameter`, with the key as its path, when a key appears twice. Decoders
+    /// call it once an object has ended, so a large object costs one pass, not one per key.
+    func requireUniqueKeys() throws(RPCError) {
+        if let key = self.firstRepeatedKey {
+            throw RPCError.duplicate(key)
+        }
+    }
+}
+
+extension RPCError {
+    static func duplicate(_ key: String) -> RPCError {
+        RPCError(.duplicateParameter, path: [.key(key)], "parameter appears more than once")
     }
 }

@@ -79,6 +79,16 @@ public struct CodeGenerator {
                 }
             }
         }
+        for function in self.spec.functions {
+            // `FunctionID(name:)`, `FunctionID.name` and a message's `functionName` come from the
+            // FunctionID element, so a function whose functionID names another function would be
+            // found under the wrong name.
+            guard self.functionName(forIDName: function.functionIDName) == function.name else {
+                throw GeneratorError(
+                    "function \(function.name): functionID \(function.functionIDName) does not name it (expected \(function.name)ID)",
+                    line: function.line)
+            }
+        }
     }
 
     /// A struct that contains itself other than through an array would have infinite size.
@@ -163,7 +173,12 @@ public struct CodeGenerator {
     // MARK: Function ids
 
     func functionName(_ element: SpecEnumElement) -> String {
-        element.name.hasSuffix("ID") ? String(element.name.dropLast(2)) : element.name
+        self.functionName(forIDName: element.name)
+    }
+
+    /// A FunctionID element's name without its "ID" suffix: the function name it stands for.
+    func functionName(forIDName name: String) -> String {
+        name.hasSuffix("ID") ? String(name.dropLast(2)) : name
     }
 
     func functionIDsFile() -> String {
@@ -222,7 +237,8 @@ public struct CodeGenerator {
         for function in self.spec.functions {
             out.blank()
             out.line("/// `\(function.name)` \(function.messageType), function id \(function.functionID)\(self.lifecycleNote(function.lifecycle)).")
-            let member = SwiftNaming.functionIDMember(function.name)
+            // The member the FunctionID element generated (checkNames made sure it names this function).
+            let member = SwiftNaming.functionIDMember(self.functionName(forIDName: function.functionIDName))
             self.emitStruct(
                 typeName: SwiftNaming.messageTypeName(function), conformance: "RPCMessage",
                 staticMembers: [
@@ -290,6 +306,7 @@ public struct CodeGenerator {
             out.line("}")
         }
         out.close("}")
+        out.line("try unknownParameters.requireUniqueKeys()")
         for param in params where param.mandatory {
             let local = SwiftNaming.localName(param.name)
             out.line("guard let \(local) else { throw RPCError.missingParameter(\"\(param.name)\") }")
@@ -312,24 +329,26 @@ public struct CodeGenerator {
         // Validation.
         out.blank()
         let checks = params.compactMap { param in self.validation(param).map { (param, $0) } }
-        if checks.isEmpty {
-            out.line("public func validate(into validator: inout RPCValidator) {}")
-        } else {
-            out.open("public func validate(into validator: inout RPCValidator) {")
-            for (param, check) in checks {
-                let property = "self.\(SwiftNaming.propertyName(param.name))"
-                if param.mandatory {
-                    out.line(check.replacingPlaceholder(with: property))
-                } else {
-                    out.line("if let value = \(property) { \(check.replacingPlaceholder(with: "value")) }")
-                }
+        out.open("public func validate(into validator: inout RPCValidator) {")
+        for (param, check) in checks {
+            let property = "self.\(SwiftNaming.propertyName(param.name))"
+            if param.mandatory {
+                out.line(check.replacingPlaceholder(with: property))
+            } else {
+                out.line("if let value = \(property) { \(check.replacingPlaceholder(with: "value")) }")
             }
-            out.close("}")
         }
+        // Unknown parameters named like these would be written twice, or read back as the typed one.
+        let names = params.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        out.open("if !self.unknownParameters.isEmpty {")
+        out.line("validator.unknownParameters(self.unknownParameters, knownNames: [\(names)])")
+        out.close("}")
+        out.close("}")
         out.close("}")
     }
 
     /// The validator call for a param, with `$` where the value goes; nil when nothing to check.
+    /// Every array and struct param gets one: the validator counts nesting through them.
     func validation(_ param: SpecParam) -> Check? {
         let key = "\"\(param.name)\""
         let sizes = "minSize: \(Self.literal(param.minSize)), maxSize: \(Self.literal(param.maxSize))"
@@ -340,9 +359,9 @@ public struct CodeGenerator {
         if param.isArray {
             switch param.type {
             case .boolean:
-                return hasSizes ? Check("validator.booleans($, \(key), \(sizes))") : nil
+                return Check("validator.booleans($, \(key), \(sizes))")
             case .integer:
-                return hasSizes || hasValues ? Check("validator.integers($, \(key), \(sizes), \(values))") : nil
+                return Check("validator.integers($, \(key), \(sizes), \(values))")
             case .float:
                 return Check("validator.floats($, \(key), \(sizes), \(values))")
             case .string:

@@ -109,7 +109,7 @@ public enum SpecParser {
             case "description":
                 try checkText(child)
             case "history":
-                for old in try children(of: child, allowed: ["enum"]) {
+                for old in try historyEntries(child, of: element) {
                     _ = try parseEnum(old, inHistory: true)
                 }
             default:
@@ -164,7 +164,7 @@ public enum SpecParser {
         for child in try children(of: element, allowed: ["description", "warning", "history"]) {
             switch child.name {
             case "history":
-                for old in try children(of: child, allowed: ["element"]) {
+                for old in try historyEntries(child, of: element) {
                     _ = try parseElement(old, of: enumName)
                 }
             default:
@@ -188,7 +188,7 @@ public enum SpecParser {
             case "description":
                 try checkText(child)
             case "history":
-                for old in try children(of: child, allowed: ["struct"]) {
+                for old in try historyEntries(child, of: element) {
                     _ = try parseStruct(old, context: context, inHistory: true)
                 }
             default:
@@ -227,7 +227,7 @@ public enum SpecParser {
             case "description":
                 try checkText(child)
             case "history":
-                for old in try children(of: child, allowed: ["function"]) {
+                for old in try historyEntries(child, of: element) {
                     _ = try parseFunction(old, context: context, functionIDs: functionIDs, inHistory: true)
                 }
             default:
@@ -339,7 +339,7 @@ public enum SpecParser {
         for child in try children(of: element, allowed: ["description", "history", "todo", "element"]) {
             switch child.name {
             case "history":
-                for old in try children(of: child, allowed: ["param"]) {
+                for old in try historyEntries(child, of: element) {
                     _ = try parseParam(old, owner: owner, context: context)
                 }
             case "element":
@@ -503,6 +503,27 @@ public enum SpecParser {
             }
         }
         return result
+    }
+
+    /// The earlier versions a `<history>` element lists. Spec 8.0.0 gives `<history>` no
+    /// attributes, and each entry is an element of its parent's kind with its parent's name and an
+    /// `until` (where that version ended); anything else is refused, as it would otherwise be
+    /// ignored. Each entry is then parsed, with the attribute checks of its kind, by the caller.
+    static func historyEntries(_ history: XMLElement, of parent: XMLElement) throws(GeneratorError) -> [XMLElement] {
+        try checkAttributes(history, allowed: [], required: [])
+        let entries = try children(of: history, allowed: [parent.name])
+        for entry in entries {
+            guard entry.attribute("name") == parent.attribute("name") else {
+                throw GeneratorError(
+                    "<history> of <\(parent.name)\(nameSuffix(parent))>: entry <\(entry.name)\(nameSuffix(entry))> has another name",
+                    line: entry.line)
+            }
+            guard entry.attribute("until") != nil else {
+                throw GeneratorError(
+                    "<history> of <\(parent.name)\(nameSuffix(parent))>: entry has no \"until\"", line: entry.line)
+            }
+        }
+        return entries
     }
 
     /// Description, warning and todo elements: text only.

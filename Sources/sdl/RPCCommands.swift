@@ -13,13 +13,14 @@ struct RPCCommand: ParsableCommand {
         subcommands: [Encode.self, Decode.self])
 
     enum MessageKind: String, ExpressibleByArgument, CaseIterable {
-        case request, response, notification
+        case request, response, notification, erroneousResponse
 
         var rpcType: RPCType {
             switch self {
             case .request: .request
             case .response: .response
             case .notification: .notification
+            case .erroneousResponse: .erroneousResponse
             }
         }
     }
@@ -37,7 +38,7 @@ struct RPCCommand: ParsableCommand {
         @Option(help: "The function's spec name (e.g. PublishAppService) or function id.")
         var function: String
 
-        @Option(name: .customLong("type"), help: "request, response or notification.")
+        @Option(name: .customLong("type"), help: "request, response, notification or erroneousResponse (a response's parameters).")
         var kind: MessageKind
 
         @Option(help: "How the parameters travel: json, or bson (protocol version 5).")

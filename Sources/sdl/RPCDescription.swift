@@ -24,8 +24,7 @@ struct RPCDescription {
             ("encoding", .string(format.description)),
         ]
         self.problems = []
-        let parameters = payload.parameters.readableBytes == 0 ? ByteBuffer(string: "{}") : payload.parameters
-        let params = self.describeParameters(parameters, format: format, functionID: functionID, rpcType: header.rpcType)
+        let params = self.describeParameters(payload.parameters, format: format, functionID: functionID, rpcType: header.rpcType)
         self.fields.append(("params", params))
         self.fields.append(("bulkSize", .int(payload.bulkData.readableBytes)))
     }
@@ -79,9 +78,7 @@ struct RPCDescription {
             }
         }
         do {
-            let value = format == .bson
-                ? try RPCValue(bsonObject: parameters, options: lenient) : try RPCValue(jsonObject: parameters, options: lenient)
-            return .raw(try value.jsonText())
+            return .raw(try RPCValue(parameters: parameters, format: format, options: lenient).jsonText())
         } catch {
             if self.problems.isEmpty { self.problems.append(("rpcDecoding", error.description)) }
             return .null

@@ -112,8 +112,9 @@ struct StreamSpec {
         case nil, "request" as String: rpcType = .request
         case "response" as String: rpcType = .response
         case "notification" as String: rpcType = .notification
+        case "erroneousResponse" as String: rpcType = .erroneousResponse
         case let number as Int where (0...15).contains(number): rpcType = RPCType(rawValue: UInt8(number))
-        case let other?: throw ToolError("rpcType \(other) is not request, response, notification or 0...15")
+        case let other?: throw ToolError("rpcType \(other) is not request, response, notification, erroneousResponse or 0...15")
         }
         let functionID: UInt32
         switch try rpc.value("functionId") {
@@ -136,14 +137,16 @@ struct StreamSpec {
         if version == .v1 {
             // Version 1 carries the JSON envelope and no binary header.
             // The function travels by name: "Name" for requests and notifications, "NameResponse"
-            // for responses, as sdl_java_suite's v1 envelope has it.
-            let type = rpcType == .response ? "response" : rpcType == .notification ? "notification" : "request"
+            // for responses, as sdl_java_suite's v1 envelope has it. Version 1 has no erroneous
+            // response type: it is a response there.
+            let isResponse = rpcType == .response || rpcType == .erroneousResponse
+            let type = isResponse ? "response" : rpcType == .notification ? "notification" : "request"
             guard let name = FunctionID(rawValue: functionID).name else {
                 throw ToolError("version 1 names the function in its envelope: \(functionID) is no function of the spec")
             }
             let parametersObject = try rpc.value("json") ?? [String: Any]()
             let body: [String: Any] = [
-                "name": rpcType == .response ? name + "Response" : name, "correlationID": correlationID,
+                "name": isResponse ? name + "Response" : name, "correlationID": correlationID,
                 "parameters": parametersObject,
             ]
             let envelope: [String: Any] = [type: body]

@@ -134,6 +134,21 @@ struct SpecParserTests {
         (miniSpec(structBody: "\n        <param name=\"self\" type=\"Thing\" mandatory=\"false\"/>"), nil),
         (miniSpec(extra: "\n    <function name=\"DoIt\" functionID=\"NopeID\" messagetype=\"response\" since=\"1.0\"/>"),
          "line 15: function DoIt: functionID \"NopeID\" is not an element of enum FunctionID with a value"),
+        // <history>: no attributes of its own; entries of the parent's kind and name, with an until,
+        // each checked like its kind.
+        (miniSpec(structBody: "\n        <param name=\"n\" type=\"Integer\" mandatory=\"false\"><history foo=\"x\"><param name=\"n\" type=\"Integer\" mandatory=\"false\" since=\"1.0\" until=\"2.0\"/></history></param>"),
+         "line 11: <history>: unknown attribute \"foo\""),
+        (miniSpec(structBody: "\n        <param name=\"n\" type=\"Integer\" mandatory=\"false\"><history><param name=\"n\" type=\"Integer\" mandatory=\"false\" until=\"2.0\" unit=\"cm\"/></history></param>"),
+         "line 11: <param name=\"n\">: unknown attribute \"unit\""),
+        (miniSpec(structBody: "\n        <param name=\"n\" type=\"Integer\" mandatory=\"false\"><history><param name=\"m\" type=\"Integer\" mandatory=\"false\" until=\"2.0\"/></history></param>"),
+         "line 11: <history> of <param name=\"n\">: entry <param name=\"m\"> has another name"),
+        (miniSpec(structBody: "\n        <param name=\"n\" type=\"Integer\" mandatory=\"false\"><history><struct name=\"n\" until=\"2.0\"/></history></param>"),
+         "line 11: <history>: unknown element <struct>"),
+        (miniSpec(enumBody: "\n            <element name=\"BLUE\"><history><element name=\"BLUE\" since=\"1.0\"/></history></element>"),
+         "line 8: <history> of <element name=\"BLUE\">: entry has no \"until\""),
+        (miniSpec(extra: "\n    <struct name=\"Box\"><history bar=\"1\"/></struct>"), "line 15: <history>: unknown attribute \"bar\""),
+        (miniSpec(extra: "\n    <function name=\"DoIt\" functionID=\"DoItID\" messagetype=\"response\"><history><function name=\"DoIt\" functionID=\"DoItID\" messagetype=\"response\" until=\"2.0\" x=\"1\"/></history></function>"),
+         "line 15: <function name=\"DoIt\">: unknown attribute \"x\""),
     ] as [(String, String?)])
     func refusals(xml: String, message: String?) throws {
         if let message {
@@ -278,6 +293,21 @@ struct CodeGeneratorTests {
         let spec = try SpecParser.parse(miniSpec(enumBody: "\n            <element name=\"R-ED\"/>\n            <element name=\"R_ED\"/>"))
         let error = try #require(throws: GeneratorError.self) { try CodeGenerator(spec: spec).generate() }
         #expect(error.description == "line 9: enum Color: elements R-ED and R_ED both map to case rEd")
+    }
+
+    @Test("a function's id member comes from its FunctionID element; a functionID naming another function is refused")
+    func functionIDs() throws {
+        let fine = try CodeGenerator(spec: SpecParser.parse(miniSpec())).generate()
+        let messages = try #require(fine.first(where: { $0.name == "Messages.swift" })?.contents)
+        #expect(messages.contains("public static let functionID = FunctionID.doIt\n"))
+        // "Extra" uses the id of another element: before, this generated `FunctionID.extra`, which
+        // does not exist (uncompilable Swift).
+        let xml = miniSpec(extra: "\n    <function name=\"Extra\" functionID=\"OtherID\" messagetype=\"request\" since=\"1.0\"/>")
+            .replacingOccurrences(of: "<element name=\"DoItID\" value=\"1\" hexvalue=\"1\"/>", with: "<element name=\"DoItID\" value=\"1\" hexvalue=\"1\"/><element name=\"OtherID\" value=\"2\"/>")
+        let spec = try SpecParser.parse(xml)
+        #expect(spec.functions.last?.functionIDName == "OtherID")
+        let error = try #require(throws: GeneratorError.self) { try CodeGenerator(spec: spec).generate() }
+        #expect(error.description == "line 15: function Extra: functionID OtherID does not name it (expected ExtraID)")
     }
 
     @Test("generation is deterministic, headed, and free of spec descriptions")

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SDLBSON
 import SDLProtocol
 import SDLRPC
 import Testing
@@ -42,6 +43,16 @@ struct TrapTests {
         #expect(try fanSpeed("0.0") == 0)
         #expect(try fanSpeed("0.1e1") == 1)
         #expect(try fanSpeed("-0.0e5") == 0)
+        // A zero mantissa is zero whatever the exponent.
+        for zero in ["0e-2", "0.0e-3", "-0", "0e5", "0.000", "-0.0e-400", "0E+0"] {
+            #expect(try fanSpeed(zero) == 0, "\(zero)")
+        }
+        #expect(try fanSpeed("1.0e2") == 100)
+        #expect(try fanSpeed("1.5e1") == 15)
+        #expect(try fanSpeed("100.0e-2") == 1)
+        let notInteger = try #require(throws: RPCError.self) { try fanSpeed("1.05e1") }
+        #expect(notInteger.code == .notAnInteger)
+        #expect(notInteger.detail == "1.05e1 is not an integer")
         // Exactness is judged on the digits: these round to integral Doubles but are not integers.
         for inexact in ["150e-2", "99999999999999999999e-18", "1.0000000000000000001", "5e-1"] {
             let error = try #require(throws: RPCError.self) { try fanSpeed(inexact) }
@@ -54,6 +65,42 @@ struct TrapTests {
         let string = try #require(throws: RPCError.self) { try fanSpeed(#""50""#) }
         #expect(string.code == .typeMismatch)
         #expect(string.detail == "expected Integer, found string")
+    }
+
+    @Test("integral doubles are Integers up to ±2^53, in JSON and BSON alike")
+    func integralDoubleRange() throws {
+        // OnSystemRequest offset is a 64-bit Integer (maxvalue 100000000000); with validation off
+        // the reader's own range is what decides.
+        let unchecked = RPCCodingOptions(validate: false)
+        func offset(json number: String) throws -> Int64? {
+            try SDLOnSystemRequest(jsonParameters: #"{"requestType":"HTTP","offset":\#(number)}"#, options: unchecked).offset
+        }
+        func offset(bson number: Double) throws -> Int64? {
+            var buffer = ByteBuffer()
+            buffer.writeBSONDocument { document in
+                document.appendString("requestType", "HTTP")
+                document.appendDouble("offset", number)
+            }
+            return try SDLOnSystemRequest(bsonParameters: buffer, options: unchecked).offset
+        }
+        #expect(try offset(json: "9007199254740992.0") == 9_007_199_254_740_992)
+        #expect(try offset(json: "-9.007199254740992e15") == -9_007_199_254_740_992)
+        #expect(try offset(bson: 9_007_199_254_740_992) == 9_007_199_254_740_992)
+        #expect(try offset(bson: -9_007_199_254_740_992) == -9_007_199_254_740_992)
+        // 2^53 + 1 rounds to 2^53 as a Double: judged on the digits, it is out of range, not 2^53.
+        for text in ["9007199254740993.0", "9007199254740994e0", "1e16", "-9007199254740993.0"] {
+            let error = try #require(throws: RPCError.self) { try offset(json: text) }
+            #expect(error.code == .numberOutOfRange, "\(text)")
+            #expect(error.pathString == "offset")
+        }
+        // The next doubles above 2^53, and 2^62 (which BSON used to accept up to 2^63).
+        for double in [9_007_199_254_740_994.0, -9_007_199_254_740_994.0, 4_611_686_018_427_387_904.0] {
+            let error = try #require(throws: RPCError.self) { try offset(bson: double) }
+            #expect(error.code == .numberOutOfRange, "\(double)")
+            #expect(error.pathString == "offset")
+        }
+        // Plain integers are exact at any width: the range there is the parameter's Int64.
+        #expect(try offset(json: "9007199254740993") == 9_007_199_254_740_993)
     }
 
     @Test("GetFile response crc is Int64 and reaches 4294967295")

@@ -99,6 +99,33 @@ func runSDL(_ arguments: [String], input: String? = nil) throws -> (status: Int3
         #expect(back.out == #"{"rpcType":"response","functionId":54,"functionName":"GetFile","correlationId":0,"encoding":"bson","params":{"success":true,"resultCode":"SUCCESS","crc":4294967295},"bulkSize":0}"# + "\n")
     }
 
+    @Test func rpcDecodeOfAPayloadWithoutParameters() throws {
+        // SDL Core's header-only UnregisterAppInterface request (JSON size 0).
+        let decoded = try runSDL(["rpc", "decode", "000000020000000100000000"])
+        #expect(decoded.status == 0)
+        #expect(decoded.out == #"{"rpcType":"request","functionId":2,"functionName":"UnregisterAppInterface","correlationId":1,"encoding":"json","params":{},"bulkSize":0}"# + "\n")
+        // A function the spec does not define: the generic reader shows the empty parameters too.
+        let unknown = try runSDL(["rpc", "decode", "00007fff0000000100000000"])
+        #expect(unknown.status == 0)
+        #expect(unknown.out.contains(#""functionName":null,"correlationId":1,"encoding":"json","params":{}"#))
+    }
+
+    @Test func erroneousResponsesAreNamed() throws {
+        let encoded = try runSDL([
+            "rpc", "encode", "--function", "ButtonPress", "--type", "erroneousResponse", "--correlation-id", "5",
+            #"{"success":false,"resultCode":"INVALID_DATA"}"#,
+        ])
+        #expect(encoded.status == 0)
+        #expect(encoded.out.hasPrefix("3000002900000005"))
+        let decoded = try runSDL(["rpc", "decode", "-"], input: encoded.out)
+        #expect(decoded.out == #"{"rpcType":"erroneousResponse","functionId":41,"functionName":"ButtonPress","correlationId":5,"encoding":"json","params":{"resultCode":"INVALID_DATA","success":false},"bulkSize":0}"# + "\n")
+        let spec = #"[{"kind":"rpc","rpc":{"rpcType":"erroneousResponse","functionId":"ButtonPress","correlationId":5,"json":{"resultCode":"INVALID_DATA","success":false}}}]"#
+        let hex = try runSDL(["encode", "--hex", "-"], input: spec)
+        let lines = try runSDL(["dissect", "--hex", "--json", "-"], input: hex.out).out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[1].contains(#""rpc":{"rpcType":"erroneousResponse","functionId":41,"functionName":"ButtonPress","correlationId":5,"encoding":"json","params":{"resultCode":"INVALID_DATA","success":false}"#))
+    }
+
     @Test func rpcDecodeOfAnInvalidPayloadFailsUnlessAskedToShowIt() throws {
         // fanSpeed 500 in a hand-made payload: header (request, 44, corr 1) + JSON.
         let json = #"{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":500}}}"#

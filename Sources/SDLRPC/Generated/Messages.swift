@@ -119,6 +119,7 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let syncMsgVersion else { throw RPCError.missingParameter("syncMsgVersion") }
         guard let appName else { throw RPCError.missingParameter("appName") }
         guard let isMediaApplication else { throw RPCError.missingParameter("isMediaApplication") }
@@ -164,6 +165,9 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         if let value = self.appInfo { validator.structure(value, "appInfo") }
         if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") }
         if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["syncMsgVersion", "appName", "ttsName", "ngnMediaScreenAppName", "vrSynonyms", "isMediaApplication", "languageDesired", "hmiDisplayLanguageDesired", "appHMIType", "hashID", "deviceInfo", "appID", "fullAppID", "appInfo", "dayColorScheme", "nightColorScheme"])
+        }
     }
 }
 
@@ -320,6 +324,7 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, syncMsgVersion: syncMsgVersion, language: language, hmiDisplayLanguage: hmiDisplayLanguage, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, hmiZoneCapabilities: hmiZoneCapabilities, speechCapabilities: speechCapabilities, prerecordedSpeech: prerecordedSpeech, vrCapabilities: vrCapabilities, audioPassThruCapabilities: audioPassThruCapabilities, pcmStreamCapabilities: pcmStreamCapabilities, vehicleType: vehicleType, supportedDiagModes: supportedDiagModes, hmiCapabilities: hmiCapabilities, sdlVersion: sdlVersion, systemSoftwareVersion: systemSoftwareVersion, iconResumed: iconResumed, unknownParameters: unknownParameters)
@@ -372,6 +377,9 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         if let value = self.hmiCapabilities { validator.structure(value, "hmiCapabilities") }
         if let value = self.sdlVersion { validator.string(value, "sdlVersion", minLength: 1, maxLength: 100) }
         if let value = self.systemSoftwareVersion { validator.string(value, "systemSoftwareVersion", minLength: 1, maxLength: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "syncMsgVersion", "language", "hmiDisplayLanguage", "displayCapabilities", "buttonCapabilities", "softButtonCapabilities", "presetBankCapabilities", "hmiZoneCapabilities", "speechCapabilities", "prerecordedSpeech", "vrCapabilities", "audioPassThruCapabilities", "pcmStreamCapabilities", "vehicleType", "supportedDiagModes", "hmiCapabilities", "sdlVersion", "systemSoftwareVersion", "iconResumed"])
+        }
     }
 }
 
@@ -394,6 +402,7 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &unknownParameters)
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(unknownParameters: unknownParameters)
     }
 
@@ -401,7 +410,11 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: [])
+        }
+    }
 }
 
 /// `UnregisterAppInterface` response, function id 2 (since 1.0).
@@ -443,6 +456,7 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -458,6 +472,9 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -512,6 +529,7 @@ public struct SDLCreateWindowRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let windowID else { throw RPCError.missingParameter("windowID") }
         guard let windowName else { throw RPCError.missingParameter("windowName") }
         guard let type else { throw RPCError.missingParameter("type") }
@@ -531,6 +549,9 @@ public struct SDLCreateWindowRequest: RPCMessage {
         validator.string(self.windowName, "windowName", minLength: 1, maxLength: 100)
         validator.enumeration(self.type, "type")
         if let value = self.associatedServiceType { validator.string(value, "associatedServiceType", minLength: 1, maxLength: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["windowID", "windowName", "type", "associatedServiceType", "duplicateUpdatesFromWindowID"])
+        }
     }
 }
 
@@ -573,6 +594,7 @@ public struct SDLCreateWindowResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters)
@@ -588,6 +610,9 @@ public struct SDLCreateWindowResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         validator.enumeration(self.resultCode, "resultCode")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "info", "resultCode"])
+        }
     }
 }
 
@@ -618,6 +643,7 @@ public struct SDLDeleteWindowRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let windowID else { throw RPCError.missingParameter("windowID") }
         self.init(windowID: windowID, unknownParameters: unknownParameters)
     }
@@ -627,7 +653,11 @@ public struct SDLDeleteWindowRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["windowID"])
+        }
+    }
 }
 
 /// `DeleteWindow` response, function id 61 (since 6.0).
@@ -669,6 +699,7 @@ public struct SDLDeleteWindowResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters)
@@ -684,6 +715,9 @@ public struct SDLDeleteWindowResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         validator.enumeration(self.resultCode, "resultCode")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "info", "resultCode"])
+        }
     }
 }
 
@@ -762,6 +796,7 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(userLocation: userLocation, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, vrHelpTitle: vrHelpTitle, vrHelp: vrHelp, menuTitle: menuTitle, menuIcon: menuIcon, keyboardProperties: keyboardProperties, menuLayout: menuLayout, unknownParameters: unknownParameters)
     }
 
@@ -788,6 +823,9 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         if let value = self.menuIcon { validator.structure(value, "menuIcon") }
         if let value = self.keyboardProperties { validator.structure(value, "keyboardProperties") }
         if let value = self.menuLayout { validator.enumeration(value, "menuLayout") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["userLocation", "helpPrompt", "timeoutPrompt", "vrHelpTitle", "vrHelp", "menuTitle", "menuIcon", "keyboardProperties", "menuLayout"])
+        }
     }
 }
 
@@ -830,6 +868,7 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -845,6 +884,9 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -875,6 +917,7 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let properties else { throw RPCError.missingParameter("properties") }
         self.init(properties: properties, unknownParameters: unknownParameters)
     }
@@ -886,6 +929,9 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumerations(self.properties, "properties", minSize: 1, maxSize: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["properties"])
+        }
     }
 }
 
@@ -928,6 +974,7 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -943,6 +990,9 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -997,6 +1047,7 @@ public struct SDLAddCommandRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
         self.init(cmdID: cmdID, menuParams: menuParams, vrCommands: vrCommands, cmdIcon: cmdIcon, secondaryImage: secondaryImage, unknownParameters: unknownParameters)
     }
@@ -1016,6 +1067,9 @@ public struct SDLAddCommandRequest: RPCMessage {
         if let value = self.vrCommands { validator.strings(value, "vrCommands", minSize: 1, maxSize: 100, minLength: 1, maxLength: 99) }
         if let value = self.cmdIcon { validator.structure(value, "cmdIcon") }
         if let value = self.secondaryImage { validator.structure(value, "secondaryImage") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["cmdID", "menuParams", "vrCommands", "cmdIcon", "secondaryImage"])
+        }
     }
 }
 
@@ -1058,6 +1112,7 @@ public struct SDLAddCommandResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -1073,6 +1128,9 @@ public struct SDLAddCommandResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -1103,6 +1161,7 @@ public struct SDLDeleteCommandRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
         self.init(cmdID: cmdID, unknownParameters: unknownParameters)
     }
@@ -1114,6 +1173,9 @@ public struct SDLDeleteCommandRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.cmdID, "cmdID", min: 0, max: 2000000000)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["cmdID"])
+        }
     }
 }
 
@@ -1156,6 +1218,7 @@ public struct SDLDeleteCommandResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -1171,6 +1234,9 @@ public struct SDLDeleteCommandResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -1249,6 +1315,7 @@ public struct SDLAddSubMenuRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
         guard let menuName else { throw RPCError.missingParameter("menuName") }
         self.init(menuID: menuID, position: position, menuName: menuName, menuIcon: menuIcon, menuLayout: menuLayout, parentID: parentID, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters)
@@ -1277,6 +1344,9 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) }
         if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) }
         if let value = self.secondaryImage { validator.structure(value, "secondaryImage") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["menuID", "position", "menuName", "menuIcon", "menuLayout", "parentID", "secondaryText", "tertiaryText", "secondaryImage"])
+        }
     }
 }
 
@@ -1319,6 +1389,7 @@ public struct SDLAddSubMenuResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -1334,6 +1405,9 @@ public struct SDLAddSubMenuResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -1364,6 +1438,7 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
         self.init(menuID: menuID, unknownParameters: unknownParameters)
     }
@@ -1375,6 +1450,9 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.menuID, "menuID", min: 1, max: 2000000000)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["menuID"])
+        }
     }
 }
 
@@ -1417,6 +1495,7 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -1432,6 +1511,9 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -1462,6 +1544,7 @@ public struct SDLShowAppMenuRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(menuID: menuID, unknownParameters: unknownParameters)
     }
 
@@ -1472,6 +1555,9 @@ public struct SDLShowAppMenuRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         if let value = self.menuID { validator.integer(value, "menuID", min: 1, max: 2000000000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["menuID"])
+        }
     }
 }
 
@@ -1514,6 +1600,7 @@ public struct SDLShowAppMenuResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -1529,6 +1616,9 @@ public struct SDLShowAppMenuResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -1565,6 +1655,7 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
         guard let choiceSet else { throw RPCError.missingParameter("choiceSet") }
         self.init(interactionChoiceSetID: interactionChoiceSetID, choiceSet: choiceSet, unknownParameters: unknownParameters)
@@ -1579,6 +1670,9 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.interactionChoiceSetID, "interactionChoiceSetID", min: 0, max: 2000000000)
         validator.structures(self.choiceSet, "choiceSet", minSize: 1, maxSize: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["interactionChoiceSetID", "choiceSet"])
+        }
     }
 }
 
@@ -1621,6 +1715,7 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -1636,6 +1731,9 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -1720,6 +1818,7 @@ public struct SDLPerformInteractionRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let initialText else { throw RPCError.missingParameter("initialText") }
         guard let interactionMode else { throw RPCError.missingParameter("interactionMode") }
         guard let interactionChoiceSetIDList else { throw RPCError.missingParameter("interactionChoiceSetIDList") }
@@ -1750,6 +1849,9 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         if let value = self.timeout { validator.integer(value, "timeout", min: 5000, max: 100000) }
         if let value = self.vrHelp { validator.structures(value, "vrHelp", minSize: 1, maxSize: 100) }
         if let value = self.interactionLayout { validator.enumeration(value, "interactionLayout") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["initialText", "initialPrompt", "interactionMode", "interactionChoiceSetIDList", "helpPrompt", "timeoutPrompt", "timeout", "vrHelp", "interactionLayout", "cancelID"])
+        }
     }
 }
 
@@ -1810,6 +1912,7 @@ public struct SDLPerformInteractionResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, choiceID: choiceID, manualTextEntry: manualTextEntry, triggerSource: triggerSource, unknownParameters: unknownParameters)
@@ -1831,6 +1934,9 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         if let value = self.choiceID { validator.integer(value, "choiceID", min: 0, max: 2000000000) }
         if let value = self.manualTextEntry { validator.string(value, "manualTextEntry", minLength: 1, maxLength: 500) }
         if let value = self.triggerSource { validator.enumeration(value, "triggerSource") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "choiceID", "manualTextEntry", "triggerSource"])
+        }
     }
 }
 
@@ -1861,6 +1967,7 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
         self.init(interactionChoiceSetID: interactionChoiceSetID, unknownParameters: unknownParameters)
     }
@@ -1872,6 +1979,9 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.interactionChoiceSetID, "interactionChoiceSetID", min: 0, max: 2000000000)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["interactionChoiceSetID"])
+        }
     }
 }
 
@@ -1914,6 +2024,7 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -1929,6 +2040,9 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -2013,6 +2127,7 @@ public struct SDLAlertRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(alertText1: alertText1, alertText2: alertText2, alertText3: alertText3, ttsChunks: ttsChunks, duration: duration, playTone: playTone, progressIndicator: progressIndicator, softButtons: softButtons, alertIcon: alertIcon, cancelID: cancelID, unknownParameters: unknownParameters)
     }
 
@@ -2038,6 +2153,9 @@ public struct SDLAlertRequest: RPCMessage {
         if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) }
         if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 4) }
         if let value = self.alertIcon { validator.structure(value, "alertIcon") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["alertText1", "alertText2", "alertText3", "ttsChunks", "duration", "playTone", "progressIndicator", "softButtons", "alertIcon", "cancelID"])
+        }
     }
 }
 
@@ -2086,6 +2204,7 @@ public struct SDLAlertResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters)
@@ -2103,6 +2222,9 @@ public struct SDLAlertResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "tryAgainTime"])
+        }
     }
 }
 
@@ -2169,6 +2291,7 @@ public struct SDLSubtleAlertRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(alertText1: alertText1, alertText2: alertText2, alertIcon: alertIcon, ttsChunks: ttsChunks, duration: duration, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters)
     }
 
@@ -2190,6 +2313,9 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100) }
         if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) }
         if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 2) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["alertText1", "alertText2", "alertIcon", "ttsChunks", "duration", "softButtons", "cancelID"])
+        }
     }
 }
 
@@ -2238,6 +2364,7 @@ public struct SDLSubtleAlertResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters)
@@ -2255,6 +2382,9 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "tryAgainTime"])
+        }
     }
 }
 
@@ -2277,6 +2407,7 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &unknownParameters)
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(unknownParameters: unknownParameters)
     }
 
@@ -2284,7 +2415,11 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: [])
+        }
+    }
 }
 
 /// `Show` request, function id 13 (since 1.0).
@@ -2404,6 +2539,7 @@ public struct SDLShowRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, alignment: alignment, statusBar: statusBar, mediaClock: mediaClock, mediaTrack: mediaTrack, graphic: graphic, secondaryGraphic: secondaryGraphic, softButtons: softButtons, customPresets: customPresets, metadataTags: metadataTags, templateTitle: templateTitle, windowID: windowID, templateConfiguration: templateConfiguration, unknownParameters: unknownParameters)
     }
 
@@ -2443,6 +2579,9 @@ public struct SDLShowRequest: RPCMessage {
         if let value = self.metadataTags { validator.structure(value, "metadataTags") }
         if let value = self.templateTitle { validator.string(value, "templateTitle", minLength: 0, maxLength: 100) }
         if let value = self.templateConfiguration { validator.structure(value, "templateConfiguration") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["mainField1", "mainField2", "mainField3", "mainField4", "alignment", "statusBar", "mediaClock", "mediaTrack", "graphic", "secondaryGraphic", "softButtons", "customPresets", "metadataTags", "templateTitle", "windowID", "templateConfiguration"])
+        }
     }
 }
 
@@ -2485,6 +2624,7 @@ public struct SDLShowResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -2500,6 +2640,9 @@ public struct SDLShowResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -2530,6 +2673,7 @@ public struct SDLSpeakRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let ttsChunks else { throw RPCError.missingParameter("ttsChunks") }
         self.init(ttsChunks: ttsChunks, unknownParameters: unknownParameters)
     }
@@ -2541,6 +2685,9 @@ public struct SDLSpeakRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structures(self.ttsChunks, "ttsChunks", minSize: 1, maxSize: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["ttsChunks"])
+        }
     }
 }
 
@@ -2583,6 +2730,7 @@ public struct SDLSpeakResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -2598,6 +2746,9 @@ public struct SDLSpeakResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -2664,6 +2815,7 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let updateMode else { throw RPCError.missingParameter("updateMode") }
         self.init(startTime: startTime, endTime: endTime, updateMode: updateMode, audioStreamingIndicator: audioStreamingIndicator, forwardSeekIndicator: forwardSeekIndicator, backSeekIndicator: backSeekIndicator, countRate: countRate, unknownParameters: unknownParameters)
     }
@@ -2687,6 +2839,9 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         if let value = self.forwardSeekIndicator { validator.structure(value, "forwardSeekIndicator") }
         if let value = self.backSeekIndicator { validator.structure(value, "backSeekIndicator") }
         if let value = self.countRate { validator.float(value, "countRate", min: 0.1, max: 100.0) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["startTime", "endTime", "updateMode", "audioStreamingIndicator", "forwardSeekIndicator", "backSeekIndicator", "countRate"])
+        }
     }
 }
 
@@ -2729,6 +2884,7 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -2744,6 +2900,9 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -2816,6 +2975,7 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let samplingRate else { throw RPCError.missingParameter("samplingRate") }
         guard let maxDuration else { throw RPCError.missingParameter("maxDuration") }
         guard let bitsPerSample else { throw RPCError.missingParameter("bitsPerSample") }
@@ -2843,6 +3003,9 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         validator.integer(self.maxDuration, "maxDuration", min: 1, max: 1000000)
         validator.enumeration(self.bitsPerSample, "bitsPerSample")
         validator.enumeration(self.audioType, "audioType")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["initialPrompt", "audioPassThruDisplayText1", "audioPassThruDisplayText2", "samplingRate", "maxDuration", "bitsPerSample", "audioType", "muteAudio"])
+        }
     }
 }
 
@@ -2885,6 +3048,7 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -2900,6 +3064,9 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -2922,6 +3089,7 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &unknownParameters)
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(unknownParameters: unknownParameters)
     }
 
@@ -2929,7 +3097,11 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: [])
+        }
+    }
 }
 
 /// `EndAudioPassThru` response, function id 17 (since 2.0).
@@ -2971,6 +3143,7 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -2986,6 +3159,9 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -3016,6 +3192,7 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         self.init(buttonName: buttonName, unknownParameters: unknownParameters)
     }
@@ -3027,6 +3204,9 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.buttonName, "buttonName")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName"])
+        }
     }
 }
 
@@ -3069,6 +3249,7 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -3084,6 +3265,9 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -3114,6 +3298,7 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         self.init(buttonName: buttonName, unknownParameters: unknownParameters)
     }
@@ -3125,6 +3310,9 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.buttonName, "buttonName")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName"])
+        }
     }
 }
 
@@ -3167,6 +3355,7 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -3182,6 +3371,9 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -3416,6 +3608,7 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
     }
 
@@ -3458,7 +3651,11 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
+        }
+    }
 }
 
 /// `SubscribeVehicleData` response, function id 20 (since 2.0).
@@ -3710,6 +3907,7 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
@@ -3795,6 +3993,9 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         if let value = self.windowStatus { validator.structure(value, "windowStatus") }
         if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") }
         if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModes", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
+        }
     }
 }
 
@@ -4029,6 +4230,7 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
     }
 
@@ -4071,7 +4273,11 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
+        }
+    }
 }
 
 /// `UnsubscribeVehicleData` response, function id 21 (since 2.0).
@@ -4323,6 +4529,7 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
@@ -4408,6 +4615,9 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         if let value = self.windowStatus { validator.structure(value, "windowStatus") }
         if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") }
         if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModes", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
+        }
     }
 }
 
@@ -4648,6 +4858,7 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
     }
 
@@ -4691,7 +4902,11 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "vin", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
+        }
+    }
 }
 
 /// `GetVehicleData` response, function id 22 (since 2.0).
@@ -4949,6 +5164,7 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
@@ -5035,6 +5251,9 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         if let value = self.myKey { validator.structure(value, "myKey") }
         if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100) }
         if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "vin", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
+        }
     }
 }
 
@@ -5071,6 +5290,7 @@ public struct SDLReadDIDRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
         guard let didLocation else { throw RPCError.missingParameter("didLocation") }
         self.init(ecuName: ecuName, didLocation: didLocation, unknownParameters: unknownParameters)
@@ -5085,6 +5305,9 @@ public struct SDLReadDIDRequest: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.ecuName, "ecuName", min: 0, max: 65535)
         validator.integers(self.didLocation, "didLocation", minSize: 1, maxSize: 1000, min: 0, max: 65535)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["ecuName", "didLocation"])
+        }
     }
 }
 
@@ -5133,6 +5356,7 @@ public struct SDLReadDIDResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, didResult: didResult, unknownParameters: unknownParameters)
@@ -5150,6 +5374,9 @@ public struct SDLReadDIDResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.didResult { validator.structures(value, "didResult", minSize: 0, maxSize: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "didResult"])
+        }
     }
 }
 
@@ -5186,6 +5413,7 @@ public struct SDLGetDTCsRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
         self.init(ecuName: ecuName, dtcMask: dtcMask, unknownParameters: unknownParameters)
     }
@@ -5199,6 +5427,9 @@ public struct SDLGetDTCsRequest: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.ecuName, "ecuName", min: 0, max: 65535)
         if let value = self.dtcMask { validator.integer(value, "dtcMask", min: 0, max: 255) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["ecuName", "dtcMask"])
+        }
     }
 }
 
@@ -5253,6 +5484,7 @@ public struct SDLGetDTCsResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, ecuHeader: ecuHeader, dtc: dtc, unknownParameters: unknownParameters)
@@ -5272,6 +5504,9 @@ public struct SDLGetDTCsResponse: RPCMessage {
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.ecuHeader { validator.integer(value, "ecuHeader", min: 0, max: 65535) }
         if let value = self.dtc { validator.strings(value, "dtc", minSize: 1, maxSize: 15, minLength: 1, maxLength: 10) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "ecuHeader", "dtc"])
+        }
     }
 }
 
@@ -5314,6 +5549,7 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let targetID else { throw RPCError.missingParameter("targetID") }
         guard let messageLength else { throw RPCError.missingParameter("messageLength") }
         guard let messageData else { throw RPCError.missingParameter("messageData") }
@@ -5331,6 +5567,9 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         validator.integer(self.targetID, "targetID", min: 0, max: 65535)
         validator.integer(self.messageLength, "messageLength", min: 0, max: 65535)
         validator.integers(self.messageData, "messageData", minSize: 1, maxSize: 65535, min: 0, max: 255)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["targetID", "messageLength", "messageData"])
+        }
     }
 }
 
@@ -5379,6 +5618,7 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, messageDataResult: messageDataResult, unknownParameters: unknownParameters)
@@ -5396,6 +5636,9 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.messageDataResult { validator.integers(value, "messageDataResult", minSize: 1, maxSize: 65535, min: 0, max: 255) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "messageDataResult"])
+        }
     }
 }
 
@@ -5444,6 +5687,7 @@ public struct SDLScrollableMessageRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let scrollableMessageBody else { throw RPCError.missingParameter("scrollableMessageBody") }
         self.init(scrollableMessageBody: scrollableMessageBody, timeout: timeout, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters)
     }
@@ -5460,6 +5704,9 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         validator.string(self.scrollableMessageBody, "scrollableMessageBody", minLength: 1, maxLength: 500)
         if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) }
         if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 8) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["scrollableMessageBody", "timeout", "softButtons", "cancelID"])
+        }
     }
 }
 
@@ -5502,6 +5749,7 @@ public struct SDLScrollableMessageResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -5517,6 +5765,9 @@ public struct SDLScrollableMessageResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -5577,6 +5828,7 @@ public struct SDLSliderRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let numTicks else { throw RPCError.missingParameter("numTicks") }
         guard let position else { throw RPCError.missingParameter("position") }
         guard let sliderHeader else { throw RPCError.missingParameter("sliderHeader") }
@@ -5599,6 +5851,9 @@ public struct SDLSliderRequest: RPCMessage {
         validator.string(self.sliderHeader, "sliderHeader", minLength: 1, maxLength: 500)
         if let value = self.sliderFooter { validator.strings(value, "sliderFooter", minSize: 1, maxSize: 26, minLength: 1, maxLength: 500) }
         if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["numTicks", "position", "sliderHeader", "sliderFooter", "timeout", "cancelID"])
+        }
     }
 }
 
@@ -5647,6 +5902,7 @@ public struct SDLSliderResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, sliderPosition: sliderPosition, unknownParameters: unknownParameters)
@@ -5664,6 +5920,9 @@ public struct SDLSliderResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.sliderPosition { validator.integer(value, "sliderPosition", min: 1, max: 26) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "sliderPosition"])
+        }
     }
 }
 
@@ -5754,6 +6013,7 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(navigationText1: navigationText1, navigationText2: navigationText2, eta: eta, timeToDestination: timeToDestination, totalDistance: totalDistance, turnIcon: turnIcon, nextTurnIcon: nextTurnIcon, distanceToManeuver: distanceToManeuver, distanceToManeuverScale: distanceToManeuverScale, maneuverComplete: maneuverComplete, softButtons: softButtons, unknownParameters: unknownParameters)
     }
 
@@ -5783,6 +6043,9 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         if let value = self.distanceToManeuver { validator.float(value, "distanceToManeuver", min: 0, max: 1000000000) }
         if let value = self.distanceToManeuverScale { validator.float(value, "distanceToManeuverScale", min: 0, max: 1000000000) }
         if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["navigationText1", "navigationText2", "eta", "timeToDestination", "totalDistance", "turnIcon", "nextTurnIcon", "distanceToManeuver", "distanceToManeuverScale", "maneuverComplete", "softButtons"])
+        }
     }
 }
 
@@ -5825,6 +6088,7 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -5840,6 +6104,9 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -5876,6 +6143,7 @@ public struct SDLAlertManeuverRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(ttsChunks: ttsChunks, softButtons: softButtons, unknownParameters: unknownParameters)
     }
 
@@ -5888,6 +6156,9 @@ public struct SDLAlertManeuverRequest: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100) }
         if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["ttsChunks", "softButtons"])
+        }
     }
 }
 
@@ -5930,6 +6201,7 @@ public struct SDLAlertManeuverResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -5945,6 +6217,9 @@ public struct SDLAlertManeuverResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -5981,6 +6256,7 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(turnList: turnList, softButtons: softButtons, unknownParameters: unknownParameters)
     }
 
@@ -5993,6 +6269,9 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.turnList { validator.structures(value, "turnList", minSize: 1, maxSize: 100) }
         if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 1) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["turnList", "softButtons"])
+        }
     }
 }
 
@@ -6035,6 +6314,7 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -6050,6 +6330,9 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -6110,6 +6393,7 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let language else { throw RPCError.missingParameter("language") }
         guard let hmiDisplayLanguage else { throw RPCError.missingParameter("hmiDisplayLanguage") }
         self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, unknownParameters: unknownParameters)
@@ -6132,6 +6416,9 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         if let value = self.ttsName { validator.structures(value, "ttsName", minSize: 1, maxSize: 100) }
         if let value = self.ngnMediaScreenAppName { validator.string(value, "ngnMediaScreenAppName", minLength: 1, maxLength: 100) }
         if let value = self.vrSynonyms { validator.strings(value, "vrSynonyms", minSize: 1, maxSize: 100, minLength: 1, maxLength: 40) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["language", "hmiDisplayLanguage", "appName", "ttsName", "ngnMediaScreenAppName", "vrSynonyms"])
+        }
     }
 }
 
@@ -6174,6 +6461,7 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -6189,6 +6477,9 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -6231,6 +6522,7 @@ public struct SDLGenericResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -6246,6 +6538,9 @@ public struct SDLGenericResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -6312,6 +6607,7 @@ public struct SDLPutFileRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
         guard let fileType else { throw RPCError.missingParameter("fileType") }
         self.init(syncFileName: syncFileName, fileType: fileType, persistentFile: persistentFile, systemFile: systemFile, offset: offset, length: length, crc: crc, unknownParameters: unknownParameters)
@@ -6334,6 +6630,9 @@ public struct SDLPutFileRequest: RPCMessage {
         if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) }
         if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) }
         if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["syncFileName", "fileType", "persistentFile", "systemFile", "offset", "length", "crc"])
+        }
     }
 }
 
@@ -6382,6 +6681,7 @@ public struct SDLPutFileResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters)
@@ -6399,6 +6699,9 @@ public struct SDLPutFileResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) }
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "spaceAvailable", "info"])
+        }
     }
 }
 
@@ -6453,6 +6756,7 @@ public struct SDLGetFileRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let fileName else { throw RPCError.missingParameter("fileName") }
         self.init(fileName: fileName, appServiceId: appServiceId, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters)
     }
@@ -6472,6 +6776,9 @@ public struct SDLGetFileRequest: RPCMessage {
         if let value = self.fileType { validator.enumeration(value, "fileType") }
         if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) }
         if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["fileName", "appServiceId", "fileType", "offset", "length"])
+        }
     }
 }
 
@@ -6538,6 +6845,7 @@ public struct SDLGetFileResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, offset: offset, length: length, fileType: fileType, crc: crc, unknownParameters: unknownParameters)
@@ -6561,6 +6869,9 @@ public struct SDLGetFileResponse: RPCMessage {
         if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) }
         if let value = self.fileType { validator.enumeration(value, "fileType") }
         if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "offset", "length", "fileType", "crc"])
+        }
     }
 }
 
@@ -6591,6 +6902,7 @@ public struct SDLDeleteFileRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
         self.init(syncFileName: syncFileName, unknownParameters: unknownParameters)
     }
@@ -6602,6 +6914,9 @@ public struct SDLDeleteFileRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.syncFileName, "syncFileName", minLength: 1, maxLength: 500)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["syncFileName"])
+        }
     }
 }
 
@@ -6650,6 +6965,7 @@ public struct SDLDeleteFileResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters)
@@ -6667,6 +6983,9 @@ public struct SDLDeleteFileResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) }
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "spaceAvailable", "info"])
+        }
     }
 }
 
@@ -6689,6 +7008,7 @@ public struct SDLListFilesRequest: RPCMessage {
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &unknownParameters)
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(unknownParameters: unknownParameters)
     }
 
@@ -6696,7 +7016,11 @@ public struct SDLListFilesRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: [])
+        }
+    }
 }
 
 /// `ListFiles` response, function id 34 (since 3.0).
@@ -6750,6 +7074,7 @@ public struct SDLListFilesResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, filenames: filenames, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters)
@@ -6769,6 +7094,9 @@ public struct SDLListFilesResponse: RPCMessage {
         if let value = self.filenames { validator.strings(value, "filenames", minSize: 0, maxSize: 1000, minLength: 1, maxLength: 500) }
         if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) }
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "filenames", "spaceAvailable", "info"])
+        }
     }
 }
 
@@ -6799,6 +7127,7 @@ public struct SDLSetAppIconRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
         self.init(syncFileName: syncFileName, unknownParameters: unknownParameters)
     }
@@ -6810,6 +7139,9 @@ public struct SDLSetAppIconRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.syncFileName, "syncFileName", minLength: 1, maxLength: 500)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["syncFileName"])
+        }
     }
 }
 
@@ -6852,6 +7184,7 @@ public struct SDLSetAppIconResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -6867,6 +7200,9 @@ public struct SDLSetAppIconResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -6909,6 +7245,7 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let displayLayout else { throw RPCError.missingParameter("displayLayout") }
         self.init(displayLayout: displayLayout, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters)
     }
@@ -6924,6 +7261,9 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         validator.string(self.displayLayout, "displayLayout", minLength: 1, maxLength: 500)
         if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") }
         if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["displayLayout", "dayColorScheme", "nightColorScheme"])
+        }
     }
 }
 
@@ -6990,6 +7330,7 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, info: info, unknownParameters: unknownParameters)
@@ -7013,6 +7354,9 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100) }
         if let value = self.presetBankCapabilities { validator.structure(value, "presetBankCapabilities") }
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "displayCapabilities", "buttonCapabilities", "softButtonCapabilities", "presetBankCapabilities", "info"])
+        }
     }
 }
 
@@ -7055,6 +7399,7 @@ public struct SDLSystemRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let requestType else { throw RPCError.missingParameter("requestType") }
         self.init(requestType: requestType, requestSubType: requestSubType, fileName: fileName, unknownParameters: unknownParameters)
     }
@@ -7070,6 +7415,9 @@ public struct SDLSystemRequest: RPCMessage {
         validator.enumeration(self.requestType, "requestType")
         if let value = self.requestSubType { validator.string(value, "requestSubType", minLength: 1, maxLength: 255) }
         if let value = self.fileName { validator.string(value, "fileName", minLength: 1, maxLength: 255) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["requestType", "requestSubType", "fileName"])
+        }
     }
 }
 
@@ -7112,6 +7460,7 @@ public struct SDLSystemRequestResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -7127,6 +7476,9 @@ public struct SDLSystemRequestResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -7211,6 +7563,7 @@ public struct SDLSendLocationRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, locationName: locationName, locationDescription: locationDescription, addressLines: addressLines, phoneNumber: phoneNumber, locationImage: locationImage, timeStamp: timeStamp, address: address, deliveryMode: deliveryMode, unknownParameters: unknownParameters)
     }
 
@@ -7239,6 +7592,9 @@ public struct SDLSendLocationRequest: RPCMessage {
         if let value = self.timeStamp { validator.structure(value, "timeStamp") }
         if let value = self.address { validator.structure(value, "address") }
         if let value = self.deliveryMode { validator.enumeration(value, "deliveryMode") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["longitudeDegrees", "latitudeDegrees", "locationName", "locationDescription", "addressLines", "phoneNumber", "locationImage", "timeStamp", "address", "deliveryMode"])
+        }
     }
 }
 
@@ -7281,6 +7637,7 @@ public struct SDLSendLocationResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -7296,6 +7653,9 @@ public struct SDLSendLocationResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -7326,6 +7686,7 @@ public struct SDLDialNumberRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let number else { throw RPCError.missingParameter("number") }
         self.init(number: number, unknownParameters: unknownParameters)
     }
@@ -7337,6 +7698,9 @@ public struct SDLDialNumberRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.number, "number", minLength: 1, maxLength: 40)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["number"])
+        }
     }
 }
 
@@ -7379,6 +7743,7 @@ public struct SDLDialNumberResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -7394,6 +7759,9 @@ public struct SDLDialNumberResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -7442,6 +7810,7 @@ public struct SDLButtonPressRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonPressMode else { throw RPCError.missingParameter("buttonPressMode") }
@@ -7461,6 +7830,9 @@ public struct SDLButtonPressRequest: RPCMessage {
         if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) }
         validator.enumeration(self.buttonName, "buttonName")
         validator.enumeration(self.buttonPressMode, "buttonPressMode")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId", "buttonName", "buttonPressMode"])
+        }
     }
 }
 
@@ -7503,6 +7875,7 @@ public struct SDLButtonPressResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
         self.init(resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters)
@@ -7518,6 +7891,9 @@ public struct SDLButtonPressResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["resultCode", "info", "success"])
+        }
     }
 }
 
@@ -7560,6 +7936,7 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         self.init(moduleType: moduleType, moduleId: moduleId, subscribe: subscribe, unknownParameters: unknownParameters)
     }
@@ -7574,6 +7951,9 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
         if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId", "subscribe"])
+        }
     }
 }
 
@@ -7628,6 +8008,7 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
         self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, isSubscribed: isSubscribed, unknownParameters: unknownParameters)
@@ -7646,6 +8027,9 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         if let value = self.moduleData { validator.structure(value, "moduleData") }
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData", "resultCode", "info", "success", "isSubscribed"])
+        }
     }
 }
 
@@ -7682,6 +8066,7 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         guard let moduleIds else { throw RPCError.missingParameter("moduleIds") }
         self.init(moduleType: moduleType, moduleIds: moduleIds, unknownParameters: unknownParameters)
@@ -7696,6 +8081,9 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
         validator.strings(self.moduleIds, "moduleIds", minSize: nil, maxSize: nil, minLength: 1, maxLength: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleIds"])
+        }
     }
 }
 
@@ -7744,6 +8132,7 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, allowed: allowed, unknownParameters: unknownParameters)
@@ -7760,6 +8149,10 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.allowed { validator.booleans(value, "allowed", minSize: nil, maxSize: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "allowed"])
+        }
     }
 }
 
@@ -7796,6 +8189,7 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         self.init(moduleType: moduleType, moduleId: moduleId, unknownParameters: unknownParameters)
     }
@@ -7809,6 +8203,9 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
         if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId"])
+        }
     }
 }
 
@@ -7851,6 +8248,7 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -7866,6 +8264,9 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -7896,6 +8297,7 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
         self.init(moduleData: moduleData, unknownParameters: unknownParameters)
     }
@@ -7907,6 +8309,9 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.moduleData, "moduleData")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData"])
+        }
     }
 }
 
@@ -7955,6 +8360,7 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
         self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters)
@@ -7972,6 +8378,9 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         if let value = self.moduleData { validator.structure(value, "moduleData") }
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData", "resultCode", "info", "success"])
+        }
     }
 }
 
@@ -7994,6 +8403,7 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &unknownParameters)
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(unknownParameters: unknownParameters)
     }
 
@@ -8001,7 +8411,11 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: [])
+        }
+    }
 }
 
 /// `SubscribeWayPoints` response, function id 46 (since 4.1).
@@ -8043,6 +8457,7 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -8058,6 +8473,9 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -8088,6 +8506,7 @@ public struct SDLGetWayPointsRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let wayPointType else { throw RPCError.missingParameter("wayPointType") }
         self.init(wayPointType: wayPointType, unknownParameters: unknownParameters)
     }
@@ -8099,6 +8518,9 @@ public struct SDLGetWayPointsRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.wayPointType, "wayPointType")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["wayPointType"])
+        }
     }
 }
 
@@ -8147,6 +8569,7 @@ public struct SDLGetWayPointsResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters)
@@ -8164,6 +8587,9 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "wayPoints"])
+        }
     }
 }
 
@@ -8186,6 +8612,7 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &unknownParameters)
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(unknownParameters: unknownParameters)
     }
 
@@ -8193,7 +8620,11 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: [])
+        }
+    }
 }
 
 /// `UnsubscribeWayPoints` response, function id 47 (since 4.1).
@@ -8241,6 +8672,7 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters)
@@ -8258,6 +8690,9 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "wayPoints"])
+        }
     }
 }
 
@@ -8294,6 +8729,7 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
         self.init(systemCapabilityType: systemCapabilityType, subscribe: subscribe, unknownParameters: unknownParameters)
     }
@@ -8306,6 +8742,9 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.systemCapabilityType, "systemCapabilityType")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapabilityType", "subscribe"])
+        }
     }
 }
 
@@ -8354,6 +8793,7 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
         self.init(systemCapability: systemCapability, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters)
@@ -8371,6 +8811,9 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         if let value = self.systemCapability { validator.structure(value, "systemCapability") }
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapability", "resultCode", "info", "success"])
+        }
     }
 }
 
@@ -8401,6 +8844,7 @@ public struct SDLSendHapticDataRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(hapticRectData: hapticRectData, unknownParameters: unknownParameters)
     }
 
@@ -8411,6 +8855,9 @@ public struct SDLSendHapticDataRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         if let value = self.hapticRectData { validator.structures(value, "hapticRectData", minSize: 0, maxSize: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["hapticRectData"])
+        }
     }
 }
 
@@ -8453,6 +8900,7 @@ public struct SDLSendHapticDataResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters)
@@ -8468,6 +8916,9 @@ public struct SDLSendHapticDataResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         validator.enumeration(self.resultCode, "resultCode")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "info", "resultCode"])
+        }
     }
 }
 
@@ -8498,6 +8949,7 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let properties else { throw RPCError.missingParameter("properties") }
         self.init(properties: properties, unknownParameters: unknownParameters)
     }
@@ -8509,6 +8961,9 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.properties, "properties")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["properties"])
+        }
     }
 }
 
@@ -8551,6 +9006,7 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -8566,6 +9022,9 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -8596,6 +9055,7 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let appID else { throw RPCError.missingParameter("appID") }
         self.init(appID: appID, unknownParameters: unknownParameters)
     }
@@ -8607,6 +9067,9 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.appID, "appID", minLength: 1, maxLength: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["appID"])
+        }
     }
 }
 
@@ -8655,6 +9118,7 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(properties: properties, success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -8672,6 +9136,9 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         if let value = self.properties { validator.structure(value, "properties") }
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["properties", "success", "resultCode", "info"])
+        }
     }
 }
 
@@ -8702,6 +9169,7 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let appServiceManifest else { throw RPCError.missingParameter("appServiceManifest") }
         self.init(appServiceManifest: appServiceManifest, unknownParameters: unknownParameters)
     }
@@ -8713,6 +9181,9 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.appServiceManifest, "appServiceManifest")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["appServiceManifest"])
+        }
     }
 }
 
@@ -8761,6 +9232,7 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, appServiceRecord: appServiceRecord, unknownParameters: unknownParameters)
@@ -8778,6 +9250,9 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.appServiceRecord { validator.structure(value, "appServiceRecord") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "appServiceRecord"])
+        }
     }
 }
 
@@ -8808,6 +9283,7 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
         self.init(serviceID: serviceID, unknownParameters: unknownParameters)
     }
@@ -8819,6 +9295,9 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceID, "serviceID", minLength: 1, maxLength: nil)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["serviceID"])
+        }
     }
 }
 
@@ -8861,6 +9340,7 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -8876,6 +9356,9 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -8912,6 +9395,7 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
         self.init(serviceType: serviceType, subscribe: subscribe, unknownParameters: unknownParameters)
     }
@@ -8924,6 +9408,9 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceType, "serviceType", minLength: 1, maxLength: nil)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["serviceType", "subscribe"])
+        }
     }
 }
 
@@ -8972,6 +9459,7 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, serviceData: serviceData, unknownParameters: unknownParameters)
@@ -8989,6 +9477,9 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.serviceData { validator.structure(value, "serviceData") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "serviceData"])
+        }
     }
 }
 
@@ -9037,6 +9528,7 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let serviceUri else { throw RPCError.missingParameter("serviceUri") }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
         guard let originApp else { throw RPCError.missingParameter("originApp") }
@@ -9055,6 +9547,9 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         validator.string(self.serviceUri, "serviceUri", minLength: 1, maxLength: nil)
         validator.string(self.serviceID, "serviceID", minLength: 1, maxLength: nil)
         validator.string(self.originApp, "originApp", minLength: 1, maxLength: nil)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["serviceUri", "serviceID", "originApp", "requestServiceActive"])
+        }
     }
 }
 
@@ -9103,6 +9598,7 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, serviceSpecificResult: serviceSpecificResult, unknownParameters: unknownParameters)
@@ -9120,6 +9616,9 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
         if let value = self.serviceSpecificResult { validator.string(value, "serviceSpecificResult", minLength: 1, maxLength: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "serviceSpecificResult"])
+        }
     }
 }
 
@@ -9156,6 +9655,7 @@ public struct SDLCancelInteractionRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let functionID else { throw RPCError.missingParameter("functionID") }
         self.init(cancelID: cancelID, functionID: functionID, unknownParameters: unknownParameters)
     }
@@ -9166,7 +9666,11 @@ public struct SDLCancelInteractionRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["cancelID", "functionID"])
+        }
+    }
 }
 
 /// `CancelInteraction` response, function id 57 (since 6.0).
@@ -9208,6 +9712,7 @@ public struct SDLCancelInteractionResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -9223,6 +9728,9 @@ public struct SDLCancelInteractionResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -9245,6 +9753,7 @@ public struct SDLCloseApplicationRequest: RPCMessage {
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &unknownParameters)
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(unknownParameters: unknownParameters)
     }
 
@@ -9252,7 +9761,11 @@ public struct SDLCloseApplicationRequest: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: [])
+        }
+    }
 }
 
 /// `CloseApplication` response, function id 58 (since 6.0).
@@ -9294,6 +9807,7 @@ public struct SDLCloseApplicationResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -9309,6 +9823,9 @@ public struct SDLCloseApplicationResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -9363,6 +9880,7 @@ public struct SDLOnHMIStatus: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let hmiLevel else { throw RPCError.missingParameter("hmiLevel") }
         guard let audioStreamingState else { throw RPCError.missingParameter("audioStreamingState") }
         guard let systemContext else { throw RPCError.missingParameter("systemContext") }
@@ -9383,6 +9901,9 @@ public struct SDLOnHMIStatus: RPCMessage {
         validator.enumeration(self.audioStreamingState, "audioStreamingState")
         validator.enumeration(self.systemContext, "systemContext")
         if let value = self.videoStreamingState { validator.enumeration(value, "videoStreamingState") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["hmiLevel", "audioStreamingState", "systemContext", "videoStreamingState", "windowID"])
+        }
     }
 }
 
@@ -9413,6 +9934,7 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let reason else { throw RPCError.missingParameter("reason") }
         self.init(reason: reason, unknownParameters: unknownParameters)
     }
@@ -9424,6 +9946,9 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.reason, "reason")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["reason"])
+        }
     }
 }
 
@@ -9466,6 +9991,7 @@ public struct SDLOnButtonEvent: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonEventMode else { throw RPCError.missingParameter("buttonEventMode") }
         self.init(buttonName: buttonName, buttonEventMode: buttonEventMode, customButtonID: customButtonID, unknownParameters: unknownParameters)
@@ -9482,6 +10008,9 @@ public struct SDLOnButtonEvent: RPCMessage {
         validator.enumeration(self.buttonName, "buttonName")
         validator.enumeration(self.buttonEventMode, "buttonEventMode")
         if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName", "buttonEventMode", "customButtonID"])
+        }
     }
 }
 
@@ -9524,6 +10053,7 @@ public struct SDLOnButtonPress: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonPressMode else { throw RPCError.missingParameter("buttonPressMode") }
         self.init(buttonName: buttonName, buttonPressMode: buttonPressMode, customButtonID: customButtonID, unknownParameters: unknownParameters)
@@ -9540,6 +10070,9 @@ public struct SDLOnButtonPress: RPCMessage {
         validator.enumeration(self.buttonName, "buttonName")
         validator.enumeration(self.buttonPressMode, "buttonPressMode")
         if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName", "buttonPressMode", "customButtonID"])
+        }
     }
 }
 
@@ -9780,6 +10313,7 @@ public struct SDLOnVehicleData: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
     }
 
@@ -9859,6 +10393,9 @@ public struct SDLOnVehicleData: RPCMessage {
         if let value = self.myKey { validator.structure(value, "myKey") }
         if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100) }
         if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "vin", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
+        }
     }
 }
 
@@ -9895,6 +10432,7 @@ public struct SDLOnCommand: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
         guard let triggerSource else { throw RPCError.missingParameter("triggerSource") }
         self.init(cmdID: cmdID, triggerSource: triggerSource, unknownParameters: unknownParameters)
@@ -9909,6 +10447,9 @@ public struct SDLOnCommand: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.cmdID, "cmdID", min: 0, max: 2000000000)
         validator.enumeration(self.triggerSource, "triggerSource")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["cmdID", "triggerSource"])
+        }
     }
 }
 
@@ -9939,6 +10480,7 @@ public struct SDLOnTBTClientState: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let state else { throw RPCError.missingParameter("state") }
         self.init(state: state, unknownParameters: unknownParameters)
     }
@@ -9950,6 +10492,9 @@ public struct SDLOnTBTClientState: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.state, "state")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["state"])
+        }
     }
 }
 
@@ -9992,6 +10537,7 @@ public struct SDLOnDriverDistraction: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let state else { throw RPCError.missingParameter("state") }
         self.init(state: state, lockScreenDismissalEnabled: lockScreenDismissalEnabled, lockScreenDismissalWarning: lockScreenDismissalWarning, unknownParameters: unknownParameters)
     }
@@ -10006,6 +10552,9 @@ public struct SDLOnDriverDistraction: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.state, "state")
         if let value = self.lockScreenDismissalWarning { validator.string(value, "lockScreenDismissalWarning", minLength: 1, maxLength: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["state", "lockScreenDismissalEnabled", "lockScreenDismissalWarning"])
+        }
     }
 }
 
@@ -10042,6 +10591,7 @@ public struct SDLOnPermissionsChange: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let permissionItem else { throw RPCError.missingParameter("permissionItem") }
         self.init(permissionItem: permissionItem, requireEncryption: requireEncryption, unknownParameters: unknownParameters)
     }
@@ -10054,6 +10604,9 @@ public struct SDLOnPermissionsChange: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structures(self.permissionItem, "permissionItem", minSize: 0, maxSize: 500)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["permissionItem", "requireEncryption"])
+        }
     }
 }
 
@@ -10076,6 +10629,7 @@ public struct SDLOnAudioPassThru: RPCMessage {
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &unknownParameters)
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(unknownParameters: unknownParameters)
     }
 
@@ -10083,7 +10637,11 @@ public struct SDLOnAudioPassThru: RPCMessage {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: [])
+        }
+    }
 }
 
 /// `OnLanguageChange` notification, function id 32778 (since 2.0).
@@ -10119,6 +10677,7 @@ public struct SDLOnLanguageChange: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let language else { throw RPCError.missingParameter("language") }
         guard let hmiDisplayLanguage else { throw RPCError.missingParameter("hmiDisplayLanguage") }
         self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, unknownParameters: unknownParameters)
@@ -10133,6 +10692,9 @@ public struct SDLOnLanguageChange: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.language, "language")
         validator.enumeration(self.hmiDisplayLanguage, "hmiDisplayLanguage")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["language", "hmiDisplayLanguage"])
+        }
     }
 }
 
@@ -10169,6 +10731,7 @@ public struct SDLOnKeyboardInput: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let event else { throw RPCError.missingParameter("event") }
         self.init(event: event, data: data, unknownParameters: unknownParameters)
     }
@@ -10182,6 +10745,9 @@ public struct SDLOnKeyboardInput: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.event, "event")
         if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 500) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["event", "data"])
+        }
     }
 }
 
@@ -10218,6 +10784,7 @@ public struct SDLOnTouchEvent: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let event else { throw RPCError.missingParameter("event") }
         self.init(type: type, event: event, unknownParameters: unknownParameters)
@@ -10232,6 +10799,9 @@ public struct SDLOnTouchEvent: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
         validator.structures(self.event, "event", minSize: 1, maxSize: 10)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["type", "event"])
+        }
     }
 }
 
@@ -10298,6 +10868,7 @@ public struct SDLOnSystemRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let requestType else { throw RPCError.missingParameter("requestType") }
         self.init(requestType: requestType, requestSubType: requestSubType, url: url, timeout: timeout, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters)
     }
@@ -10321,6 +10892,9 @@ public struct SDLOnSystemRequest: RPCMessage {
         if let value = self.fileType { validator.enumeration(value, "fileType") }
         if let value = self.offset { validator.integer(value, "offset", min: 0, max: 100000000000) }
         if let value = self.length { validator.integer(value, "length", min: 0, max: 100000000000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["requestType", "requestSubType", "url", "timeout", "fileType", "offset", "length"])
+        }
     }
 }
 
@@ -10351,6 +10925,7 @@ public struct SDLOnHashChange: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let hashID else { throw RPCError.missingParameter("hashID") }
         self.init(hashID: hashID, unknownParameters: unknownParameters)
     }
@@ -10362,6 +10937,9 @@ public struct SDLOnHashChange: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.hashID, "hashID", minLength: 1, maxLength: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["hashID"])
+        }
     }
 }
 
@@ -10392,6 +10970,7 @@ public struct SDLOnWayPointChange: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let wayPoints else { throw RPCError.missingParameter("wayPoints") }
         self.init(wayPoints: wayPoints, unknownParameters: unknownParameters)
     }
@@ -10403,6 +10982,9 @@ public struct SDLOnWayPointChange: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structures(self.wayPoints, "wayPoints", minSize: 1, maxSize: 10)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["wayPoints"])
+        }
     }
 }
 
@@ -10433,6 +11015,7 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
         self.init(moduleData: moduleData, unknownParameters: unknownParameters)
     }
@@ -10444,6 +11027,9 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.moduleData, "moduleData")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData"])
+        }
     }
 }
 
@@ -10486,6 +11072,7 @@ public struct SDLOnRCStatus: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let allocatedModules else { throw RPCError.missingParameter("allocatedModules") }
         guard let freeModules else { throw RPCError.missingParameter("freeModules") }
         self.init(allowed: allowed, allocatedModules: allocatedModules, freeModules: freeModules, unknownParameters: unknownParameters)
@@ -10501,6 +11088,9 @@ public struct SDLOnRCStatus: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.structures(self.allocatedModules, "allocatedModules", minSize: 0, maxSize: 100)
         validator.structures(self.freeModules, "freeModules", minSize: 0, maxSize: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["allowed", "allocatedModules", "freeModules"])
+        }
     }
 }
 
@@ -10531,6 +11121,7 @@ public struct SDLOnAppServiceData: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let serviceData else { throw RPCError.missingParameter("serviceData") }
         self.init(serviceData: serviceData, unknownParameters: unknownParameters)
     }
@@ -10542,6 +11133,9 @@ public struct SDLOnAppServiceData: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.serviceData, "serviceData")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["serviceData"])
+        }
     }
 }
 
@@ -10572,6 +11166,7 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let systemCapability else { throw RPCError.missingParameter("systemCapability") }
         self.init(systemCapability: systemCapability, unknownParameters: unknownParameters)
     }
@@ -10583,6 +11178,9 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.systemCapability, "systemCapability")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapability"])
+        }
     }
 }
 
@@ -10613,6 +11211,7 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let appCapability else { throw RPCError.missingParameter("appCapability") }
         self.init(appCapability: appCapability, unknownParameters: unknownParameters)
     }
@@ -10624,6 +11223,9 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.appCapability, "appCapability")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["appCapability"])
+        }
     }
 }
 
@@ -10654,6 +11256,7 @@ public struct SDLOnUpdateFile: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let fileName else { throw RPCError.missingParameter("fileName") }
         self.init(fileName: fileName, unknownParameters: unknownParameters)
     }
@@ -10665,6 +11268,9 @@ public struct SDLOnUpdateFile: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.fileName, "fileName", minLength: 1, maxLength: 255)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["fileName"])
+        }
     }
 }
 
@@ -10701,6 +11307,7 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
         self.init(menuID: menuID, updateSubCells: updateSubCells, unknownParameters: unknownParameters)
     }
@@ -10713,6 +11320,9 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.menuID, "menuID", min: 0, max: 2000000000)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["menuID", "updateSubCells"])
+        }
     }
 }
 
@@ -10743,6 +11353,7 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let data else { throw RPCError.missingParameter("data") }
         self.init(data: data, unknownParameters: unknownParameters)
     }
@@ -10754,6 +11365,9 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["data"])
+        }
     }
 }
 
@@ -10796,6 +11410,7 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
@@ -10811,6 +11426,9 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
+        }
     }
 }
 
@@ -10853,6 +11471,7 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let data else { throw RPCError.missingParameter("data") }
         self.init(data: data, URL: URL, Timeout: Timeout, unknownParameters: unknownParameters)
     }
@@ -10868,5 +11487,8 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000)
         if let value = self.URL { validator.string(value, "URL", minLength: 1, maxLength: 1000) }
         if let value = self.Timeout { validator.integer(value, "Timeout", min: 0, max: 2000000000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["data", "URL", "Timeout"])
+        }
     }
 }

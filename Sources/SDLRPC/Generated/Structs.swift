@@ -36,6 +36,7 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let samplingRate else { throw RPCError.missingParameter("samplingRate") }
         guard let bitsPerSample else { throw RPCError.missingParameter("bitsPerSample") }
         guard let audioType else { throw RPCError.missingParameter("audioType") }
@@ -53,6 +54,9 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         validator.enumeration(self.samplingRate, "samplingRate")
         validator.enumeration(self.bitsPerSample, "bitsPerSample")
         validator.enumeration(self.audioType, "audioType")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["samplingRate", "bitsPerSample", "audioType"])
+        }
     }
 }
 
@@ -116,6 +120,7 @@ public struct SDLCloudAppProperties: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let appID else { throw RPCError.missingParameter("appID") }
         self.init(nicknames: nicknames, appID: appID, enabled: enabled, authToken: authToken, cloudTransportType: cloudTransportType, hybridAppPreference: hybridAppPreference, endpoint: endpoint, unknownParameters: unknownParameters)
     }
@@ -138,6 +143,9 @@ public struct SDLCloudAppProperties: RPCStruct {
         if let value = self.cloudTransportType { validator.string(value, "cloudTransportType", minLength: 1, maxLength: 100) }
         if let value = self.hybridAppPreference { validator.enumeration(value, "hybridAppPreference") }
         if let value = self.endpoint { validator.string(value, "endpoint", minLength: 1, maxLength: 65535) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["nicknames", "appID", "enabled", "authToken", "cloudTransportType", "hybridAppPreference", "endpoint"])
+        }
     }
 }
 
@@ -177,6 +185,7 @@ public struct SDLImage: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let value else { throw RPCError.missingParameter("value") }
         guard let imageType else { throw RPCError.missingParameter("imageType") }
         self.init(value: value, imageType: imageType, isTemplate: isTemplate, unknownParameters: unknownParameters)
@@ -192,6 +201,9 @@ public struct SDLImage: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.value, "value", minLength: 0, maxLength: 65535)
         validator.enumeration(self.imageType, "imageType")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["value", "imageType", "isTemplate"])
+        }
     }
 }
 
@@ -249,6 +261,7 @@ public struct SDLSoftButton: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let softButtonID else { throw RPCError.missingParameter("softButtonID") }
         self.init(type: type, text: text, image: image, isHighlighted: isHighlighted, softButtonID: softButtonID, systemAction: systemAction, unknownParameters: unknownParameters)
@@ -270,6 +283,9 @@ public struct SDLSoftButton: RPCStruct {
         if let value = self.image { validator.structure(value, "image") }
         validator.integer(self.softButtonID, "softButtonID", min: 0, max: 65535)
         if let value = self.systemAction { validator.enumeration(value, "systemAction") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["type", "text", "image", "isHighlighted", "softButtonID", "systemAction"])
+        }
     }
 }
 
@@ -333,6 +349,7 @@ public struct SDLChoice: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let choiceID else { throw RPCError.missingParameter("choiceID") }
         guard let menuName else { throw RPCError.missingParameter("menuName") }
         self.init(choiceID: choiceID, menuName: menuName, vrCommands: vrCommands, image: image, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters)
@@ -357,6 +374,9 @@ public struct SDLChoice: RPCStruct {
         if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) }
         if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) }
         if let value = self.secondaryImage { validator.structure(value, "secondaryImage") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["choiceID", "menuName", "vrCommands", "image", "secondaryText", "tertiaryText", "secondaryImage"])
+        }
     }
 }
 
@@ -396,6 +416,7 @@ public struct SDLVrHelpItem: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let text else { throw RPCError.missingParameter("text") }
         guard let position else { throw RPCError.missingParameter("position") }
         self.init(text: text, image: image, position: position, unknownParameters: unknownParameters)
@@ -412,6 +433,9 @@ public struct SDLVrHelpItem: RPCStruct {
         validator.string(self.text, "text", minLength: 1, maxLength: 500)
         if let value = self.image { validator.structure(value, "image") }
         validator.integer(self.position, "position", min: 1, max: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["text", "image", "position"])
+        }
     }
 }
 
@@ -451,6 +475,7 @@ public struct SDLSyncMsgVersion: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let majorVersion else { throw RPCError.missingParameter("majorVersion") }
         guard let minorVersion else { throw RPCError.missingParameter("minorVersion") }
         self.init(majorVersion: majorVersion, minorVersion: minorVersion, patchVersion: patchVersion, unknownParameters: unknownParameters)
@@ -467,6 +492,9 @@ public struct SDLSyncMsgVersion: RPCStruct {
         validator.integer(self.majorVersion, "majorVersion", min: 1, max: 10)
         validator.integer(self.minorVersion, "minorVersion", min: 0, max: 1000)
         if let value = self.patchVersion { validator.integer(value, "patchVersion", min: 0, max: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["majorVersion", "minorVersion", "patchVersion"])
+        }
     }
 }
 
@@ -524,6 +552,7 @@ public struct SDLFuelRange: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(type: type, range: range, level: level, levelState: levelState, capacity: capacity, capacityUnit: capacityUnit, unknownParameters: unknownParameters)
     }
 
@@ -544,6 +573,9 @@ public struct SDLFuelRange: RPCStruct {
         if let value = self.levelState { validator.enumeration(value, "levelState") }
         if let value = self.capacity { validator.float(value, "capacity", min: 0, max: 1000000) }
         if let value = self.capacityUnit { validator.enumeration(value, "capacityUnit") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["type", "range", "level", "levelState", "capacity", "capacityUnit"])
+        }
     }
 }
 
@@ -583,6 +615,7 @@ public struct SDLSingleTireStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let status else { throw RPCError.missingParameter("status") }
         self.init(status: status, tpms: tpms, pressure: pressure, unknownParameters: unknownParameters)
     }
@@ -598,6 +631,9 @@ public struct SDLSingleTireStatus: RPCStruct {
         validator.enumeration(self.status, "status")
         if let value = self.tpms { validator.enumeration(value, "tpms") }
         if let value = self.pressure { validator.float(value, "pressure", min: 0, max: 2000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["status", "tpms", "pressure"])
+        }
     }
 }
 
@@ -709,6 +745,7 @@ public struct SDLBeltStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let driverBeltDeployed else { throw RPCError.missingParameter("driverBeltDeployed") }
         guard let passengerBeltDeployed else { throw RPCError.missingParameter("passengerBeltDeployed") }
         guard let passengerBuckleBelted else { throw RPCError.missingParameter("passengerBuckleBelted") }
@@ -762,6 +799,9 @@ public struct SDLBeltStatus: RPCStruct {
         validator.enumeration(self.rightRearInflatableBelted, "rightRearInflatableBelted")
         validator.enumeration(self.middleRow1BeltDeployed, "middleRow1BeltDeployed")
         validator.enumeration(self.middleRow1BuckleBelted, "middleRow1BuckleBelted")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["driverBeltDeployed", "passengerBeltDeployed", "passengerBuckleBelted", "driverBuckleBelted", "leftRow2BuckleBelted", "passengerChildDetected", "rightRow2BuckleBelted", "middleRow2BuckleBelted", "middleRow3BuckleBelted", "leftRow3BuckleBelted", "rightRow3BuckleBelted", "leftRearInflatableBelted", "rightRearInflatableBelted", "middleRow1BeltDeployed", "middleRow1BuckleBelted"])
+        }
     }
 }
 
@@ -819,6 +859,7 @@ public struct SDLGrid: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let col else { throw RPCError.missingParameter("col") }
         guard let row else { throw RPCError.missingParameter("row") }
         self.init(col: col, row: row, level: level, colspan: colspan, rowspan: rowspan, levelspan: levelspan, unknownParameters: unknownParameters)
@@ -841,6 +882,9 @@ public struct SDLGrid: RPCStruct {
         if let value = self.colspan { validator.integer(value, "colspan", min: 1, max: 100) }
         if let value = self.rowspan { validator.integer(value, "rowspan", min: 1, max: 100) }
         if let value = self.levelspan { validator.integer(value, "levelspan", min: 1, max: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["col", "row", "level", "colspan", "rowspan", "levelspan"])
+        }
     }
 }
 
@@ -874,6 +918,7 @@ public struct SDLDoorStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
         self.init(location: location, status: status, unknownParameters: unknownParameters)
@@ -888,6 +933,9 @@ public struct SDLDoorStatus: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
         validator.enumeration(self.status, "status")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["location", "status"])
+        }
     }
 }
 
@@ -921,6 +969,7 @@ public struct SDLGateStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
         self.init(location: location, status: status, unknownParameters: unknownParameters)
@@ -935,6 +984,9 @@ public struct SDLGateStatus: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
         validator.enumeration(self.status, "status")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["location", "status"])
+        }
     }
 }
 
@@ -968,6 +1020,7 @@ public struct SDLWindowState: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let approximatePosition else { throw RPCError.missingParameter("approximatePosition") }
         guard let deviation else { throw RPCError.missingParameter("deviation") }
         self.init(approximatePosition: approximatePosition, deviation: deviation, unknownParameters: unknownParameters)
@@ -982,6 +1035,9 @@ public struct SDLWindowState: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.approximatePosition, "approximatePosition", min: 0, max: 100)
         validator.integer(self.deviation, "deviation", min: 0, max: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["approximatePosition", "deviation"])
+        }
     }
 }
 
@@ -1021,6 +1077,7 @@ public struct SDLRoofStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
         self.init(location: location, status: status, state: state, unknownParameters: unknownParameters)
@@ -1037,6 +1094,9 @@ public struct SDLRoofStatus: RPCStruct {
         validator.structure(self.location, "location")
         validator.enumeration(self.status, "status")
         if let value = self.state { validator.structure(value, "state") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["location", "status", "state"])
+        }
     }
 }
 
@@ -1118,6 +1178,7 @@ public struct SDLBodyInformation: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let parkBrakeActive else { throw RPCError.missingParameter("parkBrakeActive") }
         guard let ignitionStableStatus else { throw RPCError.missingParameter("ignitionStableStatus") }
         guard let ignitionStatus else { throw RPCError.missingParameter("ignitionStatus") }
@@ -1144,6 +1205,9 @@ public struct SDLBodyInformation: RPCStruct {
         if let value = self.doorStatuses { validator.structures(value, "doorStatuses", minSize: 0, maxSize: 100) }
         if let value = self.gateStatuses { validator.structures(value, "gateStatuses", minSize: 0, maxSize: 100) }
         if let value = self.roofStatuses { validator.structures(value, "roofStatuses", minSize: 0, maxSize: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["parkBrakeActive", "ignitionStableStatus", "ignitionStatus", "driverDoorAjar", "passengerDoorAjar", "rearLeftDoorAjar", "rearRightDoorAjar", "doorStatuses", "gateStatuses", "roofStatuses"])
+        }
     }
 }
 
@@ -1231,6 +1295,7 @@ public struct SDLDeviceStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let voiceRecOn else { throw RPCError.missingParameter("voiceRecOn") }
         guard let btIconOn else { throw RPCError.missingParameter("btIconOn") }
         guard let callActive else { throw RPCError.missingParameter("callActive") }
@@ -1264,6 +1329,9 @@ public struct SDLDeviceStatus: RPCStruct {
         validator.enumeration(self.battLevelStatus, "battLevelStatus")
         validator.enumeration(self.signalLevelStatus, "signalLevelStatus")
         validator.enumeration(self.primaryAudioSource, "primaryAudioSource")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["voiceRecOn", "btIconOn", "callActive", "phoneRoaming", "textMsgAvailable", "battLevelStatus", "stereoAudioOutputMuted", "monoAudioOutputMuted", "signalLevelStatus", "primaryAudioSource", "eCallEventActive"])
+        }
     }
 }
 
@@ -1303,6 +1371,7 @@ public struct SDLHeadLampStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let lowBeamsOn else { throw RPCError.missingParameter("lowBeamsOn") }
         guard let highBeamsOn else { throw RPCError.missingParameter("highBeamsOn") }
         self.init(lowBeamsOn: lowBeamsOn, highBeamsOn: highBeamsOn, ambientLightSensorStatus: ambientLightSensorStatus, unknownParameters: unknownParameters)
@@ -1317,6 +1386,9 @@ public struct SDLHeadLampStatus: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         if let value = self.ambientLightSensorStatus { validator.enumeration(value, "ambientLightSensorStatus") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["lowBeamsOn", "highBeamsOn", "ambientLightSensorStatus"])
+        }
     }
 }
 
@@ -1362,6 +1434,7 @@ public struct SDLAppInfo: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let appDisplayName else { throw RPCError.missingParameter("appDisplayName") }
         guard let appBundleID else { throw RPCError.missingParameter("appBundleID") }
         guard let appVersion else { throw RPCError.missingParameter("appVersion") }
@@ -1381,6 +1454,9 @@ public struct SDLAppInfo: RPCStruct {
         validator.string(self.appBundleID, "appBundleID", minLength: 1, maxLength: 256)
         validator.string(self.appVersion, "appVersion", minLength: 1, maxLength: 256)
         if let value = self.appIcon { validator.string(value, "appIcon", minLength: 1, maxLength: 500) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["appDisplayName", "appBundleID", "appVersion", "appIcon"])
+        }
     }
 }
 
@@ -1420,6 +1496,7 @@ public struct SDLECallInfo: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let eCallNotificationStatus else { throw RPCError.missingParameter("eCallNotificationStatus") }
         guard let auxECallNotificationStatus else { throw RPCError.missingParameter("auxECallNotificationStatus") }
         guard let eCallConfirmationStatus else { throw RPCError.missingParameter("eCallConfirmationStatus") }
@@ -1437,6 +1514,9 @@ public struct SDLECallInfo: RPCStruct {
         validator.enumeration(self.eCallNotificationStatus, "eCallNotificationStatus")
         validator.enumeration(self.auxECallNotificationStatus, "auxECallNotificationStatus")
         validator.enumeration(self.eCallConfirmationStatus, "eCallConfirmationStatus")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["eCallNotificationStatus", "auxECallNotificationStatus", "eCallConfirmationStatus"])
+        }
     }
 }
 
@@ -1506,6 +1586,7 @@ public struct SDLAirbagStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let driverAirbagDeployed else { throw RPCError.missingParameter("driverAirbagDeployed") }
         guard let driverSideAirbagDeployed else { throw RPCError.missingParameter("driverSideAirbagDeployed") }
         guard let driverCurtainAirbagDeployed else { throw RPCError.missingParameter("driverCurtainAirbagDeployed") }
@@ -1538,6 +1619,9 @@ public struct SDLAirbagStatus: RPCStruct {
         validator.enumeration(self.driverKneeAirbagDeployed, "driverKneeAirbagDeployed")
         validator.enumeration(self.passengerSideAirbagDeployed, "passengerSideAirbagDeployed")
         validator.enumeration(self.passengerKneeAirbagDeployed, "passengerKneeAirbagDeployed")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["driverAirbagDeployed", "driverSideAirbagDeployed", "driverCurtainAirbagDeployed", "passengerAirbagDeployed", "passengerCurtainAirbagDeployed", "driverKneeAirbagDeployed", "passengerSideAirbagDeployed", "passengerKneeAirbagDeployed"])
+        }
     }
 }
 
@@ -1589,6 +1673,7 @@ public struct SDLEmergencyEvent: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let emergencyEventType else { throw RPCError.missingParameter("emergencyEventType") }
         guard let fuelCutoffStatus else { throw RPCError.missingParameter("fuelCutoffStatus") }
         guard let rolloverEvent else { throw RPCError.missingParameter("rolloverEvent") }
@@ -1612,6 +1697,9 @@ public struct SDLEmergencyEvent: RPCStruct {
         validator.enumeration(self.rolloverEvent, "rolloverEvent")
         validator.integer(self.maximumChangeVelocity, "maximumChangeVelocity", min: 0, max: 255)
         validator.enumeration(self.multipleEvents, "multipleEvents")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["emergencyEventType", "fuelCutoffStatus", "rolloverEvent", "maximumChangeVelocity", "multipleEvents"])
+        }
     }
 }
 
@@ -1657,6 +1745,7 @@ public struct SDLClusterModeStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let powerModeActive else { throw RPCError.missingParameter("powerModeActive") }
         guard let powerModeQualificationStatus else { throw RPCError.missingParameter("powerModeQualificationStatus") }
         guard let carModeStatus else { throw RPCError.missingParameter("carModeStatus") }
@@ -1676,6 +1765,9 @@ public struct SDLClusterModeStatus: RPCStruct {
         validator.enumeration(self.powerModeQualificationStatus, "powerModeQualificationStatus")
         validator.enumeration(self.carModeStatus, "carModeStatus")
         validator.enumeration(self.powerModeStatus, "powerModeStatus")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["powerModeActive", "powerModeQualificationStatus", "carModeStatus", "powerModeStatus"])
+        }
     }
 }
 
@@ -1703,6 +1795,7 @@ public struct SDLMyKey: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let e911Override else { throw RPCError.missingParameter("e911Override") }
         self.init(e911Override: e911Override, unknownParameters: unknownParameters)
     }
@@ -1714,6 +1807,9 @@ public struct SDLMyKey: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.e911Override, "e911Override")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["e911Override"])
+        }
     }
 }
 
@@ -1777,6 +1873,7 @@ public struct SDLTireStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(pressureTelltale: pressureTelltale, leftFront: leftFront, rightFront: rightFront, leftRear: leftRear, rightRear: rightRear, innerLeftRear: innerLeftRear, innerRightRear: innerRightRear, unknownParameters: unknownParameters)
     }
 
@@ -1799,6 +1896,9 @@ public struct SDLTireStatus: RPCStruct {
         if let value = self.rightRear { validator.structure(value, "rightRear") }
         if let value = self.innerLeftRear { validator.structure(value, "innerLeftRear") }
         if let value = self.innerRightRear { validator.structure(value, "innerRightRear") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["pressureTelltale", "leftFront", "rightFront", "leftRear", "rightRear", "innerLeftRear", "innerRightRear"])
+        }
     }
 }
 
@@ -1832,6 +1932,7 @@ public struct SDLStabilityControlsStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(escSystem: escSystem, trailerSwayControl: trailerSwayControl, unknownParameters: unknownParameters)
     }
 
@@ -1844,6 +1945,9 @@ public struct SDLStabilityControlsStatus: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.escSystem { validator.enumeration(value, "escSystem") }
         if let value = self.trailerSwayControl { validator.enumeration(value, "trailerSwayControl") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["escSystem", "trailerSwayControl"])
+        }
     }
 }
 
@@ -1979,6 +2083,7 @@ public struct SDLGPSData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let longitudeDegrees else { throw RPCError.missingParameter("longitudeDegrees") }
         guard let latitudeDegrees else { throw RPCError.missingParameter("latitudeDegrees") }
         self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, utcYear: utcYear, utcMonth: utcMonth, utcDay: utcDay, utcHours: utcHours, utcMinutes: utcMinutes, utcSeconds: utcSeconds, compassDirection: compassDirection, pdop: pdop, hdop: hdop, vdop: vdop, actual: actual, satellites: satellites, dimension: dimension, altitude: altitude, heading: heading, speed: speed, shifted: shifted, unknownParameters: unknownParameters)
@@ -2025,6 +2130,9 @@ public struct SDLGPSData: RPCStruct {
         if let value = self.altitude { validator.float(value, "altitude", min: -10000, max: 10000) }
         if let value = self.heading { validator.float(value, "heading", min: 0, max: 359.99) }
         if let value = self.speed { validator.float(value, "speed", min: 0, max: 500) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["longitudeDegrees", "latitudeDegrees", "utcYear", "utcMonth", "utcDay", "utcHours", "utcMinutes", "utcSeconds", "compassDirection", "pdop", "hdop", "vdop", "actual", "satellites", "dimension", "altitude", "heading", "speed", "shifted"])
+        }
     }
 }
 
@@ -2064,6 +2172,7 @@ public struct SDLVehicleDataResult: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let dataType else { throw RPCError.missingParameter("dataType") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         self.init(dataType: dataType, resultCode: resultCode, oemCustomDataType: oemCustomDataType, unknownParameters: unknownParameters)
@@ -2080,6 +2189,9 @@ public struct SDLVehicleDataResult: RPCStruct {
         validator.enumeration(self.dataType, "dataType")
         validator.enumeration(self.resultCode, "resultCode")
         if let value = self.oemCustomDataType { validator.string(value, "oemCustomDataType", minLength: 1, maxLength: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["dataType", "resultCode", "oemCustomDataType"])
+        }
     }
 }
 
@@ -2119,6 +2231,7 @@ public struct SDLDIDResult: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let didLocation else { throw RPCError.missingParameter("didLocation") }
         self.init(resultCode: resultCode, didLocation: didLocation, data: data, unknownParameters: unknownParameters)
@@ -2135,6 +2248,9 @@ public struct SDLDIDResult: RPCStruct {
         validator.enumeration(self.resultCode, "resultCode")
         validator.integer(self.didLocation, "didLocation", min: 0, max: 65535)
         if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 5000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["resultCode", "didLocation", "data"])
+        }
     }
 }
 
@@ -2174,6 +2290,7 @@ public struct SDLStartTime: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let hours else { throw RPCError.missingParameter("hours") }
         guard let minutes else { throw RPCError.missingParameter("minutes") }
         guard let seconds else { throw RPCError.missingParameter("seconds") }
@@ -2191,6 +2308,9 @@ public struct SDLStartTime: RPCStruct {
         validator.integer(self.hours, "hours", min: 0, max: 59)
         validator.integer(self.minutes, "minutes", min: 0, max: 59)
         validator.integer(self.seconds, "seconds", min: 0, max: 59)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["hours", "minutes", "seconds"])
+        }
     }
 }
 
@@ -2236,6 +2356,7 @@ public struct SDLTextField: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
         guard let characterSet else { throw RPCError.missingParameter("characterSet") }
         guard let width else { throw RPCError.missingParameter("width") }
@@ -2256,6 +2377,9 @@ public struct SDLTextField: RPCStruct {
         validator.enumeration(self.characterSet, "characterSet")
         validator.integer(self.width, "width", min: 1, max: 500)
         validator.integer(self.rows, "rows", min: 1, max: 8)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["name", "characterSet", "width", "rows"])
+        }
     }
 }
 
@@ -2289,6 +2413,7 @@ public struct SDLImageResolution: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let resolutionWidth else { throw RPCError.missingParameter("resolutionWidth") }
         guard let resolutionHeight else { throw RPCError.missingParameter("resolutionHeight") }
         self.init(resolutionWidth: resolutionWidth, resolutionHeight: resolutionHeight, unknownParameters: unknownParameters)
@@ -2303,6 +2428,9 @@ public struct SDLImageResolution: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.resolutionWidth, "resolutionWidth", min: 1, max: 10000)
         validator.integer(self.resolutionHeight, "resolutionHeight", min: 1, max: 10000)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["resolutionWidth", "resolutionHeight"])
+        }
     }
 }
 
@@ -2342,6 +2470,7 @@ public struct SDLImageField: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
         guard let imageTypeSupported else { throw RPCError.missingParameter("imageTypeSupported") }
         self.init(name: name, imageTypeSupported: imageTypeSupported, imageResolution: imageResolution, unknownParameters: unknownParameters)
@@ -2358,6 +2487,9 @@ public struct SDLImageField: RPCStruct {
         validator.enumeration(self.name, "name")
         validator.enumerations(self.imageTypeSupported, "imageTypeSupported", minSize: 1, maxSize: 100)
         if let value = self.imageResolution { validator.structure(value, "imageResolution") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["name", "imageTypeSupported", "imageResolution"])
+        }
     }
 }
 
@@ -2391,6 +2523,7 @@ public struct SDLTouchCoord: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let x else { throw RPCError.missingParameter("x") }
         guard let y else { throw RPCError.missingParameter("y") }
         self.init(x: x, y: y, unknownParameters: unknownParameters)
@@ -2405,6 +2538,9 @@ public struct SDLTouchCoord: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.x, "x", min: 0, max: 10000)
         validator.integer(self.y, "y", min: 0, max: 10000)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["x", "y"])
+        }
     }
 }
 
@@ -2444,6 +2580,7 @@ public struct SDLTouchEvent: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let ts else { throw RPCError.missingParameter("ts") }
         guard let c else { throw RPCError.missingParameter("c") }
@@ -2461,6 +2598,9 @@ public struct SDLTouchEvent: RPCStruct {
         validator.integer(self.id, "id", min: 0, max: 9)
         validator.integers(self.ts, "ts", minSize: 1, maxSize: 1000, min: 0, max: 2000000000)
         validator.structures(self.c, "c", minSize: 1, maxSize: 1000)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["id", "ts", "c"])
+        }
     }
 }
 
@@ -2500,6 +2640,7 @@ public struct SDLTouchEventCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let pressAvailable else { throw RPCError.missingParameter("pressAvailable") }
         guard let multiTouchAvailable else { throw RPCError.missingParameter("multiTouchAvailable") }
         guard let doublePressAvailable else { throw RPCError.missingParameter("doublePressAvailable") }
@@ -2513,7 +2654,11 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["pressAvailable", "multiTouchAvailable", "doublePressAvailable"])
+        }
+    }
 }
 
 /// Spec struct `ScreenParams` (since 3.0).
@@ -2546,6 +2691,7 @@ public struct SDLScreenParams: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let resolution else { throw RPCError.missingParameter("resolution") }
         self.init(resolution: resolution, touchEventAvailable: touchEventAvailable, unknownParameters: unknownParameters)
     }
@@ -2559,6 +2705,9 @@ public struct SDLScreenParams: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.resolution, "resolution")
         if let value = self.touchEventAvailable { validator.structure(value, "touchEventAvailable") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["resolution", "touchEventAvailable"])
+        }
     }
 }
 
@@ -2592,6 +2741,7 @@ public struct SDLHMIPermissions: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let allowed else { throw RPCError.missingParameter("allowed") }
         guard let userDisallowed else { throw RPCError.missingParameter("userDisallowed") }
         self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters)
@@ -2606,6 +2756,9 @@ public struct SDLHMIPermissions: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.enumerations(self.allowed, "allowed", minSize: 0, maxSize: 100)
         validator.enumerations(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["allowed", "userDisallowed"])
+        }
     }
 }
 
@@ -2639,6 +2792,7 @@ public struct SDLParameterPermissions: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let allowed else { throw RPCError.missingParameter("allowed") }
         guard let userDisallowed else { throw RPCError.missingParameter("userDisallowed") }
         self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters)
@@ -2653,6 +2807,9 @@ public struct SDLParameterPermissions: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.strings(self.allowed, "allowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100)
         validator.strings(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["allowed", "userDisallowed"])
+        }
     }
 }
 
@@ -2698,6 +2855,7 @@ public struct SDLPermissionItem: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let rpcName else { throw RPCError.missingParameter("rpcName") }
         guard let hmiPermissions else { throw RPCError.missingParameter("hmiPermissions") }
         guard let parameterPermissions else { throw RPCError.missingParameter("parameterPermissions") }
@@ -2716,6 +2874,9 @@ public struct SDLPermissionItem: RPCStruct {
         validator.string(self.rpcName, "rpcName", minLength: 1, maxLength: 100)
         validator.structure(self.hmiPermissions, "hmiPermissions")
         validator.structure(self.parameterPermissions, "parameterPermissions")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["rpcName", "hmiPermissions", "parameterPermissions", "requireEncryption"])
+        }
     }
 }
 
@@ -2791,6 +2952,7 @@ public struct SDLDisplayCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let displayType else { throw RPCError.missingParameter("displayType") }
         guard let textFields else { throw RPCError.missingParameter("textFields") }
         guard let mediaClockFormats else { throw RPCError.missingParameter("mediaClockFormats") }
@@ -2820,6 +2982,9 @@ public struct SDLDisplayCapabilities: RPCStruct {
         if let value = self.templatesAvailable { validator.strings(value, "templatesAvailable", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100) }
         if let value = self.screenParams { validator.structure(value, "screenParams") }
         if let value = self.numCustomPresetsAvailable { validator.integer(value, "numCustomPresetsAvailable", min: 1, max: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["displayType", "displayName", "textFields", "imageFields", "mediaClockFormats", "graphicSupported", "templatesAvailable", "screenParams", "numCustomPresetsAvailable"])
+        }
     }
 }
 
@@ -2853,6 +3018,7 @@ public struct SDLWindowStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let state else { throw RPCError.missingParameter("state") }
         self.init(location: location, state: state, unknownParameters: unknownParameters)
@@ -2867,6 +3033,9 @@ public struct SDLWindowStatus: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
         validator.structure(self.state, "state")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["location", "state"])
+        }
     }
 }
 
@@ -2912,6 +3081,7 @@ public struct SDLModuleInfo: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleId else { throw RPCError.missingParameter("moduleId") }
         self.init(moduleId: moduleId, location: location, serviceArea: serviceArea, allowMultipleAccess: allowMultipleAccess, unknownParameters: unknownParameters)
     }
@@ -2928,6 +3098,9 @@ public struct SDLModuleInfo: RPCStruct {
         validator.string(self.moduleId, "moduleId", minLength: 1, maxLength: 100)
         if let value = self.location { validator.structure(value, "location") }
         if let value = self.serviceArea { validator.structure(value, "serviceArea") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleId", "location", "serviceArea", "allowMultipleAccess"])
+        }
     }
 }
 
@@ -2979,6 +3152,7 @@ public struct SDLButtonCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
         guard let shortPressAvailable else { throw RPCError.missingParameter("shortPressAvailable") }
         guard let longPressAvailable else { throw RPCError.missingParameter("longPressAvailable") }
@@ -2998,6 +3172,9 @@ public struct SDLButtonCapabilities: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.name, "name")
         if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["name", "moduleInfo", "shortPressAvailable", "longPressAvailable", "upDownAvailable"])
+        }
     }
 }
 
@@ -3049,6 +3226,7 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let shortPressAvailable else { throw RPCError.missingParameter("shortPressAvailable") }
         guard let longPressAvailable else { throw RPCError.missingParameter("longPressAvailable") }
         guard let upDownAvailable else { throw RPCError.missingParameter("upDownAvailable") }
@@ -3065,7 +3243,11 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["shortPressAvailable", "longPressAvailable", "upDownAvailable", "imageSupported", "textSupported"])
+        }
+    }
 }
 
 /// Spec struct `PresetBankCapabilities` (since 2.0).
@@ -3092,6 +3274,7 @@ public struct SDLPresetBankCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let onScreenPresetsAvailable else { throw RPCError.missingParameter("onScreenPresetsAvailable") }
         self.init(onScreenPresetsAvailable: onScreenPresetsAvailable, unknownParameters: unknownParameters)
     }
@@ -3101,7 +3284,11 @@ public struct SDLPresetBankCapabilities: RPCStruct {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["onScreenPresetsAvailable"])
+        }
+    }
 }
 
 /// Spec struct `DynamicUpdateCapabilities` (since 7.0).
@@ -3134,6 +3321,7 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(supportedDynamicImageFieldNames: supportedDynamicImageFieldNames, supportsDynamicSubMenus: supportsDynamicSubMenus, unknownParameters: unknownParameters)
     }
 
@@ -3145,6 +3333,9 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         if let value = self.supportedDynamicImageFieldNames { validator.enumerations(value, "supportedDynamicImageFieldNames", minSize: 1, maxSize: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["supportedDynamicImageFieldNames", "supportsDynamicSubMenus"])
+        }
     }
 }
 
@@ -3178,6 +3369,7 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let keyboardLayout else { throw RPCError.missingParameter("keyboardLayout") }
         guard let numConfigurableKeys else { throw RPCError.missingParameter("numConfigurableKeys") }
         self.init(keyboardLayout: keyboardLayout, numConfigurableKeys: numConfigurableKeys, unknownParameters: unknownParameters)
@@ -3192,6 +3384,9 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.keyboardLayout, "keyboardLayout")
         validator.integer(self.numConfigurableKeys, "numConfigurableKeys", min: 0, max: 10)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["keyboardLayout", "numConfigurableKeys"])
+        }
     }
 }
 
@@ -3225,6 +3420,7 @@ public struct SDLKeyboardCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(maskInputCharactersSupported: maskInputCharactersSupported, supportedKeyboards: supportedKeyboards, unknownParameters: unknownParameters)
     }
 
@@ -3236,6 +3432,9 @@ public struct SDLKeyboardCapabilities: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         if let value = self.supportedKeyboards { validator.structures(value, "supportedKeyboards", minSize: 1, maxSize: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["maskInputCharactersSupported", "supportedKeyboards"])
+        }
     }
 }
 
@@ -3323,6 +3522,7 @@ public struct SDLWindowCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(windowID: windowID, textFields: textFields, imageFields: imageFields, imageTypeSupported: imageTypeSupported, templatesAvailable: templatesAvailable, numCustomPresetsAvailable: numCustomPresetsAvailable, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, menuLayoutsAvailable: menuLayoutsAvailable, dynamicUpdateCapabilities: dynamicUpdateCapabilities, keyboardCapabilities: keyboardCapabilities, unknownParameters: unknownParameters)
     }
 
@@ -3352,6 +3552,9 @@ public struct SDLWindowCapability: RPCStruct {
         if let value = self.menuLayoutsAvailable { validator.enumerations(value, "menuLayoutsAvailable", minSize: 1, maxSize: 1000) }
         if let value = self.dynamicUpdateCapabilities { validator.structure(value, "dynamicUpdateCapabilities") }
         if let value = self.keyboardCapabilities { validator.structure(value, "keyboardCapabilities") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["windowID", "textFields", "imageFields", "imageTypeSupported", "templatesAvailable", "numCustomPresetsAvailable", "buttonCapabilities", "softButtonCapabilities", "menuLayoutsAvailable", "dynamicUpdateCapabilities", "keyboardCapabilities"])
+        }
     }
 }
 
@@ -3385,6 +3588,7 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let maximumNumberOfWindows else { throw RPCError.missingParameter("maximumNumberOfWindows") }
         self.init(type: type, maximumNumberOfWindows: maximumNumberOfWindows, unknownParameters: unknownParameters)
@@ -3398,6 +3602,9 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["type", "maximumNumberOfWindows"])
+        }
     }
 }
 
@@ -3437,6 +3644,7 @@ public struct SDLDisplayCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(displayName: displayName, windowTypeSupported: windowTypeSupported, windowCapabilities: windowCapabilities, unknownParameters: unknownParameters)
     }
 
@@ -3451,6 +3659,9 @@ public struct SDLDisplayCapability: RPCStruct {
         if let value = self.displayName { validator.string(value, "displayName", minLength: 1, maxLength: nil) }
         if let value = self.windowTypeSupported { validator.structures(value, "windowTypeSupported", minSize: 1, maxSize: nil) }
         if let value = self.windowCapabilities { validator.structures(value, "windowCapabilities", minSize: 1, maxSize: 1000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["displayName", "windowTypeSupported", "windowCapabilities"])
+        }
     }
 }
 
@@ -3520,6 +3731,7 @@ public struct SDLHMICapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(navigation: navigation, phoneCall: phoneCall, videoStreaming: videoStreaming, remoteControl: remoteControl, appServices: appServices, displays: displays, seatLocation: seatLocation, driverDistraction: driverDistraction, unknownParameters: unknownParameters)
     }
 
@@ -3535,7 +3747,11 @@ public struct SDLHMICapabilities: RPCStruct {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["navigation", "phoneCall", "videoStreaming", "remoteControl", "appServices", "displays", "seatLocation", "driverDistraction"])
+        }
+    }
 }
 
 /// Spec struct `MenuParams` (since 1.0).
@@ -3586,6 +3802,7 @@ public struct SDLMenuParams: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let menuName else { throw RPCError.missingParameter("menuName") }
         self.init(parentID: parentID, position: position, menuName: menuName, secondaryText: secondaryText, tertiaryText: tertiaryText, unknownParameters: unknownParameters)
     }
@@ -3605,6 +3822,9 @@ public struct SDLMenuParams: RPCStruct {
         validator.string(self.menuName, "menuName", minLength: 1, maxLength: 500)
         if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) }
         if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["parentID", "position", "menuName", "secondaryText", "tertiaryText"])
+        }
     }
 }
 
@@ -3638,6 +3858,7 @@ public struct SDLTTSChunk: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let text else { throw RPCError.missingParameter("text") }
         guard let type else { throw RPCError.missingParameter("type") }
         self.init(text: text, type: type, unknownParameters: unknownParameters)
@@ -3652,6 +3873,9 @@ public struct SDLTTSChunk: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.text, "text", minLength: 0, maxLength: 500)
         validator.enumeration(self.type, "type")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["text", "type"])
+        }
     }
 }
 
@@ -3685,6 +3909,7 @@ public struct SDLTurn: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(navigationText: navigationText, turnIcon: turnIcon, unknownParameters: unknownParameters)
     }
 
@@ -3697,6 +3922,9 @@ public struct SDLTurn: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.navigationText { validator.string(value, "navigationText", minLength: 1, maxLength: 500) }
         if let value = self.turnIcon { validator.structure(value, "turnIcon") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["navigationText", "turnIcon"])
+        }
     }
 }
 
@@ -3742,6 +3970,7 @@ public struct SDLVehicleType: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(make: make, model: model, modelYear: modelYear, trim: trim, unknownParameters: unknownParameters)
     }
 
@@ -3758,6 +3987,9 @@ public struct SDLVehicleType: RPCStruct {
         if let value = self.model { validator.string(value, "model", minLength: 1, maxLength: 500) }
         if let value = self.modelYear { validator.string(value, "modelYear", minLength: 1, maxLength: 500) }
         if let value = self.trim { validator.string(value, "trim", minLength: 1, maxLength: 500) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["make", "model", "modelYear", "trim"])
+        }
     }
 }
 
@@ -3827,6 +4059,7 @@ public struct SDLKeyboardProperties: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(language: language, keyboardLayout: keyboardLayout, keypressMode: keypressMode, limitedCharacterList: limitedCharacterList, autoCompleteText: autoCompleteText, autoCompleteList: autoCompleteList, maskInputCharacters: maskInputCharacters, customKeys: customKeys, unknownParameters: unknownParameters)
     }
 
@@ -3851,6 +4084,9 @@ public struct SDLKeyboardProperties: RPCStruct {
         if let value = self.autoCompleteList { validator.strings(value, "autoCompleteList", minSize: 0, maxSize: 100, minLength: 1, maxLength: 1000) }
         if let value = self.maskInputCharacters { validator.enumeration(value, "maskInputCharacters") }
         if let value = self.customKeys { validator.strings(value, "customKeys", minSize: 1, maxSize: 10, minLength: 1, maxLength: 1) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["language", "keyboardLayout", "keypressMode", "limitedCharacterList", "autoCompleteText", "autoCompleteList", "maskInputCharacters", "customKeys"])
+        }
     }
 }
 
@@ -3908,6 +4144,7 @@ public struct SDLDeviceInfo: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(hardware: hardware, firmwareRev: firmwareRev, os: os, osVersion: osVersion, carrier: carrier, maxNumberRFCOMMPorts: maxNumberRFCOMMPorts, unknownParameters: unknownParameters)
     }
 
@@ -3928,6 +4165,9 @@ public struct SDLDeviceInfo: RPCStruct {
         if let value = self.osVersion { validator.string(value, "osVersion", minLength: 0, maxLength: 500) }
         if let value = self.carrier { validator.string(value, "carrier", minLength: 0, maxLength: 500) }
         if let value = self.maxNumberRFCOMMPorts { validator.integer(value, "maxNumberRFCOMMPorts", min: 0, max: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["hardware", "firmwareRev", "os", "osVersion", "carrier", "maxNumberRFCOMMPorts"])
+        }
     }
 }
 
@@ -4003,6 +4243,7 @@ public struct SDLDateTime: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(millisecond: millisecond, second: second, minute: minute, hour: hour, day: day, month: month, year: year, tz_hour: tz_hour, tz_minute: tz_minute, unknownParameters: unknownParameters)
     }
 
@@ -4029,6 +4270,9 @@ public struct SDLDateTime: RPCStruct {
         if let value = self.year { validator.integer(value, "year", min: nil, max: 4095) }
         if let value = self.tz_hour { validator.integer(value, "tz_hour", min: -12, max: 14) }
         if let value = self.tz_minute { validator.integer(value, "tz_minute", min: 0, max: 59) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["millisecond", "second", "minute", "hour", "day", "month", "year", "tz_hour", "tz_minute"])
+        }
     }
 }
 
@@ -4062,6 +4306,7 @@ public struct SDLCoordinate: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let latitudeDegrees else { throw RPCError.missingParameter("latitudeDegrees") }
         guard let longitudeDegrees else { throw RPCError.missingParameter("longitudeDegrees") }
         self.init(latitudeDegrees: latitudeDegrees, longitudeDegrees: longitudeDegrees, unknownParameters: unknownParameters)
@@ -4076,6 +4321,9 @@ public struct SDLCoordinate: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.float(self.latitudeDegrees, "latitudeDegrees", min: -90, max: 90)
         validator.float(self.longitudeDegrees, "longitudeDegrees", min: -180, max: 180)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["latitudeDegrees", "longitudeDegrees"])
+        }
     }
 }
 
@@ -4151,6 +4399,7 @@ public struct SDLOASISAddress: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(countryName: countryName, countryCode: countryCode, postalCode: postalCode, administrativeArea: administrativeArea, subAdministrativeArea: subAdministrativeArea, locality: locality, subLocality: subLocality, thoroughfare: thoroughfare, subThoroughfare: subThoroughfare, unknownParameters: unknownParameters)
     }
 
@@ -4177,6 +4426,9 @@ public struct SDLOASISAddress: RPCStruct {
         if let value = self.subLocality { validator.string(value, "subLocality", minLength: 0, maxLength: 200) }
         if let value = self.thoroughfare { validator.string(value, "thoroughfare", minLength: 0, maxLength: 200) }
         if let value = self.subThoroughfare { validator.string(value, "subThoroughfare", minLength: 0, maxLength: 200) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["countryName", "countryCode", "postalCode", "administrativeArea", "subAdministrativeArea", "locality", "subLocality", "thoroughfare", "subThoroughfare"])
+        }
     }
 }
 
@@ -4240,6 +4492,7 @@ public struct SDLLocationDetails: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(coordinate: coordinate, locationName: locationName, addressLines: addressLines, locationDescription: locationDescription, phoneNumber: phoneNumber, locationImage: locationImage, searchAddress: searchAddress, unknownParameters: unknownParameters)
     }
 
@@ -4262,6 +4515,9 @@ public struct SDLLocationDetails: RPCStruct {
         if let value = self.phoneNumber { validator.string(value, "phoneNumber", minLength: 1, maxLength: 500) }
         if let value = self.locationImage { validator.structure(value, "locationImage") }
         if let value = self.searchAddress { validator.structure(value, "searchAddress") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["coordinate", "locationName", "addressLines", "locationDescription", "phoneNumber", "locationImage", "searchAddress"])
+        }
     }
 }
 
@@ -4295,6 +4551,7 @@ public struct SDLNavigationCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(sendLocationEnabled: sendLocationEnabled, getWayPointsEnabled: getWayPointsEnabled, unknownParameters: unknownParameters)
     }
 
@@ -4304,7 +4561,11 @@ public struct SDLNavigationCapability: RPCStruct {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["sendLocationEnabled", "getWayPointsEnabled"])
+        }
+    }
 }
 
 /// Spec struct `PhoneCapability` (since 4.5).
@@ -4331,6 +4592,7 @@ public struct SDLPhoneCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(dialNumberEnabled: dialNumberEnabled, unknownParameters: unknownParameters)
     }
 
@@ -4339,7 +4601,11 @@ public struct SDLPhoneCapability: RPCStruct {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["dialNumberEnabled"])
+        }
+    }
 }
 
 /// Spec struct `VideoStreamingFormat` (since 4.5).
@@ -4372,6 +4638,7 @@ public struct SDLVideoStreamingFormat: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let protocol_ else { throw RPCError.missingParameter("protocol") }
         guard let codec else { throw RPCError.missingParameter("codec") }
         self.init(protocol: protocol_, codec: codec, unknownParameters: unknownParameters)
@@ -4386,6 +4653,9 @@ public struct SDLVideoStreamingFormat: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.`protocol`, "protocol")
         validator.enumeration(self.codec, "codec")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["protocol", "codec"])
+        }
     }
 }
 
@@ -4461,6 +4731,7 @@ public struct SDLVideoStreamingCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(preferredResolution: preferredResolution, maxBitrate: maxBitrate, supportedFormats: supportedFormats, hapticSpatialDataSupported: hapticSpatialDataSupported, diagonalScreenSize: diagonalScreenSize, pixelPerInch: pixelPerInch, scale: scale, preferredFPS: preferredFPS, additionalVideoStreamingCapabilities: additionalVideoStreamingCapabilities, unknownParameters: unknownParameters)
     }
 
@@ -4486,6 +4757,9 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         if let value = self.scale { validator.float(value, "scale", min: 1, max: 10) }
         if let value = self.preferredFPS { validator.integer(value, "preferredFPS", min: 0, max: 2147483647) }
         if let value = self.additionalVideoStreamingCapabilities { validator.structures(value, "additionalVideoStreamingCapabilities", minSize: 1, maxSize: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["preferredResolution", "maxBitrate", "supportedFormats", "hapticSpatialDataSupported", "diagonalScreenSize", "pixelPerInch", "scale", "preferredFPS", "additionalVideoStreamingCapabilities"])
+        }
     }
 }
 
@@ -4519,6 +4793,7 @@ public struct SDLDriverDistractionCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(menuLength: menuLength, subMenuDepth: subMenuDepth, unknownParameters: unknownParameters)
     }
 
@@ -4530,6 +4805,9 @@ public struct SDLDriverDistractionCapability: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         if let value = self.subMenuDepth { validator.integer(value, "subMenuDepth", min: 1, max: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["menuLength", "subMenuDepth"])
+        }
     }
 }
 
@@ -4569,6 +4847,7 @@ public struct SDLRGBColor: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let red else { throw RPCError.missingParameter("red") }
         guard let green else { throw RPCError.missingParameter("green") }
         guard let blue else { throw RPCError.missingParameter("blue") }
@@ -4586,6 +4865,9 @@ public struct SDLRGBColor: RPCStruct {
         validator.integer(self.red, "red", min: 0, max: 255)
         validator.integer(self.green, "green", min: 0, max: 255)
         validator.integer(self.blue, "blue", min: 0, max: 255)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["red", "green", "blue"])
+        }
     }
 }
 
@@ -4625,6 +4907,7 @@ public struct SDLTemplateColorScheme: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(primaryColor: primaryColor, secondaryColor: secondaryColor, backgroundColor: backgroundColor, unknownParameters: unknownParameters)
     }
 
@@ -4639,6 +4922,9 @@ public struct SDLTemplateColorScheme: RPCStruct {
         if let value = self.primaryColor { validator.structure(value, "primaryColor") }
         if let value = self.secondaryColor { validator.structure(value, "secondaryColor") }
         if let value = self.backgroundColor { validator.structure(value, "backgroundColor") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["primaryColor", "secondaryColor", "backgroundColor"])
+        }
     }
 }
 
@@ -4678,6 +4964,7 @@ public struct SDLTemplateConfiguration: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let template else { throw RPCError.missingParameter("template") }
         self.init(template: template, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters)
     }
@@ -4693,6 +4980,9 @@ public struct SDLTemplateConfiguration: RPCStruct {
         validator.string(self.template, "template", minLength: 1, maxLength: 500)
         if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") }
         if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["template", "dayColorScheme", "nightColorScheme"])
+        }
     }
 }
 
@@ -4720,6 +5010,7 @@ public struct SDLSeatLocation: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(grid: grid, unknownParameters: unknownParameters)
     }
 
@@ -4730,6 +5021,9 @@ public struct SDLSeatLocation: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         if let value = self.grid { validator.structure(value, "grid") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["grid"])
+        }
     }
 }
 
@@ -4775,6 +5069,7 @@ public struct SDLSeatLocationCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(rows: rows, columns: columns, levels: levels, seats: seats, unknownParameters: unknownParameters)
     }
 
@@ -4791,6 +5086,9 @@ public struct SDLSeatLocationCapability: RPCStruct {
         if let value = self.columns { validator.integer(value, "columns", min: 1, max: 100) }
         if let value = self.levels { validator.integer(value, "levels", min: 1, max: 100) }
         if let value = self.seats { validator.structures(value, "seats", minSize: nil, maxSize: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["rows", "columns", "levels", "seats"])
+        }
     }
 }
 
@@ -4824,6 +5122,7 @@ public struct SDLMassageModeData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let massageZone else { throw RPCError.missingParameter("massageZone") }
         guard let massageMode else { throw RPCError.missingParameter("massageMode") }
         self.init(massageZone: massageZone, massageMode: massageMode, unknownParameters: unknownParameters)
@@ -4838,6 +5137,9 @@ public struct SDLMassageModeData: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.massageZone, "massageZone")
         validator.enumeration(self.massageMode, "massageMode")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["massageZone", "massageMode"])
+        }
     }
 }
 
@@ -4871,6 +5173,7 @@ public struct SDLMassageCushionFirmness: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let cushion else { throw RPCError.missingParameter("cushion") }
         guard let firmness else { throw RPCError.missingParameter("firmness") }
         self.init(cushion: cushion, firmness: firmness, unknownParameters: unknownParameters)
@@ -4885,6 +5188,9 @@ public struct SDLMassageCushionFirmness: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.cushion, "cushion")
         validator.integer(self.firmness, "firmness", min: 0, max: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["cushion", "firmness"])
+        }
     }
 }
 
@@ -4924,6 +5230,7 @@ public struct SDLSeatMemoryAction: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let action else { throw RPCError.missingParameter("action") }
         self.init(id: id, label: label, action: action, unknownParameters: unknownParameters)
@@ -4940,6 +5247,9 @@ public struct SDLSeatMemoryAction: RPCStruct {
         validator.integer(self.id, "id", min: 1, max: 10)
         if let value = self.label { validator.string(value, "label", minLength: 1, maxLength: 100) }
         validator.enumeration(self.action, "action")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["id", "label", "action"])
+        }
     }
 }
 
@@ -5057,6 +5367,7 @@ public struct SDLSeatControlData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         self.init(id: id, heatingEnabled: heatingEnabled, coolingEnabled: coolingEnabled, heatingLevel: heatingLevel, coolingLevel: coolingLevel, horizontalPosition: horizontalPosition, verticalPosition: verticalPosition, frontVerticalPosition: frontVerticalPosition, backVerticalPosition: backVerticalPosition, backTiltAngle: backTiltAngle, headSupportHorizontalPosition: headSupportHorizontalPosition, headSupportVerticalPosition: headSupportVerticalPosition, massageEnabled: massageEnabled, massageMode: massageMode, massageCushionFirmness: massageCushionFirmness, memory: memory, unknownParameters: unknownParameters)
     }
@@ -5095,6 +5406,9 @@ public struct SDLSeatControlData: RPCStruct {
         if let value = self.massageMode { validator.structures(value, "massageMode", minSize: 1, maxSize: 2) }
         if let value = self.massageCushionFirmness { validator.structures(value, "massageCushionFirmness", minSize: 1, maxSize: 5) }
         if let value = self.memory { validator.structure(value, "memory") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["id", "heatingEnabled", "coolingEnabled", "heatingLevel", "coolingLevel", "horizontalPosition", "verticalPosition", "frontVerticalPosition", "backVerticalPosition", "backTiltAngle", "headSupportHorizontalPosition", "headSupportVerticalPosition", "massageEnabled", "massageMode", "massageCushionFirmness", "memory"])
+        }
     }
 }
 
@@ -5218,6 +5532,7 @@ public struct SDLSeatControlCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
         self.init(moduleName: moduleName, moduleInfo: moduleInfo, heatingEnabledAvailable: heatingEnabledAvailable, coolingEnabledAvailable: coolingEnabledAvailable, heatingLevelAvailable: heatingLevelAvailable, coolingLevelAvailable: coolingLevelAvailable, horizontalPositionAvailable: horizontalPositionAvailable, verticalPositionAvailable: verticalPositionAvailable, frontVerticalPositionAvailable: frontVerticalPositionAvailable, backVerticalPositionAvailable: backVerticalPositionAvailable, backTiltAngleAvailable: backTiltAngleAvailable, headSupportHorizontalPositionAvailable: headSupportHorizontalPositionAvailable, headSupportVerticalPositionAvailable: headSupportVerticalPositionAvailable, massageEnabledAvailable: massageEnabledAvailable, massageModeAvailable: massageModeAvailable, massageCushionFirmnessAvailable: massageCushionFirmnessAvailable, memoryAvailable: memoryAvailable, unknownParameters: unknownParameters)
     }
@@ -5246,6 +5561,9 @@ public struct SDLSeatControlCapabilities: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
         if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "heatingEnabledAvailable", "coolingEnabledAvailable", "heatingLevelAvailable", "coolingLevelAvailable", "horizontalPositionAvailable", "verticalPositionAvailable", "frontVerticalPositionAvailable", "backVerticalPositionAvailable", "backTiltAngleAvailable", "headSupportHorizontalPositionAvailable", "headSupportVerticalPositionAvailable", "massageEnabledAvailable", "massageModeAvailable", "massageCushionFirmnessAvailable", "memoryAvailable"])
+        }
     }
 }
 
@@ -5279,6 +5597,7 @@ public struct SDLTemperature: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let unit else { throw RPCError.missingParameter("unit") }
         guard let value else { throw RPCError.missingParameter("value") }
         self.init(unit: unit, value: value, unknownParameters: unknownParameters)
@@ -5293,6 +5612,9 @@ public struct SDLTemperature: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.unit, "unit")
         validator.float(self.value, "value", min: nil, max: nil)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["unit", "value"])
+        }
     }
 }
 
@@ -5362,6 +5684,7 @@ public struct SDLRdsData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(PS: PS, RT: RT, CT: CT, PI: PI, PTY: PTY, TP: TP, TA: TA, REG: REG, unknownParameters: unknownParameters)
     }
 
@@ -5384,6 +5707,9 @@ public struct SDLRdsData: RPCStruct {
         if let value = self.PI { validator.string(value, "PI", minLength: 0, maxLength: 6) }
         if let value = self.PTY { validator.integer(value, "PTY", min: 0, max: 31) }
         if let value = self.REG { validator.string(value, "REG", minLength: 1, maxLength: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["PS", "RT", "CT", "PI", "PTY", "TP", "TA", "REG"])
+        }
     }
 }
 
@@ -5417,6 +5743,7 @@ public struct SDLStationIDNumber: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(countryCode: countryCode, fccFacilityId: fccFacilityId, unknownParameters: unknownParameters)
     }
 
@@ -5429,6 +5756,9 @@ public struct SDLStationIDNumber: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.countryCode { validator.integer(value, "countryCode", min: 0, max: 999) }
         if let value = self.fccFacilityId { validator.integer(value, "fccFacilityId", min: 0, max: 999999) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["countryCode", "fccFacilityId"])
+        }
     }
 }
 
@@ -5480,6 +5810,7 @@ public struct SDLSisData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(stationShortName: stationShortName, stationIDNumber: stationIDNumber, stationLongName: stationLongName, stationLocation: stationLocation, stationMessage: stationMessage, unknownParameters: unknownParameters)
     }
 
@@ -5498,6 +5829,9 @@ public struct SDLSisData: RPCStruct {
         if let value = self.stationLongName { validator.string(value, "stationLongName", minLength: 0, maxLength: 56) }
         if let value = self.stationLocation { validator.structure(value, "stationLocation") }
         if let value = self.stationMessage { validator.string(value, "stationMessage", minLength: 0, maxLength: 56) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["stationShortName", "stationIDNumber", "stationLongName", "stationLocation", "stationMessage"])
+        }
     }
 }
 
@@ -5597,6 +5931,7 @@ public struct SDLRadioControlData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData, unknownParameters: unknownParameters)
     }
 
@@ -5629,6 +5964,9 @@ public struct SDLRadioControlData: RPCStruct {
         if let value = self.signalChangeThreshold { validator.integer(value, "signalChangeThreshold", min: 0, max: 100) }
         if let value = self.state { validator.enumeration(value, "state") }
         if let value = self.sisData { validator.structure(value, "sisData") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["frequencyInteger", "frequencyFraction", "band", "rdsData", "hdRadioEnable", "availableHDs", "availableHdChannels", "hdChannel", "signalStrength", "signalChangeThreshold", "radioEnable", "state", "sisData"])
+        }
     }
 }
 
@@ -5740,6 +6078,7 @@ public struct SDLClimateControlData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(fanSpeed: fanSpeed, currentTemperature: currentTemperature, desiredTemperature: desiredTemperature, acEnable: acEnable, circulateAirEnable: circulateAirEnable, autoModeEnable: autoModeEnable, defrostZone: defrostZone, dualModeEnable: dualModeEnable, acMaxEnable: acMaxEnable, ventilationMode: ventilationMode, heatedSteeringWheelEnable: heatedSteeringWheelEnable, heatedWindshieldEnable: heatedWindshieldEnable, heatedRearWindowEnable: heatedRearWindowEnable, heatedMirrorsEnable: heatedMirrorsEnable, climateEnable: climateEnable, unknownParameters: unknownParameters)
     }
 
@@ -5768,6 +6107,9 @@ public struct SDLClimateControlData: RPCStruct {
         if let value = self.desiredTemperature { validator.structure(value, "desiredTemperature") }
         if let value = self.defrostZone { validator.enumeration(value, "defrostZone") }
         if let value = self.ventilationMode { validator.enumeration(value, "ventilationMode") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["fanSpeed", "currentTemperature", "desiredTemperature", "acEnable", "circulateAirEnable", "autoModeEnable", "defrostZone", "dualModeEnable", "acMaxEnable", "ventilationMode", "heatedSteeringWheelEnable", "heatedWindshieldEnable", "heatedRearWindowEnable", "heatedMirrorsEnable", "climateEnable"])
+        }
     }
 }
 
@@ -5879,6 +6221,7 @@ public struct SDLRadioControlCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
         self.init(moduleName: moduleName, moduleInfo: moduleInfo, radioEnableAvailable: radioEnableAvailable, radioBandAvailable: radioBandAvailable, radioFrequencyAvailable: radioFrequencyAvailable, hdChannelAvailable: hdChannelAvailable, rdsDataAvailable: rdsDataAvailable, availableHDsAvailable: availableHDsAvailable, availableHdChannelsAvailable: availableHdChannelsAvailable, stateAvailable: stateAvailable, signalStrengthAvailable: signalStrengthAvailable, signalChangeThresholdAvailable: signalChangeThresholdAvailable, sisDataAvailable: sisDataAvailable, hdRadioEnableAvailable: hdRadioEnableAvailable, siriusxmRadioAvailable: siriusxmRadioAvailable, unknownParameters: unknownParameters)
     }
@@ -5905,6 +6248,9 @@ public struct SDLRadioControlCapabilities: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
         if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "radioEnableAvailable", "radioBandAvailable", "radioFrequencyAvailable", "hdChannelAvailable", "rdsDataAvailable", "availableHDsAvailable", "availableHdChannelsAvailable", "stateAvailable", "signalStrengthAvailable", "signalChangeThresholdAvailable", "sisDataAvailable", "hdRadioEnableAvailable", "siriusxmRadioAvailable"])
+        }
     }
 }
 
@@ -6040,6 +6386,7 @@ public struct SDLClimateControlCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
         self.init(moduleName: moduleName, moduleInfo: moduleInfo, currentTemperatureAvailable: currentTemperatureAvailable, fanSpeedAvailable: fanSpeedAvailable, desiredTemperatureAvailable: desiredTemperatureAvailable, acEnableAvailable: acEnableAvailable, acMaxEnableAvailable: acMaxEnableAvailable, circulateAirEnableAvailable: circulateAirEnableAvailable, autoModeEnableAvailable: autoModeEnableAvailable, dualModeEnableAvailable: dualModeEnableAvailable, defrostZoneAvailable: defrostZoneAvailable, defrostZone: defrostZone, ventilationModeAvailable: ventilationModeAvailable, ventilationMode: ventilationMode, heatedSteeringWheelAvailable: heatedSteeringWheelAvailable, heatedWindshieldAvailable: heatedWindshieldAvailable, heatedRearWindowAvailable: heatedRearWindowAvailable, heatedMirrorsAvailable: heatedMirrorsAvailable, climateEnableAvailable: climateEnableAvailable, unknownParameters: unknownParameters)
     }
@@ -6072,6 +6419,9 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
         if let value = self.defrostZone { validator.enumerations(value, "defrostZone", minSize: 1, maxSize: 100) }
         if let value = self.ventilationMode { validator.enumerations(value, "ventilationMode", minSize: 1, maxSize: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "currentTemperatureAvailable", "fanSpeedAvailable", "desiredTemperatureAvailable", "acEnableAvailable", "acMaxEnableAvailable", "circulateAirEnableAvailable", "autoModeEnableAvailable", "dualModeEnableAvailable", "defrostZoneAvailable", "defrostZone", "ventilationModeAvailable", "ventilationMode", "heatedSteeringWheelAvailable", "heatedWindshieldAvailable", "heatedRearWindowAvailable", "heatedMirrorsAvailable", "climateEnableAvailable"])
+        }
     }
 }
 
@@ -6111,6 +6461,7 @@ public struct SDLEqualizerSettings: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let channelId else { throw RPCError.missingParameter("channelId") }
         guard let channelSetting else { throw RPCError.missingParameter("channelSetting") }
         self.init(channelId: channelId, channelName: channelName, channelSetting: channelSetting, unknownParameters: unknownParameters)
@@ -6127,6 +6478,9 @@ public struct SDLEqualizerSettings: RPCStruct {
         validator.integer(self.channelId, "channelId", min: 1, max: 100)
         if let value = self.channelName { validator.string(value, "channelName", minLength: 1, maxLength: 50) }
         validator.integer(self.channelSetting, "channelSetting", min: 0, max: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["channelId", "channelName", "channelSetting"])
+        }
     }
 }
 
@@ -6172,6 +6526,7 @@ public struct SDLAudioControlData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(source: source, keepContext: keepContext, volume: volume, equalizerSettings: equalizerSettings, unknownParameters: unknownParameters)
     }
 
@@ -6187,6 +6542,9 @@ public struct SDLAudioControlData: RPCStruct {
         if let value = self.source { validator.enumeration(value, "source") }
         if let value = self.volume { validator.integer(value, "volume", min: 0, max: 100) }
         if let value = self.equalizerSettings { validator.structures(value, "equalizerSettings", minSize: 1, maxSize: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["source", "keepContext", "volume", "equalizerSettings"])
+        }
     }
 }
 
@@ -6250,6 +6608,7 @@ public struct SDLAudioControlCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
         self.init(moduleName: moduleName, moduleInfo: moduleInfo, sourceAvailable: sourceAvailable, keepContextAvailable: keepContextAvailable, volumeAvailable: volumeAvailable, equalizerAvailable: equalizerAvailable, equalizerMaxChannelId: equalizerMaxChannelId, unknownParameters: unknownParameters)
     }
@@ -6269,6 +6628,9 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
         if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
         if let value = self.equalizerMaxChannelId { validator.integer(value, "equalizerMaxChannelId", min: 1, max: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "sourceAvailable", "keepContextAvailable", "volumeAvailable", "equalizerAvailable", "equalizerMaxChannelId"])
+        }
     }
 }
 
@@ -6314,6 +6676,7 @@ public struct SDLLightCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
         self.init(name: name, statusAvailable: statusAvailable, densityAvailable: densityAvailable, rgbColorSpaceAvailable: rgbColorSpaceAvailable, unknownParameters: unknownParameters)
     }
@@ -6328,6 +6691,9 @@ public struct SDLLightCapabilities: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.name, "name")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["name", "statusAvailable", "densityAvailable", "rgbColorSpaceAvailable"])
+        }
     }
 }
 
@@ -6367,6 +6733,7 @@ public struct SDLLightControlCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
         guard let supportedLights else { throw RPCError.missingParameter("supportedLights") }
         self.init(moduleName: moduleName, moduleInfo: moduleInfo, supportedLights: supportedLights, unknownParameters: unknownParameters)
@@ -6383,6 +6750,9 @@ public struct SDLLightControlCapabilities: RPCStruct {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
         if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
         validator.structures(self.supportedLights, "supportedLights", minSize: 1, maxSize: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "supportedLights"])
+        }
     }
 }
 
@@ -6428,6 +6798,7 @@ public struct SDLLightState: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let status else { throw RPCError.missingParameter("status") }
         self.init(id: id, status: status, density: density, color: color, unknownParameters: unknownParameters)
@@ -6446,6 +6817,9 @@ public struct SDLLightState: RPCStruct {
         validator.enumeration(self.status, "status")
         if let value = self.density { validator.float(value, "density", min: 0, max: 1) }
         if let value = self.color { validator.structure(value, "color") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["id", "status", "density", "color"])
+        }
     }
 }
 
@@ -6473,6 +6847,7 @@ public struct SDLLightControlData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let lightState else { throw RPCError.missingParameter("lightState") }
         self.init(lightState: lightState, unknownParameters: unknownParameters)
     }
@@ -6484,6 +6859,9 @@ public struct SDLLightControlData: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structures(self.lightState, "lightState", minSize: 1, maxSize: 100)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["lightState"])
+        }
     }
 }
 
@@ -6523,6 +6901,7 @@ public struct SDLHMISettingsControlData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(displayMode: displayMode, temperatureUnit: temperatureUnit, distanceUnit: distanceUnit, unknownParameters: unknownParameters)
     }
 
@@ -6537,6 +6916,9 @@ public struct SDLHMISettingsControlData: RPCStruct {
         if let value = self.displayMode { validator.enumeration(value, "displayMode") }
         if let value = self.temperatureUnit { validator.enumeration(value, "temperatureUnit") }
         if let value = self.distanceUnit { validator.enumeration(value, "distanceUnit") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["displayMode", "temperatureUnit", "distanceUnit"])
+        }
     }
 }
 
@@ -6588,6 +6970,7 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
         self.init(moduleName: moduleName, moduleInfo: moduleInfo, distanceUnitAvailable: distanceUnitAvailable, temperatureUnitAvailable: temperatureUnitAvailable, displayModeUnitAvailable: displayModeUnitAvailable, unknownParameters: unknownParameters)
     }
@@ -6604,6 +6987,9 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
         if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "distanceUnitAvailable", "temperatureUnitAvailable", "displayModeUnitAvailable"])
+        }
     }
 }
 
@@ -6673,6 +7059,7 @@ public struct SDLModuleData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         self.init(moduleType: moduleType, moduleId: moduleId, radioControlData: radioControlData, climateControlData: climateControlData, seatControlData: seatControlData, audioControlData: audioControlData, lightControlData: lightControlData, hmiSettingsControlData: hmiSettingsControlData, unknownParameters: unknownParameters)
     }
@@ -6698,6 +7085,9 @@ public struct SDLModuleData: RPCStruct {
         if let value = self.audioControlData { validator.structure(value, "audioControlData") }
         if let value = self.lightControlData { validator.structure(value, "lightControlData") }
         if let value = self.hmiSettingsControlData { validator.structure(value, "hmiSettingsControlData") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId", "radioControlData", "climateControlData", "seatControlData", "audioControlData", "lightControlData", "hmiSettingsControlData"])
+        }
     }
 }
 
@@ -6761,6 +7151,7 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(climateControlCapabilities: climateControlCapabilities, radioControlCapabilities: radioControlCapabilities, buttonCapabilities: buttonCapabilities, audioControlCapabilities: audioControlCapabilities, hmiSettingsControlCapabilities: hmiSettingsControlCapabilities, lightControlCapabilities: lightControlCapabilities, seatControlCapabilities: seatControlCapabilities, unknownParameters: unknownParameters)
     }
 
@@ -6783,6 +7174,9 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         if let value = self.hmiSettingsControlCapabilities { validator.structure(value, "hmiSettingsControlCapabilities") }
         if let value = self.lightControlCapabilities { validator.structure(value, "lightControlCapabilities") }
         if let value = self.seatControlCapabilities { validator.structures(value, "seatControlCapabilities", minSize: 1, maxSize: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["climateControlCapabilities", "radioControlCapabilities", "buttonCapabilities", "audioControlCapabilities", "hmiSettingsControlCapabilities", "lightControlCapabilities", "seatControlCapabilities"])
+        }
     }
 }
 
@@ -6828,6 +7222,7 @@ public struct SDLMetadataTags: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, unknownParameters: unknownParameters)
     }
 
@@ -6844,6 +7239,9 @@ public struct SDLMetadataTags: RPCStruct {
         if let value = self.mainField2 { validator.enumerations(value, "mainField2", minSize: 0, maxSize: 5) }
         if let value = self.mainField3 { validator.enumerations(value, "mainField3", minSize: 0, maxSize: 5) }
         if let value = self.mainField4 { validator.enumerations(value, "mainField4", minSize: 0, maxSize: 5) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["mainField1", "mainField2", "mainField3", "mainField4"])
+        }
     }
 }
 
@@ -6889,6 +7287,7 @@ public struct SDLRectangle: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let x else { throw RPCError.missingParameter("x") }
         guard let y else { throw RPCError.missingParameter("y") }
         guard let width else { throw RPCError.missingParameter("width") }
@@ -6909,6 +7308,9 @@ public struct SDLRectangle: RPCStruct {
         validator.float(self.y, "y", min: nil, max: nil)
         validator.float(self.width, "width", min: nil, max: nil)
         validator.float(self.height, "height", min: nil, max: nil)
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["x", "y", "width", "height"])
+        }
     }
 }
 
@@ -6942,6 +7344,7 @@ public struct SDLHapticRect: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let rect else { throw RPCError.missingParameter("rect") }
         self.init(id: id, rect: rect, unknownParameters: unknownParameters)
@@ -6956,6 +7359,9 @@ public struct SDLHapticRect: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.id, "id", min: 0, max: 2000000000)
         validator.structure(self.rect, "rect")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["id", "rect"])
+        }
     }
 }
 
@@ -6975,6 +7381,7 @@ public struct SDLMediaServiceManifest: RPCStruct {
         while try reader.nextKey() {
             try reader.decodeUnknown(into: &unknownParameters)
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(unknownParameters: unknownParameters)
     }
 
@@ -6982,7 +7389,11 @@ public struct SDLMediaServiceManifest: RPCStruct {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: [])
+        }
+    }
 }
 
 /// Spec struct `MediaServiceData` (since 5.1).
@@ -7081,6 +7492,7 @@ public struct SDLMediaServiceData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(mediaType: mediaType, mediaTitle: mediaTitle, mediaArtist: mediaArtist, mediaAlbum: mediaAlbum, playlistName: playlistName, isExplicit: isExplicit, trackPlaybackProgress: trackPlaybackProgress, trackPlaybackDuration: trackPlaybackDuration, queuePlaybackProgress: queuePlaybackProgress, queuePlaybackDuration: queuePlaybackDuration, queueCurrentTrackNumber: queueCurrentTrackNumber, queueTotalTrackCount: queueTotalTrackCount, mediaImage: mediaImage, unknownParameters: unknownParameters)
     }
 
@@ -7108,6 +7520,9 @@ public struct SDLMediaServiceData: RPCStruct {
         if let value = self.mediaAlbum { validator.string(value, "mediaAlbum", minLength: 1, maxLength: nil) }
         if let value = self.playlistName { validator.string(value, "playlistName", minLength: 1, maxLength: nil) }
         if let value = self.mediaImage { validator.structure(value, "mediaImage") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["mediaType", "mediaTitle", "mediaArtist", "mediaAlbum", "playlistName", "isExplicit", "trackPlaybackProgress", "trackPlaybackDuration", "queuePlaybackProgress", "queuePlaybackDuration", "queueCurrentTrackNumber", "queueTotalTrackCount", "mediaImage"])
+        }
     }
 }
 
@@ -7159,6 +7574,7 @@ public struct SDLWeatherServiceManifest: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(currentForecastSupported: currentForecastSupported, maxMultidayForecastAmount: maxMultidayForecastAmount, maxHourlyForecastAmount: maxHourlyForecastAmount, maxMinutelyForecastAmount: maxMinutelyForecastAmount, weatherForLocationSupported: weatherForLocationSupported, unknownParameters: unknownParameters)
     }
 
@@ -7171,7 +7587,11 @@ public struct SDLWeatherServiceManifest: RPCStruct {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["currentForecastSupported", "maxMultidayForecastAmount", "maxHourlyForecastAmount", "maxMinutelyForecastAmount", "weatherForLocationSupported"])
+        }
+    }
 }
 
 /// Spec struct `WeatherAlert` (since 5.1).
@@ -7228,6 +7648,7 @@ public struct SDLWeatherAlert: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(title: title, summary: summary, expires: expires, regions: regions, severity: severity, timeIssued: timeIssued, unknownParameters: unknownParameters)
     }
 
@@ -7248,6 +7669,9 @@ public struct SDLWeatherAlert: RPCStruct {
         if let value = self.regions { validator.strings(value, "regions", minSize: 1, maxSize: 99, minLength: 1, maxLength: nil) }
         if let value = self.severity { validator.string(value, "severity", minLength: 1, maxLength: nil) }
         if let value = self.timeIssued { validator.structure(value, "timeIssued") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["title", "summary", "expires", "regions", "severity", "timeIssued"])
+        }
     }
 }
 
@@ -7401,6 +7825,7 @@ public struct SDLWeatherData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(currentTemperature: currentTemperature, temperatureHigh: temperatureHigh, temperatureLow: temperatureLow, apparentTemperature: apparentTemperature, apparentTemperatureHigh: apparentTemperatureHigh, apparentTemperatureLow: apparentTemperatureLow, weatherSummary: weatherSummary, time: time, humidity: humidity, cloudCover: cloudCover, moonPhase: moonPhase, windBearing: windBearing, windGust: windGust, windSpeed: windSpeed, nearestStormBearing: nearestStormBearing, nearestStormDistance: nearestStormDistance, precipAccumulation: precipAccumulation, precipIntensity: precipIntensity, precipProbability: precipProbability, precipType: precipType, visibility: visibility, weatherIcon: weatherIcon, unknownParameters: unknownParameters)
     }
 
@@ -7450,6 +7875,9 @@ public struct SDLWeatherData: RPCStruct {
         if let value = self.precipType { validator.string(value, "precipType", minLength: 1, maxLength: nil) }
         if let value = self.visibility { validator.float(value, "visibility", min: nil, max: nil) }
         if let value = self.weatherIcon { validator.structure(value, "weatherIcon") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["currentTemperature", "temperatureHigh", "temperatureLow", "apparentTemperature", "apparentTemperatureHigh", "apparentTemperatureLow", "weatherSummary", "time", "humidity", "cloudCover", "moonPhase", "windBearing", "windGust", "windSpeed", "nearestStormBearing", "nearestStormDistance", "precipAccumulation", "precipIntensity", "precipProbability", "precipType", "visibility", "weatherIcon"])
+        }
     }
 }
 
@@ -7507,6 +7935,7 @@ public struct SDLWeatherServiceData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         self.init(location: location, currentForecast: currentForecast, minuteForecast: minuteForecast, hourlyForecast: hourlyForecast, multidayForecast: multidayForecast, alerts: alerts, unknownParameters: unknownParameters)
     }
@@ -7528,6 +7957,9 @@ public struct SDLWeatherServiceData: RPCStruct {
         if let value = self.hourlyForecast { validator.structures(value, "hourlyForecast", minSize: 1, maxSize: 96) }
         if let value = self.multidayForecast { validator.structures(value, "multidayForecast", minSize: 1, maxSize: 30) }
         if let value = self.alerts { validator.structures(value, "alerts", minSize: 1, maxSize: 10) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["location", "currentForecast", "minuteForecast", "hourlyForecast", "multidayForecast", "alerts"])
+        }
     }
 }
 
@@ -7555,6 +7987,7 @@ public struct SDLNavigationServiceManifest: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(acceptsWayPoints: acceptsWayPoints, unknownParameters: unknownParameters)
     }
 
@@ -7563,7 +7996,11 @@ public struct SDLNavigationServiceManifest: RPCStruct {
         writer.encodeUnknown(self.unknownParameters)
     }
 
-    public func validate(into validator: inout RPCValidator) {}
+    public func validate(into validator: inout RPCValidator) {
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["acceptsWayPoints"])
+        }
+    }
 }
 
 /// Spec struct `NavigationInstruction` (since 5.1).
@@ -7632,6 +8069,7 @@ public struct SDLNavigationInstruction: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let locationDetails else { throw RPCError.missingParameter("locationDetails") }
         guard let action else { throw RPCError.missingParameter("action") }
         self.init(locationDetails: locationDetails, action: action, eta: eta, bearing: bearing, junctionType: junctionType, drivingSide: drivingSide, details: details, image: image, unknownParameters: unknownParameters)
@@ -7658,6 +8096,9 @@ public struct SDLNavigationInstruction: RPCStruct {
         if let value = self.drivingSide { validator.enumeration(value, "drivingSide") }
         if let value = self.details { validator.string(value, "details", minLength: 1, maxLength: nil) }
         if let value = self.image { validator.structure(value, "image") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["locationDetails", "action", "eta", "bearing", "junctionType", "drivingSide", "details", "image"])
+        }
     }
 }
 
@@ -7733,6 +8174,7 @@ public struct SDLNavigationServiceData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let timeStamp else { throw RPCError.missingParameter("timeStamp") }
         self.init(timeStamp: timeStamp, origin: origin, destination: destination, destinationETA: destinationETA, instructions: instructions, nextInstructionETA: nextInstructionETA, nextInstructionDistance: nextInstructionDistance, nextInstructionDistanceScale: nextInstructionDistanceScale, prompt: prompt, unknownParameters: unknownParameters)
     }
@@ -7760,6 +8202,9 @@ public struct SDLNavigationServiceData: RPCStruct {
         if let value = self.nextInstructionDistance { validator.float(value, "nextInstructionDistance", min: nil, max: nil) }
         if let value = self.nextInstructionDistanceScale { validator.float(value, "nextInstructionDistanceScale", min: nil, max: nil) }
         if let value = self.prompt { validator.string(value, "prompt", minLength: 1, maxLength: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["timeStamp", "origin", "destination", "destinationETA", "instructions", "nextInstructionETA", "nextInstructionDistance", "nextInstructionDistanceScale", "prompt"])
+        }
     }
 }
 
@@ -7835,6 +8280,7 @@ public struct SDLAppServiceManifest: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
         self.init(serviceName: serviceName, serviceType: serviceType, serviceIcon: serviceIcon, allowAppConsumers: allowAppConsumers, rpcSpecVersion: rpcSpecVersion, handledRPCs: handledRPCs, mediaServiceManifest: mediaServiceManifest, weatherServiceManifest: weatherServiceManifest, navigationServiceManifest: navigationServiceManifest, unknownParameters: unknownParameters)
     }
@@ -7857,9 +8303,13 @@ public struct SDLAppServiceManifest: RPCStruct {
         validator.string(self.serviceType, "serviceType", minLength: 1, maxLength: nil)
         if let value = self.serviceIcon { validator.structure(value, "serviceIcon") }
         if let value = self.rpcSpecVersion { validator.structure(value, "rpcSpecVersion") }
+        if let value = self.handledRPCs { validator.integers(value, "handledRPCs", minSize: nil, maxSize: nil, min: nil, max: nil) }
         if let value = self.mediaServiceManifest { validator.structure(value, "mediaServiceManifest") }
         if let value = self.weatherServiceManifest { validator.structure(value, "weatherServiceManifest") }
         if let value = self.navigationServiceManifest { validator.structure(value, "navigationServiceManifest") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["serviceName", "serviceType", "serviceIcon", "allowAppConsumers", "rpcSpecVersion", "handledRPCs", "mediaServiceManifest", "weatherServiceManifest", "navigationServiceManifest"])
+        }
     }
 }
 
@@ -7905,6 +8355,7 @@ public struct SDLAppServiceRecord: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
         guard let serviceManifest else { throw RPCError.missingParameter("serviceManifest") }
         guard let servicePublished else { throw RPCError.missingParameter("servicePublished") }
@@ -7923,6 +8374,9 @@ public struct SDLAppServiceRecord: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceID, "serviceID", minLength: 1, maxLength: nil)
         validator.structure(self.serviceManifest, "serviceManifest")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["serviceID", "serviceManifest", "servicePublished", "serviceActive"])
+        }
     }
 }
 
@@ -7974,6 +8428,7 @@ public struct SDLAppServiceData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
         self.init(serviceType: serviceType, serviceID: serviceID, mediaServiceData: mediaServiceData, weatherServiceData: weatherServiceData, navigationServiceData: navigationServiceData, unknownParameters: unknownParameters)
@@ -7994,6 +8449,9 @@ public struct SDLAppServiceData: RPCStruct {
         if let value = self.mediaServiceData { validator.structure(value, "mediaServiceData") }
         if let value = self.weatherServiceData { validator.structure(value, "weatherServiceData") }
         if let value = self.navigationServiceData { validator.structure(value, "navigationServiceData") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["serviceType", "serviceID", "mediaServiceData", "weatherServiceData", "navigationServiceData"])
+        }
     }
 }
 
@@ -8027,6 +8485,7 @@ public struct SDLAppServiceCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let updatedAppServiceRecord else { throw RPCError.missingParameter("updatedAppServiceRecord") }
         self.init(updateReason: updateReason, updatedAppServiceRecord: updatedAppServiceRecord, unknownParameters: unknownParameters)
     }
@@ -8040,6 +8499,9 @@ public struct SDLAppServiceCapability: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.updateReason { validator.enumeration(value, "updateReason") }
         validator.structure(self.updatedAppServiceRecord, "updatedAppServiceRecord")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["updateReason", "updatedAppServiceRecord"])
+        }
     }
 }
 
@@ -8067,6 +8529,7 @@ public struct SDLAppServicesCapabilities: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(appServices: appServices, unknownParameters: unknownParameters)
     }
 
@@ -8077,6 +8540,9 @@ public struct SDLAppServicesCapabilities: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         if let value = self.appServices { validator.structures(value, "appServices", minSize: nil, maxSize: nil) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["appServices"])
+        }
     }
 }
 
@@ -8152,6 +8618,7 @@ public struct SDLSystemCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
         self.init(systemCapabilityType: systemCapabilityType, navigationCapability: navigationCapability, phoneCapability: phoneCapability, videoStreamingCapability: videoStreamingCapability, remoteControlCapability: remoteControlCapability, appServicesCapabilities: appServicesCapabilities, seatLocationCapability: seatLocationCapability, displayCapabilities: displayCapabilities, driverDistractionCapability: driverDistractionCapability, unknownParameters: unknownParameters)
     }
@@ -8179,6 +8646,9 @@ public struct SDLSystemCapability: RPCStruct {
         if let value = self.seatLocationCapability { validator.structure(value, "seatLocationCapability") }
         if let value = self.displayCapabilities { validator.structures(value, "displayCapabilities", minSize: 1, maxSize: 1000) }
         if let value = self.driverDistractionCapability { validator.structure(value, "driverDistractionCapability") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapabilityType", "navigationCapability", "phoneCapability", "videoStreamingCapability", "remoteControlCapability", "appServicesCapabilities", "seatLocationCapability", "displayCapabilities", "driverDistractionCapability"])
+        }
     }
 }
 
@@ -8218,6 +8688,7 @@ public struct SDLClimateData: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(externalTemperature: externalTemperature, cabinTemperature: cabinTemperature, atmosphericPressure: atmosphericPressure, unknownParameters: unknownParameters)
     }
 
@@ -8232,6 +8703,9 @@ public struct SDLClimateData: RPCStruct {
         if let value = self.externalTemperature { validator.structure(value, "externalTemperature") }
         if let value = self.cabinTemperature { validator.structure(value, "cabinTemperature") }
         if let value = self.atmosphericPressure { validator.float(value, "atmosphericPressure", min: 0, max: 2000) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["externalTemperature", "cabinTemperature", "atmosphericPressure"])
+        }
     }
 }
 
@@ -8271,6 +8745,7 @@ public struct SDLGearStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(userSelectedGear: userSelectedGear, actualGear: actualGear, transmissionType: transmissionType, unknownParameters: unknownParameters)
     }
 
@@ -8285,6 +8760,9 @@ public struct SDLGearStatus: RPCStruct {
         if let value = self.userSelectedGear { validator.enumeration(value, "userSelectedGear") }
         if let value = self.actualGear { validator.enumeration(value, "actualGear") }
         if let value = self.transmissionType { validator.enumeration(value, "transmissionType") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["userSelectedGear", "actualGear", "transmissionType"])
+        }
     }
 }
 
@@ -8318,6 +8796,7 @@ public struct SDLSeatStatus: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let seatLocation else { throw RPCError.missingParameter("seatLocation") }
         guard let conditionActive else { throw RPCError.missingParameter("conditionActive") }
         self.init(seatLocation: seatLocation, conditionActive: conditionActive, unknownParameters: unknownParameters)
@@ -8331,6 +8810,9 @@ public struct SDLSeatStatus: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.seatLocation, "seatLocation")
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["seatLocation", "conditionActive"])
+        }
     }
 }
 
@@ -8364,6 +8846,7 @@ public struct SDLSeatOccupancy: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         self.init(seatsOccupied: seatsOccupied, seatsBelted: seatsBelted, unknownParameters: unknownParameters)
     }
 
@@ -8376,6 +8859,9 @@ public struct SDLSeatOccupancy: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         if let value = self.seatsOccupied { validator.structures(value, "seatsOccupied", minSize: 0, maxSize: 100) }
         if let value = self.seatsBelted { validator.structures(value, "seatsBelted", minSize: 0, maxSize: 100) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["seatsOccupied", "seatsBelted"])
+        }
     }
 }
 
@@ -8409,6 +8895,7 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         self.init(type: type, seekTime: seekTime, unknownParameters: unknownParameters)
     }
@@ -8422,6 +8909,9 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
         if let value = self.seekTime { validator.integer(value, "seekTime", min: 1, max: 99) }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["type", "seekTime"])
+        }
     }
 }
 
@@ -8455,6 +8945,7 @@ public struct SDLAppCapability: RPCStruct {
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
+        try unknownParameters.requireUniqueKeys()
         guard let appCapabilityType else { throw RPCError.missingParameter("appCapabilityType") }
         self.init(appCapabilityType: appCapabilityType, videoStreamingCapability: videoStreamingCapability, unknownParameters: unknownParameters)
     }
@@ -8468,5 +8959,8 @@ public struct SDLAppCapability: RPCStruct {
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.appCapabilityType, "appCapabilityType")
         if let value = self.videoStreamingCapability { validator.structure(value, "videoStreamingCapability") }
+        if !self.unknownParameters.isEmpty {
+            validator.unknownParameters(self.unknownParameters, knownNames: ["appCapabilityType", "videoStreamingCapability"])
+        }
     }
 }
