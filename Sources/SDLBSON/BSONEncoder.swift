@@ -2,10 +2,11 @@ import NIOCore
 
 /// Encodes `Encodable` values as BSON documents.
 ///
-/// Mapping (chosen so SDL's spec types land on the wire widths peers expect):
-/// `Int8`, `Int16`, `Int32`, `UInt8`, `UInt16` → int32; `Int64` → int64; `Int`, `UInt`,
-/// `UInt32`, `UInt64` → int32 when the value fits in `Int32`, int64 otherwise (a `UInt64`
-/// above `Int64.max` is an error); `Double`, `Float` → double; `Bool` → bool; `String` →
+/// Mapping: an integer maps to int32 when its Swift type is 32-bit (or narrower) and the value
+/// fits, to int64 otherwise, so the wire width follows the declared type, not the value:
+/// `Int8`, `Int16`, `Int32`, `UInt8`, `UInt16` → int32; `UInt32` → int32 up to `Int32.max`,
+/// int64 above; `Int`, `Int64`, `UInt`, `UInt64` → int64 (a `UInt`/`UInt64` above `Int64.max`
+/// is an `EncodingError.invalidValue`); `Double`, `Float` → double; `Bool` → bool; `String` →
 /// string; `[UInt8]` and ``BSONBinary`` → binary; ``BSONObjectID``, ``BSONDateTime``,
 /// ``BSONDecimal128``, ``BSONTimestamp`` → their BSON types; nil optionals are
 /// omitted (an explicit `encodeNil` writes null); structs and `[String: T]` → documents;
@@ -125,9 +126,8 @@ struct _BSONEncoderImpl: Encoder {
         _BSONEncoderImpl(node: node, codingPath: self.codingPath + [key], userInfo: self.userInfoStorage)
     }
 
-    /// int32 when the value fits, int64 otherwise.
-    func integer<T: BinaryInteger>(_ value: T) throws -> BSONValue {
-        if let v = Int32(exactly: value) { return .int32(v) }
+    /// int64, or a typed error for an unsigned value above `Int64.max` (BSON has no uint64).
+    func int64<T: BinaryInteger>(_ value: T) throws -> BSONValue {
         guard let v = Int64(exactly: value) else {
             throw EncodingError.invalidValue(
                 value,
@@ -148,16 +148,17 @@ struct _BSONEncoderImpl: Encoder {
         case let v as Bool: return .bool(v)
         case let v as Double: return .double(v)
         case let v as Float: return .double(Double(v))
-        case let v as Int: return try self.integer(v)
+        case let v as Int: return .int64(Int64(v))
         case let v as Int8: return .int32(Int32(v))
         case let v as Int16: return .int32(Int32(v))
         case let v as Int32: return .int32(v)
         case let v as Int64: return .int64(v)
-        case let v as UInt: return try self.integer(v)
+        case let v as UInt: return try self.int64(v)
         case let v as UInt8: return .int32(Int32(v))
         case let v as UInt16: return .int32(Int32(v))
-        case let v as UInt32: return try self.integer(v)
-        case let v as UInt64: return try self.integer(v)
+        // A 32-bit type, but int32 cannot hold its upper half.
+        case let v as UInt32: return Int32(exactly: v).map(BSONValue.int32) ?? .int64(Int64(v))
+        case let v as UInt64: return try self.int64(v)
         case let v as BSONBinary: return .binary(v)
         case let v as BSONObjectID: return .objectID(v)
         case let v as BSONDateTime: return .datetime(v)

@@ -9,8 +9,9 @@ import Testing
         var hashId: Int32?
         var mtu: Int64?
         var secondaryTransports: [String]?
-        var audioServiceTransports: [Int]?
-        var videoServiceTransports: [Int]?
+        // Int32, not Int: the spec's int32 arrays (an Int would go out as int64).
+        var audioServiceTransports: [Int32]?
+        var videoServiceTransports: [Int32]?
         var authToken: String?
     }
 
@@ -82,9 +83,10 @@ import Testing
         #expect(types["u16"] == .int32)
         #expect(types["u32Small"] == .int32)
         #expect(types["u32Big"] == .int64)
-        #expect(types["intSmall"] == .int32)
+        // Int and UInt are 64-bit types: int64 whatever the value.
+        #expect(types["intSmall"] == .int64)
         #expect(types["intBig"] == .int64)
-        #expect(types["uintSmall"] == .int32)
+        #expect(types["uintSmall"] == .int64)
         #expect(types["u64Big"] == .int64)
         #expect(types["float"] == .double)
         #expect(types["double"] == .double)
@@ -100,6 +102,75 @@ import Testing
     }
 
     struct Holder<T: Codable & Equatable>: Codable, Equatable { var value: T }
+
+    /// The type byte and the value `value` is written as (the first element of `{value: …}`).
+    func wire<T: Codable & Equatable>(_ value: T) throws -> (type: UInt8, value: Int64?) {
+        let document = try BSONEncoder().encode(Holder(value: value))
+        #expect(try BSONDecoder().decode(Holder<T>.self, from: document).value == value, "\(T.self) \(value) round-trips")
+        return (document.bytes[4], document["value"]?.integerValue)
+    }
+
+    @Test func integerWireTypeFollowsTheSwiftType() throws {
+        let int32: UInt8 = 0x10
+        let int64: UInt8 = 0x12
+        #expect(try wire(Int8.min) == (int32, -128))
+        #expect(try wire(Int8.max) == (int32, 127))
+        #expect(try wire(Int16.min) == (int32, -32768))
+        #expect(try wire(UInt8.max) == (int32, 255))
+        #expect(try wire(UInt16.max) == (int32, 65535))
+        #expect(try wire(Int32.max) == (int32, 2_147_483_647))
+        #expect(try wire(Int32.min) == (int32, -2_147_483_648))
+        #expect(try wire(UInt32(Int32.max)) == (int32, 2_147_483_647))
+        #expect(try wire(UInt32(Int32.max) + 1) == (int64, 2_147_483_648))
+        #expect(try wire(UInt32.max) == (int64, 4_294_967_295))
+        #expect(try wire(0 as Int) == (int64, 0))
+        #expect(try wire(Int(Int32.max)) == (int64, 2_147_483_647))
+        #expect(try wire(Int.min) == (int64, Int64.min))
+        #expect(try wire(0 as Int64) == (int64, 0))
+        #expect(try wire(Int64.min) == (int64, Int64.min))
+        #expect(try wire(Int64.max) == (int64, Int64.max))
+        #expect(try wire(0 as UInt) == (int64, 0))
+        #expect(try wire(UInt(Int64.max)) == (int64, Int64.max))
+        #expect(try wire(UInt64(Int64.max)) == (int64, Int64.max))
+        // Above Int64.max there is no BSON integer: a typed error with the coding path.
+        for tooBig in [Holder(value: UInt64.max), Holder(value: UInt64(Int64.max) + 1)] {
+            do {
+                _ = try BSONEncoder().encode(tooBig)
+                Issue.record("\(tooBig.value) encoded")
+            } catch EncodingError.invalidValue(let value, let context) {
+                #expect(value as? UInt64 == tooBig.value)
+                #expect(context.codingPath.map(\.stringValue) == ["value"])
+            }
+        }
+        #expect(throws: EncodingError.self) { try BSONEncoder().encode(Holder(value: UInt.max)) }
+    }
+
+    @Test func integersDecodeFromEitherWidthWhenTheValueFits() throws {
+        func decode<T: Codable & Equatable>(_: T.Type, int32 value: Int32) throws -> T {
+            var buffer = ByteBuffer()
+            buffer.writeBSONDocument { $0.appendInt32("value", value) }
+            return try BSONDecoder().decode(Holder<T>.self, from: buffer).value
+        }
+        func decode<T: Codable & Equatable>(_: T.Type, int64 value: Int64) throws -> T {
+            var buffer = ByteBuffer()
+            buffer.writeBSONDocument { $0.appendInt64("value", value) }
+            return try BSONDecoder().decode(Holder<T>.self, from: buffer).value
+        }
+        #expect(try decode(Int32.self, int64: Int64(Int32.max)) == Int32.max)
+        #expect(try decode(Int32.self, int64: Int64(Int32.min)) == Int32.min)
+        #expect(try decode(UInt32.self, int64: 4_294_967_295) == UInt32.max)
+        #expect(try decode(Int.self, int32: -7) == -7)
+        #expect(try decode(UInt64.self, int32: 5) == 5)
+        #expect(try decode(UInt64.self, int64: Int64.max) == UInt64(Int64.max))
+        #expect(try decode(Int8.self, int32: -128) == -128)
+        #expect(try decode(UInt16.self, int64: 65535) == 65535)
+        // Out of range for the Swift type: dataCorrupted, never a trap or a truncation.
+        #expect(throwsDataCorrupted { try decode(Int32.self, int64: Int64(Int32.max) + 1) })
+        #expect(throwsDataCorrupted { try decode(Int32.self, int64: Int64(Int32.min) - 1) })
+        #expect(throwsDataCorrupted { try decode(UInt32.self, int32: -1) })
+        #expect(throwsDataCorrupted { try decode(UInt64.self, int64: Int64.min) })
+        #expect(throwsDataCorrupted { try decode(UInt8.self, int32: 256) })
+    }
     struct Outer: Codable { var inner: Inner }
     struct Inner: Codable { var items: [Item] }
     struct Item: Codable { var name: String }
@@ -162,5 +233,17 @@ import Testing
         var buffer = ByteBuffer()
         buffer.writeBSONDocument { $0.appendNull("hashId") }
         #expect(try BSONDecoder().decode(StartServiceACK.self, from: buffer) == StartServiceACK())
+    }
+}
+
+/// Whether `body` throws `DecodingError.dataCorrupted` (not another error, not nothing).
+func throwsDataCorrupted(_ body: () throws -> Any) -> Bool {
+    do {
+        _ = try body()
+        return false
+    } catch DecodingError.dataCorrupted {
+        return true
+    } catch {
+        return false
     }
 }
