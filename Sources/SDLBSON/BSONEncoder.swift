@@ -11,6 +11,8 @@ import NIOCore
 /// ``BSONDecimal128``, ``BSONTimestamp`` → their BSON types; nil optionals are
 /// omitted (an explicit `encodeNil` writes null); structs and `[String: T]` → documents;
 /// arrays → arrays. The top-level value must encode as a keyed container (a document).
+/// Keys keep the order they were first encoded in; a key encoded twice in one container keeps
+/// its first position and the last value (as Foundation's `JSONEncoder` does).
 public struct BSONEncoder: Sendable {
     /// Contextual information for custom `encode(to:)` implementations.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
@@ -57,27 +59,99 @@ public struct BSONEncoder: Sendable {
 
 /// A node of the tree the encoder builds; reference-typed so that containers handed out
 /// earlier can still be filled by the caller.
+///
+/// Children live in the node's own arrays, not in an enum payload: appending to a stored
+/// property of a class mutates the array in place, while taking an array out of an enum and
+/// putting it back copies it on every append (quadratic for large arrays and structs).
 final class _EncodingNode {
-    enum Content {
+    enum Kind {
         case empty
-        case value(BSONValue)
-        case keyed([(String, _EncodingNode)])
-        case unkeyed([_EncodingNode])
+        case value
+        case keyed
+        case unkeyed
     }
-    var content: Content = .empty
+    private(set) var kind = Kind.empty
+    private(set) var value = BSONValue.null
+    /// Keyed: the keys, in insertion order, parallel to `children`.
+    private(set) var keys: [String] = []
+    /// Keyed and unkeyed: the child nodes, in insertion order.
+    private(set) var children: [_EncodingNode] = []
+    /// Key → position in `children`, built once a keyed node outgrows a linear scan.
+    private var index: [String: Int]?
+
+    /// Above this many keys, lookups go through `index`; below it a scan is cheaper than hashing.
+    static let linearKeyLimit = 16
+
+    func setValue(_ value: BSONValue) {
+        self.reset(to: .value)
+        self.value = value
+    }
+
+    /// Makes this a keyed node, keeping its fields if it already is one (a second
+    /// `container(keyedBy:)` call adds to the same document).
+    func makeKeyed() {
+        if self.kind != .keyed { self.reset(to: .keyed) }
+    }
+
+    /// Makes this an unkeyed node, keeping its items if it already is one.
+    func makeUnkeyed() {
+        if self.kind != .unkeyed { self.reset(to: .unkeyed) }
+    }
+
+    private func reset(to kind: Kind) {
+        self.kind = kind
+        self.value = .null
+        self.keys = []
+        self.children = []
+        self.index = nil
+    }
+
+    /// The child for `key`: the existing one (`replace` false), a fresh node in the existing
+    /// one's place (`replace` true: the last value encoded for a key wins, where the key first
+    /// appeared, as Foundation's JSONEncoder does), or a new one appended.
+    func child(forKey key: String, replace: Bool) -> _EncodingNode {
+        precondition(self.kind == .keyed, "keyed container over a non-keyed node")
+        if let position = self.position(of: key) {
+            if replace { self.children[position] = _EncodingNode() }
+            return self.children[position]
+        }
+        let node = _EncodingNode()
+        self.keys.append(key)
+        self.children.append(node)
+        if self.index != nil {
+            self.index![key] = self.children.count - 1
+        } else if self.keys.count > Self.linearKeyLimit {
+            self.index = Dictionary(uniqueKeysWithValues: self.keys.enumerated().map { ($1, $0) })
+        }
+        return node
+    }
+
+    private func position(of key: String) -> Int? {
+        if let index = self.index { return index[key] }
+        return self.keys.firstIndex(of: key)
+    }
+
+    /// Appends a new item to an unkeyed node.
+    func appendItem() -> _EncodingNode {
+        precondition(self.kind == .unkeyed, "unkeyed container over a non-unkeyed node")
+        let node = _EncodingNode()
+        self.children.append(node)
+        return node
+    }
 
     func materialize() -> BSONValue? {
-        switch self.content {
+        switch self.kind {
         case .empty: return nil
-        case .value(let v): return v
-        case .keyed(let fields):
+        case .value: return self.value
+        case .keyed:
             var document = BSONOrderedDocument()
-            for (key, node) in fields {
+            document.fields.reserveCapacity(self.children.count)
+            for (key, node) in zip(self.keys, self.children) {
                 if let v = node.materialize() { document.append(key, v) }
             }
             return .document(document)
-        case .unkeyed(let items):
-            return .array(items.map { $0.materialize() ?? .null })
+        case .unkeyed:
+            return .array(self.children.map { $0.materialize() ?? .null })
         }
     }
 }
@@ -109,12 +183,12 @@ struct _BSONEncoderImpl: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .keyed = self.node.content {} else { self.node.content = .keyed([]) }
+        self.node.makeKeyed()
         return KeyedEncodingContainer(_KeyedEncoder<Key>(encoder: self))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if case .unkeyed = self.node.content {} else { self.node.content = .unkeyed([]) }
+        self.node.makeUnkeyed()
         return _UnkeyedEncoder(encoder: self)
     }
 
@@ -170,7 +244,7 @@ struct _BSONEncoderImpl: Encoder {
 
     func encodeValue<T: Encodable>(_ value: T) throws {
         if let leaf = try self.leaf(value) {
-            self.node.content = .value(leaf)
+            self.node.setValue(leaf)
         } else {
             try value.encode(to: self)
         }
@@ -181,13 +255,8 @@ struct _KeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: _BSONEncoderImpl
     var codingPath: [any CodingKey] { self.encoder.codingPath }
 
-    func slot(for key: Key) -> _EncodingNode {
-        guard case .keyed(var fields) = self.encoder.node.content else { fatalError("keyed container over a non-keyed node") }
-        if let existing = fields.first(where: { $0.0 == key.stringValue }) { return existing.1 }
-        let node = _EncodingNode()
-        fields.append((key.stringValue, node))
-        self.encoder.node.content = .keyed(fields)
-        return node
+    func slot(for key: Key, replace: Bool = false) -> _EncodingNode {
+        self.encoder.node.child(forKey: key.stringValue, replace: replace)
     }
 
     func checkKey(_ key: Key, _ value: Any) throws {
@@ -201,12 +270,12 @@ struct _KeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func encodeNil(forKey key: Key) throws {
         try self.checkKey(key, Optional<Int>.none as Any)
-        self.slot(for: key).content = .value(.null)
+        self.slot(for: key, replace: true).setValue(.null)
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try self.checkKey(key, value)
-        try self.encoder.child(self.slot(for: key), key).encodeValue(value)
+        try self.encoder.child(self.slot(for: key, replace: true), key).encodeValue(value)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -232,22 +301,16 @@ struct _KeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 struct _UnkeyedEncoder: UnkeyedEncodingContainer {
     let encoder: _BSONEncoderImpl
     var codingPath: [any CodingKey] { self.encoder.codingPath }
-    var count: Int {
-        guard case .unkeyed(let items) = self.encoder.node.content else { return 0 }
-        return items.count
-    }
+    var count: Int { self.encoder.node.children.count }
 
     func next() -> (_EncodingNode, _BSONEncoderImpl) {
-        guard case .unkeyed(var items) = self.encoder.node.content else { fatalError("unkeyed container over a non-unkeyed node") }
-        let node = _EncodingNode()
-        let key = _BSONKey(intValue: items.count)
-        items.append(node)
-        self.encoder.node.content = .unkeyed(items)
+        let key = _BSONKey(intValue: self.encoder.node.children.count)
+        let node = self.encoder.node.appendItem()
         return (node, self.encoder.child(node, key))
     }
 
     mutating func encodeNil() throws {
-        self.next().0.content = .value(.null)
+        self.next().0.setValue(.null)
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
@@ -272,7 +335,7 @@ struct _SingleValueEncoder: SingleValueEncodingContainer {
     var codingPath: [any CodingKey] { self.encoder.codingPath }
 
     mutating func encodeNil() throws {
-        self.encoder.node.content = .value(.null)
+        self.encoder.node.setValue(.null)
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {

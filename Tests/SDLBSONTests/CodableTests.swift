@@ -247,3 +247,83 @@ func throwsDataCorrupted(_ body: () throws -> Any) -> Bool {
         return false
     }
 }
+
+/// A coding key made at run time, for containers with many or repeated keys.
+struct TestKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { self.stringValue = string }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+@Suite struct CodableScalingTests {
+    /// A struct-like value with `count` keys k0, k1, … holding 0, 1, ….
+    struct ManyKeys: Encodable {
+        var count: Int
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: TestKey.self)
+            for i in 0..<self.count { try container.encode(Int32(i), forKey: TestKey("k\(i)")) }
+        }
+    }
+
+    @Test func largeArraysAndManyKeysEncodeToTheWriterBytes() throws {
+        // 100,000 items and 1,000 keys: linear now; quadratic copying made these take minutes.
+        let items = (0..<100_000).map { Int32($0) }
+        var expected = ByteBuffer()
+        expected.writeBSONDocument { doc in
+            doc.appendArray("value") { array in
+                for item in items { array.appendInt32(item) }
+            }
+        }
+        #expect(try BSONEncoder().encode(CodableTests.Holder(value: items)).bytes == Array(expected.readableBytesView))
+
+        var keyed = ByteBuffer()
+        keyed.writeBSONDocument { doc in
+            for i in 0..<1_000 { doc.appendInt32("k\(i)", Int32(i)) }
+        }
+        let document = try BSONEncoder().encode(ManyKeys(count: 1_000))
+        #expect(document.bytes == Array(keyed.readableBytesView), "keys keep insertion order")
+    }
+
+    /// Encodes `entries` in order through one keyed container.
+    struct Entries: Encodable {
+        enum Value {
+            case int(Int32)
+            case string(String)
+            case nested(String, [String])
+            case null
+        }
+        var entries: [(String, Value)]
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: TestKey.self)
+            for (key, value) in self.entries {
+                switch value {
+                case .int(let v): try container.encode(v, forKey: TestKey(key))
+                case .string(let v): try container.encode(v, forKey: TestKey(key))
+                case .nested(let name, let v): try container.encode([name: v], forKey: TestKey(key))
+                case .null: try container.encodeNil(forKey: TestKey(key))
+                }
+            }
+        }
+    }
+
+    @Test func theLastValueEncodedForAKeyWinsInThePlaceTheKeyFirstHad() throws {
+        // Few keys (linear scan) and many keys (indexed) behave the same.
+        for filler in [0, 40] {
+            var entries: [(String, Entries.Value)] = [("a", .int(1)), ("b", .nested("x", ["1"])), ("d", .nested("x", ["2"]))]
+            for i in 0..<filler { entries.append(("f\(i)", .int(Int32(i)))) }
+            entries += [
+                ("a", .string("second")), ("b", .int(2)), ("c", .null), ("a", .nested("y", ["3", "4"])), ("d", .nested("z", ["5"])),
+            ]
+            let document = try BSONEncoder().encode(Entries(entries: entries))
+            let keys = document.map(\.key)
+            #expect(keys == ["a", "b", "d"] + (0..<filler).map { "f\($0)" } + ["c"])
+            #expect(document["a"]?.documentValue?.map(\.key) == ["y"])
+            #expect(document["a"]?.documentValue?["y"]?.arrayValue?.map(\.stringValue) == ["3", "4"])
+            #expect(document["b"]?.int32Value == 2, "a document replaced by a leaf")
+            #expect(document["c"]?.type == .null)
+            #expect(document["d"]?.documentValue?.map(\.key) == ["z"], "a document replaced by another, not merged with it")
+        }
+    }
+}
