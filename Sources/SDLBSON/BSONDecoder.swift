@@ -182,7 +182,7 @@ struct _KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func contains(_ key: Key) -> Bool { self.document[key.stringValue] != nil }
 
-    func element(_ key: Key) throws -> BSONElement {
+    func element(_ key: some CodingKey) throws -> BSONElement {
         guard let e = self.document[key.stringValue] else {
             throw DecodingError.keyNotFound(
                 key,
@@ -220,7 +220,8 @@ struct _KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        self.decoder.child(try self.element(Key(stringValue: "super")!), _BSONKey.super)
+        // By name: the caller's Key type normally has no "super" case (a subclass's CodingKeys).
+        self.decoder.child(try self.element(_BSONKey.super), _BSONKey.super)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {

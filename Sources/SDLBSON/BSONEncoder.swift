@@ -290,7 +290,8 @@ struct _KeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func superEncoder() -> any Encoder {
-        self.encoder.child(self.slot(for: Key(stringValue: "super")!), _BSONKey.super)
+        // By name: the caller's Key type normally has no "super" case (a subclass's CodingKeys).
+        self.encoder.child(self.encoder.node.child(forKey: _BSONKey.super.stringValue, replace: false), _BSONKey.super)
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {

@@ -327,3 +327,80 @@ struct TestKey: CodingKey {
         }
     }
 }
+
+@Suite struct CodableInheritanceTests {
+    class Base: Codable {
+        var id: Int32
+        init(id: Int32) { self.id = id }
+    }
+
+    /// Stores its superclass under "super" via `superEncoder()`; its keys have no "super" case.
+    final class Sub: Base {
+        var name: String
+        private enum CodingKeys: String, CodingKey { case name }
+        init(id: Int32, name: String) {
+            self.name = name
+            super.init(id: id)
+        }
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.name = try container.decode(String.self, forKey: .name)
+            try super.init(from: container.superDecoder())
+        }
+        override func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(self.name, forKey: .name)
+            try super.encode(to: container.superEncoder())
+        }
+    }
+
+    /// Stores its superclass under a key of its own via `superEncoder(forKey:)`.
+    final class SubWithKey: Base {
+        var flag: Bool
+        private enum CodingKeys: String, CodingKey {
+            case flag
+            case base
+        }
+        init(id: Int32, flag: Bool) {
+            self.flag = flag
+            super.init(id: id)
+        }
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.flag = try container.decode(Bool.self, forKey: .flag)
+            try super.init(from: container.superDecoder(forKey: .base))
+        }
+        override func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(self.flag, forKey: .flag)
+            try super.encode(to: container.superEncoder(forKey: .base))
+        }
+    }
+
+    @Test func superEncoderWritesTheSuperclassUnderSuper() throws {
+        let document = try BSONEncoder().encode(Sub(id: 7, name: "seven"))
+        #expect(document.map(\.key) == ["name", "super"])
+        #expect(document["super"]?.documentValue?["id"]?.int32Value == 7)
+        let decoded = try BSONDecoder().decode(Sub.self, from: document)
+        #expect(decoded.id == 7)
+        #expect(decoded.name == "seven")
+        // A document without "super": keyNotFound naming it, not a trap.
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { $0.appendString("name", "x") }
+        do {
+            _ = try BSONDecoder().decode(Sub.self, from: buffer)
+            Issue.record("decoded without super")
+        } catch DecodingError.keyNotFound(let key, _) {
+            #expect(key.stringValue == "super")
+        }
+    }
+
+    @Test func superEncoderForKeyWritesTheSuperclassUnderThatKey() throws {
+        let document = try BSONEncoder().encode(SubWithKey(id: -3, flag: true))
+        #expect(document.map(\.key) == ["flag", "base"])
+        #expect(document["base"]?.documentValue?["id"]?.int32Value == -3)
+        let decoded = try BSONDecoder().decode(SubWithKey.self, from: document)
+        #expect(decoded.id == -3)
+        #expect(decoded.flag == true)
+    }
+}
