@@ -9,7 +9,8 @@ import NIOCore
 /// double. `[UInt8]` decodes from binary (or from an array of small integers), and the BSON
 /// leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``, ``BSONDecimal128``,
 /// ``BSONTimestamp``) from their own element types. A missing key or a null decodes an
-/// optional as nil. Malformed bytes surface as `DecodingError.dataCorrupted` whose underlying
+/// optional as nil. The top level is a document, so asking for a leaf type there (a `String`, an
+/// `Int`, a `String`-backed enum, ``BSONObjectID``, …) is a `DecodingError.typeMismatch`. Malformed bytes surface as `DecodingError.dataCorrupted` whose underlying
 /// error is the ``BSONError`` with its offset.
 public struct BSONDecoder: Sendable {
     /// Contextual information for custom `init(from:)` implementations.
@@ -128,48 +129,48 @@ struct _BSONDecoderImpl: Decoder {
     }
 
     func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
-        if let e = self.element {
-            switch type {
-            case is String.Type:
-                guard let s = e.stringValue else { throw self.typeMismatch(type, "a string") }
-                return s as! T
-            case is Bool.Type:
-                guard let b = e.boolValue else { throw self.typeMismatch(type, "a bool") }
-                return b as! T
-            case is Double.Type: return try self.double() as! T
-            case is Float.Type: return Float(try self.double()) as! T
-            case is Int.Type: return try self.integer(Int.self) as! T
-            case is Int8.Type: return try self.integer(Int8.self) as! T
-            case is Int16.Type: return try self.integer(Int16.self) as! T
-            case is Int32.Type: return try self.integer(Int32.self) as! T
-            case is Int64.Type: return try self.integer(Int64.self) as! T
-            case is UInt.Type: return try self.integer(UInt.self) as! T
-            case is UInt8.Type: return try self.integer(UInt8.self) as! T
-            case is UInt16.Type: return try self.integer(UInt16.self) as! T
-            case is UInt32.Type: return try self.integer(UInt32.self) as! T
-            case is UInt64.Type: return try self.integer(UInt64.self) as! T
-            case is [UInt8].Type:
-                if let b = e.binaryValue { return b.bytes as! T }
-            case is BSONBinary.Type:
-                guard let b = e.binaryValue else { throw self.typeMismatch(type, "binary") }
-                return b as! T
-            case is BSONObjectID.Type:
-                guard let v = e.objectIDValue else { throw self.typeMismatch(type, "an ObjectId") }
-                return v as! T
-            case is BSONDateTime.Type:
-                guard let v = e.dateTimeValue else { throw self.typeMismatch(type, "a datetime") }
-                return v as! T
-            case is BSONDecimal128.Type:
-                guard let v = e.decimal128Value else { throw self.typeMismatch(type, "a decimal128") }
-                return v as! T
-            case is BSONTimestamp.Type:
-                guard let v = e.timestampValue else { throw self.typeMismatch(type, "a timestamp") }
-                return v as! T
-            default:
-                break
-            }
-        }
+        if let leaf = try self.leaf(type) { return leaf }
         return try T(from: self)
+    }
+
+    /// The value of a leaf type, read from the element itself; nil for other types.
+    ///
+    /// Leaf types never go through their own `init(from:)`: it asks a single-value container
+    /// for the same type, which comes straight back here. So a leaf wanted from a source that is
+    /// not an element of its type (the top-level document, say) must be a typeMismatch; falling
+    /// through to `init(from:)` would recurse until the stack runs out.
+    func leaf<T>(_ type: T.Type) throws -> T? {
+        switch type {
+        case is String.Type: return try self.read(type, "a string", \.stringValue) as? T
+        case is Bool.Type: return try self.read(type, "a bool", \.boolValue) as? T
+        case is Double.Type: return try self.double() as? T
+        case is Float.Type: return Float(try self.double()) as? T
+        case is Int.Type: return try self.integer(Int.self) as? T
+        case is Int8.Type: return try self.integer(Int8.self) as? T
+        case is Int16.Type: return try self.integer(Int16.self) as? T
+        case is Int32.Type: return try self.integer(Int32.self) as? T
+        case is Int64.Type: return try self.integer(Int64.self) as? T
+        case is UInt.Type: return try self.integer(UInt.self) as? T
+        case is UInt8.Type: return try self.integer(UInt8.self) as? T
+        case is UInt16.Type: return try self.integer(UInt16.self) as? T
+        case is UInt32.Type: return try self.integer(UInt32.self) as? T
+        case is UInt64.Type: return try self.integer(UInt64.self) as? T
+        case is [UInt8].Type:
+            // Binary is the fast path; an array of small integers goes through Array's init(from:).
+            return self.element?.binaryValue?.bytes as? T
+        case is BSONBinary.Type: return try self.read(type, "binary", \.binaryValue) as? T
+        case is BSONObjectID.Type: return try self.read(type, "an ObjectId", \.objectIDValue) as? T
+        case is BSONDateTime.Type: return try self.read(type, "a datetime", \.dateTimeValue) as? T
+        case is BSONDecimal128.Type: return try self.read(type, "a decimal128", \.decimal128Value) as? T
+        case is BSONTimestamp.Type: return try self.read(type, "a timestamp", \.timestampValue) as? T
+        default: return nil
+        }
+    }
+
+    /// `accessor` of the element, or a typeMismatch naming `what` was expected.
+    func read<V>(_ type: Any.Type, _ what: String, _ accessor: (BSONElement) -> V?) throws -> V {
+        guard let e = self.element, let value = accessor(e) else { throw self.typeMismatch(type, what) }
+        return value
     }
 }
 

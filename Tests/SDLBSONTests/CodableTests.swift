@@ -404,3 +404,55 @@ struct TestKey: CodingKey {
         #expect(decoded.flag == true)
     }
 }
+
+@Suite struct CodableTopLevelTests {
+    enum Color: String, Codable { case red }
+
+    /// Whether decoding `T` from `{"a": 1}` throws typeMismatch (it used to recurse forever).
+    func topLevelTypeMismatch<T: Decodable>(_: T.Type) -> Bool {
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { $0.appendInt32("a", 1) }
+        do {
+            _ = try BSONDecoder().decode(T.self, from: buffer)
+            return false
+        } catch DecodingError.typeMismatch(_, let context) {
+            return context.codingPath.isEmpty && context.debugDescription.hasSuffix("found a document")
+        } catch {
+            return false
+        }
+    }
+
+    @Test func aLeafCannotBeTheTopLevelDocument() {
+        #expect(topLevelTypeMismatch(String.self))
+        #expect(topLevelTypeMismatch(Int.self))
+        #expect(topLevelTypeMismatch(Color.self))
+        #expect(topLevelTypeMismatch(BSONObjectID.self))
+        #expect(topLevelTypeMismatch(BSONDateTime.self))
+        #expect(topLevelTypeMismatch(BSONDecimal128.self))
+        #expect(topLevelTypeMismatch(Double.self))
+        #expect(topLevelTypeMismatch([UInt8].self))
+    }
+
+    /// Whether encoding `value` at the top level throws invalidValue (a document must be a document).
+    func topLevelInvalidValue<T: Encodable>(_ value: T) -> Bool {
+        do {
+            _ = try BSONEncoder().encode(value)
+            return false
+        } catch EncodingError.invalidValue(_, let context) {
+            return context.codingPath.isEmpty && context.debugDescription == "the top-level value must encode as a BSON document"
+        } catch {
+            return false
+        }
+    }
+
+    @Test func aLeafCannotBeEncodedAsTheTopLevelDocument() {
+        #expect(topLevelInvalidValue(5))
+        #expect(topLevelInvalidValue("text"))
+        #expect(topLevelInvalidValue(Color.red))
+        #expect(topLevelInvalidValue(Int?.none))
+        #expect(topLevelInvalidValue(BSONObjectID(hexString: "56e1fc72e0c917e9c4714161")!))
+        #expect(topLevelInvalidValue([1, 2]))
+        // The same values one level down are fine.
+        #expect(!topLevelInvalidValue(["a": 5]))
+    }
+}
