@@ -4,14 +4,16 @@ import NIOCore
 ///
 /// The input is validated first (eagerly, see ``BSONDocument``); then values are read in place.
 /// Integer types accept an int32 or an int64 element whenever the value fits the Swift type (SDL
-/// peers disagree on widths) and report `DecodingError.dataCorrupted` when it does not;
-/// `Double` accepts double, and int32/int64 values it represents exactly; `Float` accepts
-/// double. `[UInt8]` decodes from binary (or from an array of small integers), and the BSON
-/// leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``, ``BSONDecimal128``,
-/// ``BSONTimestamp``) from their own element types. A missing key or a null decodes an
-/// optional as nil. The top level is a document, so asking for a leaf type there (a `String`, an
-/// `Int`, a `String`-backed enum, ``BSONObjectID``, …) is a `DecodingError.typeMismatch`. Malformed bytes surface as `DecodingError.dataCorrupted` whose underlying
-/// error is the ``BSONError`` with its offset.
+/// peers disagree on widths) and report `DecodingError.dataCorrupted` when it does not; a double
+/// never decodes as an integer. `Double` accepts double, and int32/int64 values it represents
+/// exactly; `Float` accepts the same, rounded, but a finite value beyond `Float`'s range is
+/// `dataCorrupted`. `[UInt8]` decodes from binary (or from an array of small integers), and the
+/// BSON leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``, ``BSONDecimal128``,
+/// ``BSONTimestamp``) from their own element types. A missing key or a null decodes an optional
+/// as nil. The top level is a document, so asking for a leaf type there (a `String`, an `Int`, a
+/// `String`-backed enum, ``BSONObjectID``, …) is a `DecodingError.typeMismatch`. Malformed bytes
+/// surface as `DecodingError.dataCorrupted` whose underlying error is the ``BSONError`` with its
+/// offset.
 public struct BSONDecoder: Sendable {
     /// Contextual information for custom `init(from:)` implementations.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
@@ -128,6 +130,19 @@ struct _BSONDecoderImpl: Decoder {
         throw self.typeMismatch(Double.self, "a double")
     }
 
+    /// A double that fits `Float`'s range, rounded; NaN and ±infinity pass as they are, but a
+    /// finite double beyond `Float.greatestFiniteMagnitude` is dataCorrupted, not infinity.
+    func float() throws -> Float {
+        let d = try self.double()
+        let f = Float(d)
+        if d.isFinite && !f.isFinite {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: self.codingPath, debugDescription: "\(d) is out of Float's range")
+            )
+        }
+        return f
+    }
+
     func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
         if let leaf = try self.leaf(type) { return leaf }
         return try T(from: self)
@@ -144,7 +159,7 @@ struct _BSONDecoderImpl: Decoder {
         case is String.Type: return try self.read(type, "a string", \.stringValue) as? T
         case is Bool.Type: return try self.read(type, "a bool", \.boolValue) as? T
         case is Double.Type: return try self.double() as? T
-        case is Float.Type: return Float(try self.double()) as? T
+        case is Float.Type: return try self.float() as? T
         case is Int.Type: return try self.integer(Int.self) as? T
         case is Int8.Type: return try self.integer(Int8.self) as? T
         case is Int16.Type: return try self.integer(Int16.self) as? T

@@ -456,3 +456,26 @@ struct TestKey: CodingKey {
         #expect(!topLevelInvalidValue(["a": 5]))
     }
 }
+
+@Suite struct CodableFloatTests {
+    func decodeFloat(_ value: Double) throws -> Float {
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { $0.appendDouble("value", value) }
+        return try BSONDecoder().decode(CodableTests.Holder<Float>.self, from: buffer).value
+    }
+
+    @Test func aFiniteDoubleBeyondFloatRangeIsAnErrorNotInfinity() throws {
+        #expect(throwsDataCorrupted { try decodeFloat(1e300) })
+        #expect(throwsDataCorrupted { try decodeFloat(-1e300) })
+        #expect(throwsDataCorrupted { try decodeFloat(Double(Float.greatestFiniteMagnitude) * 2) })
+        // NaN and the infinities stay what they are.
+        #expect(try decodeFloat(.infinity) == .infinity)
+        #expect(try decodeFloat(-.infinity) == -.infinity)
+        #expect(try decodeFloat(.nan).isNaN)
+        // Losing precision (or underflowing to zero) is rounding, not an error.
+        #expect(try decodeFloat(0.1) == Float(0.1))
+        #expect(try decodeFloat(Double(Float.greatestFiniteMagnitude)) == .greatestFiniteMagnitude)
+        #expect(try decodeFloat(1e-300) == 0)
+        #expect(try decodeFloat(-2.5) == -2.5)
+    }
+}
