@@ -7,10 +7,11 @@ import NIOCore
 /// peers disagree on widths) and report `DecodingError.dataCorrupted` when it does not; a double
 /// never decodes as an integer. `Double` accepts double, and int32/int64 values it represents
 /// exactly; `Float` accepts the same, rounded, but a finite value beyond `Float`'s range is
-/// `dataCorrupted`. `[UInt8]` decodes from binary (or from an array of small integers), and the
-/// BSON leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``, ``BSONDecimal128``,
-/// ``BSONTimestamp``) from their own element types. A missing key or a null decodes an optional
-/// as nil. The top level is a document, so asking for a leaf type there (a `String`, an `Int`, a
+/// `dataCorrupted`. `[UInt8]` decodes from binary (or from an array of small integers); a binary
+/// element also reads as an unkeyed container of `UInt8` bytes, which is how Foundation's `Data`
+/// decodes from it. The BSON leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``,
+/// ``BSONDecimal128``, ``BSONTimestamp``) decode from their own element types. A missing key or
+/// a null decodes an optional as nil. The top level is a document, so asking for a leaf type there (a `String`, an `Int`, a
 /// `String`-backed enum, ``BSONObjectID``, …) is a `DecodingError.typeMismatch`. Malformed bytes
 /// surface as `DecodingError.dataCorrupted` whose underlying error is the ``BSONError`` with its
 /// offset.
@@ -97,7 +98,11 @@ struct _BSONDecoderImpl: Decoder {
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        _UnkeyedDecoder(decoder: self, document: try self.document([Any].self, array: true))
+        if let binary = self.element?.binaryValue {
+            // How Foundation's Data (whose init(from:) reads UInt8 items) decodes from binary.
+            return _BinaryUnkeyedDecoder(codingPath: self.codingPath, bytes: binary.bytes)
+        }
+        return _UnkeyedDecoder(decoder: self, document: try self.document([Any].self, array: true))
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
@@ -308,6 +313,55 @@ struct _UnkeyedDecoder: UnkeyedDecodingContainer {
     mutating func superDecoder() throws -> any Decoder {
         let (e, key) = try self.next(Any.self)
         return self.decoder.child(e, key)
+    }
+}
+
+/// The bytes of a binary element as an unkeyed container of `UInt8` items; any other item type
+/// is a typeMismatch.
+struct _BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
+    let codingPath: [any CodingKey]
+    let bytes: [UInt8]
+    var currentIndex = 0
+    var count: Int? { self.bytes.count }
+    var isAtEnd: Bool { self.currentIndex >= self.bytes.count }
+
+    func mismatch(_ type: Any.Type) -> DecodingError {
+        DecodingError.typeMismatch(
+            type,
+            DecodingError.Context(
+                codingPath: self.codingPath + [_BSONKey(intValue: self.currentIndex)],
+                debugDescription: "the items of binary data are UInt8 bytes"
+            )
+        )
+    }
+
+    mutating func decodeNil() throws -> Bool { false }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        guard !self.isAtEnd else {
+            throw DecodingError.valueNotFound(
+                type,
+                DecodingError.Context(
+                    codingPath: self.codingPath + [_BSONKey(intValue: self.currentIndex)],
+                    debugDescription: "the binary data has no more bytes"
+                )
+            )
+        }
+        guard let value = self.bytes[self.currentIndex] as? T else { throw self.mismatch(type) }
+        self.currentIndex += 1
+        return value
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        throw self.mismatch([String: Any].self)
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw self.mismatch([Any].self)
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        throw self.mismatch(Any.self)
     }
 }
 

@@ -7,7 +7,8 @@ import NIOCore
 /// `Int8`, `Int16`, `Int32`, `UInt8`, `UInt16` → int32; `UInt32` → int32 up to `Int32.max`,
 /// int64 above; `Int`, `Int64`, `UInt`, `UInt64` → int64 (a `UInt`/`UInt64` above `Int64.max`
 /// is an `EncodingError.invalidValue`); `Double`, `Float` → double; `Bool` → bool; `String` →
-/// string; `[UInt8]` and ``BSONBinary`` → binary; ``BSONObjectID``, ``BSONDateTime``,
+/// string; `[UInt8]`, Foundation's `Data` and ``BSONBinary`` → binary (subtype 0 but for a
+/// ``BSONBinary``'s own); ``BSONObjectID``, ``BSONDateTime``,
 /// ``BSONDecimal128``, ``BSONTimestamp`` → their BSON types; nil optionals are
 /// omitted (an explicit `encodeNil` writes null); structs and `[String: T]` → documents;
 /// arrays → arrays. The top-level value must encode as a keyed container (a document).
@@ -238,8 +239,25 @@ struct _BSONEncoderImpl: Encoder {
         case let v as BSONDateTime: return .datetime(v)
         case let v as BSONDecimal128: return .decimal128(v)
         case let v as BSONTimestamp: return .timestamp(v)
-        default: return nil
+        default: return Self.foundationDataBytes(value).map { .binary(BSONBinary(subtype: .generic, bytes: $0)) }
         }
+    }
+
+    /// The bytes of a Foundation `Data`, which the library cannot name (it imports no
+    /// Foundation) and so recognises by its type name: `Data`'s own `encode(to:)` writes an
+    /// array of integers, and BSON has binary for bytes. The conformance check comes first so
+    /// that other types cost no type-name string; it is to plain `Sequence` because a cast to
+    /// `Sequence<UInt8>` needs a runtime that older Apple OS versions lack.
+    static func foundationDataBytes<T>(_ value: T) -> [UInt8]? {
+        guard let sequence = value as? any Sequence else { return nil }
+        // "Foundation.Data" on Darwin; swift-foundation defines it in FoundationEssentials.
+        let name = _typeName(T.self)
+        guard name == "Foundation.Data" || name == "FoundationEssentials.Data" else { return nil }
+        return Self.bytes(of: sequence)
+    }
+
+    private static func bytes<S: Sequence>(of sequence: S) -> [UInt8]? {
+        Array(sequence) as? [UInt8]
     }
 
     func encodeValue<T: Encodable>(_ value: T) throws {
