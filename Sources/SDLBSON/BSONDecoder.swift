@@ -11,7 +11,9 @@ import NIOCore
 /// element also reads as an unkeyed container of `UInt8` bytes, which is how Foundation's `Data`
 /// decodes from it. The BSON leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``,
 /// ``BSONDecimal128``, ``BSONTimestamp``) decode from their own element types. A missing key or
-/// a null decodes an optional as nil. The top level is a document, so asking for a leaf type there (a `String`, an `Int`, a
+/// a null decodes an optional as nil. A key that appears more than once in a document (bsonspec.org
+/// does not forbid it) decodes as its first element, as ``BSONDocument``'s subscript finds it,
+/// and `allKeys` lists it once; keys compare as UTF-8 bytes. The top level is a document, so asking for a leaf type there (a `String`, an `Int`, a
 /// `String`-backed enum, ``BSONObjectID``, …) is a `DecodingError.typeMismatch`. Malformed bytes
 /// surface as `DecodingError.dataCorrupted` whose underlying error is the ``BSONError`` with its
 /// offset.
@@ -194,17 +196,95 @@ struct _BSONDecoderImpl: Decoder {
     }
 }
 
+/// A key's UTF-8 bytes in place (in a validated document, or in a String being looked up), to
+/// index keys as bytes without making Strings: String equality is Unicode canonical
+/// equivalence, but BSON keys, like ``BSONDocument``'s lookup, compare byte for byte.
+struct _KeyBytes: Hashable {
+    let bytes: UnsafeRawBufferPointer
+
+    static func == (lhs: _KeyBytes, rhs: _KeyBytes) -> Bool { lhs.bytes.elementsEqual(rhs.bytes) }
+    func hash(into hasher: inout Hasher) { hasher.combine(bytes: self.bytes) }
+}
+
+/// Finds a keyed container's elements by key; the first element wins when a key repeats, as
+/// with ``BSONDocument``'s subscript. Up to `linearLimit` elements a scan is cheapest; past it
+/// the first lookup indexes every key once, so decoding all keys of a large document (a
+/// `[String: T]`) is linear instead of a scan per key.
+final class _KeyLookup {
+    static let linearLimit = 16
+
+    private enum State {
+        case unknown
+        case small
+        /// Each key's first element. The key bytes point into `document`, which is validated,
+        /// immutable and kept alive by this object.
+        case indexed([_KeyBytes: BSONElement])
+    }
+
+    let document: BSONDocument
+    private var state = State.unknown
+
+    init(_ document: BSONDocument) {
+        self.document = document
+    }
+
+    private func resolve() {
+        guard case .unknown = self.state else { return }
+        var iterator = self.document.makeIterator()
+        var count = 0
+        while count <= Self.linearLimit, iterator.next() != nil { count += 1 }
+        guard count > Self.linearLimit else {
+            self.state = .small
+            return
+        }
+        var index: [_KeyBytes: BSONElement] = [:]
+        for element in self.document {
+            let key = element.withUnsafeKeyBytes { _KeyBytes(bytes: $0) }
+            if index[key] == nil { index[key] = element }
+        }
+        self.state = .indexed(index)
+    }
+
+    /// The first element whose key is `key`.
+    func element(_ key: String) -> BSONElement? {
+        self.resolve()
+        guard case .indexed(let index) = self.state else { return self.document[key] }
+        var key = key
+        return key.withUTF8 { index[_KeyBytes(bytes: UnsafeRawBufferPointer($0))] }
+    }
+
+    /// The first element of each distinct key, in wire order.
+    var uniqueElements: [BSONElement] {
+        self.resolve()
+        var elements: [BSONElement] = []
+        for element in self.document {
+            let isFirst = element.withUnsafeKeyBytes { key in
+                if case .indexed(let index) = self.state { return index[_KeyBytes(bytes: key)]?.offset == element.offset }
+                return !elements.contains { $0.withUnsafeKeyBytes { $0.elementsEqual(key) } }
+            }
+            if isFirst { elements.append(element) }
+        }
+        return elements
+    }
+}
+
 struct _KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: _BSONDecoderImpl
-    let document: BSONDocument
+    let lookup: _KeyLookup
     var codingPath: [any CodingKey] { self.decoder.codingPath }
 
-    var allKeys: [Key] { self.document.compactMap { Key(stringValue: $0.key) } }
+    init(decoder: _BSONDecoderImpl, document: BSONDocument) {
+        self.decoder = decoder
+        self.lookup = _KeyLookup(document)
+    }
 
-    func contains(_ key: Key) -> Bool { self.document[key.stringValue] != nil }
+    /// Each distinct key once, in wire order.
+    var allKeys: [Key] { self.lookup.uniqueElements.compactMap { Key(stringValue: $0.key) } }
+
+    func contains(_ key: Key) -> Bool { self.lookup.element(key.stringValue) != nil }
 
     func element(_ key: some CodingKey) throws -> BSONElement {
-        guard let e = self.document[key.stringValue] else {
+        guard let e = self.lookup.element(key.stringValue) else {
             throw DecodingError.keyNotFound(
                 key,
                 DecodingError.Context(codingPath: self.codingPath, debugDescription: "no element with key \"\(key.stringValue)\"")
@@ -214,7 +294,7 @@ struct _KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        guard let e = self.document[key.stringValue] else { return true }
+        guard let e = self.lookup.element(key.stringValue) else { return true }
         return e.type == .null || e.type == .undefined
     }
 
