@@ -20,7 +20,12 @@ import NIOCore
 public struct BSONDecoder: Sendable {
     /// Contextual information for custom `init(from:)` implementations.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
-    /// Limits applied when validating raw bytes.
+    /// Limits applied when validating raw bytes; the nesting depth also bounds the decoder's own
+    /// recursion over documents that were not validated with these limits (built in code).
+    ///
+    /// Decoding holds every element of a keyed container it indexes and every value it decodes,
+    /// so memory grows with the element count, which `maximumDocumentSize` bounds (an element
+    /// takes at least 3 bytes); lower that for untrusted peers rather than relying on the default.
     public var limits: BSONLimits = .default
 
     /// Creates a decoder.
@@ -28,7 +33,12 @@ public struct BSONDecoder: Sendable {
 
     /// Decodes a `T` from a validated document.
     public func decode<T: Decodable>(_ type: T.Type, from document: BSONDocument) throws -> T {
-        let decoder = _BSONDecoderImpl(source: .document(document), codingPath: [], userInfo: self.userInfo)
+        let decoder = _BSONDecoderImpl(
+            source: .document(document),
+            codingPath: [],
+            userInfo: self.userInfo,
+            maximumDepth: self.limits.effectiveNestingDepth
+        )
         return try decoder.decodeValue(type)
     }
 
@@ -61,11 +71,14 @@ struct _BSONDecoderImpl: Decoder {
     let codingPath: [any CodingKey]
     let userInfoStorage: [CodingUserInfoKey: any Sendable]
     var userInfo: [CodingUserInfoKey: Any] { self.userInfoStorage }
+    /// The deepest document or array this decoder opens (the top level is depth 1).
+    let maximumDepth: Int
 
-    init(source: _DecodingSource, codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: any Sendable]) {
+    init(source: _DecodingSource, codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: any Sendable], maximumDepth: Int) {
         self.source = source
         self.codingPath = codingPath
         self.userInfoStorage = userInfo
+        self.maximumDepth = maximumDepth
     }
 
     func typeMismatch(_ expected: Any.Type, _ what: String) -> DecodingError {
@@ -83,6 +96,18 @@ struct _BSONDecoderImpl: Decoder {
     }
 
     func document(_ expected: Any.Type, array: Bool) throws -> BSONDocument {
+        // Each level of documents costs several stack frames here; a document made in code
+        // was never validated against the depth limit, so it is held to it before recursing.
+        if self.codingPath.count >= self.maximumDepth {
+            let error = BSONError(
+                .nestingTooDeep,
+                offset: self.element?.offset,
+                "documents nest deeper than the limit of \(self.maximumDepth)"
+            )
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: self.codingPath, debugDescription: error.detail, underlyingError: error)
+            )
+        }
         switch self.source {
         case .document(let d) where !array:
             return d
@@ -112,7 +137,12 @@ struct _BSONDecoderImpl: Decoder {
     }
 
     func child(_ element: BSONElement, _ key: any CodingKey) -> _BSONDecoderImpl {
-        _BSONDecoderImpl(source: .element(element), codingPath: self.codingPath + [key], userInfo: self.userInfoStorage)
+        _BSONDecoderImpl(
+            source: .element(element),
+            codingPath: self.codingPath + [key],
+            userInfo: self.userInfoStorage,
+            maximumDepth: self.maximumDepth
+        )
     }
 
     var element: BSONElement? {

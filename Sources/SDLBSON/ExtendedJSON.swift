@@ -40,11 +40,11 @@ extension BSONDocument {
     ///   top-level value is not an object, ``BSONError/Code/invalidExtendedJSON`` for a malformed
     ///   `$`-wrapper, ``BSONError/Code/invalidKey`` for a NUL in a key or regex,
     ///   ``BSONError/Code/invalidDecimal128`` for a bad `$numberDecimal`, and
-    ///   ``BSONError/Code/nestingTooDeep`` past `limits.maximumNestingDepth`.
+    ///   ``BSONError/Code/nestingTooDeep`` past `limits.effectiveNestingDepth`.
     public init(extendedJSON text: String, limits: BSONLimits = .default) throws(BSONError) {
         // Wrappers such as {"$date": {"$numberLong": …}} add up to two JSON levels below the
         // deepest BSON document; the BSON depth itself is checked when the result is validated.
-        let json = try _JSONParser.parse(Array(text.utf8), maximumDepth: limits.maximumNestingDepth + 2)
+        let json = try _JSONParser.parse(Array(text.utf8), maximumDepth: limits.effectiveNestingDepth + 2)
         guard case .object(let members) = json else {
             throw BSONError(.invalidJSON, offset: 0, "Extended JSON text must be an object")
         }
