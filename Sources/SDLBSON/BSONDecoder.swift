@@ -4,17 +4,28 @@ import NIOCore
 ///
 /// The input is validated first (eagerly, see ``BSONDocument``); then values are read in place.
 /// Integer types accept an int32 or an int64 element whenever the value fits the Swift type (SDL
-/// peers disagree on widths) and report `DecodingError.dataCorrupted` when it does not;
-/// `Double` accepts double, and int32/int64 values it represents exactly; `Float` accepts
-/// double. `[UInt8]` decodes from binary (or from an array of small integers), and the BSON
-/// leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``, ``BSONDecimal128``,
-/// ``BSONTimestamp``) from their own element types. A missing key or a null decodes an
-/// optional as nil. Malformed bytes surface as `DecodingError.dataCorrupted` whose underlying
-/// error is the ``BSONError`` with its offset.
+/// peers disagree on widths) and report `DecodingError.dataCorrupted` when it does not; a double
+/// never decodes as an integer. `Double` accepts double, and int32/int64 values it represents
+/// exactly; `Float` accepts the same, rounded, but a finite value beyond `Float`'s range is
+/// `dataCorrupted`. `[UInt8]` decodes from binary (or from an array of small integers); a binary
+/// element also reads as an unkeyed container of `UInt8` bytes, which is how Foundation's `Data`
+/// decodes from it. The BSON leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``,
+/// ``BSONDecimal128``, ``BSONTimestamp``) decode from their own element types. A missing key or
+/// a null decodes an optional as nil. A key that appears more than once in a document (bsonspec.org
+/// does not forbid it) decodes as its first element, as ``BSONDocument``'s subscript finds it,
+/// and `allKeys` lists it once; keys compare as UTF-8 bytes. The top level is a document, so asking for a leaf type there (a `String`, an `Int`, a
+/// `String`-backed enum, ``BSONObjectID``, …) is a `DecodingError.typeMismatch`. Malformed bytes
+/// surface as `DecodingError.dataCorrupted` whose underlying error is the ``BSONError`` with its
+/// offset.
 public struct BSONDecoder: Sendable {
     /// Contextual information for custom `init(from:)` implementations.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
-    /// Limits applied when validating raw bytes.
+    /// Limits applied when validating raw bytes; the nesting depth also bounds the decoder's own
+    /// recursion over documents that were not validated with these limits (built in code).
+    ///
+    /// Decoding holds every element of a keyed container it indexes and every value it decodes,
+    /// so memory grows with the element count, which `maximumDocumentSize` bounds (an element
+    /// takes at least 3 bytes); lower that for untrusted peers rather than relying on the default.
     public var limits: BSONLimits = .default
 
     /// Creates a decoder.
@@ -22,7 +33,12 @@ public struct BSONDecoder: Sendable {
 
     /// Decodes a `T` from a validated document.
     public func decode<T: Decodable>(_ type: T.Type, from document: BSONDocument) throws -> T {
-        let decoder = _BSONDecoderImpl(source: .document(document), codingPath: [], userInfo: self.userInfo)
+        let decoder = _BSONDecoderImpl(
+            source: .document(document),
+            codingPath: [],
+            userInfo: self.userInfo,
+            maximumDepth: self.limits.effectiveNestingDepth
+        )
         return try decoder.decodeValue(type)
     }
 
@@ -55,11 +71,14 @@ struct _BSONDecoderImpl: Decoder {
     let codingPath: [any CodingKey]
     let userInfoStorage: [CodingUserInfoKey: any Sendable]
     var userInfo: [CodingUserInfoKey: Any] { self.userInfoStorage }
+    /// The deepest document or array this decoder opens (the top level is depth 1).
+    let maximumDepth: Int
 
-    init(source: _DecodingSource, codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: any Sendable]) {
+    init(source: _DecodingSource, codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: any Sendable], maximumDepth: Int) {
         self.source = source
         self.codingPath = codingPath
         self.userInfoStorage = userInfo
+        self.maximumDepth = maximumDepth
     }
 
     func typeMismatch(_ expected: Any.Type, _ what: String) -> DecodingError {
@@ -77,6 +96,18 @@ struct _BSONDecoderImpl: Decoder {
     }
 
     func document(_ expected: Any.Type, array: Bool) throws -> BSONDocument {
+        // Each level of documents costs several stack frames here; a document made in code
+        // was never validated against the depth limit, so it is held to it before recursing.
+        if self.codingPath.count >= self.maximumDepth {
+            let error = BSONError(
+                .nestingTooDeep,
+                offset: self.element?.offset,
+                "documents nest deeper than the limit of \(self.maximumDepth)"
+            )
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: self.codingPath, debugDescription: error.detail, underlyingError: error)
+            )
+        }
         switch self.source {
         case .document(let d) where !array:
             return d
@@ -94,7 +125,11 @@ struct _BSONDecoderImpl: Decoder {
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        _UnkeyedDecoder(decoder: self, document: try self.document([Any].self, array: true))
+        if let binary = self.element?.binaryValue {
+            // How Foundation's Data (whose init(from:) reads UInt8 items) decodes from binary.
+            return _BinaryUnkeyedDecoder(codingPath: self.codingPath, bytes: binary.bytes)
+        }
+        return _UnkeyedDecoder(decoder: self, document: try self.document([Any].self, array: true))
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
@@ -102,7 +137,12 @@ struct _BSONDecoderImpl: Decoder {
     }
 
     func child(_ element: BSONElement, _ key: any CodingKey) -> _BSONDecoderImpl {
-        _BSONDecoderImpl(source: .element(element), codingPath: self.codingPath + [key], userInfo: self.userInfoStorage)
+        _BSONDecoderImpl(
+            source: .element(element),
+            codingPath: self.codingPath + [key],
+            userInfo: self.userInfoStorage,
+            maximumDepth: self.maximumDepth
+        )
     }
 
     var element: BSONElement? {
@@ -127,63 +167,154 @@ struct _BSONDecoderImpl: Decoder {
         throw self.typeMismatch(Double.self, "a double")
     }
 
-    func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
-        if let e = self.element {
-            switch type {
-            case is String.Type:
-                guard let s = e.stringValue else { throw self.typeMismatch(type, "a string") }
-                return s as! T
-            case is Bool.Type:
-                guard let b = e.boolValue else { throw self.typeMismatch(type, "a bool") }
-                return b as! T
-            case is Double.Type: return try self.double() as! T
-            case is Float.Type: return Float(try self.double()) as! T
-            case is Int.Type: return try self.integer(Int.self) as! T
-            case is Int8.Type: return try self.integer(Int8.self) as! T
-            case is Int16.Type: return try self.integer(Int16.self) as! T
-            case is Int32.Type: return try self.integer(Int32.self) as! T
-            case is Int64.Type: return try self.integer(Int64.self) as! T
-            case is UInt.Type: return try self.integer(UInt.self) as! T
-            case is UInt8.Type: return try self.integer(UInt8.self) as! T
-            case is UInt16.Type: return try self.integer(UInt16.self) as! T
-            case is UInt32.Type: return try self.integer(UInt32.self) as! T
-            case is UInt64.Type: return try self.integer(UInt64.self) as! T
-            case is [UInt8].Type:
-                if let b = e.binaryValue { return b.bytes as! T }
-            case is BSONBinary.Type:
-                guard let b = e.binaryValue else { throw self.typeMismatch(type, "binary") }
-                return b as! T
-            case is BSONObjectID.Type:
-                guard let v = e.objectIDValue else { throw self.typeMismatch(type, "an ObjectId") }
-                return v as! T
-            case is BSONDateTime.Type:
-                guard let v = e.dateTimeValue else { throw self.typeMismatch(type, "a datetime") }
-                return v as! T
-            case is BSONDecimal128.Type:
-                guard let v = e.decimal128Value else { throw self.typeMismatch(type, "a decimal128") }
-                return v as! T
-            case is BSONTimestamp.Type:
-                guard let v = e.timestampValue else { throw self.typeMismatch(type, "a timestamp") }
-                return v as! T
-            default:
-                break
-            }
+    /// A double that fits `Float`'s range, rounded; NaN and ±infinity pass as they are, but a
+    /// finite double beyond `Float.greatestFiniteMagnitude` is dataCorrupted, not infinity.
+    func float() throws -> Float {
+        let d = try self.double()
+        let f = Float(d)
+        if d.isFinite && !f.isFinite {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: self.codingPath, debugDescription: "\(d) is out of Float's range")
+            )
         }
+        return f
+    }
+
+    func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
+        if let leaf = try self.leaf(type) { return leaf }
         return try T(from: self)
+    }
+
+    /// The value of a leaf type, read from the element itself; nil for other types.
+    ///
+    /// Leaf types never go through their own `init(from:)`: it asks a single-value container
+    /// for the same type, which comes straight back here. So a leaf wanted from a source that is
+    /// not an element of its type (the top-level document, say) must be a typeMismatch; falling
+    /// through to `init(from:)` would recurse until the stack runs out.
+    func leaf<T>(_ type: T.Type) throws -> T? {
+        switch type {
+        case is String.Type: return try self.read(type, "a string", \.stringValue) as? T
+        case is Bool.Type: return try self.read(type, "a bool", \.boolValue) as? T
+        case is Double.Type: return try self.double() as? T
+        case is Float.Type: return try self.float() as? T
+        case is Int.Type: return try self.integer(Int.self) as? T
+        case is Int8.Type: return try self.integer(Int8.self) as? T
+        case is Int16.Type: return try self.integer(Int16.self) as? T
+        case is Int32.Type: return try self.integer(Int32.self) as? T
+        case is Int64.Type: return try self.integer(Int64.self) as? T
+        case is UInt.Type: return try self.integer(UInt.self) as? T
+        case is UInt8.Type: return try self.integer(UInt8.self) as? T
+        case is UInt16.Type: return try self.integer(UInt16.self) as? T
+        case is UInt32.Type: return try self.integer(UInt32.self) as? T
+        case is UInt64.Type: return try self.integer(UInt64.self) as? T
+        case is [UInt8].Type:
+            // Binary is the fast path; an array of small integers goes through Array's init(from:).
+            return self.element?.binaryValue?.bytes as? T
+        case is BSONBinary.Type: return try self.read(type, "binary", \.binaryValue) as? T
+        case is BSONObjectID.Type: return try self.read(type, "an ObjectId", \.objectIDValue) as? T
+        case is BSONDateTime.Type: return try self.read(type, "a datetime", \.dateTimeValue) as? T
+        case is BSONDecimal128.Type: return try self.read(type, "a decimal128", \.decimal128Value) as? T
+        case is BSONTimestamp.Type: return try self.read(type, "a timestamp", \.timestampValue) as? T
+        default: return nil
+        }
+    }
+
+    /// `accessor` of the element, or a typeMismatch naming `what` was expected.
+    func read<V>(_ type: Any.Type, _ what: String, _ accessor: (BSONElement) -> V?) throws -> V {
+        guard let e = self.element, let value = accessor(e) else { throw self.typeMismatch(type, what) }
+        return value
+    }
+}
+
+/// A key's UTF-8 bytes in place (in a validated document, or in a String being looked up), to
+/// index keys as bytes without making Strings: String equality is Unicode canonical
+/// equivalence, but BSON keys, like ``BSONDocument``'s lookup, compare byte for byte.
+struct _KeyBytes: Hashable {
+    let bytes: UnsafeRawBufferPointer
+
+    static func == (lhs: _KeyBytes, rhs: _KeyBytes) -> Bool { lhs.bytes.elementsEqual(rhs.bytes) }
+    func hash(into hasher: inout Hasher) { hasher.combine(bytes: self.bytes) }
+}
+
+/// Finds a keyed container's elements by key; the first element wins when a key repeats, as
+/// with ``BSONDocument``'s subscript. Up to `linearLimit` elements a scan is cheapest; past it
+/// the first lookup indexes every key once, so decoding all keys of a large document (a
+/// `[String: T]`) is linear instead of a scan per key.
+final class _KeyLookup {
+    static let linearLimit = 16
+
+    private enum State {
+        case unknown
+        case small
+        /// Each key's first element. The key bytes point into `document`, which is validated,
+        /// immutable and kept alive by this object.
+        case indexed([_KeyBytes: BSONElement])
+    }
+
+    let document: BSONDocument
+    private var state = State.unknown
+
+    init(_ document: BSONDocument) {
+        self.document = document
+    }
+
+    private func resolve() {
+        guard case .unknown = self.state else { return }
+        var iterator = self.document.makeIterator()
+        var count = 0
+        while count <= Self.linearLimit, iterator.next() != nil { count += 1 }
+        guard count > Self.linearLimit else {
+            self.state = .small
+            return
+        }
+        var index: [_KeyBytes: BSONElement] = [:]
+        for element in self.document {
+            let key = element.withUnsafeKeyBytes { _KeyBytes(bytes: $0) }
+            if index[key] == nil { index[key] = element }
+        }
+        self.state = .indexed(index)
+    }
+
+    /// The first element whose key is `key`.
+    func element(_ key: String) -> BSONElement? {
+        self.resolve()
+        guard case .indexed(let index) = self.state else { return self.document[key] }
+        var key = key
+        return key.withUTF8 { index[_KeyBytes(bytes: UnsafeRawBufferPointer($0))] }
+    }
+
+    /// The first element of each distinct key, in wire order.
+    var uniqueElements: [BSONElement] {
+        self.resolve()
+        var elements: [BSONElement] = []
+        for element in self.document {
+            let isFirst = element.withUnsafeKeyBytes { key in
+                if case .indexed(let index) = self.state { return index[_KeyBytes(bytes: key)]?.offset == element.offset }
+                return !elements.contains { $0.withUnsafeKeyBytes { $0.elementsEqual(key) } }
+            }
+            if isFirst { elements.append(element) }
+        }
+        return elements
     }
 }
 
 struct _KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: _BSONDecoderImpl
-    let document: BSONDocument
+    let lookup: _KeyLookup
     var codingPath: [any CodingKey] { self.decoder.codingPath }
 
-    var allKeys: [Key] { self.document.compactMap { Key(stringValue: $0.key) } }
+    init(decoder: _BSONDecoderImpl, document: BSONDocument) {
+        self.decoder = decoder
+        self.lookup = _KeyLookup(document)
+    }
 
-    func contains(_ key: Key) -> Bool { self.document[key.stringValue] != nil }
+    /// Each distinct key once, in wire order.
+    var allKeys: [Key] { self.lookup.uniqueElements.compactMap { Key(stringValue: $0.key) } }
 
-    func element(_ key: Key) throws -> BSONElement {
-        guard let e = self.document[key.stringValue] else {
+    func contains(_ key: Key) -> Bool { self.lookup.element(key.stringValue) != nil }
+
+    func element(_ key: some CodingKey) throws -> BSONElement {
+        guard let e = self.lookup.element(key.stringValue) else {
             throw DecodingError.keyNotFound(
                 key,
                 DecodingError.Context(codingPath: self.codingPath, debugDescription: "no element with key \"\(key.stringValue)\"")
@@ -193,7 +324,7 @@ struct _KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        guard let e = self.document[key.stringValue] else { return true }
+        guard let e = self.lookup.element(key.stringValue) else { return true }
         return e.type == .null || e.type == .undefined
     }
 
@@ -220,7 +351,8 @@ struct _KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        self.decoder.child(try self.element(Key(stringValue: "super")!), _BSONKey.super)
+        // By name: the caller's Key type normally has no "super" case (a subclass's CodingKeys).
+        self.decoder.child(try self.element(_BSONKey.super), _BSONKey.super)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
@@ -291,6 +423,55 @@ struct _UnkeyedDecoder: UnkeyedDecodingContainer {
     mutating func superDecoder() throws -> any Decoder {
         let (e, key) = try self.next(Any.self)
         return self.decoder.child(e, key)
+    }
+}
+
+/// The bytes of a binary element as an unkeyed container of `UInt8` items; any other item type
+/// is a typeMismatch.
+struct _BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
+    let codingPath: [any CodingKey]
+    let bytes: [UInt8]
+    var currentIndex = 0
+    var count: Int? { self.bytes.count }
+    var isAtEnd: Bool { self.currentIndex >= self.bytes.count }
+
+    func mismatch(_ type: Any.Type) -> DecodingError {
+        DecodingError.typeMismatch(
+            type,
+            DecodingError.Context(
+                codingPath: self.codingPath + [_BSONKey(intValue: self.currentIndex)],
+                debugDescription: "the items of binary data are UInt8 bytes"
+            )
+        )
+    }
+
+    mutating func decodeNil() throws -> Bool { false }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        guard !self.isAtEnd else {
+            throw DecodingError.valueNotFound(
+                type,
+                DecodingError.Context(
+                    codingPath: self.codingPath + [_BSONKey(intValue: self.currentIndex)],
+                    debugDescription: "the binary data has no more bytes"
+                )
+            )
+        }
+        guard let value = self.bytes[self.currentIndex] as? T else { throw self.mismatch(type) }
+        self.currentIndex += 1
+        return value
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        throw self.mismatch([String: Any].self)
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw self.mismatch([Any].self)
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        throw self.mismatch(Any.self)
     }
 }
 

@@ -247,7 +247,7 @@ internal func _bsonValidateTopLevel(_ bytes: UnsafeRawBufferPointer, limits: BSO
             "document length \(declared) leaves \(count - declared) bytes after the document"
         )
     }
-    let validator = _BSONValidator(bytes: bytes, maximumDepth: limits.maximumNestingDepth)
+    let validator = _BSONValidator(bytes: bytes, maximumDepth: limits.effectiveNestingDepth)
     _ = try validator.validateDocument(at: 0, limit: count, depth: 1)
 }
 

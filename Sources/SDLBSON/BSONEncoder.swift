@@ -2,14 +2,18 @@ import NIOCore
 
 /// Encodes `Encodable` values as BSON documents.
 ///
-/// Mapping (chosen so SDL's spec types land on the wire widths peers expect):
-/// `Int8`, `Int16`, `Int32`, `UInt8`, `UInt16` → int32; `Int64` → int64; `Int`, `UInt`,
-/// `UInt32`, `UInt64` → int32 when the value fits in `Int32`, int64 otherwise (a `UInt64`
-/// above `Int64.max` is an error); `Double`, `Float` → double; `Bool` → bool; `String` →
-/// string; `[UInt8]` and ``BSONBinary`` → binary; ``BSONObjectID``, ``BSONDateTime``,
+/// Mapping: an integer maps to int32 when its Swift type is 32-bit (or narrower) and the value
+/// fits, to int64 otherwise, so the wire width follows the declared type, not the value:
+/// `Int8`, `Int16`, `Int32`, `UInt8`, `UInt16` → int32; `UInt32` → int32 up to `Int32.max`,
+/// int64 above; `Int`, `Int64`, `UInt`, `UInt64` → int64 (a `UInt`/`UInt64` above `Int64.max`
+/// is an `EncodingError.invalidValue`); `Double`, `Float` → double; `Bool` → bool; `String` →
+/// string; `[UInt8]`, Foundation's `Data` and ``BSONBinary`` → binary (subtype 0 but for a
+/// ``BSONBinary``'s own); ``BSONObjectID``, ``BSONDateTime``,
 /// ``BSONDecimal128``, ``BSONTimestamp`` → their BSON types; nil optionals are
 /// omitted (an explicit `encodeNil` writes null); structs and `[String: T]` → documents;
 /// arrays → arrays. The top-level value must encode as a keyed container (a document).
+/// Keys keep the order they were first encoded in; a key encoded twice in one container keeps
+/// its first position and the last value (as Foundation's `JSONEncoder` does).
 public struct BSONEncoder: Sendable {
     /// Contextual information for custom `encode(to:)` implementations.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
@@ -56,27 +60,99 @@ public struct BSONEncoder: Sendable {
 
 /// A node of the tree the encoder builds; reference-typed so that containers handed out
 /// earlier can still be filled by the caller.
+///
+/// Children live in the node's own arrays, not in an enum payload: appending to a stored
+/// property of a class mutates the array in place, while taking an array out of an enum and
+/// putting it back copies it on every append (quadratic for large arrays and structs).
 final class _EncodingNode {
-    enum Content {
+    enum Kind {
         case empty
-        case value(BSONValue)
-        case keyed([(String, _EncodingNode)])
-        case unkeyed([_EncodingNode])
+        case value
+        case keyed
+        case unkeyed
     }
-    var content: Content = .empty
+    private(set) var kind = Kind.empty
+    private(set) var value = BSONValue.null
+    /// Keyed: the keys, in insertion order, parallel to `children`.
+    private(set) var keys: [String] = []
+    /// Keyed and unkeyed: the child nodes, in insertion order.
+    private(set) var children: [_EncodingNode] = []
+    /// Key → position in `children`, built once a keyed node outgrows a linear scan.
+    private var index: [String: Int]?
+
+    /// Above this many keys, lookups go through `index`; below it a scan is cheaper than hashing.
+    static let linearKeyLimit = 16
+
+    func setValue(_ value: BSONValue) {
+        self.reset(to: .value)
+        self.value = value
+    }
+
+    /// Makes this a keyed node, keeping its fields if it already is one (a second
+    /// `container(keyedBy:)` call adds to the same document).
+    func makeKeyed() {
+        if self.kind != .keyed { self.reset(to: .keyed) }
+    }
+
+    /// Makes this an unkeyed node, keeping its items if it already is one.
+    func makeUnkeyed() {
+        if self.kind != .unkeyed { self.reset(to: .unkeyed) }
+    }
+
+    private func reset(to kind: Kind) {
+        self.kind = kind
+        self.value = .null
+        self.keys = []
+        self.children = []
+        self.index = nil
+    }
+
+    /// The child for `key`: the existing one (`replace` false), a fresh node in the existing
+    /// one's place (`replace` true: the last value encoded for a key wins, where the key first
+    /// appeared, as Foundation's JSONEncoder does), or a new one appended.
+    func child(forKey key: String, replace: Bool) -> _EncodingNode {
+        precondition(self.kind == .keyed, "keyed container over a non-keyed node")
+        if let position = self.position(of: key) {
+            if replace { self.children[position] = _EncodingNode() }
+            return self.children[position]
+        }
+        let node = _EncodingNode()
+        self.keys.append(key)
+        self.children.append(node)
+        if self.index != nil {
+            self.index![key] = self.children.count - 1
+        } else if self.keys.count > Self.linearKeyLimit {
+            self.index = Dictionary(uniqueKeysWithValues: self.keys.enumerated().map { ($1, $0) })
+        }
+        return node
+    }
+
+    private func position(of key: String) -> Int? {
+        if let index = self.index { return index[key] }
+        return self.keys.firstIndex(of: key)
+    }
+
+    /// Appends a new item to an unkeyed node.
+    func appendItem() -> _EncodingNode {
+        precondition(self.kind == .unkeyed, "unkeyed container over a non-unkeyed node")
+        let node = _EncodingNode()
+        self.children.append(node)
+        return node
+    }
 
     func materialize() -> BSONValue? {
-        switch self.content {
+        switch self.kind {
         case .empty: return nil
-        case .value(let v): return v
-        case .keyed(let fields):
+        case .value: return self.value
+        case .keyed:
             var document = BSONOrderedDocument()
-            for (key, node) in fields {
+            document.fields.reserveCapacity(self.children.count)
+            for (key, node) in zip(self.keys, self.children) {
                 if let v = node.materialize() { document.append(key, v) }
             }
             return .document(document)
-        case .unkeyed(let items):
-            return .array(items.map { $0.materialize() ?? .null })
+        case .unkeyed:
+            return .array(self.children.map { $0.materialize() ?? .null })
         }
     }
 }
@@ -108,12 +184,12 @@ struct _BSONEncoderImpl: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .keyed = self.node.content {} else { self.node.content = .keyed([]) }
+        self.node.makeKeyed()
         return KeyedEncodingContainer(_KeyedEncoder<Key>(encoder: self))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if case .unkeyed = self.node.content {} else { self.node.content = .unkeyed([]) }
+        self.node.makeUnkeyed()
         return _UnkeyedEncoder(encoder: self)
     }
 
@@ -125,9 +201,8 @@ struct _BSONEncoderImpl: Encoder {
         _BSONEncoderImpl(node: node, codingPath: self.codingPath + [key], userInfo: self.userInfoStorage)
     }
 
-    /// int32 when the value fits, int64 otherwise.
-    func integer<T: BinaryInteger>(_ value: T) throws -> BSONValue {
-        if let v = Int32(exactly: value) { return .int32(v) }
+    /// int64, or a typed error for an unsigned value above `Int64.max` (BSON has no uint64).
+    func int64<T: BinaryInteger>(_ value: T) throws -> BSONValue {
         guard let v = Int64(exactly: value) else {
             throw EncodingError.invalidValue(
                 value,
@@ -148,28 +223,46 @@ struct _BSONEncoderImpl: Encoder {
         case let v as Bool: return .bool(v)
         case let v as Double: return .double(v)
         case let v as Float: return .double(Double(v))
-        case let v as Int: return try self.integer(v)
+        case let v as Int: return .int64(Int64(v))
         case let v as Int8: return .int32(Int32(v))
         case let v as Int16: return .int32(Int32(v))
         case let v as Int32: return .int32(v)
         case let v as Int64: return .int64(v)
-        case let v as UInt: return try self.integer(v)
+        case let v as UInt: return try self.int64(v)
         case let v as UInt8: return .int32(Int32(v))
         case let v as UInt16: return .int32(Int32(v))
-        case let v as UInt32: return try self.integer(v)
-        case let v as UInt64: return try self.integer(v)
+        // A 32-bit type, but int32 cannot hold its upper half.
+        case let v as UInt32: return Int32(exactly: v).map(BSONValue.int32) ?? .int64(Int64(v))
+        case let v as UInt64: return try self.int64(v)
         case let v as BSONBinary: return .binary(v)
         case let v as BSONObjectID: return .objectID(v)
         case let v as BSONDateTime: return .datetime(v)
         case let v as BSONDecimal128: return .decimal128(v)
         case let v as BSONTimestamp: return .timestamp(v)
-        default: return nil
+        default: return Self.foundationDataBytes(value).map { .binary(BSONBinary(subtype: .generic, bytes: $0)) }
         }
+    }
+
+    /// The bytes of a Foundation `Data`, which the library cannot name (it imports no
+    /// Foundation) and so recognises by its type name: `Data`'s own `encode(to:)` writes an
+    /// array of integers, and BSON has binary for bytes. The conformance check comes first so
+    /// that other types cost no type-name string; it is to plain `Sequence` because a cast to
+    /// `Sequence<UInt8>` needs a runtime that older Apple OS versions lack.
+    static func foundationDataBytes<T>(_ value: T) -> [UInt8]? {
+        guard let sequence = value as? any Sequence else { return nil }
+        // "Foundation.Data" on Darwin; swift-foundation defines it in FoundationEssentials.
+        let name = _typeName(T.self)
+        guard name == "Foundation.Data" || name == "FoundationEssentials.Data" else { return nil }
+        return Self.bytes(of: sequence)
+    }
+
+    private static func bytes<S: Sequence>(of sequence: S) -> [UInt8]? {
+        Array(sequence) as? [UInt8]
     }
 
     func encodeValue<T: Encodable>(_ value: T) throws {
         if let leaf = try self.leaf(value) {
-            self.node.content = .value(leaf)
+            self.node.setValue(leaf)
         } else {
             try value.encode(to: self)
         }
@@ -180,13 +273,8 @@ struct _KeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: _BSONEncoderImpl
     var codingPath: [any CodingKey] { self.encoder.codingPath }
 
-    func slot(for key: Key) -> _EncodingNode {
-        guard case .keyed(var fields) = self.encoder.node.content else { fatalError("keyed container over a non-keyed node") }
-        if let existing = fields.first(where: { $0.0 == key.stringValue }) { return existing.1 }
-        let node = _EncodingNode()
-        fields.append((key.stringValue, node))
-        self.encoder.node.content = .keyed(fields)
-        return node
+    func slot(for key: Key, replace: Bool = false) -> _EncodingNode {
+        self.encoder.node.child(forKey: key.stringValue, replace: replace)
     }
 
     func checkKey(_ key: Key, _ value: Any) throws {
@@ -200,12 +288,12 @@ struct _KeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func encodeNil(forKey key: Key) throws {
         try self.checkKey(key, Optional<Int>.none as Any)
-        self.slot(for: key).content = .value(.null)
+        self.slot(for: key, replace: true).setValue(.null)
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try self.checkKey(key, value)
-        try self.encoder.child(self.slot(for: key), key).encodeValue(value)
+        try self.encoder.child(self.slot(for: key, replace: true), key).encodeValue(value)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -220,7 +308,8 @@ struct _KeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func superEncoder() -> any Encoder {
-        self.encoder.child(self.slot(for: Key(stringValue: "super")!), _BSONKey.super)
+        // By name: the caller's Key type normally has no "super" case (a subclass's CodingKeys).
+        self.encoder.child(self.encoder.node.child(forKey: _BSONKey.super.stringValue, replace: false), _BSONKey.super)
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
@@ -231,22 +320,16 @@ struct _KeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 struct _UnkeyedEncoder: UnkeyedEncodingContainer {
     let encoder: _BSONEncoderImpl
     var codingPath: [any CodingKey] { self.encoder.codingPath }
-    var count: Int {
-        guard case .unkeyed(let items) = self.encoder.node.content else { return 0 }
-        return items.count
-    }
+    var count: Int { self.encoder.node.children.count }
 
     func next() -> (_EncodingNode, _BSONEncoderImpl) {
-        guard case .unkeyed(var items) = self.encoder.node.content else { fatalError("unkeyed container over a non-unkeyed node") }
-        let node = _EncodingNode()
-        let key = _BSONKey(intValue: items.count)
-        items.append(node)
-        self.encoder.node.content = .unkeyed(items)
+        let key = _BSONKey(intValue: self.encoder.node.children.count)
+        let node = self.encoder.node.appendItem()
         return (node, self.encoder.child(node, key))
     }
 
     mutating func encodeNil() throws {
-        self.next().0.content = .value(.null)
+        self.next().0.setValue(.null)
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
@@ -271,7 +354,7 @@ struct _SingleValueEncoder: SingleValueEncodingContainer {
     var codingPath: [any CodingKey] { self.encoder.codingPath }
 
     mutating func encodeNil() throws {
-        self.encoder.node.content = .value(.null)
+        self.encoder.node.setValue(.null)
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {

@@ -36,7 +36,7 @@ public struct BSONError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidBoolean = Code("invalidBoolean")
         /// An element type byte that bsonspec.org does not define.
         public static let unknownElementType = Code("unknownElementType")
-        /// Documents or JSON containers nest deeper than ``BSONLimits/maximumNestingDepth``.
+        /// Documents or JSON containers nest deeper than ``BSONLimits/effectiveNestingDepth``.
         public static let nestingTooDeep = Code("nestingTooDeep")
         /// A binary length is negative or exceeds its bounds, or an old binary (subtype 0x02)
         /// inner length disagrees with the outer one.
@@ -80,7 +80,8 @@ public struct BSONLimits: Hashable, Sendable {
     /// every embedded document, array or code-with-scope scope adds one. Default 100.
     ///
     /// Bounding depth keeps recursive readers off the end of the stack on a nesting bomb.
-    /// Each level costs the validator one stack frame, so keep this in the hundreds.
+    /// Readers enforce ``effectiveNestingDepth``: this value, but never more than
+    /// ``nestingDepthCeiling``, so a careless `Int.max` cannot switch the protection off.
     public var maximumNestingDepth: Int
 
     /// The largest document accepted, in bytes. Default 16 MiB (MongoDB's own cap, well above
@@ -96,4 +97,18 @@ public struct BSONLimits: Hashable, Sendable {
 
     /// The default limits (depth 100, 16 MiB).
     public static let `default` = BSONLimits()
+
+    /// The deepest nesting any reader accepts, whatever ``maximumNestingDepth`` asks for: 128.
+    ///
+    /// Every recursive reader (the binary validator, the JSON and Extended JSON parsers, the
+    /// Codable decoder) spends stack per level, and a secondary thread may have as little as
+    /// 512 KiB (Darwin's default). Measured on x86_64 Linux, a level costs up to about 1.3 KiB in
+    /// a release build (the Codable decoder; the validator about 1 KiB) and 3 KiB in a debug
+    /// build (Extended JSON input), so 1,000 levels would not fit; 128 uses at most about
+    /// 400 KiB even in debug (a test runs every reader at this depth on a 512 KiB thread), and no
+    /// SDL payload nests beyond about 10.
+    public static let nestingDepthCeiling = 128
+
+    /// The depth readers enforce: ``maximumNestingDepth`` clamped to ``nestingDepthCeiling``.
+    public var effectiveNestingDepth: Int { min(self.maximumNestingDepth, Self.nestingDepthCeiling) }
 }

@@ -8,8 +8,8 @@
 // - every text (keys, strings, code, symbols, regex parts, DBPointer names) is valid UTF-8;
 // - booleans are 0 or 1; element types are the ones bsonspec.org defines;
 // - old binary (subtype 0x02) inner length equals the outer length − 4;
-// - nesting is at most `BSONLimits.maximumNestingDepth` (checked before recursing, so a
-//   nesting bomb costs at most that many stack frames).
+// - nesting is at most `BSONLimits.effectiveNestingDepth` (checked before recursing, so a
+//   nesting bomb costs at most that many stack frames, and never more than the ceiling).
 //
 // The validator runs over the raw readable bytes (one `withUnsafeReadableBytes`), the only
 // way to make the per-byte key and UTF-8 scans cheap. Errors are built in a cold function so

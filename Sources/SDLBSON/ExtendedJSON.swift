@@ -40,11 +40,11 @@ extension BSONDocument {
     ///   top-level value is not an object, ``BSONError/Code/invalidExtendedJSON`` for a malformed
     ///   `$`-wrapper, ``BSONError/Code/invalidKey`` for a NUL in a key or regex,
     ///   ``BSONError/Code/invalidDecimal128`` for a bad `$numberDecimal`, and
-    ///   ``BSONError/Code/nestingTooDeep`` past `limits.maximumNestingDepth`.
+    ///   ``BSONError/Code/nestingTooDeep`` past `limits.effectiveNestingDepth`.
     public init(extendedJSON text: String, limits: BSONLimits = .default) throws(BSONError) {
         // Wrappers such as {"$date": {"$numberLong": …}} add up to two JSON levels below the
         // deepest BSON document; the BSON depth itself is checked when the result is validated.
-        let json = try _JSONParser.parse(Array(text.utf8), maximumDepth: limits.maximumNestingDepth + 2)
+        let json = try _JSONParser.parse(Array(text.utf8), maximumDepth: limits.effectiveNestingDepth + 2)
         guard case .object(let members) = json else {
             throw BSONError(.invalidJSON, offset: 0, "Extended JSON text must be an object")
         }
@@ -292,8 +292,29 @@ private func _daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
     return era * 146_097 + doe - 719_468
 }
 
+/// Why an ISO-8601 date-time was refused, for the error detail.
+internal struct _ISO8601Problem: Error {
+    let detail: String
+}
+
+/// The days of `month` (1…12) in `year` of the proleptic Gregorian calendar: February has 29
+/// in years divisible by 4, except centuries not divisible by 400 (2000 and 2012 leap, 1900 not).
+internal func _daysInMonth(_ month: Int64, year: Int64) -> Int64 {
+    switch month {
+    case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+    case 4, 6, 9, 11: return 30
+    default: return 31
+    }
+}
+
 /// Parses an RFC 3339 / ISO-8601 date-time: `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM|±HHMM)`.
-internal func _parseISO8601(_ text: String) -> Int64? {
+///
+/// Every field must name a real instant: a day past its month's end or an hour, minute or second
+/// out of range is refused, not normalised (2012-02-31 is not March 2). A leap second (:60) is
+/// refused too: a BSON datetime counts POSIX milliseconds, which have no 61st second, so :60 could
+/// only be stored as the next minute's :00 and would not round-trip, and whether a given :60
+/// was a real leap second takes a table the format cannot carry.
+internal func _parseISO8601(_ text: String) throws(_ISO8601Problem) -> Int64 {
     let b = Array(text.utf8)
     var i = 0
     func number(_ width: Int) -> Int64? {
@@ -312,11 +333,19 @@ internal func _parseISO8601(_ text: String) -> Int64? {
         i += 1
         return true
     }
+    let form = _ISO8601Problem(detail: "is not YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)")
     guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
         expect("T"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
         let second = number(2)
-    else { return nil }
-    guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+    else { throw form }
+    guard (1...12).contains(month) else { throw _ISO8601Problem(detail: "has no month \(month)") }
+    let monthDays = _daysInMonth(month, year: year)
+    guard (1...monthDays).contains(day) else {
+        throw _ISO8601Problem(detail: "has day \(day), but month \(month) of \(year) has \(monthDays) days")
+    }
+    guard hour <= 23 else { throw _ISO8601Problem(detail: "has hour \(hour)") }
+    guard minute <= 59 else { throw _ISO8601Problem(detail: "has minute \(minute)") }
+    guard second <= 59 else { throw _ISO8601Problem(detail: "has second \(second) (leap seconds have no BSON datetime)") }
     var millis: Int64 = 0
     if i < b.count, b[i] == UInt8(ascii: ".") {
         i += 1
@@ -326,24 +355,25 @@ internal func _parseISO8601(_ text: String) -> Int64? {
             digits += 1
             i += 1
         }
-        guard digits > 0 else { return nil }
+        guard digits > 0 else { throw form }
         for _ in digits..<max(digits, 3) { millis *= 10 }
     }
     var offsetMinutes: Int64 = 0
-    guard i < b.count else { return nil }
+    guard i < b.count else { throw form }
     if b[i] == UInt8(ascii: "Z") {
         i += 1
     } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
         let negative = b[i] == UInt8(ascii: "-")
         i += 1
-        guard let oh = number(2) else { return nil }
+        guard let oh = number(2) else { throw form }
         _ = expect(":")
-        guard let om = number(2), oh < 24, om < 60 else { return nil }
+        guard let om = number(2) else { throw form }
+        guard oh <= 23, om <= 59 else { throw _ISO8601Problem(detail: "has an out-of-range UTC offset") }
         offsetMinutes = (oh * 60 + om) * (negative ? -1 : 1)
     } else {
-        return nil
+        throw form
     }
-    guard i == b.count else { return nil }
+    guard i == b.count else { throw form }
     let days = _daysFromCivil(year: year, month: month, day: day)
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
     return seconds * 1000 + millis
@@ -623,8 +653,11 @@ private enum _ExtendedJSONReader {
         case "$date":
             switch value {
             case .string(let iso):
-                guard let ms = _parseISO8601(iso) else { throw self.fail(path, "$date \"\(iso)\" is not ISO-8601") }
-                return .datetime(BSONDateTime(millisecondsSinceEpoch: ms))
+                do {
+                    return .datetime(BSONDateTime(millisecondsSinceEpoch: try _parseISO8601(iso)))
+                } catch {
+                    throw self.fail(path, "$date \"\(iso)\" \(error.detail)")
+                }
             case .object(let inner):
                 let text = try self.string(try self.single(inner, "$numberLong", path: path), "$numberLong", path: path)
                 guard self.isInteger(text), let ms = Int64(text) else { throw self.fail(path, "$date $numberLong is not an int64") }

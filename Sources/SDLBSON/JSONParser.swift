@@ -27,7 +27,8 @@ internal struct _JSONParser {
 
     init(bytes: [UInt8], maximumDepth: Int) {
         self.bytes = bytes
-        self.maximumDepth = maximumDepth
+        // Extended JSON wrappers may add two JSON levels below the deepest BSON document.
+        self.maximumDepth = min(maximumDepth, BSONLimits.nestingDepthCeiling + 2)
     }
 
     static func parse(_ bytes: [UInt8], maximumDepth: Int) throws(BSONError) -> _JSONValue {

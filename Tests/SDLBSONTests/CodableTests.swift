@@ -9,8 +9,9 @@ import Testing
         var hashId: Int32?
         var mtu: Int64?
         var secondaryTransports: [String]?
-        var audioServiceTransports: [Int]?
-        var videoServiceTransports: [Int]?
+        // Int32, not Int: the spec's int32 arrays (an Int would go out as int64).
+        var audioServiceTransports: [Int32]?
+        var videoServiceTransports: [Int32]?
         var authToken: String?
     }
 
@@ -82,9 +83,10 @@ import Testing
         #expect(types["u16"] == .int32)
         #expect(types["u32Small"] == .int32)
         #expect(types["u32Big"] == .int64)
-        #expect(types["intSmall"] == .int32)
+        // Int and UInt are 64-bit types: int64 whatever the value.
+        #expect(types["intSmall"] == .int64)
         #expect(types["intBig"] == .int64)
-        #expect(types["uintSmall"] == .int32)
+        #expect(types["uintSmall"] == .int64)
         #expect(types["u64Big"] == .int64)
         #expect(types["float"] == .double)
         #expect(types["double"] == .double)
@@ -100,6 +102,75 @@ import Testing
     }
 
     struct Holder<T: Codable & Equatable>: Codable, Equatable { var value: T }
+
+    /// The type byte and the value `value` is written as (the first element of `{value: …}`).
+    func wire<T: Codable & Equatable>(_ value: T) throws -> (type: UInt8, value: Int64?) {
+        let document = try BSONEncoder().encode(Holder(value: value))
+        #expect(try BSONDecoder().decode(Holder<T>.self, from: document).value == value, "\(T.self) \(value) round-trips")
+        return (document.bytes[4], document["value"]?.integerValue)
+    }
+
+    @Test func integerWireTypeFollowsTheSwiftType() throws {
+        let int32: UInt8 = 0x10
+        let int64: UInt8 = 0x12
+        #expect(try wire(Int8.min) == (int32, -128))
+        #expect(try wire(Int8.max) == (int32, 127))
+        #expect(try wire(Int16.min) == (int32, -32768))
+        #expect(try wire(UInt8.max) == (int32, 255))
+        #expect(try wire(UInt16.max) == (int32, 65535))
+        #expect(try wire(Int32.max) == (int32, 2_147_483_647))
+        #expect(try wire(Int32.min) == (int32, -2_147_483_648))
+        #expect(try wire(UInt32(Int32.max)) == (int32, 2_147_483_647))
+        #expect(try wire(UInt32(Int32.max) + 1) == (int64, 2_147_483_648))
+        #expect(try wire(UInt32.max) == (int64, 4_294_967_295))
+        #expect(try wire(0 as Int) == (int64, 0))
+        #expect(try wire(Int(Int32.max)) == (int64, 2_147_483_647))
+        #expect(try wire(Int.min) == (int64, Int64.min))
+        #expect(try wire(0 as Int64) == (int64, 0))
+        #expect(try wire(Int64.min) == (int64, Int64.min))
+        #expect(try wire(Int64.max) == (int64, Int64.max))
+        #expect(try wire(0 as UInt) == (int64, 0))
+        #expect(try wire(UInt(Int64.max)) == (int64, Int64.max))
+        #expect(try wire(UInt64(Int64.max)) == (int64, Int64.max))
+        // Above Int64.max there is no BSON integer: a typed error with the coding path.
+        for tooBig in [Holder(value: UInt64.max), Holder(value: UInt64(Int64.max) + 1)] {
+            do {
+                _ = try BSONEncoder().encode(tooBig)
+                Issue.record("\(tooBig.value) encoded")
+            } catch EncodingError.invalidValue(let value, let context) {
+                #expect(value as? UInt64 == tooBig.value)
+                #expect(context.codingPath.map(\.stringValue) == ["value"])
+            }
+        }
+        #expect(throws: EncodingError.self) { try BSONEncoder().encode(Holder(value: UInt.max)) }
+    }
+
+    @Test func integersDecodeFromEitherWidthWhenTheValueFits() throws {
+        func decode<T: Codable & Equatable>(_: T.Type, int32 value: Int32) throws -> T {
+            var buffer = ByteBuffer()
+            buffer.writeBSONDocument { $0.appendInt32("value", value) }
+            return try BSONDecoder().decode(Holder<T>.self, from: buffer).value
+        }
+        func decode<T: Codable & Equatable>(_: T.Type, int64 value: Int64) throws -> T {
+            var buffer = ByteBuffer()
+            buffer.writeBSONDocument { $0.appendInt64("value", value) }
+            return try BSONDecoder().decode(Holder<T>.self, from: buffer).value
+        }
+        #expect(try decode(Int32.self, int64: Int64(Int32.max)) == Int32.max)
+        #expect(try decode(Int32.self, int64: Int64(Int32.min)) == Int32.min)
+        #expect(try decode(UInt32.self, int64: 4_294_967_295) == UInt32.max)
+        #expect(try decode(Int.self, int32: -7) == -7)
+        #expect(try decode(UInt64.self, int32: 5) == 5)
+        #expect(try decode(UInt64.self, int64: Int64.max) == UInt64(Int64.max))
+        #expect(try decode(Int8.self, int32: -128) == -128)
+        #expect(try decode(UInt16.self, int64: 65535) == 65535)
+        // Out of range for the Swift type: dataCorrupted, never a trap or a truncation.
+        #expect(throwsDataCorrupted { try decode(Int32.self, int64: Int64(Int32.max) + 1) })
+        #expect(throwsDataCorrupted { try decode(Int32.self, int64: Int64(Int32.min) - 1) })
+        #expect(throwsDataCorrupted { try decode(UInt32.self, int32: -1) })
+        #expect(throwsDataCorrupted { try decode(UInt64.self, int64: Int64.min) })
+        #expect(throwsDataCorrupted { try decode(UInt8.self, int32: 256) })
+    }
     struct Outer: Codable { var inner: Inner }
     struct Inner: Codable { var items: [Item] }
     struct Item: Codable { var name: String }
@@ -162,5 +233,314 @@ import Testing
         var buffer = ByteBuffer()
         buffer.writeBSONDocument { $0.appendNull("hashId") }
         #expect(try BSONDecoder().decode(StartServiceACK.self, from: buffer) == StartServiceACK())
+    }
+}
+
+/// Whether `body` throws `DecodingError.dataCorrupted` (not another error, not nothing).
+func throwsDataCorrupted(_ body: () throws -> Any) -> Bool {
+    do {
+        _ = try body()
+        return false
+    } catch DecodingError.dataCorrupted {
+        return true
+    } catch {
+        return false
+    }
+}
+
+/// A coding key made at run time, for containers with many or repeated keys.
+struct TestKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { self.stringValue = string }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+@Suite struct CodableScalingTests {
+    /// A struct-like value with `count` keys k0, k1, … holding 0, 1, ….
+    struct ManyKeys: Encodable {
+        var count: Int
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: TestKey.self)
+            for i in 0..<self.count { try container.encode(Int32(i), forKey: TestKey("k\(i)")) }
+        }
+    }
+
+    @Test func largeArraysAndManyKeysEncodeToTheWriterBytes() throws {
+        // 100,000 items and 1,000 keys: linear now; quadratic copying made these take minutes.
+        let items = (0..<100_000).map { Int32($0) }
+        var expected = ByteBuffer()
+        expected.writeBSONDocument { doc in
+            doc.appendArray("value") { array in
+                for item in items { array.appendInt32(item) }
+            }
+        }
+        #expect(try BSONEncoder().encode(CodableTests.Holder(value: items)).bytes == Array(expected.readableBytesView))
+
+        var keyed = ByteBuffer()
+        keyed.writeBSONDocument { doc in
+            for i in 0..<1_000 { doc.appendInt32("k\(i)", Int32(i)) }
+        }
+        let document = try BSONEncoder().encode(ManyKeys(count: 1_000))
+        #expect(document.bytes == Array(keyed.readableBytesView), "keys keep insertion order")
+    }
+
+    /// Encodes `entries` in order through one keyed container.
+    struct Entries: Encodable {
+        enum Value {
+            case int(Int32)
+            case string(String)
+            case nested(String, [String])
+            case null
+        }
+        var entries: [(String, Value)]
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: TestKey.self)
+            for (key, value) in self.entries {
+                switch value {
+                case .int(let v): try container.encode(v, forKey: TestKey(key))
+                case .string(let v): try container.encode(v, forKey: TestKey(key))
+                case .nested(let name, let v): try container.encode([name: v], forKey: TestKey(key))
+                case .null: try container.encodeNil(forKey: TestKey(key))
+                }
+            }
+        }
+    }
+
+    @Test func theLastValueEncodedForAKeyWinsInThePlaceTheKeyFirstHad() throws {
+        // Few keys (linear scan) and many keys (indexed) behave the same.
+        for filler in [0, 40] {
+            var entries: [(String, Entries.Value)] = [("a", .int(1)), ("b", .nested("x", ["1"])), ("d", .nested("x", ["2"]))]
+            for i in 0..<filler { entries.append(("f\(i)", .int(Int32(i)))) }
+            entries += [
+                ("a", .string("second")), ("b", .int(2)), ("c", .null), ("a", .nested("y", ["3", "4"])), ("d", .nested("z", ["5"])),
+            ]
+            let document = try BSONEncoder().encode(Entries(entries: entries))
+            let keys = document.map(\.key)
+            #expect(keys == ["a", "b", "d"] + (0..<filler).map { "f\($0)" } + ["c"])
+            #expect(document["a"]?.documentValue?.map(\.key) == ["y"])
+            #expect(document["a"]?.documentValue?["y"]?.arrayValue?.map(\.stringValue) == ["3", "4"])
+            #expect(document["b"]?.int32Value == 2, "a document replaced by a leaf")
+            #expect(document["c"]?.type == .null)
+            #expect(document["d"]?.documentValue?.map(\.key) == ["z"], "a document replaced by another, not merged with it")
+        }
+    }
+}
+
+@Suite struct CodableInheritanceTests {
+    class Base: Codable {
+        var id: Int32
+        init(id: Int32) { self.id = id }
+    }
+
+    /// Stores its superclass under "super" via `superEncoder()`; its keys have no "super" case.
+    final class Sub: Base {
+        var name: String
+        private enum CodingKeys: String, CodingKey { case name }
+        init(id: Int32, name: String) {
+            self.name = name
+            super.init(id: id)
+        }
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.name = try container.decode(String.self, forKey: .name)
+            try super.init(from: container.superDecoder())
+        }
+        override func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(self.name, forKey: .name)
+            try super.encode(to: container.superEncoder())
+        }
+    }
+
+    /// Stores its superclass under a key of its own via `superEncoder(forKey:)`.
+    final class SubWithKey: Base {
+        var flag: Bool
+        private enum CodingKeys: String, CodingKey {
+            case flag
+            case base
+        }
+        init(id: Int32, flag: Bool) {
+            self.flag = flag
+            super.init(id: id)
+        }
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.flag = try container.decode(Bool.self, forKey: .flag)
+            try super.init(from: container.superDecoder(forKey: .base))
+        }
+        override func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(self.flag, forKey: .flag)
+            try super.encode(to: container.superEncoder(forKey: .base))
+        }
+    }
+
+    @Test func superEncoderWritesTheSuperclassUnderSuper() throws {
+        let document = try BSONEncoder().encode(Sub(id: 7, name: "seven"))
+        #expect(document.map(\.key) == ["name", "super"])
+        #expect(document["super"]?.documentValue?["id"]?.int32Value == 7)
+        let decoded = try BSONDecoder().decode(Sub.self, from: document)
+        #expect(decoded.id == 7)
+        #expect(decoded.name == "seven")
+        // A document without "super": keyNotFound naming it, not a trap.
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { $0.appendString("name", "x") }
+        do {
+            _ = try BSONDecoder().decode(Sub.self, from: buffer)
+            Issue.record("decoded without super")
+        } catch DecodingError.keyNotFound(let key, _) {
+            #expect(key.stringValue == "super")
+        }
+    }
+
+    @Test func superEncoderForKeyWritesTheSuperclassUnderThatKey() throws {
+        let document = try BSONEncoder().encode(SubWithKey(id: -3, flag: true))
+        #expect(document.map(\.key) == ["flag", "base"])
+        #expect(document["base"]?.documentValue?["id"]?.int32Value == -3)
+        let decoded = try BSONDecoder().decode(SubWithKey.self, from: document)
+        #expect(decoded.id == -3)
+        #expect(decoded.flag == true)
+    }
+}
+
+@Suite struct CodableTopLevelTests {
+    enum Color: String, Codable { case red }
+
+    /// Whether decoding `T` from `{"a": 1}` throws typeMismatch (it used to recurse forever).
+    func topLevelTypeMismatch<T: Decodable>(_: T.Type) -> Bool {
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { $0.appendInt32("a", 1) }
+        do {
+            _ = try BSONDecoder().decode(T.self, from: buffer)
+            return false
+        } catch DecodingError.typeMismatch(_, let context) {
+            return context.codingPath.isEmpty && context.debugDescription.hasSuffix("found a document")
+        } catch {
+            return false
+        }
+    }
+
+    @Test func aLeafCannotBeTheTopLevelDocument() {
+        #expect(topLevelTypeMismatch(String.self))
+        #expect(topLevelTypeMismatch(Int.self))
+        #expect(topLevelTypeMismatch(Color.self))
+        #expect(topLevelTypeMismatch(BSONObjectID.self))
+        #expect(topLevelTypeMismatch(BSONDateTime.self))
+        #expect(topLevelTypeMismatch(BSONDecimal128.self))
+        #expect(topLevelTypeMismatch(Double.self))
+        #expect(topLevelTypeMismatch([UInt8].self))
+    }
+
+    /// Whether encoding `value` at the top level throws invalidValue (a document must be a document).
+    func topLevelInvalidValue<T: Encodable>(_ value: T) -> Bool {
+        do {
+            _ = try BSONEncoder().encode(value)
+            return false
+        } catch EncodingError.invalidValue(_, let context) {
+            return context.codingPath.isEmpty && context.debugDescription == "the top-level value must encode as a BSON document"
+        } catch {
+            return false
+        }
+    }
+
+    @Test func aLeafCannotBeEncodedAsTheTopLevelDocument() {
+        #expect(topLevelInvalidValue(5))
+        #expect(topLevelInvalidValue("text"))
+        #expect(topLevelInvalidValue(Color.red))
+        #expect(topLevelInvalidValue(Int?.none))
+        #expect(topLevelInvalidValue(BSONObjectID(hexString: "56e1fc72e0c917e9c4714161")!))
+        #expect(topLevelInvalidValue([1, 2]))
+        // The same values one level down are fine.
+        #expect(!topLevelInvalidValue(["a": 5]))
+    }
+}
+
+@Suite struct CodableFloatTests {
+    func decodeFloat(_ value: Double) throws -> Float {
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { $0.appendDouble("value", value) }
+        return try BSONDecoder().decode(CodableTests.Holder<Float>.self, from: buffer).value
+    }
+
+    @Test func aFiniteDoubleBeyondFloatRangeIsAnErrorNotInfinity() throws {
+        #expect(throwsDataCorrupted { try decodeFloat(1e300) })
+        #expect(throwsDataCorrupted { try decodeFloat(-1e300) })
+        #expect(throwsDataCorrupted { try decodeFloat(Double(Float.greatestFiniteMagnitude) * 2) })
+        // NaN and the infinities stay what they are.
+        #expect(try decodeFloat(.infinity) == .infinity)
+        #expect(try decodeFloat(-.infinity) == -.infinity)
+        #expect(try decodeFloat(.nan).isNaN)
+        // Losing precision (or underflowing to zero) is rounding, not an error.
+        #expect(try decodeFloat(0.1) == Float(0.1))
+        #expect(try decodeFloat(Double(Float.greatestFiniteMagnitude)) == .greatestFiniteMagnitude)
+        #expect(try decodeFloat(1e-300) == 0)
+        #expect(try decodeFloat(-2.5) == -2.5)
+    }
+}
+
+@Suite struct CodableKeyedDecodingTests {
+    @Test func aDictionaryOf100000KeysDecodesInLinearTime() throws {
+        // One scan per key made this about 5 * 10^9 key comparisons; the index makes it 10^5.
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { doc in
+            for i in 0..<100_000 { doc.appendInt32("k\(i)", Int32(i)) }
+        }
+        let decoded = try BSONDecoder().decode([String: Int32].self, from: buffer)
+        #expect(decoded.count == 100_000)
+        #expect(decoded["k0"] == 0)
+        #expect(decoded["k54321"] == 54_321)
+        #expect(decoded["k99999"] == 99_999)
+        #expect(decoded["k100000"] == nil)
+    }
+
+    struct AB: Codable, Equatable {
+        var a: Int32
+        var b: Int32
+    }
+
+    /// A repeated key decodes as its first element, small (scanned) or large (indexed).
+    @Test func theFirstOfRepeatedKeysWinsLikeTheDocumentSubscript() throws {
+        for filler in [0, 40] {
+            var buffer = ByteBuffer()
+            buffer.writeBSONDocument { doc in
+                doc.appendInt32("a", 1)
+                for i in 0..<filler { doc.appendInt32("f\(i)", Int32(i)) }
+                doc.appendInt32("b", 2)
+                doc.appendInt32("a", 3)
+                doc.appendString("b", "not an int")
+            }
+            let document = try BSONDocument(validating: buffer)
+            #expect(document["a"]?.int32Value == 1)
+            #expect(try BSONDecoder().decode(AB.self, from: document) == AB(a: 1, b: 2))
+            let dictionary = try BSONDecoder().decode([String: Int32].self, from: document)
+            #expect(dictionary.count == 2 + filler)
+            #expect(dictionary["a"] == 1)
+            #expect(dictionary["b"] == 2)
+        }
+    }
+
+    /// Keys compare as bytes, as BSON keys do, not by Unicode canonical equivalence as Strings do.
+    @Test func keysThatAreEqualStringsButDifferentBytesStayApart() throws {
+        for filler in [0, 40] {
+            var buffer = ByteBuffer()
+            buffer.writeBSONDocument { doc in
+                doc.appendInt32("e\u{301}", 1)  // decomposed é
+                for i in 0..<filler { doc.appendInt32("f\(i)", Int32(i)) }
+                doc.appendInt32("\u{E9}", 2)  // precomposed é
+            }
+            struct Keys: Decodable {
+                var decomposed: Int32
+                var precomposed: Int32
+                enum CodingKeys: String, CodingKey {
+                    case decomposed = "e\u{301}"
+                    case precomposed = "\u{E9}"
+                }
+            }
+            let keys = try BSONDecoder().decode(Keys.self, from: buffer)
+            #expect(keys.decomposed == 1)
+            #expect(keys.precomposed == 2)
+        }
     }
 }

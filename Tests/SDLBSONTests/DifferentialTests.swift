@@ -217,58 +217,78 @@ enum LibBSON {
 
 @Suite struct DifferentialTests {
     /// Where libbson and bsonspec.org disagree, we follow the spec. Each accepted disagreement
-    /// is an entry (which of our errors, why libbson differs); any other disagreement fails.
-    static let specStricterThanLibBSON: [(matches: @Sendable (BSONError) -> Bool, onlyInsideCodeWithScope: Bool, reason: String)] = [
+    /// is an entry: which of our error codes, found where (a blind spot of libbson's, located
+    /// by a lenient walk of the input), and why libbson differs. Any other disagreement fails.
+    static let specStricterThanLibBSON: [(code: BSONError.Code, at: @Sendable (LibBSONBlindSpots, Int) -> Bool, reason: String)] = [
         (
-            { $0.code == .invalidStringLength && $0.detail == "string does not end with a NUL byte" },
-            true,
+            .invalidStringLength,
+            { $0.codeStringEnds.contains($1) },
             "bsonspec.org strings end with NUL; libbson 1.23 does not check that byte in a code-with-scope's "
-                + "code string (checked: the error lies inside a code-with-scope element)"
+                + "code string (checked: the error is at that byte)"
         ),
         (
-            { $0.code == .invalidDocumentTerminator && $0.detail == "document does not end with a NUL byte" },
-            true,
+            .invalidDocumentTerminator,
+            { $0.scopeEnds.contains($1) },
             "bsonspec.org documents end with NUL; libbson 1.23 does not check the terminator of a "
-                + "code-with-scope's scope (checked: the error lies inside a code-with-scope element)"
+                + "code-with-scope's scope (checked: the error is at that byte)"
         ),
         (
-            { $0.code == .invalidUTF8 && $0.detail.hasPrefix("regular expression options") },
-            false,
+            .invalidUTF8,
+            { spots, offset in spots.regexOptions.contains { $0.contains(offset) } },
             "bsonspec.org makes regex options a cstring (UTF-8); libbson 1.23 neither checks them "
                 + "nor prints option bytes other than ilmsux, so it never sees the bad bytes"
         ),
     ]
 
-    /// Extended JSON differences where libbson departs from the spec; the comparison is skipped
-    /// for such documents (counted) and our behaviour is pinned by the corpus instead.
-    static func libbsonExtendedJSONDeparture(_ document: BSONDocument) -> String? {
-        for element in document {
-            if let regex = element.regularExpressionValue,
-                regex.options.utf8.contains(where: { !"ilmsux".utf8.contains($0) }) || Set(regex.options).count != regex.options.count
-            {
-                return "libbson drops regex option letters other than ilmsux and repeated letters; the spec keeps the options string"
-            }
-            if let ref = element.dbPointerValue?.ref ?? element.javascriptWithScopeValue?.code, ref.utf8.contains(0) {
-                return "libbson prints DBPointer namespaces and code-with-scope code only up to their first NUL; both are length-prefixed BSON strings"
-            }
-            if let d = element.decimal128Value, d.hasNonCanonicalCoefficient {
-                #expect(!d.description.split(separator: "E")[0].contains(where: { $0 >= "1" && $0 <= "9" }), "non-canonical decimal128 must print as zero: \(d)")
-                return "libbson prints non-canonical decimal128 coefficients; the spec (and the corpus) read them as zero"
-            }
-            if let nested = element.documentValue ?? element.arrayValue ?? element.javascriptWithScopeValue?.scope,
-                let reason = libbsonExtendedJSONDeparture(nested)
-            {
-                return reason
-            }
+    /// Why libbson's canonical Extended JSON of `value` departs from the spec's, or nil; such
+    /// values are left out of the comparison and our output is pinned by the corpus instead.
+    static func libbsonExtendedJSONDeparture(_ value: BSONValue) -> String? {
+        switch value {
+        case .regularExpression(let regex)
+        where regex.options.utf8.contains(where: { !"ilmsux".utf8.contains($0) }) || Set(regex.options).count != regex.options.count:
+            return "regex options: libbson drops letters other than ilmsux and repeated letters; the spec keeps the options string"
+        case .dbPointer(let pointer) where pointer.ref.utf8.contains(0):
+            return "NUL in a DBPointer namespace: libbson prints it only up to the NUL; it is a length-prefixed BSON string"
+        case .javascriptWithScope(let cws) where cws.code.utf8.contains(0):
+            return "NUL in code-with-scope code: libbson prints it only up to the NUL; it is a length-prefixed BSON string"
+        case .decimal128(let d) where d.hasNonCanonicalCoefficient && (d.high >> 61) & 0x3 != 0x3:
+            // Only a coefficient field in [10^34, 2^113): libbson prints its digits, the spec reads
+            // it as zero. 11-prefixed (combination-field) coefficients libbson reads as zero too.
+            #expect(!d.description.split(separator: "E")[0].contains(where: { $0 >= "1" && $0 <= "9" }), "non-canonical decimal128 must print as zero: \(d)")
+            return "decimal128 coefficient in [10^34, 2^113): libbson prints its digits; the spec (and the corpus) read it as zero"
+        default:
+            return nil
         }
-        return nil
+    }
+
+    /// `document` with every value libbson prints differently from the spec replaced by null
+    /// (nested documents, arrays and scopes searched too), and the reasons met.
+    static func withoutLibBSONDepartures(_ document: BSONOrderedDocument, _ reasons: inout Set<String>) -> BSONOrderedDocument {
+        var result = BSONOrderedDocument()
+        for field in document.fields { result.append(field.key, withoutLibBSONDepartures(field.value, &reasons)) }
+        return result
+    }
+
+    static func withoutLibBSONDepartures(_ value: BSONValue, _ reasons: inout Set<String>) -> BSONValue {
+        if let reason = libbsonExtendedJSONDeparture(value) {
+            reasons.insert(reason)
+            return .null
+        }
+        switch value {
+        case .document(let d): return .document(withoutLibBSONDepartures(d, &reasons))
+        case .array(let items): return .array(items.map { withoutLibBSONDepartures($0, &reasons) })
+        case .javascriptWithScope(let cws):
+            return .javascriptWithScope(BSONCodeWithScope(code: cws.code, scope: withoutLibBSONDepartures(cws.scope, &reasons)))
+        default: return value
+        }
     }
 
     @Test func encoderMatchesLibBSONAndDecodersAgree() throws {
         var generator = DocumentGenerator(rng: SplitMix64(seed: 0x5D1_B50A))
         var mutationRNG = SplitMix64(seed: 42)
-        var stats = (documents: 0, mutants: 0, bothAccept: 0, bothReject: 0, specStricter: 0, jsonSkipped: 0)
+        var stats = (documents: 0, mutants: 0, bothAccept: 0, bothReject: 0, specStricter: 0, jsonPartial: 0)
         var stricterByCode: [String: Int] = [:]
+        var departures: [String: Int] = [:]
         for n in 0..<10_000 {
             let tree = generator.document(depth: 0)
             let ours = try tree.encoded().bytes
@@ -288,36 +308,87 @@ enum LibBSON {
                 case (.success(let document), let libbsonJSON?):
                     stats.bothAccept += 1
                     #expect(Self.owningDigest(document) == Self.borrowingDigest(document), "document \(n) mutant \(m): the two read APIs disagree")
-                    if Self.libbsonExtendedJSONDeparture(document) != nil {
-                        stats.jsonSkipped += 1
-                        continue
+                    var reasons = Set<String>()
+                    let comparable = Self.withoutLibBSONDepartures(BSONOrderedDocument(document), &reasons)
+                    var want = normalizeJSON(libbsonJSON, doublesByValue: true)
+                    var got = normalizeJSON(document.canonicalExtendedJSON, doublesByValue: true)
+                    if !reasons.isEmpty {
+                        // Compare everything else: both sides read the document with the departing
+                        // values nulled (re-encoded by us, so libbson reads our bytes here).
+                        stats.jsonPartial += 1
+                        for reason in reasons { departures[reason, default: 0] += 1 }
+                        let bytes = try comparable.encoded().bytes
+                        want = normalizeJSON(LibBSON.canonicalJSON(bytes) ?? "libbson refused", doublesByValue: true)
+                        got = normalizeJSON(try BSONDocument(validating: bytes).canonicalExtendedJSON, doublesByValue: true)
                     }
-                    let want = normalizeJSON(libbsonJSON, doublesByValue: true)
-                    let got = normalizeJSON(document.canonicalExtendedJSON, doublesByValue: true)
                     #expect(got == want, "document \(n) mutant \(m) \(hex(input)): Extended JSON differs")
+                case (.failure(let error), nil) where m == 0:
+                    Issue.record("document \(n): both reject the unmutated document?! \(error)")
                 case (.failure, nil):
                     stats.bothReject += 1
                 case (.failure(let error), _?):
-                    let insideCodeWithScope = error.offset.map { offset in
-                        Self.codeWithScopeRanges(input, from: 0, to: input.count).contains { $0.contains(offset) }
-                    } ?? false
-                    let entry = Self.specStricterThanLibBSON.first { $0.matches(error) }
-                    if m > 0, let entry, !entry.onlyInsideCodeWithScope || insideCodeWithScope {
+                    let spots = LibBSONBlindSpots(input)
+                    let entry = Self.specStricterThanLibBSON.first { entry in
+                        entry.code == error.code && error.offset.map { entry.at(spots, $0) } == true
+                    }
+                    if m > 0, entry != nil {
                         stats.specStricter += 1
                         stricterByCode[error.code.name, default: 0] += 1
                     } else {
                         Issue.record("document \(n) mutant \(m): we reject (\(error)), libbson accepts \(hex(input))")
                     }
-                case (.failure(let error), nil) where m == 0:
-                    Issue.record("document \(n): both reject the unmutated document?! \(error)")
                 case (.success(let document), nil):
                     Issue.record("document \(n) mutant \(m): we accept \(document.canonicalExtendedJSON), libbson rejects \(hex(input))")
                 }
             }
         }
-        print("differential: \(stats.documents) documents encoded identically; \(stats.mutants) mutants; both accept \(stats.bothAccept), both reject \(stats.bothReject), spec stricter than libbson \(stats.specStricter) \(stricterByCode), Extended JSON comparison skipped (libbson departs from the spec) \(stats.jsonSkipped)")
+        let departureCounts = departures.sorted { $0.key < $1.key }.map { "\($0.key.prefix { $0 != ":" }): \($0.value)" }
+        print("differential: \(stats.documents) documents encoded identically; \(stats.mutants) mutants; both accept \(stats.bothAccept), both reject \(stats.bothReject), spec stricter than libbson \(stats.specStricter) \(stricterByCode), Extended JSON compared without the values where libbson departs from the spec in \(stats.jsonPartial) documents \(departureCounts)")
         #expect(stats.documents == 10_000)
         #expect(stats.bothReject > 10_000)
+        #expect(stats.bothAccept > 15_000)
+        // Departures and blind spots are rare by construction (a regex with exotic options, a
+        // NUL in a DBPointer or code, a mutation landing on a few bytes): a rule that starts
+        // swallowing ordinary documents or errors would push these counts far up.
+        for (reason, count) in departures { #expect(count < 100, "\(count) documents: \(reason)") }
+        for (code, count) in stricterByCode { #expect(count < 50, "\(count) errors \(code) put down to libbson's blind spots") }
+    }
+
+    /// libbson's bson_decimal128_to_string.
+    static func libbsonString(_ d: BSONDecimal128) -> String {
+        var dec = bson_decimal128_t(low: d.low, high: d.high)
+        var text = [CChar](repeating: 0, count: 64)
+        bson_decimal128_to_string(&dec, &text)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Pins the narrow departure rule: libbson 1.23 reads an 11-prefixed (combination-field)
+    /// coefficient as zero, as the spec does, and departs only for a coefficient field in
+    /// [10^34, 2^113), whose digits it prints.
+    @Test func libbsonReadsNonCanonicalDecimal128() {
+        let tenTo34 = (high: UInt64(0x1_ED09_BEAD_87C0), low: UInt64(0x378D_8E64_0000_0000))
+        let bias = UInt64(6176) << 49
+        // 11-prefixed, exponents 0 and +3, both signs: zero on both sides.
+        let elevenPrefixed: [UInt64] = [0x6000_0000_0000_0000 | 6176 << 47, 0x6000_0000_0000_0000 | 6179 << 47, 0xEC10_0000_0000_1234]
+        for high in elevenPrefixed {
+            let d = BSONDecimal128(high: high, low: 0xFFFF_FFFF_FFFF_FFFF)
+            #expect(d.hasNonCanonicalCoefficient)
+            #expect(Self.libbsonString(d) == d.description, "\(String(high, radix: 16))")
+        }
+        #expect(Self.libbsonString(BSONDecimal128(high: 0x6000_0000_0000_0000 | 6176 << 47, low: 1)) == "0")
+        // 10-prefixed (or lower) coefficient fields from 10^34 up: libbson prints the digits.
+        let justAbove = BSONDecimal128(high: bias | tenTo34.high, low: tenTo34.low)
+        #expect(justAbove.hasNonCanonicalCoefficient)
+        #expect(justAbove.description == "0")
+        #expect(Self.libbsonString(justAbove) == "10000000000000000000000000000000000")
+        let largest = BSONDecimal128(high: bias | 0x1_FFFF_FFFF_FFFF, low: .max)
+        #expect(largest.description == "0")
+        #expect(Self.libbsonString(largest) == "10384593717069655257060992658440191")
+        // One below 10^34 is canonical, and both print it.
+        let justBelow = BSONDecimal128(high: bias | tenTo34.high, low: tenTo34.low - 1)
+        #expect(!justBelow.hasNonCanonicalCoefficient)
+        #expect(Self.libbsonString(justBelow) == justBelow.description)
+        #expect(justBelow.description == "9999999999999999999999999999999999")
     }
 
     /// A digest of every key, type and scalar value, read through owning iteration…
@@ -363,55 +434,6 @@ enum LibBSON {
         return out
     }
 
-    /// Byte ranges of the code-with-scope elements of a (possibly corrupt) document, found by a
-    /// lenient walk that trusts declared lengths only as far as the bytes go.
-    static func codeWithScopeRanges(_ b: [UInt8], from start: Int, to end: Int) -> [Range<Int>] {
-        func int32(_ at: Int) -> Int? {
-            guard at >= 0, at + 4 <= b.count else { return nil }
-            return Int(Int32(bitPattern: UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24))
-        }
-        var ranges: [Range<Int>] = []
-        var at = start + 4
-        while at < end, at < b.count, b[at] != 0 {
-            let type = b[at]
-            var keyEnd = at + 1
-            while keyEnd < b.count, b[keyEnd] != 0 { keyEnd += 1 }
-            let value = keyEnd + 1
-            var next: Int?
-            switch type {
-            case 0x01, 0x09, 0x11, 0x12: next = value + 8
-            case 0x10: next = value + 4
-            case 0x02, 0x0D, 0x0E: next = int32(value).map { value + 4 + $0 }
-            case 0x03, 0x04:
-                if let length = int32(value), length >= 5 {
-                    ranges += codeWithScopeRanges(b, from: value, to: min(value + length, b.count))
-                    next = value + length
-                }
-            case 0x05: next = int32(value).map { value + 5 + $0 }
-            case 0x06, 0x0A, 0x7F, 0xFF: next = value
-            case 0x07: next = value + 12
-            case 0x08: next = value + 1
-            case 0x0B:
-                var i = value
-                while i < b.count, b[i] != 0 { i += 1 }
-                i += 1
-                while i < b.count, b[i] != 0 { i += 1 }
-                next = i + 1
-            case 0x0C: next = int32(value).map { value + 4 + $0 + 12 }
-            case 0x0F:
-                if let length = int32(value), length > 0 {
-                    ranges.append(value..<(value + length))
-                    next = value + length
-                }
-            case 0x13: next = value + 16
-            default: next = nil
-            }
-            guard let n = next, n > at else { break }
-            at = n
-        }
-        return ranges
-    }
-
     /// One random corruption: a bit flip, a random byte, a truncation, a nudged int32 (length
     /// fields are int32s), or an inserted/deleted byte.
     static func mutate(_ input: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
@@ -431,5 +453,74 @@ enum LibBSON {
         default: bytes.remove(at: at)
         }
         return bytes
+    }
+}
+
+/// The places in a (possibly corrupt) document where libbson 1.23 skips a check bsonspec.org
+/// makes, found by a lenient walk that trusts declared lengths only as far as the bytes go
+/// (the same lengths our validator follows up to its first error).
+struct LibBSONBlindSpots {
+    /// The offset of each code-with-scope's code-string NUL, by the string's declared length.
+    var codeStringEnds: Set<Int> = []
+    /// The offset of each code-with-scope's scope terminator, by the scope's declared length.
+    var scopeEnds: Set<Int> = []
+    /// The bytes of each regular expression's options.
+    var regexOptions: [Range<Int>] = []
+
+    init(_ bytes: [UInt8]) {
+        self.walk(bytes, from: 0, to: bytes.count)
+    }
+
+    private mutating func walk(_ b: [UInt8], from start: Int, to end: Int) {
+        func int32(_ at: Int) -> Int? {
+            guard at >= 0, at + 4 <= b.count else { return nil }
+            return Int(Int32(bitPattern: UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24))
+        }
+        func cstringEnd(_ from: Int) -> Int {
+            var i = from
+            while i < b.count, b[i] != 0 { i += 1 }
+            return i
+        }
+        var at = start + 4
+        while at < end, at < b.count, b[at] != 0 {
+            let value = cstringEnd(at + 1) + 1
+            var next: Int?
+            switch b[at] {
+            case 0x01, 0x09, 0x11, 0x12: next = value + 8
+            case 0x10: next = value + 4
+            case 0x02, 0x0D, 0x0E: next = int32(value).map { value + 4 + $0 }
+            case 0x03, 0x04:
+                if let length = int32(value), length >= 5 {
+                    self.walk(b, from: value, to: min(value + length, b.count))
+                    next = value + length
+                }
+            case 0x05: next = int32(value).map { value + 5 + $0 }
+            case 0x06, 0x0A, 0x7F, 0xFF: next = value
+            case 0x07: next = value + 12
+            case 0x08: next = value + 1
+            case 0x0B:
+                let options = cstringEnd(value) + 1
+                let optionsEnd = cstringEnd(options)
+                self.regexOptions.append(options..<max(options, optionsEnd))
+                next = optionsEnd + 1
+            case 0x0C: next = int32(value).map { value + 4 + $0 + 12 }
+            case 0x0F:
+                if let length = int32(value), length > 0 {
+                    if let codeLength = int32(value + 4) {
+                        let scope = value + 8 + codeLength
+                        self.codeStringEnds.insert(scope - 1)
+                        if let scopeLength = int32(scope), scopeLength >= 5 {
+                            self.scopeEnds.insert(scope + scopeLength - 1)
+                            self.walk(b, from: scope, to: min(scope + scopeLength, b.count))
+                        }
+                    }
+                    next = value + length
+                }
+            case 0x13: next = value + 16
+            default: next = nil
+            }
+            guard let n = next, n > at else { break }
+            at = n
+        }
     }
 }

@@ -83,17 +83,18 @@ import Testing
     }
 
     static func nestingBomb(depth: Int) -> [UInt8] {
-        // {"a": {"a": … {} …}} built inside out.
-        var document: [UInt8] = [5, 0, 0, 0, 0]
-        for _ in 0..<depth {
-            let length = UInt32(4 + 1 + 2 + document.count + 1)
-            var outer: [UInt8] = withUnsafeBytes(of: length.littleEndian, Array.init)
-            outer += [0x03, 0x61, 0x00]
-            outer += document
-            outer.append(0)
-            document = outer
+        // {"a": {"a": … {} …}}: `depth` document elements around an empty document, written
+        // outside in (each wrapper adds 8 bytes: length, type, "a\0", terminator).
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(5 + 8 * depth)
+        for level in 0..<depth {
+            let length = UInt32(5 + 8 * (depth - level))
+            bytes += withUnsafeBytes(of: length.littleEndian, Array.init)
+            bytes += [0x03, 0x61, 0x00]
         }
-        return document
+        bytes += [5, 0, 0, 0, 0]
+        bytes += repeatElement(0, count: depth)
+        return bytes
     }
 
     @Test func binaryNestingBombHitsTheDepthLimit() {
