@@ -37,20 +37,36 @@ public struct BSONElementView: ~Copyable {
     @inlinable
     public var keyByteCount: Int { self._valueStart &- 1 &- self._keyStart }
 
+    /// The byte offset of the element (its type byte), counted from the start of the outermost
+    /// document, as ``BSONElement/offset``.
+    @inlinable
+    public var offset: Int { self._keyStart &- 1 }
+
     /// The element's key (allocates for keys longer than 15 bytes; see ``hasKey(_:)``).
     @inlinable
     public var key: String {
         String(decoding: UnsafeRawBufferPointer(start: self._base + self._keyStart, count: self.keyByteCount), as: UTF8.self)
     }
 
-    /// Whether the key equals `key`, compared as bytes without allocating.
+    /// Whether the key equals `key`, compared as bytes without allocating. (A string literal
+    /// goes to the `StaticString` overload, which is cheaper still.)
     @inlinable
+    @_disfavoredOverload
     public func hasKey(_ key: String) -> Bool {
         var key = key
         let count = self.keyByteCount
         return key.withUTF8 { utf8 in
             utf8.count == count && (count == 0 || _bsonBytesEqual(self._base + self._keyStart, utf8.baseAddress!, count))
         }
+    }
+
+    /// Whether the key equals `key`: a length check, then the bytes; no String machinery, so
+    /// the cheapest way to match an element against the known keys of a schema.
+    @inlinable
+    @inline(__always)
+    public func hasKey(_ key: StaticString) -> Bool {
+        let count = self.keyByteCount
+        return key.utf8CodeUnitCount == count && (count == 0 || _bsonBytesEqual(self._base + self._keyStart, key.utf8Start, count))
     }
 
     /// The value of a double element.

@@ -37,25 +37,27 @@ public struct StartServicePayload: Hashable, Sendable {
     /// wrong type, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
-        var reader = try ControlFieldReader(payload, frame: "StartService", limits: limits)
-        while let element = reader.next() {
-            if element.hasKey("protocolVersion") { self.protocolVersion = try reader.string(element) }
-            else if element.hasKey("height") { self.height = try reader.int32(element) }
-            else if element.hasKey("width") { self.width = try reader.int32(element) }
-            else if element.hasKey("videoProtocol") { self.videoProtocol = try reader.string(element) }
-            else if element.hasKey("videoCodec") { self.videoCodec = try reader.string(element) }
-            else { self.otherFields.append(element.key, element.value) }
+        let reader = try ControlFieldReader(payload, frame: "StartService", limits: limits)
+        try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
+            if field.hasKey("protocolVersion") { payload.protocolVersion = try reader.string(field) }
+            else if field.hasKey("height") { payload.height = try reader.int32(field) }
+            else if field.hasKey("width") { payload.width = try reader.int32(field) }
+            else if field.hasKey("videoProtocol") { payload.videoProtocol = try reader.string(field) }
+            else if field.hasKey("videoCodec") { payload.videoCodec = try reader.string(field) }
+            else { return false }
+            return true
         }
     }
 
     /// Appends the BSON payload to `buffer`.
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
-        try writeControlDocument(to: &buffer, otherFields: self.otherFields) { doc in
-            if let value = self.protocolVersion { doc.appendString("protocolVersion", value) }
-            if let value = self.height { doc.appendInt32("height", value) }
-            if let value = self.width { doc.appendInt32("width", value) }
-            if let value = self.videoProtocol { doc.appendString("videoProtocol", value) }
-            if let value = self.videoCodec { doc.appendString("videoCodec", value) }
+        // The payload goes to the closure as a parameter: captured, it was copied per field.
+        try writeControlDocument(self, to: &buffer) { payload, doc in
+            if let value = payload.protocolVersion { doc.appendString("protocolVersion", value) }
+            if let value = payload.height { doc.appendInt32("height", value) }
+            if let value = payload.width { doc.appendInt32("width", value) }
+            if let value = payload.videoProtocol { doc.appendString("videoProtocol", value) }
+            if let value = payload.videoCodec { doc.appendString("videoCodec", value) }
         }
     }
 }
@@ -127,55 +129,57 @@ public struct StartServiceACKPayload: Hashable, Sendable {
     /// wrong type, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
-        var reader = try ControlFieldReader(payload, frame: "StartServiceACK", limits: limits)
-        while let element = reader.next() {
-            if element.hasKey("protocolVersion") { self.protocolVersion = try reader.string(element) }
-            else if element.hasKey("hashId") { self.hashID = try reader.int32(element) }
-            else if element.hasKey("mtu") { self.mtu = try reader.int64(element) }
-            else if element.hasKey("secondaryTransports") { self.secondaryTransports = try reader.strings(element) }
-            else if element.hasKey("audioServiceTransports") { self.audioServiceTransports = try reader.int32s(element) }
-            else if element.hasKey("videoServiceTransports") { self.videoServiceTransports = try reader.int32s(element) }
-            else if element.hasKey("authToken") { self.authToken = try reader.string(element) }
-            else if element.hasKey("make") { self.make = try reader.string(element) }
-            else if element.hasKey("model") { self.model = try reader.string(element) }
-            else if element.hasKey("modelYear") { self.modelYear = try reader.string(element) }
-            else if element.hasKey("trim") { self.trim = try reader.string(element) }
-            else if element.hasKey("systemSoftwareVersion") { self.systemSoftwareVersion = try reader.string(element) }
-            else if element.hasKey("systemHardwareVersion") { self.systemHardwareVersion = try reader.string(element) }
-            else if element.hasKey("height") { self.height = try reader.int32(element) }
-            else if element.hasKey("width") { self.width = try reader.int32(element) }
-            else if element.hasKey("videoProtocol") { self.videoProtocol = try reader.string(element) }
-            else if element.hasKey("videoCodec") { self.videoCodec = try reader.string(element) }
-            else { self.otherFields.append(element.key, element.value) }
+        let reader = try ControlFieldReader(payload, frame: "StartServiceACK", limits: limits)
+        try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
+            if field.hasKey("protocolVersion") { payload.protocolVersion = try reader.string(field) }
+            else if field.hasKey("hashId") { payload.hashID = try reader.int32(field) }
+            else if field.hasKey("mtu") { payload.mtu = try reader.int64(field) }
+            else if field.hasKey("secondaryTransports") { payload.secondaryTransports = try reader.strings(field) }
+            else if field.hasKey("audioServiceTransports") { payload.audioServiceTransports = try reader.int32s(field) }
+            else if field.hasKey("videoServiceTransports") { payload.videoServiceTransports = try reader.int32s(field) }
+            else if field.hasKey("authToken") { payload.authToken = try reader.string(field) }
+            else if field.hasKey("make") { payload.make = try reader.string(field) }
+            else if field.hasKey("model") { payload.model = try reader.string(field) }
+            else if field.hasKey("modelYear") { payload.modelYear = try reader.string(field) }
+            else if field.hasKey("trim") { payload.trim = try reader.string(field) }
+            else if field.hasKey("systemSoftwareVersion") { payload.systemSoftwareVersion = try reader.string(field) }
+            else if field.hasKey("systemHardwareVersion") { payload.systemHardwareVersion = try reader.string(field) }
+            else if field.hasKey("height") { payload.height = try reader.int32(field) }
+            else if field.hasKey("width") { payload.width = try reader.int32(field) }
+            else if field.hasKey("videoProtocol") { payload.videoProtocol = try reader.string(field) }
+            else if field.hasKey("videoCodec") { payload.videoCodec = try reader.string(field) }
+            else { return false }
+            return true
         }
     }
 
     /// Appends the BSON payload to `buffer`.
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
-        try writeControlDocument(to: &buffer, otherFields: self.otherFields) { doc in
-            if let value = self.protocolVersion { doc.appendString("protocolVersion", value) }
-            if let value = self.hashID { doc.appendInt32("hashId", value) }
-            if let value = self.mtu { doc.appendInt64("mtu", value) }
-            if let values = self.secondaryTransports {
+        // The payload goes to the closure as a parameter: captured, it was copied per field.
+        try writeControlDocument(self, to: &buffer) { payload, doc in
+            if let value = payload.protocolVersion { doc.appendString("protocolVersion", value) }
+            if let value = payload.hashID { doc.appendInt32("hashId", value) }
+            if let value = payload.mtu { doc.appendInt64("mtu", value) }
+            if let values = payload.secondaryTransports {
                 doc.appendArray("secondaryTransports") { array in for value in values { array.appendString(value) } }
             }
-            if let values = self.audioServiceTransports {
+            if let values = payload.audioServiceTransports {
                 doc.appendArray("audioServiceTransports") { array in for value in values { array.appendInt32(value) } }
             }
-            if let values = self.videoServiceTransports {
+            if let values = payload.videoServiceTransports {
                 doc.appendArray("videoServiceTransports") { array in for value in values { array.appendInt32(value) } }
             }
-            if let value = self.authToken { doc.appendString("authToken", value) }
-            if let value = self.make { doc.appendString("make", value) }
-            if let value = self.model { doc.appendString("model", value) }
-            if let value = self.modelYear { doc.appendString("modelYear", value) }
-            if let value = self.trim { doc.appendString("trim", value) }
-            if let value = self.systemSoftwareVersion { doc.appendString("systemSoftwareVersion", value) }
-            if let value = self.systemHardwareVersion { doc.appendString("systemHardwareVersion", value) }
-            if let value = self.height { doc.appendInt32("height", value) }
-            if let value = self.width { doc.appendInt32("width", value) }
-            if let value = self.videoProtocol { doc.appendString("videoProtocol", value) }
-            if let value = self.videoCodec { doc.appendString("videoCodec", value) }
+            if let value = payload.authToken { doc.appendString("authToken", value) }
+            if let value = payload.make { doc.appendString("make", value) }
+            if let value = payload.model { doc.appendString("model", value) }
+            if let value = payload.modelYear { doc.appendString("modelYear", value) }
+            if let value = payload.trim { doc.appendString("trim", value) }
+            if let value = payload.systemSoftwareVersion { doc.appendString("systemSoftwareVersion", value) }
+            if let value = payload.systemHardwareVersion { doc.appendString("systemHardwareVersion", value) }
+            if let value = payload.height { doc.appendInt32("height", value) }
+            if let value = payload.width { doc.appendInt32("width", value) }
+            if let value = payload.videoProtocol { doc.appendString("videoProtocol", value) }
+            if let value = payload.videoCodec { doc.appendString("videoCodec", value) }
         }
     }
 }
@@ -199,21 +203,23 @@ public struct ServiceNAKPayload: Hashable, Sendable {
     /// wrong type, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
-        var reader = try ControlFieldReader(payload, frame: "ServiceNAK", limits: limits)
-        while let element = reader.next() {
-            if element.hasKey("rejectedParams") { self.rejectedParams = try reader.strings(element) }
-            else if element.hasKey("reason") { self.reason = try reader.string(element) }
-            else { self.otherFields.append(element.key, element.value) }
+        let reader = try ControlFieldReader(payload, frame: "ServiceNAK", limits: limits)
+        try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
+            if field.hasKey("rejectedParams") { payload.rejectedParams = try reader.strings(field) }
+            else if field.hasKey("reason") { payload.reason = try reader.string(field) }
+            else { return false }
+            return true
         }
     }
 
     /// Appends the BSON payload to `buffer`.
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
-        try writeControlDocument(to: &buffer, otherFields: self.otherFields) { doc in
-            if let values = self.rejectedParams {
+        // The payload goes to the closure as a parameter: captured, it was copied per field.
+        try writeControlDocument(self, to: &buffer) { payload, doc in
+            if let values = payload.rejectedParams {
                 doc.appendArray("rejectedParams") { array in for value in values { array.appendString(value) } }
             }
-            if let value = self.reason { doc.appendString("reason", value) }
+            if let value = payload.reason { doc.appendString("reason", value) }
         }
     }
 }
@@ -234,17 +240,19 @@ public struct EndServicePayload: Hashable, Sendable {
     /// wrong type, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
-        var reader = try ControlFieldReader(payload, frame: "EndService", limits: limits)
-        while let element = reader.next() {
-            if element.hasKey("hashId") { self.hashID = try reader.int32(element) }
-            else { self.otherFields.append(element.key, element.value) }
+        let reader = try ControlFieldReader(payload, frame: "EndService", limits: limits)
+        try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
+            if field.hasKey("hashId") { payload.hashID = try reader.int32(field) }
+            else { return false }
+            return true
         }
     }
 
     /// Appends the BSON payload to `buffer`.
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
-        try writeControlDocument(to: &buffer, otherFields: self.otherFields) { doc in
-            if let value = self.hashID { doc.appendInt32("hashId", value) }
+        // The payload goes to the closure as a parameter: captured, it was copied per field.
+        try writeControlDocument(self, to: &buffer) { payload, doc in
+            if let value = payload.hashID { doc.appendInt32("hashId", value) }
         }
     }
 }
@@ -264,17 +272,19 @@ public struct RegisterSecondaryTransportNAKPayload: Hashable, Sendable {
     /// wrong type, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
-        var reader = try ControlFieldReader(payload, frame: "RegisterSecondaryTransportNAK", limits: limits)
-        while let element = reader.next() {
-            if element.hasKey("reason") { self.reason = try reader.string(element) }
-            else { self.otherFields.append(element.key, element.value) }
+        let reader = try ControlFieldReader(payload, frame: "RegisterSecondaryTransportNAK", limits: limits)
+        try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
+            if field.hasKey("reason") { payload.reason = try reader.string(field) }
+            else { return false }
+            return true
         }
     }
 
     /// Appends the BSON payload to `buffer`.
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
-        try writeControlDocument(to: &buffer, otherFields: self.otherFields) { doc in
-            if let value = self.reason { doc.appendString("reason", value) }
+        // The payload goes to the closure as a parameter: captured, it was copied per field.
+        try writeControlDocument(self, to: &buffer) { payload, doc in
+            if let value = payload.reason { doc.appendString("reason", value) }
         }
     }
 }
@@ -297,19 +307,21 @@ public struct TransportEventUpdatePayload: Hashable, Sendable {
     /// wrong type, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
-        var reader = try ControlFieldReader(payload, frame: "TransportEventUpdate", limits: limits)
-        while let element = reader.next() {
-            if element.hasKey("tcpIpAddress") { self.tcpIPAddress = try reader.string(element) }
-            else if element.hasKey("tcpPort") { self.tcpPort = try reader.int32(element) }
-            else { self.otherFields.append(element.key, element.value) }
+        let reader = try ControlFieldReader(payload, frame: "TransportEventUpdate", limits: limits)
+        try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
+            if field.hasKey("tcpIpAddress") { payload.tcpIPAddress = try reader.string(field) }
+            else if field.hasKey("tcpPort") { payload.tcpPort = try reader.int32(field) }
+            else { return false }
+            return true
         }
     }
 
     /// Appends the BSON payload to `buffer`.
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
-        try writeControlDocument(to: &buffer, otherFields: self.otherFields) { doc in
-            if let value = self.tcpIPAddress { doc.appendString("tcpIpAddress", value) }
-            if let value = self.tcpPort { doc.appendInt32("tcpPort", value) }
+        // The payload goes to the closure as a parameter: captured, it was copied per field.
+        try writeControlDocument(self, to: &buffer) { payload, doc in
+            if let value = payload.tcpIPAddress { doc.appendString("tcpIpAddress", value) }
+            if let value = payload.tcpPort { doc.appendInt32("tcpPort", value) }
         }
     }
 }
@@ -392,14 +404,27 @@ public enum ControlPayload: Hashable, Sendable {
     }
 }
 
-/// Walks a control payload's fields with typed reads that name the field in their errors.
+/// A typed control payload: its known fields, plus the ones this library does not know.
+protocol ControlPayloadFields {
+    var otherFields: BSONOrderedDocument { get set }
+}
+
+extension StartServicePayload: ControlPayloadFields {}
+extension StartServiceACKPayload: ControlPayloadFields {}
+extension ServiceNAKPayload: ControlPayloadFields {}
+extension EndServicePayload: ControlPayloadFields {}
+extension RegisterSecondaryTransportNAKPayload: ControlPayloadFields {}
+extension TransportEventUpdatePayload: ControlPayloadFields {}
+
+/// Reads a control payload's fields through borrowed views (no reference counting, no key
+/// strings), with typed reads that name the field in their errors.
 struct ControlFieldReader {
     let frame: String
-    private var iterator: BSONDocument.Iterator
+    let document: BSONDocument
 
     init(_ payload: ByteBuffer, frame: String, limits: BSONLimits) throws(SDLProtocolError) {
         self.frame = frame
-        self.iterator = try Self.validate(payload, frame: frame, limits: limits).makeIterator()
+        self.document = try Self.validate(payload, frame: frame, limits: limits)
     }
 
     static func validate(_ payload: ByteBuffer, frame: String, limits: BSONLimits) throws(SDLProtocolError) -> BSONDocument {
@@ -410,60 +435,90 @@ struct ControlFieldReader {
         }
     }
 
-    mutating func next() -> BSONElement? { self.iterator.next() }
-
-    private func mismatch(_ element: BSONElement, _ expected: String) -> SDLProtocolError {
-        SDLProtocolError(
-            .invalidControlPayload, offset: element.offset,
-            "\(self.frame) field \(element.key) must be \(expected), not \(element.type)")
+    /// Lends each field to `match` with the payload being decoded (passed through, not
+    /// captured: a captured payload was copied twice per decode). `match` reads the fields it
+    /// knows and returns false for the others, which end up in `payload.otherFields`, in wire
+    /// order, as a tree kept for the round trip (a second, owning pass that payloads without
+    /// unknown fields never make).
+    func read<Payload: ControlPayloadFields>(
+        into payload: inout Payload,
+        _ match: (inout Payload, borrowing BSONElementView) throws(SDLProtocolError) -> Bool
+    ) throws(SDLProtocolError) {
+        var unknown: [Int] = []
+        var index = 0
+        try self.document.forEachElement { (field) throws(SDLProtocolError) in
+            if try !match(&payload, field) { unknown.append(index) }
+            index &+= 1
+        }
+        guard !unknown.isEmpty else { return }
+        for (index, element) in self.document.enumerated() where unknown.contains(index) {
+            payload.otherFields.append(element.key, element.value)
+        }
     }
 
-    func string(_ element: BSONElement) throws(SDLProtocolError) -> String {
-        guard let value = element.stringValue else { throw self.mismatch(element, "a string") }
+    private func mismatch(_ field: borrowing BSONElementView, _ expected: String) -> SDLProtocolError {
+        SDLProtocolError(
+            .invalidControlPayload, offset: field.offset,
+            "\(self.frame) field \(field.key) must be \(expected), not \(field.type)")
+    }
+
+    func string(_ field: borrowing BSONElementView) throws(SDLProtocolError) -> String {
+        guard let value = field.stringValue else { throw self.mismatch(field, "a string") }
         return value
     }
 
     /// An int32 field; an int64 is accepted when its value fits.
-    func int32(_ element: BSONElement) throws(SDLProtocolError) -> Int32 {
-        guard let value = element.integerValue.flatMap(Int32.init(exactly:)) else {
-            throw self.mismatch(element, "an int32 (or an int64 within the int32 range)")
+    func int32(_ field: borrowing BSONElementView) throws(SDLProtocolError) -> Int32 {
+        guard let value = field.integerValue.flatMap(Int32.init(exactly:)) else {
+            throw self.mismatch(field, "an int32 (or an int64 within the int32 range)")
         }
         return value
     }
 
     /// An int64 field; an int32 is accepted.
-    func int64(_ element: BSONElement) throws(SDLProtocolError) -> Int64 {
-        guard let value = element.integerValue else { throw self.mismatch(element, "an int64 or int32") }
+    func int64(_ field: borrowing BSONElementView) throws(SDLProtocolError) -> Int64 {
+        guard let value = field.integerValue else { throw self.mismatch(field, "an int64 or int32") }
         return value
     }
 
-    func strings(_ element: BSONElement) throws(SDLProtocolError) -> [String] {
-        guard let array = element.arrayValue else { throw self.mismatch(element, "an array of strings") }
+    func strings(_ field: borrowing BSONElementView) throws(SDLProtocolError) -> [String] {
+        guard field.type == .array else { throw self.mismatch(field, "an array of strings") }
         var values: [String] = []
-        for item in array {
-            guard let value = item.stringValue else { throw self.mismatch(item, "a string (in \(element.key))") }
+        values.reserveCapacity(4)  // transport lists are short: one allocation, no regrowth
+        let offset = field.offset
+        try field.forEachElement { (item) throws(SDLProtocolError) in
+            guard let value = item.stringValue else { throw self.mismatch(item, "a string (in \(self.key(at: offset)))") }
             values.append(value)
         }
         return values
     }
 
-    func int32s(_ element: BSONElement) throws(SDLProtocolError) -> [Int32] {
-        guard let array = element.arrayValue else { throw self.mismatch(element, "an array of int32") }
+    func int32s(_ field: borrowing BSONElementView) throws(SDLProtocolError) -> [Int32] {
+        guard field.type == .array else { throw self.mismatch(field, "an array of int32") }
         var values: [Int32] = []
-        for item in array {
+        values.reserveCapacity(4)
+        let offset = field.offset
+        try field.forEachElement { (item) throws(SDLProtocolError) in
             guard let value = item.integerValue.flatMap(Int32.init(exactly:)) else {
-                throw self.mismatch(item, "an int32 (in \(element.key))")
+                throw self.mismatch(item, "an int32 (in \(self.key(at: offset)))")
             }
             values.append(value)
         }
         return values
     }
+
+    /// The key of the element at `offset` (error messages only: the hot path makes no key strings).
+    private func key(at offset: Int) -> String {
+        let bytes = self.document.buffer.readableBytesView.dropFirst(offset + 1)
+        return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+    }
 }
 
 /// Writes a control payload: the known fields, then the unknown ones kept from a decode.
-private func writeControlDocument(
-    to buffer: inout ByteBuffer, otherFields: BSONOrderedDocument, _ body: (inout BSONDocumentWriter) -> Void
+private func writeControlDocument<Payload: ControlPayloadFields>(
+    _ payload: Payload, to buffer: inout ByteBuffer, _ body: (borrowing Payload, inout BSONDocumentWriter) -> Void
 ) throws(SDLProtocolError) {
+    let otherFields = payload.otherFields
     if !otherFields.isEmpty {
         // Fields built by hand may hold keys BSON cannot represent (a NUL byte), at any depth;
         // the tree encoder checks them all and throws where the writer would stop the program.
@@ -474,7 +529,7 @@ private func writeControlDocument(
         }
     }
     buffer.writeBSONDocument { doc in
-        body(&doc)
+        body(payload, &doc)
         for field in otherFields {
             doc.append(field.key, field.value)
         }
