@@ -45,6 +45,32 @@ import Testing
         #expect(decoder.storageCapacity <= 64)
     }
 
+    /// A megabyte of garbage split across two received buffers, then a good frame: one error, every
+    /// garbage byte skipped and counted, the frame delivered, and nothing but the received buffers
+    /// held (the bytes gathered to read headers across the split are let go once passed).
+    @Test func aLongGarbageRunAcrossTwoBuffers() throws {
+        for filler: UInt8 in [0x00, 0x50, 0xFF] {
+            let garbage = [UInt8](repeating: filler, count: 1 << 20)
+            var decoder = FrameDecoder()
+            decoder.append(contentsOf: garbage[..<500_001])
+            decoder.append(contentsOf: garbage[500_001...] + Self.heartbeat)
+            var errors: [SDLProtocolError.Code] = []
+            var frames: [Frame] = []
+            while true {
+                do {
+                    guard let frame = try decoder.nextFrame() else { break }
+                    frames.append(frame)
+                } catch {
+                    errors.append(error.code)
+                }
+            }
+            #expect(errors.count == 1, "filler \(filler)")
+            #expect(frames.map(\.bytes) == [Self.heartbeat], "filler \(filler)")
+            #expect(decoder.skippedByteCount == 1 << 20, "filler \(filler)")
+            #expect(decoder.bufferedByteCount == 0)
+        }
+    }
+
     /// Random garbage (any bytes, as long as no valid header starts inside it) between good frames,
     /// fed in random chunkings: every good frame arrives, and each run is reported once, at its
     /// first byte.
