@@ -15,7 +15,7 @@
 /// `maxIntegralDoubleMagnitude`). A Float parameter accepts
 /// any JSON number (`5` reads as 5.0) whose value is finite as a Double (`1e400` is
 /// `numberOutOfRange`). Numbers of any length are scanned without allocating per digit.
-public struct JSONParameterReader: RPCParameterReader {
+struct JSONParameterReader: RPCParameterReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index: Int = 0
     var depth: Int = 0
@@ -26,7 +26,7 @@ public struct JSONParameterReader: RPCParameterReader {
     var keyCount = 0
     /// The key, when it had escapes and its bytes differ from the input's.
     var escapedKey: String?
-    public private(set) var keyHash: UInt32 = 0
+    private(set) var keyHash: UInt32 = 0
 
     /// A reader over `bytes`, which must stay valid while it is used; callers get one from
     /// `withJSONParameterReader(_:options:_:)` or the message APIs.
@@ -37,7 +37,7 @@ public struct JSONParameterReader: RPCParameterReader {
 
     // MARK: Structure
 
-    public mutating func beginObject() throws(RPCError) {
+    mutating func beginObject() throws(RPCError) {
         self.skipWhitespace()
         guard self.peek() == UInt8(ascii: "{") else {
             throw self.mismatch(expected: "object")
@@ -45,7 +45,7 @@ public struct JSONParameterReader: RPCParameterReader {
         try self.enter()
     }
 
-    public mutating func nextKey() throws(RPCError) -> Bool {
+    mutating func nextKey() throws(RPCError) -> Bool {
         self.skipWhitespace()
         guard let byte = self.peek() else {
             throw self.malformed("unterminated object")
@@ -75,7 +75,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return true
     }
 
-    public func currentKeyEquals(_ name: StaticString) -> Bool {
+    func currentKeyEquals(_ name: StaticString) -> Bool {
         let count = name.utf8CodeUnitCount
         if let escapedKey = self.escapedKey {
             return escapedKey.utf8.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: count))
@@ -84,7 +84,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return Self.equal(self.bytes.baseAddress! + self.keyStart, name.utf8Start, count)
     }
 
-    public var currentKey: String {
+    var currentKey: String {
         if let escapedKey = self.escapedKey {
             return escapedKey
         }
@@ -92,7 +92,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return String(decoding: self.slice(self.keyStart, self.keyStart + self.keyCount), as: UTF8.self)
     }
 
-    public mutating func beginArray() throws(RPCError) {
+    mutating func beginArray() throws(RPCError) {
         self.skipWhitespace()
         guard self.peek() == UInt8(ascii: "[") else {
             throw self.mismatch(expected: "array")
@@ -100,7 +100,7 @@ public struct JSONParameterReader: RPCParameterReader {
         try self.enter()
     }
 
-    public mutating func nextElement() throws(RPCError) -> Bool {
+    mutating func nextElement() throws(RPCError) -> Bool {
         self.skipWhitespace()
         guard let byte = self.peek() else {
             throw self.malformed("unterminated array")
@@ -121,7 +121,7 @@ public struct JSONParameterReader: RPCParameterReader {
     }
 
     /// Checks that only whitespace follows the top-level value.
-    public mutating func finish() throws(RPCError) {
+    mutating func finish() throws(RPCError) {
         self.skipWhitespace()
         if self.index < self.bytes.count {
             throw self.malformed("unexpected \(self.describeByte()) after the parameters object")
@@ -146,7 +146,7 @@ public struct JSONParameterReader: RPCParameterReader {
 
     // MARK: Scalars
 
-    public mutating func readBool() throws(RPCError) -> Bool {
+    mutating func readBool() throws(RPCError) -> Bool {
         self.skipWhitespace()
         switch self.peek() {
         case UInt8(ascii: "t"):
@@ -160,7 +160,7 @@ public struct JSONParameterReader: RPCParameterReader {
         }
     }
 
-    public mutating func readInt32() throws(RPCError) -> Int32 {
+    mutating func readInt32() throws(RPCError) -> Int32 {
         let start = self.index
         let value = try self.readInt64()
         guard let narrow = Int32(exactly: value) else {
@@ -169,7 +169,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return narrow
     }
 
-    public mutating func readInt64() throws(RPCError) -> Int64 {
+    mutating func readInt64() throws(RPCError) -> Int64 {
         self.skipWhitespace()
         guard let byte = self.peek(), byte == UInt8(ascii: "-") || Self.isDigit(byte) else {
             throw self.mismatch(expected: "Integer")
@@ -226,7 +226,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return number.negative ? -Int64(magnitude) : Int64(magnitude)
     }
 
-    public mutating func readDouble() throws(RPCError) -> Double {
+    mutating func readDouble() throws(RPCError) -> Double {
         self.skipWhitespace()
         guard let byte = self.peek(), byte == UInt8(ascii: "-") || Self.isDigit(byte) else {
             throw self.mismatch(expected: "Float")
@@ -239,7 +239,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return double
     }
 
-    public mutating func readString() throws(RPCError) -> String {
+    mutating func readString() throws(RPCError) -> String {
         self.skipWhitespace()
         guard self.peek() == UInt8(ascii: "\"") else {
             throw self.mismatch(expected: "String")
@@ -247,7 +247,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return try self.scanString()
     }
 
-    public mutating func readUnknown() throws(RPCError) -> RPCValue {
+    mutating func readUnknown() throws(RPCError) -> RPCValue {
         self.skipWhitespace()
         guard let byte = self.peek() else {
             throw self.malformed("expected a value, found the end of the input")

@@ -47,18 +47,15 @@ public struct RPCCodingOptions: Hashable, Sendable {
 }
 
 /// How the parameters of an RPC travel: JSON text (protocol versions 1–4, and 5 when negotiated)
-/// or a BSON document (protocol version 5). An open set of values.
-public struct RPCParameterFormat: Hashable, Sendable, CustomStringConvertible {
-    public let name: String
-
-    public init(_ name: String) { self.name = name }
-
-    public var description: String { self.name }
-
+/// or a BSON document (protocol version 5). Protocol spec 5.4.1 knows no other.
+public enum RPCParameterFormat: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// JSON text (RFC 8259).
-    public static let json = RPCParameterFormat("json")
+    case json
     /// A BSON document (protocol version 5).
-    public static let bson = RPCParameterFormat("bson")
+    case bson
+
+    /// `json` or `bson`.
+    public var description: String { self.rawValue }
 
     /// Tells BSON from JSON by the bytes: a BSON document starts with its own length (int32, little
     /// endian) and ends with a zero byte; JSON text starts with `{` or whitespace and cannot contain

@@ -1,6 +1,6 @@
 /// The source generated code decodes parameters from: a pull reader over one parameters document.
-/// One conformance per wire format: `JSONParameterReader` here, a BSON reader over SDLBSON's
-/// in-place document reader later.
+/// One conformance per wire format, both internal to this module: a JSON reader over the text, and
+/// a BSON reader over the validated document in place.
 ///
 /// Generated code walks an object like this:
 ///

@@ -74,7 +74,7 @@ struct EnvelopeTests {
             header: RPCBinaryHeader(rpcType: .erroneousResponse, functionID: 41, correlationID: 1, jsonSize: 0),
             parameters: ByteBuffer()
         ).write(to: &empty)
-        #expect(throws: RPCError(.missingParameter, path: [.key("resultCode")], "missing mandatory parameter")) {
+        expectError(RPCError(.missingParameter, path: [.key("resultCode")], "missing mandatory parameter")) {
             try AnyRPCMessage(payload: empty)
         }
         // Only a response can be sent as an erroneous response.
@@ -128,7 +128,7 @@ struct EnvelopeTests {
         #expect(unregister.bulkData.readableBytes == 0)
         // sdl_java_suite's dummy OnHMIStatus: the parameters are empty, so its mandatory ones are missing.
         let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload("java-bfh-dummy-onhmistatus"), format: format) }
-        #expect(error == RPCError(.missingParameter, path: [.key("hmiLevel")], "missing mandatory parameter"))
+        expectIdentical(error, RPCError(.missingParameter, path: [.key("hmiLevel")], "missing mandatory parameter"))
         // Bytes after a JSON size of 0 are bulk data; the parameters are still empty.
         var withBulk = try payload("core-payload-header-only")
         withBulk.writeBytes([0xCA, 0xFE])
@@ -168,7 +168,7 @@ struct EnvelopeTests {
         // A function id with no message type: a typed error, and the parameters still parse.
         var payload = ByteBuffer()
         try RPCPayload(header: RPCBinaryHeader(rpcType: .request, functionID: 0x7FFF, correlationID: 1, jsonSize: 0), parameters: ByteBuffer(string: "{}")).write(to: &payload)
-        #expect(throws: RPCError(.unknownFunction, "no request of function 32767 in the spec")) { try AnyRPCMessage(payload: payload) }
+        expectError(RPCError(.unknownFunction, "no request of function 32767 in the spec")) { try AnyRPCMessage(payload: payload) }
         // OnHMIStatus exists only as a notification.
         #expect(AnyRPCMessage.messageType(functionID: .onHMIStatus, rpcType: .request) == nil)
         #expect(AnyRPCMessage.messageType(functionID: .onHMIStatus, rpcType: .notification) == SDLOnHMIStatus.self)
@@ -190,7 +190,7 @@ struct EnvelopeTests {
                               jsonParameters: #"{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":101}}}"#)
         }
         #expect(invalid.description == "moduleData.climateControlData.fanSpeed: above maxvalue 100")
-        #expect(throws: RPCError(.unknownFunction, #"no function named "Teleport" in the spec"#)) {
+        expectError(RPCError(.unknownFunction, #"no function named "Teleport" in the spec"#)) {
             try AnyRPCMessage(functionName: "Teleport", rpcType: .request, jsonParameters: "{}")
         }
         #expect(throws: RPCError.self) {
@@ -208,6 +208,9 @@ struct EnvelopeTests {
         #expect(Array(payload.readableBytesView) == [0x00, 0x00, 0x00, 0x2E, 0, 0, 0, 1, 0, 0, 0, 5, 5, 0, 0, 0, 0])
         let decoded = try AnyRPCMessage(payload: payload)
         #expect(decoded.message as? SDLSubscribeWayPointsRequest == request)
-        #expect(throws: RPCError.self) { try request.parameters(format: RPCParameterFormat("xml")) }
+        // The formats are closed: protocol spec 5.4.1 knows these two.
+        #expect(RPCParameterFormat.allCases == [.json, .bson])
+        #expect(RPCParameterFormat(rawValue: "xml") == nil)
+        #expect(RPCParameterFormat.allCases.map(\.description) == ["json", "bson"])
     }
 }

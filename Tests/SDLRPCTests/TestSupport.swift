@@ -95,3 +95,23 @@ extension SpecMessageType {
         }
     }
 }
+
+/// Expects `error` to equal `expected` in every field (`RPCError`'s `==` compares codes only).
+func expectIdentical(_ error: RPCError, _ expected: RPCError, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(error.code == expected.code, sourceLocation: sourceLocation)
+    #expect(error.path == expected.path, sourceLocation: sourceLocation)
+    #expect(error.offset == expected.offset, sourceLocation: sourceLocation)
+    #expect(error.detail == expected.detail, sourceLocation: sourceLocation)
+}
+
+/// Expects `body` to throw an `RPCError` equal to `expected` in every field.
+func expectError<Result>(_ expected: RPCError, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Result) {
+    do {
+        _ = try body()
+        Issue.record("expected \(expected.code): \(expected), nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as RPCError {
+        expectIdentical(error, expected, sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected \(expected.code): \(expected), \(error) was thrown", sourceLocation: sourceLocation)
+    }
+}
