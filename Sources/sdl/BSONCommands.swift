@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import SDLBSON
 
-/// `sdl bson encode|decode`: Extended JSON to BSON hex and back (DESIGN.md §5).
+/// `sdl bson encode|decode`: Extended JSON to BSON hex and back (ARCHITECTURE.md §5).
 struct BSONCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bson",

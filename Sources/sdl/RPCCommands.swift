@@ -5,7 +5,7 @@ import SDLProtocol
 import SDLRPC
 
 /// `sdl rpc encode|decode`: RPC payloads (12-byte binary header + JSON or BSON parameters + bulk
-/// data) from and to JSON parameters, validated against the spec (DESIGN.md §5).
+/// data) from and to JSON parameters, validated against the spec (ARCHITECTURE.md §5).
 struct RPCCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rpc",

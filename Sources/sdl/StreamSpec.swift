@@ -10,7 +10,7 @@ struct ToolError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Builds the byte stream a SPEC file describes (DESIGN.md §5): a JSON array of messages, each
+/// Builds the byte stream a SPEC file describes (ARCHITECTURE.md §5): a JSON array of messages, each
 /// fragmented by `mtu` with the library's own fragmenter; raw frames (also malformed ones) and raw
 /// bytes for test input.
 struct StreamSpec {
