@@ -86,9 +86,7 @@ struct EnvelopeTests {
 
     @Test("the GetVehicleData request vector of sdl_java_suite decodes")
     func javaVector() throws {
-        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
-        let vector = try #require(vectors.first(where: { $0["id"] as? String == "java-samplerpc-getvehicledata-request" }))
-        let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
+        let payload = try SharedData.headerVectorPayload("java-samplerpc-getvehicledata-request")
         let message = try AnyRPCMessage(payload: payload)
         #expect(message.correlationID == 630)
         let request = try #require(message.message as? SDLGetVehicleDataRequest)
@@ -104,9 +102,7 @@ struct EnvelopeTests {
         ("ios-testpayloadheader-400", "invalidPayload"),
     ])
     func malformedVectors(id: String, code: String) throws {
-        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
-        let vector = try #require(vectors.first(where: { $0["id"] as? String == id }), "no vector \(id)")
-        let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
+        let payload = try SharedData.headerVectorPayload(id)
         let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload) }
         #expect(error.code.name == code, "\(id): \(error)")
     }
@@ -115,10 +111,8 @@ struct EnvelopeTests {
         nil, RPCParameterFormat.json, .bson,
     ])
     func headerOnly(format: RPCParameterFormat?) throws {
-        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
         func payload(_ id: String) throws -> ByteBuffer {
-            let vector = try #require(vectors.first(where: { $0["id"] as? String == id }), "no vector \(id)")
-            return ByteBuffer(hex: try #require(vector["hex"] as? String))
+            try SharedData.headerVectorPayload(id)
         }
         // SDL Core's header-only UnregisterAppInterface request: no mandatory parameters.
         let unregister = try AnyRPCMessage(payload: payload("core-payload-header-only"), format: format)
@@ -141,9 +135,7 @@ struct EnvelopeTests {
 
     @Test("the iOS DeleteCommand vector carries the v1 envelope, not parameters")
     func iosVector() throws {
-        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
-        let vector = try #require(vectors.first(where: { $0["id"] as? String == "ios-rpcpayload-deletecommand-response-bulk" }))
-        let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
+        let payload = try SharedData.headerVectorPayload("ios-rpcpayload-deletecommand-response-bulk")
         // {"response":{...}} as parameters: DeleteCommand response's mandatory params are missing.
         let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload) }
         #expect(error.code == .missingParameter)
