@@ -7,7 +7,6 @@ let package = Package(
         .library(name: "SDLBSON", targets: ["SDLBSON"]),
         .library(name: "SDLProtocol", targets: ["SDLProtocol"]),
         .library(name: "SDLRPC", targets: ["SDLRPC"]),
-        .library(name: "SDLRPCGenerator", targets: ["SDLRPCGenerator"]),
         .executable(name: "sdl", targets: ["sdl"]),
         .executable(name: "sdl-rpc-gen", targets: ["sdl-rpc-gen"]),
     ],
@@ -31,7 +30,8 @@ let package = Package(
             name: "SDLRPC",
             dependencies: ["SDLBSON", "SDLProtocol", .product(name: "NIOCore", package: "swift-nio")]
         ),
-        // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated.
+        // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated. No product: only sdl-rpc-gen
+        // and the tests use it.
         .target(name: "SDLRPCGenerator"),
         .executableTarget(
             name: "sdl-rpc-gen",

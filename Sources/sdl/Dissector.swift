@@ -3,7 +3,7 @@ import NIOCore
 import SDLBSON
 import SDLProtocol
 
-/// Turns one direction of a byte stream into the events `sdl dissect` prints (DESIGN.md §5):
+/// Turns one direction of a byte stream into the events `sdl dissect` prints (ARCHITECTURE.md §5):
 /// each frame, each whole message with its payload interpreted, each error, and a closing `end`.
 struct Dissector {
     private var decoder: FrameDecoder
