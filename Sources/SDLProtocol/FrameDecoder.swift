@@ -123,6 +123,11 @@ public struct FrameDecoder: Sendable {
     /// bound (4 × `bufferedByteCount` + 2 KiB) is stated against. O(1).
     public var bufferedStorageBytes: Int { self.heldStorage }
 
+    /// `bufferedStorageBytes` summed afresh, for the tests to check the running count against.
+    var recountedStorageBytes: Int {
+        self.rest.reduce(self.front.storageCapacity + self.tail.storageCapacity) { $0 + $1.buffer.storageCapacity }
+    }
+
     // MARK: Input
 
     /// Adds received bytes. A buffer with at least 256 readable bytes whose storage is at most
@@ -337,8 +342,9 @@ public struct FrameDecoder: Sendable {
             }
         }
         if rivals.isEmpty && !undetermined { return .take }
+        // The later candidate wins unless this one is confirmed and the later one refuted.
+        if rivals.contains(.confirmed) { return .reject }
         let own = self.confirmation(of: candidate, at: 0, mtus: mtus, ceiling: ceiling)
-        if own != .confirmed && rivals.contains(.confirmed) { return .reject }
         if own == .refuted && !rivals.isEmpty { return .reject }
         if own == .confirmed && !undetermined && rivals.allSatisfy({ $0 == .refuted }) { return .take }
         return .wait
