@@ -28,17 +28,15 @@ public struct MTUTable: Hashable, Sendable {
     @inlinable
     public init() { self.entries = [] }
 
-    @inlinable
+    /// The entry of a session's service in one direction; nil for a service the spec does not
+    /// define. Branch-free for the decoder's hot path: the five known services are all below 16,
+    /// so one bit mask says whether a service is known and one nibble table gives its slot
+    /// (0x00 → 0, 0x07 → 1, 0x0A → 2, 0x0B → 3, 0x0F → 4).
+    @inlinable @inline(__always)
     static func index(session: SessionID, service: ServiceType, direction: Direction) -> Int? {
-        let slot: Int
-        switch service.rawValue {
-        case 0x00: slot = 0
-        case 0x07: slot = 1
-        case 0x0A: slot = 2
-        case 0x0B: slot = 3
-        case 0x0F: slot = 4
-        default: return nil
-        }
+        let raw = UInt64(service.rawValue)
+        guard raw < 16, (0x8C81 as UInt64) >> raw & 1 != 0 else { return nil }
+        let slot = Int(truncatingIfNeeded: (0x4000_3200_1000_0000 as UInt64) >> (raw &* 4) & 0xF)
         let pair = (Int(session.rawValue) &* Self.servicesPerSession &+ slot) &* 2
         return direction == .receive ? pair &+ 1 : pair
     }
