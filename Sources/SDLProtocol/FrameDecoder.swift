@@ -89,9 +89,13 @@ public struct FrameDecoder: Sendable {
     /// is reported by one error; this count shows how long the runs were.
     public private(set) var skippedByteCount = 0
     private var failure: SDLProtocolError?
+    /// The candidate the decoder waits on after weighing it, and the stream offset the buffered
+    /// bytes must reach before weighing it again could change anything: without it, a candidate
+    /// waiting for a long rival frame would be weighed again on every call.
+    private var waiting: (candidate: Int, until: Int) = (-1, 0)
 
-    /// Counts the decoder's slow-path work (bytes copied or scanned, segments visited, candidates
-    /// weighed), for the tests' complexity checks.
+    /// Counts the decoder's slow-path work (bytes copied or scanned, headers inspected, segments
+    /// visited, candidates weighed), for the tests' complexity checks.
     private(set) var workCount = 0
 
     /// Received buffers with fewer readable bytes are copied into the decoder's own buffer.
@@ -238,6 +242,11 @@ public struct FrameDecoder: Sendable {
                 if let error { throw error }
             case .valid(let header):
                 if self.resynchronizing {
+                    if !self.finished && self.waiting.candidate == self.streamOffset
+                        && self.streamOffset + self.bufferedBytes < self.waiting.until
+                    {
+                        return try self.waitOrEnd()
+                    }
                     switch self.weigh(header, mtus: mtus, ceiling: ceiling) {
                     case .take:
                         self.resynchronizing = false
@@ -348,42 +357,52 @@ public struct FrameDecoder: Sendable {
         self.workCount += 1
         var rivals: [Confirmation] = []
         var undetermined = false
+        // How many bytes must be buffered before a pending answer can change.
+        var needed = Int.max
         for distance in 1..<candidate.size {
             switch self.inspectHeader(at: distance, mtus: mtus, ceiling: ceiling) {
             case .invalid:
                 continue
             case .incomplete:
                 // A header cut short by the end of the stream can never become a frame.
-                if !self.finished && self.bufferedBytes > distance { undetermined = true }
+                if !self.finished && self.bufferedBytes > distance {
+                    undetermined = true
+                    needed = self.bufferedBytes + 1
+                }
             case .valid(let rival):
-                rivals.append(self.confirmation(of: rival, at: distance, mtus: mtus, ceiling: ceiling))
+                let (answer, bytes) = self.confirmation(of: rival, at: distance, mtus: mtus, ceiling: ceiling)
+                rivals.append(answer)
+                if answer == .pending { needed = min(needed, bytes) }
             }
         }
         if rivals.isEmpty && !undetermined { return .take }
         // The later candidate wins unless this one is confirmed and the later one refuted.
         if rivals.contains(.confirmed) { return .reject }
-        let own = self.confirmation(of: candidate, at: 0, mtus: mtus, ceiling: ceiling)
+        let (own, bytes) = self.confirmation(of: candidate, at: 0, mtus: mtus, ceiling: ceiling)
         if own == .refuted && !rivals.isEmpty { return .reject }
         if own == .confirmed && !undetermined && rivals.allSatisfy({ $0 == .refuted }) { return .take }
+        if own == .pending { needed = min(needed, bytes) }
+        self.waiting = (self.streamOffset, self.streamOffset + needed)
         return .wait
     }
 
     /// Whether the candidate at `distance` is followed by a header that passes validation (or a
-    /// prefix of one cut short by the end of the stream, or the end itself).
+    /// prefix of one cut short by the end of the stream, or the end itself), and, while that is
+    /// pending, how many buffered bytes it takes before the answer can change.
     private mutating func confirmation(
         of header: FrameHeader, at distance: Int, mtus: MTUTable, ceiling: UInt32
-    ) -> Confirmation {
+    ) -> (Confirmation, Int) {
         let (end, overflow) = distance.addingReportingOverflow(header.frameSize)
         if overflow || self.bufferedBytes < end {
-            return self.finished ? .refuted : .pending
+            return (self.finished ? .refuted : .pending, end)
         }
         if self.bufferedBytes == end {
-            return self.finished ? .confirmed : .pending
+            return (self.finished ? .confirmed : .pending, end + 1)
         }
         switch self.inspectHeader(at: end, mtus: mtus, ceiling: ceiling) {
-        case .valid: return .confirmed
-        case .invalid: return .refuted
-        case .incomplete: return self.finished ? .confirmed : .pending
+        case .valid: return (.confirmed, 0)
+        case .invalid: return (.refuted, 0)
+        case .incomplete: return (self.finished ? .confirmed : .pending, self.bufferedBytes + 1)
         }
     }
 
@@ -398,6 +417,7 @@ public struct FrameDecoder: Sendable {
 
     /// Validates the header `distance` bytes past the front as far as the buffered bytes go.
     private mutating func inspectHeader(at distance: Int, mtus: MTUTable, ceiling: UInt32) -> Inspection {
+        self.workCount += 1
         let (word, id, available) = self.peekHeaderBytes(at: distance)
         guard available > 0 else { return .incomplete }
         let maxVersion = self.limits.maxVersion

@@ -160,6 +160,21 @@ import Testing
         }
     }
 
+    /// A candidate after garbage that waits on a rival with a long frame (garbage joined with a
+    /// good frame's first bytes), fed one byte per append and pulled after each: it is weighed
+    /// again only when enough bytes have arrived to change the answer, so the work per byte stays
+    /// small, not a dozen header inspections per byte.
+    @Test(arguments: [30_000, 60_000])
+    func waitingOnALongRivalIsCheap(payload: Int) throws {
+        let good = Self.frame(payload: payload)
+        let stream = [0xFF, 0x51, 0x07] + good + Self.frame(message: 2, payload: 1)
+        var rng = SplitMix64(seed: 1)
+        let run = Self.feed(Self.buffers(stream, .oneBytePer2KiB, rng: &rng), pulls: .afterEveryAppend, rng: &rng)
+        #expect(run.frames.map(\.bytes) == [good, Self.frame(message: 2, payload: 1)])
+        #expect(run.errors.count == 1)
+        #expect(run.decoder.workCount <= 3 * stream.count, "work \(run.decoder.workCount) for \(stream.count) bytes")
+    }
+
     // MARK: Class 2: memory that follows the bytes held
 
     /// One 128 KiB frame arriving one byte per read, each read in a buffer with 2 KiB of storage
