@@ -36,7 +36,7 @@ import NIOCore
 /// bytes, are copied into a buffer the decoder owns instead of being retained, and a front buffer
 /// whose consumed part dominates is compacted, so `bufferedStorageBytes` stays within
 /// 4 × `bufferedByteCount` + 2 KiB after every `append` and whenever `nextFrame()` returns nil.
-/// Every operation is linear in the bytes appended, whatever the chunking and whenever frames
+/// The decoder's total work is linear in the bytes appended, whatever the chunking and whenever frames
 /// are pulled.
 public struct FrameDecoder: Sendable {
     /// What the decoder does after a bad header.
