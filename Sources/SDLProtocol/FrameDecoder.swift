@@ -35,7 +35,7 @@ import NIOCore
 /// copy. Buffers with few readable bytes, or whose storage is much larger than their readable
 /// bytes, are copied into a buffer the decoder owns instead of being retained, and a front buffer
 /// whose consumed part dominates is compacted, so `bufferedStorageBytes` stays within
-/// 4 × `bufferedByteCount` + 2 KiB after every `append` and whenever `nextFrame()` returns nil.
+/// 4 × `bufferedByteCount` + 4 KiB after every `append` and whenever `nextFrame()` returns nil.
 /// The decoder's total work is linear in the bytes appended, whatever the chunking and whenever frames
 /// are pulled.
 public struct FrameDecoder: Sendable {
@@ -103,9 +103,13 @@ public struct FrameDecoder: Sendable {
     /// The smallest buffer the decoder allocates for copied bytes.
     static let minimumOwnedCapacity = 64
     /// `front` is compacted when its storage exceeds this many times its readable bytes, plus
-    /// `compactionSlack`.
+    /// `compactionSlack`. The other buffers hold at most 2.25 times their bytes + 64 (retained
+    /// buffers at most twice theirs, owned ones at most twice theirs or 64, and at most one owned
+    /// buffer per retained one of 256 bytes or more), so all together stay within 4 × the bytes
+    /// + 4 KiB. The slack spares a typical read buffer (2 KiB of storage) a copy of the partial
+    /// frame at its end, which the next read completes anyway.
     static let compactionRatio = 4
-    static let compactionSlack = 1024
+    static let compactionSlack = 3072
 
     /// Creates a decoder.
     public init(limits: ProtocolLimits = ProtocolLimits(), invalidHeaderPolicy: InvalidHeaderPolicy = .resynchronize) {
@@ -124,7 +128,7 @@ public struct FrameDecoder: Sendable {
 
     /// The bytes of storage the decoder holds for its buffered bytes: the storage capacities of
     /// the buffers it keeps (a retained slice counts its whole storage). This is what the memory
-    /// bound (4 × `bufferedByteCount` + 2 KiB) is stated against. O(1).
+    /// bound (4 × `bufferedByteCount` + 4 KiB) is stated against. O(1).
     public var bufferedStorageBytes: Int { self.heldStorage }
 
     /// `bufferedStorageBytes` summed afresh, for the tests to check the running count against.

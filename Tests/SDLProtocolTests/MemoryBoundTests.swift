@@ -94,6 +94,6 @@ import Testing
             #expect(try decoder.nextFrame(mtus: mtus) == nil)
         }
         #expect(decoder.bufferedByteCount == 12 + 300)
-        #expect(decoder.bufferedStorageBytes <= 4 * decoder.bufferedByteCount + 2048)
+        #expect(decoder.bufferedStorageBytes <= 4 * decoder.bufferedByteCount + 4096)
     }
 }

@@ -5,7 +5,7 @@ import SDLProtocol
 // - every frame the decoder returns re-encodes to exactly the bytes it was read from, and frames
 //   come in stream order without overlapping;
 // - the decoder consumes the whole input once the stream is finished (frames, reported garbage,
-//   or a reported truncation), and holds at most 4 × its buffered bytes + 2 KiB of storage after
+//   or a reported truncation), and holds at most 4 × its buffered bytes + 4 KiB of storage after
 //   every append and whenever it waits for bytes;
 // - no frame exceeds the receive limit of its session and service (the lent MTUs, clamped to
 //   the ceilings);
@@ -32,7 +32,7 @@ func check(_ bytes: UnsafeRawBufferPointer) {
     var consumed = 0
 
     func storageIsBounded() {
-        precondition(decoder.bufferedStorageBytes <= 4 * decoder.bufferedByteCount + 2048, "storage out of bounds")
+        precondition(decoder.bufferedStorageBytes <= 4 * decoder.bufferedByteCount + 4096, "storage out of bounds")
     }
 
     func drain() {
