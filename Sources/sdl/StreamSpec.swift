@@ -67,7 +67,7 @@ struct StreamSpec {
         }
         if messageID != 0 { previousMessageID = messageID }
         let limits = ProtocolLimits()
-        let mtu = try fields.int("mtu", in: 1...Int(Int32.max)) ?? limits.sendPayloadLimit(version: version, service: serviceType)
+        let mtu = try fields.int("mtu", in: 1...Int(Int32.max)) ?? limits.sendPayloadLimit(version: version)
 
         switch kind {
         case "frame":
@@ -92,7 +92,7 @@ struct StreamSpec {
             }
             try FrameEncoder.writeMessage(
                 ByteBuffer(bytes: payload), version: version, serviceType: serviceType, sessionID: sessionID,
-                messageID: MessageID(messageID), frameType: .control, frameInfo: info, encrypted: encrypted,
+                messageID: MessageID(messageID), control: ControlFrameInfo(rawValue: info), encrypted: encrypted,
                 maxPayloadPerFrame: max(mtu, payload.count), to: &stream)
         case "rpc":
             guard let rpc = entry["rpc"] as? [String: Any] else { throw ToolError("rpc entry needs an \"rpc\" object") }
