@@ -5,18 +5,22 @@ import NIOCore
 //   document ::= int32 e_list "\x00"        int32 = total byte count, little-endian
 //   element  ::= type(byte) e_name value    e_name = cstring (no NUL inside)
 //
-// The writer appends straight into the caller's ByteBuffer: it reserves the int32 length,
-// writes the elements in place (nested documents and arrays too) and back-fills the length
-// when the document closes. It allocates nothing of its own: keys are copied from the String's
-// UTF-8 storage (literals and small strings need no heap) and array keys "0", "1", … are
-// formatted on the stack.
+// Every writer appends straight into the caller's ByteBuffer through one output primitive,
+// `_BSONOutput`: it reserves a document's int32 length, writes the elements in place (nested
+// documents and arrays too) and back-fills the length when the document closes. It allocates
+// nothing of its own: keys are copied from the String's UTF-8 storage (literals and small
+// strings need no heap) and array keys "0", "1", … are formatted on the stack.
+//
+// The three ways in all write through it: the closure writers (`writeBSONDocument`,
+// `BSONDocumentWriter`, `BSONArrayWriter`), the begin/end `BSONStreamWriter` the RPC layer
+// drives, and the generic tree (`BSONValue`, which the Codable encoder builds).
 //
 // Speed: going through ByteBuffer's API for every field costs a uniqueness check, a capacity
 // check and (for code inlined into another module) dynamic exclusivity checks per call. So the
-// writer takes the buffer over for the duration of `writeBSONDocument`, holds a cursor into its
-// writable bytes (`_BSONOutput`, the one raw-pointer primitive) and only calls back into
-// ByteBuffer to grow it and, at the end, to commit the writer index. The writers are
-// non-copyable, so no copy of a cursor can outlive or race the buffer it points into.
+// output takes the buffer over for the duration of a document, pins its storage (`_BSONBytes`)
+// and only calls back into ByteBuffer to grow it and, at the end, to commit the writer index.
+// The output and the writers holding it are non-copyable, so no copy of a pin can outlive or
+// race the buffer it points into.
 //
 // The entry points are @inlinable so that a caller in another module (the RPC layer, the
 // control-payload layer) gets the closure bodies inlined and specialised.
@@ -49,7 +53,7 @@ extension ByteBuffer {
         // never copy on write; `ByteBuffer()` is a shared empty buffer and allocates nothing.
         let taken = self
         self = ByteBuffer()
-        var writer = BSONDocumentWriter(_out: _BSONOutput(taking: consume taken))
+        var writer = BSONDocumentWriter(_out: _BSONOutput(taking: taken, minimumWritableBytes: 64))
         writer._out.beginDocument()
         do throws(Failure) {
             try body(&writer)
@@ -64,74 +68,71 @@ extension ByteBuffer {
     }
 }
 
-/// A write cursor into the writable bytes of a ByteBuffer that the writer owns for the moment.
+/// The growable output every BSON writer appends through: a write cursor into the pinned
+/// storage of a ByteBuffer that the writer owns for the moment.
 ///
-/// `base + position` is where the next byte goes; `limit` is the capacity of the buffer's
-/// slice. Indices are the buffer's own (as `writerIndex`), so lengths can be back-filled at an
-/// earlier index after the storage moved.
+/// `position` is the buffer index where the next byte goes and `limit` the storage's capacity.
+/// Indices are the buffer's own (as `writerIndex`), so lengths can be back-filled at an earlier
+/// index after the storage moved. Non-copyable: it holds a writable pin (see ``_BSONBytes``).
 @usableFromInline
-internal struct _BSONOutput {
-    @usableFromInline var buffer: ByteBuffer?
-    @usableFromInline var base: UnsafeMutableRawPointer?
+internal struct _BSONOutput: ~Copyable {
+    /// The buffer being written; nil only while a nested writer holds the output (``take()``).
+    @usableFromInline var bytes: _BSONBytes?
     @usableFromInline var position: Int
     @usableFromInline var limit: Int
 
+    /// Takes `buffer` over, with at least `minimumWritableBytes` of room.
     @inlinable
-    init(taking buffer: consuming ByteBuffer) {
-        if buffer.writableBytes < 64 {
-            buffer.reserveCapacity(minimumWritableBytes: 64)
+    init(taking buffer: consuming ByteBuffer, minimumWritableBytes: Int) {
+        if buffer.writableBytes < minimumWritableBytes {
+            buffer.reserveCapacity(minimumWritableBytes: minimumWritableBytes)
         }
-        let (base, limit) = buffer.withVeryUnsafeMutableBytes { ($0.baseAddress!, $0.count) }
-        self.base = base
-        self.limit = limit
         self.position = buffer.writerIndex
-        self.buffer = buffer
+        let bytes = _BSONBytes(writable: buffer)
+        self.limit = bytes.capacity
+        self.bytes = bytes
     }
 
-    /// A cursor with no buffer, to swap in while a nested writer holds the real one.
     @inlinable
-    static var empty: _BSONOutput { _BSONOutput() }
+    init(bytes: _BSONBytes?, position: Int, limit: Int) {
+        self.bytes = bytes
+        self.position = position
+        self.limit = limit
+    }
 
+    /// The output, moved out for a nested writer; this one is left empty until it is put back.
     @inlinable
-    init() {
-        self.buffer = nil
-        self.base = nil
-        self.position = 0
-        self.limit = 0
+    mutating func take() -> _BSONOutput {
+        _BSONOutput(bytes: self.bytes.take(), position: self.position, limit: self.limit)
     }
 
     /// The buffer back, with the writer index moved past what was written.
     @inlinable
     mutating func finish() -> ByteBuffer {
-        var buffer = self.buffer.unsafelyUnwrapped
-        self.buffer = nil
-        self.base = nil
+        var buffer = self.bytes.take().unsafelyUnwrapped.unpin()
         buffer.moveWriterIndex(to: self.position)
         return buffer
     }
 
-    /// A pointer with room for `count` bytes at the cursor.
+    /// A pointer with room for `count` bytes at the cursor, for the stores of one element.
     @inlinable
     @inline(__always)
     mutating func reserve(_ count: Int) -> UnsafeMutableRawPointer {
         if _slowPath(self.limit &- self.position < count) {
             self.grow(count)
         }
-        return self.base.unsafelyUnwrapped + self.position
+        return self.bytes.unsafelyUnwrapped.address(self.position)
     }
 
     @usableFromInline
     @inline(never)
     mutating func grow(_ count: Int) {
-        var buffer = self.buffer.unsafelyUnwrapped
-        self.buffer = nil
-        buffer.moveWriterIndex(to: self.position)
+        var buffer = self.finish()
         // At least double, so a long document costs O(log n) reallocations.
         buffer.reserveCapacity(minimumWritableBytes: Swift.max(count, buffer.capacity))
-        let (base, limit) = buffer.withVeryUnsafeMutableBytes { ($0.baseAddress!, $0.count) }
-        self.base = base
-        self.limit = limit
-        self.buffer = buffer
+        let bytes = _BSONBytes(writable: buffer)
+        self.limit = bytes.capacity
+        self.bytes = bytes
     }
 
     /// The int32 length placeholder of a document.
@@ -154,7 +155,7 @@ internal struct _BSONOutput {
     @inlinable
     mutating func backfillLength(start: Int) {
         let length = UInt32(truncatingIfNeeded: self.position &- start)
-        (self.base.unsafelyUnwrapped + start).storeBytes(of: length.littleEndian, as: UInt32.self)
+        self.bytes.unsafelyUnwrapped.address(start).storeBytes(of: length.littleEndian, as: UInt32.self)
     }
 
     /// Writes type + key + NUL at `p`; returns the offset past them.
@@ -417,7 +418,7 @@ public struct BSONDocumentWriter: ~Copyable {
     internal var _out: _BSONOutput
 
     @inlinable
-    internal init(_out: _BSONOutput) {
+    internal init(_out: consuming _BSONOutput) {
         self._out = _out
     }
 
@@ -466,7 +467,7 @@ public struct BSONDocumentWriter: ~Copyable {
     public mutating func appendDocument(_ key: String, _ document: BSONDocument) {
         self._withKey(key) { out, key in
             out.appendHeader(0x03, key)
-            out.appendRaw(UnsafeRawBufferPointer(start: document._base + document._offset, count: document._length))
+            document._bytes.withBytes(at: document._offset, count: document._length) { out.appendRaw($0) }
         }
     }
 
@@ -477,10 +478,10 @@ public struct BSONDocumentWriter: ~Copyable {
         _ body: (inout BSONArrayWriter) throws(Failure) -> Void
     ) throws(Failure) {
         let start = self._withKey(key) { $0.beginElement(0x04, $1) }
-        var array = BSONArrayWriter(_out: .empty)
-        swap(&self._out, &array._out)
+        // The nested writer takes the output over while `body` runs, and gives it back.
+        var array = BSONArrayWriter(_out: self._out.take())
         defer {
-            swap(&self._out, &array._out)
+            self._out = array._out.take()
             self._out.endDocument(start: start)
         }
         try body(&array)
@@ -635,7 +636,7 @@ public struct BSONArrayWriter: ~Copyable {
     internal var _index: Int = 0
 
     @inlinable
-    internal init(_out: _BSONOutput) {
+    internal init(_out: consuming _BSONOutput) {
         self._out = _out
     }
 
@@ -669,10 +670,10 @@ public struct BSONArrayWriter: ~Copyable {
         _ body: (inout BSONDocumentWriter) throws(Failure) -> Void
     ) throws(Failure) {
         let start = self._withKey { $0.beginElement(0x03, $1) }
-        var document = BSONDocumentWriter(_out: .empty)
-        swap(&self._out, &document._out)
+        // The nested writer takes the output over while `body` runs, and gives it back.
+        var document = BSONDocumentWriter(_out: self._out.take())
         defer {
-            swap(&self._out, &document._out)
+            self._out = document._out.take()
             self._out.endDocument(start: start)
         }
         try body(&document)
@@ -683,7 +684,7 @@ public struct BSONArrayWriter: ~Copyable {
     public mutating func appendDocument(_ document: BSONDocument) {
         self._withKey { out, key in
             out.appendHeader(0x03, key)
-            out.appendRaw(UnsafeRawBufferPointer(start: document._base + document._offset, count: document._length))
+            document._bytes.withBytes(at: document._offset, count: document._length) { out.appendRaw($0) }
         }
     }
 
@@ -693,10 +694,10 @@ public struct BSONArrayWriter: ~Copyable {
         _ body: (inout BSONArrayWriter) throws(Failure) -> Void
     ) throws(Failure) {
         let start = self._withKey { $0.beginElement(0x04, $1) }
-        var array = BSONArrayWriter(_out: .empty)
-        swap(&self._out, &array._out)
+        // The nested writer takes the output over while `body` runs, and gives it back.
+        var array = BSONArrayWriter(_out: self._out.take())
         defer {
-            swap(&self._out, &array._out)
+            self._out = array._out.take()
             self._out.endDocument(start: start)
         }
         try body(&array)

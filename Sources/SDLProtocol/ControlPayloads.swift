@@ -6,6 +6,12 @@ import SDLBSON
 // the spec's width (`mtu` int64, every other integer int32) and read from either width, since
 // peers disagree. Keys this library does not know are kept in `otherFields` and written back
 // after the known ones, so a payload from a newer peer round-trips.
+//
+// A key that appears twice in a payload (at any depth, arrays aside) is refused with
+// `invalidControlPayload` at the offset of the second occurrence: the spec says nothing of
+// repeated keys, SDL Core's BSON reader keeps the last and a first-match reader the first, so
+// accepting them would let two stacks act on different values from the same bytes. Decoding is
+// linear in the payload's size, however many unknown fields it carries.
 
 /// StartService (0x01): what the app asks for. RPC service: `protocolVersion`; video service:
 /// `height`, `width`, `videoProtocol`, `videoCodec`.
@@ -33,8 +39,8 @@ public struct StartServicePayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "StartService", limits: limits)
@@ -125,8 +131,8 @@ public struct StartServiceACKPayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "StartServiceACK", limits: limits)
@@ -199,8 +205,8 @@ public struct ServiceNAKPayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "ServiceNAK", limits: limits)
@@ -236,8 +242,8 @@ public struct EndServicePayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "EndService", limits: limits)
@@ -268,8 +274,8 @@ public struct RegisterSecondaryTransportNAKPayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "RegisterSecondaryTransportNAK", limits: limits)
@@ -303,8 +309,8 @@ public struct TransportEventUpdatePayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "TransportEventUpdate", limits: limits)
@@ -365,7 +371,9 @@ public enum ControlPayload: Hashable, Sendable {
     ///
     /// Before protocol version 5, StartServiceACK and EndService carry the raw 4-byte hash id;
     /// every other non-empty control payload is a BSON document (StartService may arrive with an
-    /// older header before the version is negotiated, still with a BSON payload).
+    /// older header before the version is negotiated, still with a BSON payload). A document in
+    /// which a key repeats is refused (`invalidControlPayload` at the repeat), `.document`
+    /// payloads included, so that every control payload reads the same whichever API reads it.
     public init(
         frameInfo: ControlFrameInfo, version: ProtocolVersion, payload: ByteBuffer, limits: BSONLimits = .default
     ) throws(SDLProtocolError) {
@@ -427,9 +435,12 @@ struct ControlFieldReader {
         self.document = try Self.validate(payload, frame: frame, limits: limits)
     }
 
+    /// The payload as a validated document in which no key repeats (at any depth, arrays aside).
     static func validate(_ payload: ByteBuffer, frame: String, limits: BSONLimits) throws(SDLProtocolError) -> BSONDocument {
         do {
-            return try BSONDocument(validating: payload, limits: limits)
+            return try BSONDocument(validating: payload, limits: limits, rejectingDuplicateKeys: true)
+        } catch where error.code == .duplicateKey {
+            throw SDLProtocolError(.invalidControlPayload, offset: error.offset, "\(frame) payload: \(error.detail)")
         } catch {
             throw SDLProtocolError(.invalidControlPayload, offset: error.offset, "\(frame) payload is not valid BSON: \(error.detail)")
         }
@@ -440,20 +451,34 @@ struct ControlFieldReader {
     /// knows and returns false for the others, which end up in `payload.otherFields`, in wire
     /// order, as a tree kept for the round trip (a second, owning pass that payloads without
     /// unknown fields never make).
+    ///
+    /// Returns how many elements the two passes stepped over, at most twice the element count:
+    /// the merge walks the document once, in step with the unknown fields' offsets.
+    @discardableResult
     func read<Payload: ControlPayloadFields>(
         into payload: inout Payload,
         _ match: (inout Payload, borrowing BSONElementView) throws(SDLProtocolError) -> Bool
-    ) throws(SDLProtocolError) {
+    ) throws(SDLProtocolError) -> Int {
         var unknown: [Int] = []
-        var index = 0
+        var steps = 0
         try self.document.forEachElement { (field) throws(SDLProtocolError) in
-            if try !match(&payload, field) { unknown.append(index) }
-            index &+= 1
+            if try !match(&payload, field) { unknown.append(field.offset) }
+            steps &+= 1
         }
-        guard !unknown.isEmpty else { return }
-        for (index, element) in self.document.enumerated() where unknown.contains(index) {
+        guard !unknown.isEmpty else { return steps }
+        payload.otherFields.fields.reserveCapacity(payload.otherFields.count + unknown.count)
+        var elements = self.document.makeIterator()
+        for offset in unknown {
+            // Every offset is that of an element still ahead: the walk never goes back.
+            var element = elements.next().unsafelyUnwrapped
+            steps &+= 1
+            while element.offset != offset {
+                element = elements.next().unsafelyUnwrapped
+                steps &+= 1
+            }
             payload.otherFields.append(element.key, element.value)
         }
+        return steps
     }
 
     private func mismatch(_ field: borrowing BSONElementView, _ expected: String) -> SDLProtocolError {
