@@ -65,7 +65,7 @@ internal struct _BSONBytes: @unchecked Sendable {
         let base = buffer.withVeryUnsafeBytesWithStorageManagement { bytes, _ in
             UnsafeMutableRawPointer(mutating: bytes.baseAddress.unsafelyUnwrapped)
         }
-        self.init(_buffer: buffer, base: base)
+        self.init(_buffer: consume buffer, base: base)
     }
 
     /// The buffer of a writable pin back, ending the pin.
@@ -142,6 +142,7 @@ internal struct _BSONBytes: @unchecked Sendable {
 
 /// Whether `count` bytes at `a` equal those at `b`.
 @inlinable
+@inline(__always)
 internal func _bsonBytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
     var i = 0
     while i < count {

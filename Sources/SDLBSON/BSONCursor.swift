@@ -39,16 +39,19 @@ package struct BSONCursor: Sendable {
 
     /// The type of the element the cursor stands on; type byte 0 when it stands on none.
     @inlinable
+    @inline(__always)
     package var type: BSONType { BSONType(rawValue: self._type) }
 
     /// Whether the cursor stands on an element (it does not at the end of a container, or after
     /// ``clear()``).
     @inlinable
+    @inline(__always)
     package var hasElement: Bool { self._type != 0 }
 
     /// Marks the current element as read: a reader that allows one read per element calls this,
     /// and ``hasElement`` is false until ``next()``.
     @inlinable
+    @inline(__always)
     package mutating func clear() {
         self._type = 0
     }
@@ -57,6 +60,7 @@ package struct BSONCursor: Sendable {
     ///
     /// - Precondition: ``type`` is `.document` or `.array`.
     @inlinable
+    @inline(__always)
     package mutating func enter() {
         precondition(self._type == 0x03 || self._type == 0x04, "enter() on a value that is not a document or an array")
         // `_position` is already past this value: that is where the parent resumes.
@@ -68,6 +72,7 @@ package struct BSONCursor: Sendable {
     /// Moves to the next element of the innermost open container; at its end, leaves the
     /// container (the cursor then stands on nothing, just after it) and returns false.
     @inlinable
+    @inline(__always)
     package mutating func next() -> Bool {
         let container = self._containers[self._containers.count &- 1]
         let start = self._position
@@ -91,49 +96,59 @@ package struct BSONCursor: Sendable {
     /// outermost document, as ``BSONElement/offset``; that document's own offset before the
     /// first ``next()``.
     @inlinable
+    @inline(__always)
     package var offset: Int { self._keyStart == self._valueStart ? self._keyStart : self._keyStart &- 1 }
 
     /// The length of the current element's key in bytes.
     @inlinable
+    @inline(__always)
     package var keyByteCount: Int { self._valueStart &- 1 &- self._keyStart }
 
     /// ``BSONKeyHash`` of the current element's key.
     @inlinable
+    @inline(__always)
     package var keyHash: UInt32 {
         self._bytes.withBytes(at: self._keyStart, count: self.keyByteCount) { BSONKeyHash.hash($0) }
     }
 
     /// Whether the current element's key is `name`, compared byte for byte.
     @inlinable
+    @inline(__always)
     package func keyEquals(_ name: StaticString) -> Bool {
         let count = self.keyByteCount
-        return count == name.utf8CodeUnitCount
-            && self._bytes.bytesEqual(at: self._keyStart, UnsafeRawBufferPointer(start: name.utf8Start, count: count))
+        guard count == name.utf8CodeUnitCount else { return false }
+        return self._bytes.withBase { _bsonBytesEqual($0 + self._keyStart, name.utf8Start, count) }
     }
 
     /// The current element's key.
     @inlinable
+    @inline(__always)
     package var key: String { self._bytes.string(from: self._keyStart, to: self._valueStart &- 1) }
 
     // Values of the current element; each assumes the caller checked ``type``.
 
     /// The value of an int32 element.
     @inlinable
+    @inline(__always)
     package var int32: Int32 { self._bytes.load(Int32.self, at: self._valueStart) }
 
     /// The value of an int64 element.
     @inlinable
+    @inline(__always)
     package var int64: Int64 { self._bytes.load(Int64.self, at: self._valueStart) }
 
     /// The value of a double element.
     @inlinable
+    @inline(__always)
     package var double: Double { Double(bitPattern: self._bytes.load(UInt64.self, at: self._valueStart)) }
 
     /// The value of a boolean element.
     @inlinable
+    @inline(__always)
     package var bool: Bool { self._bytes.byte(at: self._valueStart) != 0 }
 
     /// The value of a string element.
     @inlinable
+    @inline(__always)
     package var string: String { self._bytes.string(from: self._valueStart &+ 4, to: self._valueEnd &- 1) }
 }

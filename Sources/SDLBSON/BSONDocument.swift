@@ -307,12 +307,13 @@ internal func _bsonValidateTopLevel(
             "document length \(declared) leaves \(count - declared) bytes after the document"
         )
     }
-    let validator = _BSONValidator(
-        bytes: bytes,
-        maximumDepth: limits.effectiveNestingDepth,
-        rejectingDuplicateKeys: rejectingDuplicateKeys
-    )
-    _ = try validator.validateDocument(at: 0, limit: count, depth: 1, keysMatter: true)
+    let validator = _BSONValidator(bytes: bytes, maximumDepth: limits.effectiveNestingDepth)
+    _ = try validator.validateDocument(at: 0, limit: count, depth: 1)
+    if rejectingDuplicateKeys, let repeated = _bsonFirstRepeatedKey(bytes.baseAddress!, document: 0, keysMatter: true) {
+        let key = _BSONKeyIndex.key(bytes.baseAddress!, at: repeated, end: count)
+        let name = String(decoding: UnsafeRawBufferPointer(start: bytes.baseAddress! + key.start, count: key.count), as: UTF8.self)
+        throw BSONError(.duplicateKey, offset: repeated, "key \"\(name)\" appears more than once in one document")
+    }
 }
 
 /// One element of a validated ``BSONDocument``: its type, key and typed value accessors.

@@ -169,3 +169,34 @@ internal struct _BSONKeyIndex {
         }
     }
 }
+
+/// The first element whose key repeats an earlier key of its own document, in the validated
+/// document at `start` and every document nested in it (the document's own keys first, then
+/// each nested value in wire order); arrays' keys are not compared, but documents inside arrays
+/// are. One walk of the layout plus one key index per document: linear in the size. Recursion
+/// follows the nesting, which validation bounded.
+internal func _bsonFirstRepeatedKey(_ base: UnsafeRawPointer, document start: Int, keysMatter: Bool) -> Int? {
+    @inline(__always) func int32(_ offset: Int) -> Int {
+        Int(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
+    }
+    let end = start &+ int32(start)
+    if keysMatter, let repeated = _BSONKeyIndex.build(base, from: start &+ 4, end: end, keepingTable: false).repeated {
+        return repeated
+    }
+    var position = start &+ 4
+    while true {
+        let type = base.load(fromByteOffset: position, as: UInt8.self)
+        if type == 0 { return nil }
+        let value = _bsonFindNUL(base, from: position &+ 1, end: end) &+ 1
+        let nested: Int?
+        switch type {
+        case 0x03: nested = _bsonFirstRepeatedKey(base, document: value, keysMatter: true)
+        case 0x04: nested = _bsonFirstRepeatedKey(base, document: value, keysMatter: false)
+        case 0x0F:  // code with scope: int32 total, string (int32 length, bytes), scope document
+            nested = _bsonFirstRepeatedKey(base, document: value &+ 8 &+ int32(value &+ 4), keysMatter: true)
+        default: nested = nil
+        }
+        if let nested { return nested }
+        position = _bsonValueEnd(base, type: type, at: value)
+    }
+}

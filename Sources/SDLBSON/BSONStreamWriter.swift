@@ -28,11 +28,12 @@ package struct BSONStreamWriter: ~Copyable {
     /// index of the next item (-1 for documents).
     @usableFromInline var _scopes: [(start: Int, nextIndex: Int)]
 
-    /// Starts a document that `finish()` leaves at `buffer`'s writer index.
+    /// Starts a document that `finish()` leaves at `buffer`'s writer index (pass the buffer
+    /// `consume`d, or a copy of it is made, to keep the original intact).
     @inlinable
-    package init(appendingTo buffer: ByteBuffer) {
+    package init(appendingTo buffer: consuming ByteBuffer) {
         // Room for a typical RPC's parameters up front, so that most never regrow.
-        self._out = _BSONOutput(taking: buffer, minimumWritableBytes: 512)
+        self._out = _BSONOutput(taking: consume buffer, minimumWritableBytes: 512)
         self._scopes = []
         self._scopes.reserveCapacity(8)
         self._scopes.append((self._out.position, -1))

@@ -9,9 +9,10 @@
 // - booleans are 0 or 1; element types are the ones bsonspec.org defines;
 // - old binary (subtype 0x02) inner length equals the outer length − 4;
 // - nesting is at most `BSONLimits.effectiveNestingDepth` (checked before recursing, so a
-//   nesting bomb costs at most that many stack frames, and never more than the ceiling);
-// - on request (`rejectingDuplicateKeys`), no key repeats within a document (arrays excepted:
-//   readers ignore their keys), checked once a document's layout is known to be sound.
+//   nesting bomb costs at most that many stack frames, and never more than the ceiling).
+//
+// Repeated keys, refused only on request, are a second pass over the validated layout
+// (`_bsonFirstRepeatedKey`), so that validation without it pays nothing for it.
 //
 // The validator runs over the raw readable bytes (lent by `_BSONBytes` while it pins them), the only
 // way to make the per-byte key and UTF-8 scans cheap. Errors are built in a cold function so
@@ -21,13 +22,11 @@
 internal struct _BSONValidator {
     @usableFromInline let bytes: UnsafeRawBufferPointer
     @usableFromInline let maximumDepth: Int
-    @usableFromInline let rejectingDuplicateKeys: Bool
 
     @inlinable
-    init(bytes: UnsafeRawBufferPointer, maximumDepth: Int, rejectingDuplicateKeys: Bool) {
+    init(bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
-        self.rejectingDuplicateKeys = rejectingDuplicateKeys
     }
 
     /// What went wrong, with up to two numbers for the message.
@@ -56,7 +55,6 @@ internal struct _BSONValidator {
         case codeWithScopeTooShort(Int)
         case codeWithScopeTooLong(Int, left: Int)
         case codeWithScopeMismatch(Int, actual: Int)
-        case duplicateKey
 
         @usableFromInline
         enum Part {
@@ -137,11 +135,6 @@ internal struct _BSONValidator {
                 offset: offset,
                 "code-with-scope length \(n) disagrees with its code and scope (\(actual) bytes)"
             )
-        case .duplicateKey:
-            let base = self.bytes.baseAddress!
-            let key = _BSONKeyIndex.key(base, at: offset, end: self.bytes.count)
-            let name = String(decoding: UnsafeRawBufferPointer(start: base + key.start, count: key.count), as: UTF8.self)
-            return BSONError(.duplicateKey, offset: offset, "key \"\(name)\" appears more than once in one document")
         }
     }
 
@@ -157,11 +150,10 @@ internal struct _BSONValidator {
         self.bytes.load(fromByteOffset: offset, as: UInt8.self)
     }
 
-    /// Validates the document starting at `start`, which must end at or before `limit`; its keys
-    /// must not repeat if `keysMatter` (not an array) and duplicates are refused. Returns the
-    /// offset one past its terminator.
+    /// Validates the document starting at `start`, which must end at or before `limit`.
+    /// Returns the offset one past its terminator.
     @usableFromInline
-    func validateDocument(at start: Int, limit: Int, depth: Int, keysMatter: Bool) throws(BSONError) -> Int {
+    func validateDocument(at start: Int, limit: Int, depth: Int) throws(BSONError) -> Int {
         if depth > self.maximumDepth { throw self.error(.depth, at: start) }
         if limit &- start < 4 { throw self.error(.documentLengthNeeds4(left: limit &- start), at: start) }
         let length = self.int32(at: start)
@@ -175,7 +167,6 @@ internal struct _BSONValidator {
             let type = self.byte(position)
             if type == 0 {
                 if position != last { throw self.error(.earlyTerminator(before: last &- position), at: position) }
-                if self.rejectingDuplicateKeys && keysMatter { try self.checkKeysAreUnique(from: start &+ 4, end: end) }
                 return end
             }
             let keyEnd = try self.validateCString(from: position &+ 1, limit: last, .key)
@@ -188,7 +179,7 @@ internal struct _BSONValidator {
             case 0x02, 0x0D, 0x0E:  // string, code, symbol
                 position = try self.validateString(at: at, limit: last)
             case 0x03, 0x04:  // document, array
-                position = try self.validateDocument(at: at, limit: last, depth: depth &+ 1, keysMatter: type == 0x03)
+                position = try self.validateDocument(at: at, limit: last, depth: depth &+ 1)
             case 0x08:
                 position = try self.need(1, at: at, limit: last, type)
                 let value = self.byte(at)
@@ -302,16 +293,8 @@ internal struct _BSONValidator {
         if total > limit &- at { throw self.error(.codeWithScopeTooLong(total, left: limit &- at), at: at) }
         let end = at &+ total
         let codeEnd = try self.validateString(at: at &+ 4, limit: end)
-        let scopeEnd = try self.validateDocument(at: codeEnd, limit: end, depth: depth &+ 1, keysMatter: true)
+        let scopeEnd = try self.validateDocument(at: codeEnd, limit: end, depth: depth &+ 1)
         if scopeEnd != end { throw self.error(.codeWithScopeMismatch(total, actual: scopeEnd &- at), at: at) }
         return end
-    }
-
-    /// The repeated-key check of one document whose layout is already validated.
-    @usableFromInline
-    @inline(never)
-    func checkKeysAreUnique(from: Int, end: Int) throws(BSONError) {
-        let (_, repeated) = _BSONKeyIndex.build(self.bytes.baseAddress!, from: from, end: end, keepingTable: false)
-        if let repeated { throw self.error(.duplicateKey, at: repeated) }
     }
 }

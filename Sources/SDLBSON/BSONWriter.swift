@@ -53,7 +53,7 @@ extension ByteBuffer {
         // never copy on write; `ByteBuffer()` is a shared empty buffer and allocates nothing.
         let taken = self
         self = ByteBuffer()
-        var writer = BSONDocumentWriter(_out: _BSONOutput(taking: taken, minimumWritableBytes: 64))
+        var writer = BSONDocumentWriter(_out: _BSONOutput(taking: consume taken, minimumWritableBytes: 64))
         writer._out.beginDocument()
         do throws(Failure) {
             try body(&writer)
@@ -88,7 +88,7 @@ internal struct _BSONOutput: ~Copyable {
             buffer.reserveCapacity(minimumWritableBytes: minimumWritableBytes)
         }
         self.position = buffer.writerIndex
-        let bytes = _BSONBytes(writable: buffer)
+        let bytes = _BSONBytes(writable: consume buffer)
         self.limit = bytes.capacity
         self.bytes = bytes
     }
@@ -130,7 +130,7 @@ internal struct _BSONOutput: ~Copyable {
         var buffer = self.finish()
         // At least double, so a long document costs O(log n) reallocations.
         buffer.reserveCapacity(minimumWritableBytes: Swift.max(count, buffer.capacity))
-        let bytes = _BSONBytes(writable: buffer)
+        let bytes = _BSONBytes(writable: consume buffer)
         self.limit = bytes.capacity
         self.bytes = bytes
     }

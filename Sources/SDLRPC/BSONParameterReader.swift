@@ -22,7 +22,7 @@ struct BSONParameterReader: RPCParameterReader {
 
     @inline(__always)
     private mutating func enter(_ expected: BSONType, _ name: String) throws(RPCError) {
-        guard self.cursor.hasElement && self.cursor.type == expected else { throw self.mismatch(expected: name) }
+        guard self.type == expected else { throw self.mismatch(expected: name) }
         self.cursor.enter()
     }
 
@@ -52,9 +52,10 @@ struct BSONParameterReader: RPCParameterReader {
 
     // MARK: Scalars
 
-    /// The type of the current element if it was not read yet, else type byte 0.
+    /// The type of the current element if it was not read yet, else type byte 0 (the cursor
+    /// stands on nothing once `clear()`ed).
     @inline(__always)
-    private var type: BSONType { self.cursor.hasElement ? self.cursor.type : BSONType(rawValue: 0) }
+    private var type: BSONType { self.cursor.type }
 
     mutating func readBool() throws(RPCError) -> Bool {
         guard self.type == .bool else { throw self.mismatch(expected: "Boolean") }

@@ -19,8 +19,8 @@ final class BSONParameterWriter: RPCParameterWriter {
     private var firstError: RPCError?
 
     /// Starts the top-level document at the end of `buffer`.
-    init(buffer: ByteBuffer = ByteBuffer()) {
-        self.stream = BSONStreamWriter(appendingTo: buffer)
+    init(buffer: consuming ByteBuffer = ByteBuffer()) {
+        self.stream = BSONStreamWriter(appendingTo: consume buffer)
     }
 
     /// Closes the top-level document and returns the buffer; throws if a value could not be written.
