@@ -1,5 +1,8 @@
 /// A pull reader over a validated document for readers that walk a document in step with code
-/// of their own, such as SDLRPC's parameter reader, which generated code drives key by key.
+/// of their own: SDLRPC's BSON parameter reader, which generated code drives key by key. Support
+/// for that reader, not API: the underscore says so. It is public rather than `package` only
+/// because the compiler does not inline `package` declarations into other modules, and this
+/// reader's calls must be inlined to be as fast as the JSON reader's.
 ///
 /// The cursor stands on one element at a time: ``next()`` moves to the next element of the
 /// innermost open document or array, ``enter()`` opens the document or array it stands on, and
@@ -10,8 +13,8 @@
 /// so a cursor, or a copy of one, that outlives the document is harmless; reading an element
 /// costs no reference counting. The bytes were validated, so nothing here can fail: where to
 /// find each value is SDLBSON's layout knowledge (the same as ``BSONDocument``'s), and the key
-/// fingerprint is ``BSONKeyHash``.
-package struct BSONCursor: Sendable {
+/// fingerprint is ``_BSONKeyHash``.
+public struct _BSONCursor: Sendable {
     @usableFromInline let _bytes: _BSONBytes
     /// Where the next element of the innermost open container starts.
     @usableFromInline var _position: Int
@@ -26,7 +29,7 @@ package struct BSONCursor: Sendable {
 
     /// A cursor standing on `document` itself.
     @inlinable
-    package init(_ document: BSONDocument) {
+    public init(_ document: BSONDocument) {
         self._bytes = document._bytes
         self._containers = []
         self._containers.reserveCapacity(8)
@@ -40,19 +43,19 @@ package struct BSONCursor: Sendable {
     /// The type of the element the cursor stands on; type byte 0 when it stands on none.
     @inlinable
     @inline(__always)
-    package var type: BSONType { BSONType(rawValue: self._type) }
+    public var type: BSONType { BSONType(rawValue: self._type) }
 
     /// Whether the cursor stands on an element (it does not at the end of a container, or after
     /// ``clear()``).
     @inlinable
     @inline(__always)
-    package var hasElement: Bool { self._type != 0 }
+    public var hasElement: Bool { self._type != 0 }
 
     /// Marks the current element as read: a reader that allows one read per element calls this,
     /// and ``hasElement`` is false until ``next()``.
     @inlinable
     @inline(__always)
-    package mutating func clear() {
+    public mutating func clear() {
         self._type = 0
     }
 
@@ -61,7 +64,7 @@ package struct BSONCursor: Sendable {
     /// - Precondition: ``type`` is `.document` or `.array`.
     @inlinable
     @inline(__always)
-    package mutating func enter() {
+    public mutating func enter() {
         precondition(self._type == 0x03 || self._type == 0x04, "enter() on a value that is not a document or an array")
         // `_position` is already past this value: that is where the parent resumes.
         self._containers.append((self._valueEnd &- 1, self._position))
@@ -73,7 +76,7 @@ package struct BSONCursor: Sendable {
     /// container (the cursor then stands on nothing, just after it) and returns false.
     @inlinable
     @inline(__always)
-    package mutating func next() -> Bool {
+    public mutating func next() -> Bool {
         let container = self._containers[self._containers.count &- 1]
         let start = self._position
         guard start < container.end else {
@@ -97,24 +100,24 @@ package struct BSONCursor: Sendable {
     /// first ``next()``.
     @inlinable
     @inline(__always)
-    package var offset: Int { self._keyStart == self._valueStart ? self._keyStart : self._keyStart &- 1 }
+    public var offset: Int { self._keyStart == self._valueStart ? self._keyStart : self._keyStart &- 1 }
 
     /// The length of the current element's key in bytes.
     @inlinable
     @inline(__always)
-    package var keyByteCount: Int { self._valueStart &- 1 &- self._keyStart }
+    public var keyByteCount: Int { self._valueStart &- 1 &- self._keyStart }
 
-    /// ``BSONKeyHash`` of the current element's key.
+    /// ``_BSONKeyHash`` of the current element's key.
     @inlinable
     @inline(__always)
-    package var keyHash: UInt32 {
-        self._bytes.withBytes(at: self._keyStart, count: self.keyByteCount) { BSONKeyHash.hash($0) }
+    public var keyHash: UInt32 {
+        self._bytes.withBytes(at: self._keyStart, count: self.keyByteCount) { _BSONKeyHash.hash($0) }
     }
 
     /// Whether the current element's key is `name`, compared byte for byte.
     @inlinable
     @inline(__always)
-    package func keyEquals(_ name: StaticString) -> Bool {
+    public func keyEquals(_ name: StaticString) -> Bool {
         let count = self.keyByteCount
         guard count == name.utf8CodeUnitCount else { return false }
         return self._bytes.withBase { _bsonBytesEqual($0 + self._keyStart, name.utf8Start, count) }
@@ -123,32 +126,32 @@ package struct BSONCursor: Sendable {
     /// The current element's key.
     @inlinable
     @inline(__always)
-    package var key: String { self._bytes.string(from: self._keyStart, to: self._valueStart &- 1) }
+    public var key: String { self._bytes.string(from: self._keyStart, to: self._valueStart &- 1) }
 
     // Values of the current element; each assumes the caller checked ``type``.
 
     /// The value of an int32 element.
     @inlinable
     @inline(__always)
-    package var int32: Int32 { self._bytes.load(Int32.self, at: self._valueStart) }
+    public var int32: Int32 { self._bytes.load(Int32.self, at: self._valueStart) }
 
     /// The value of an int64 element.
     @inlinable
     @inline(__always)
-    package var int64: Int64 { self._bytes.load(Int64.self, at: self._valueStart) }
+    public var int64: Int64 { self._bytes.load(Int64.self, at: self._valueStart) }
 
     /// The value of a double element.
     @inlinable
     @inline(__always)
-    package var double: Double { Double(bitPattern: self._bytes.load(UInt64.self, at: self._valueStart)) }
+    public var double: Double { Double(bitPattern: self._bytes.load(UInt64.self, at: self._valueStart)) }
 
     /// The value of a boolean element.
     @inlinable
     @inline(__always)
-    package var bool: Bool { self._bytes.byte(at: self._valueStart) != 0 }
+    public var bool: Bool { self._bytes.byte(at: self._valueStart) != 0 }
 
     /// The value of a string element.
     @inlinable
     @inline(__always)
-    package var string: String { self._bytes.string(from: self._valueStart &+ 4, to: self._valueEnd &- 1) }
+    public var string: String { self._bytes.string(from: self._valueStart &+ 4, to: self._valueEnd &- 1) }
 }

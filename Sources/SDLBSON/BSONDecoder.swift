@@ -27,9 +27,10 @@ public struct BSONDecoder: Sendable {
     /// Limits applied when validating raw bytes; the nesting depth also bounds the decoder's own
     /// recursion over documents that were not validated with these limits (built in code).
     ///
-    /// Decoding holds every element of a keyed container it indexes and every value it decodes,
-    /// so memory grows with the element count, which `maximumDocumentSize` bounds (an element
-    /// takes at least 3 bytes); lower that for untrusted peers rather than relying on the default.
+    /// Decoding holds a key index of up to four slots per element for each keyed container of
+    /// more than 16 elements it opens, and every value it decodes, so memory grows with the
+    /// element count, which `maximumDocumentSize` bounds (an element takes at least 3 bytes);
+    /// lower that for untrusted peers rather than relying on the default.
     public var limits: BSONLimits = .default
 
     /// Creates a decoder.

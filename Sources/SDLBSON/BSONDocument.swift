@@ -68,7 +68,7 @@ public struct BSONDocument: Sendable, Hashable, Sequence {
         let bytes = try _BSONBytes(readable: buffer) { (bytes) throws(BSONError) in
             try _bsonValidateTopLevel(bytes, limits: limits, rejectingDuplicateKeys: rejectingDuplicateKeys)
         }
-        self.init(_bytes: bytes, offset: 0, length: buffer.readableBytes)
+        self.init(_bytes: consume bytes, offset: 0, length: buffer.readableBytes)
     }
 
     /// Validates `bytes` as exactly one BSON document and copies them into a buffer.

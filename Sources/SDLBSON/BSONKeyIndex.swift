@@ -13,13 +13,13 @@
 /// It needs no pass over the key, so it costs the same for any length. Different keys may share
 /// a fingerprint, so a match is always confirmed by comparing the bytes. SDLRPC's parameter
 /// readers switch on it (its `RPCKeyHash`), and sdl-rpc-gen computes the same function at
-/// generation time for the constants it emits: changing it changes the generated code.
-@usableFromInline
-package enum BSONKeyHash {
+/// generation time for the constants it emits: changing it changes the generated code. Support
+/// for SDLRPC, not API; public (rather than `package`) so that it inlines into the readers.
+public enum _BSONKeyHash {
     /// The fingerprint of `key`.
     @inlinable
     @inline(__always)
-    package static func hash(_ key: UnsafeRawBufferPointer) -> UInt32 {
+    public static func hash(_ key: UnsafeRawBufferPointer) -> UInt32 {
         let count = key.count
         guard count > 0 else { return 0 }
         return UInt32(truncatingIfNeeded: count) << 24
@@ -85,7 +85,7 @@ internal struct _BSONKeyIndex {
     static func key(_ base: UnsafeRawPointer, at position: Int, end: Int) -> Key {
         let start = position &+ 1
         let count = _bsonFindNUL(base, from: start, end: end) &- start
-        return Key(start: start, count: count, hash: BSONKeyHash.hash(UnsafeRawBufferPointer(start: base + start, count: count)))
+        return Key(start: start, count: count, hash: _BSONKeyHash.hash(UnsafeRawBufferPointer(start: base + start, count: count)))
     }
 
     /// Small documents: each key against the earlier ones, fingerprint first.

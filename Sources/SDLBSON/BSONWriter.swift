@@ -102,6 +102,7 @@ internal struct _BSONOutput: ~Copyable {
 
     /// The output, moved out for a nested writer; this one is left empty until it is put back.
     @inlinable
+    @inline(__always)
     mutating func take() -> _BSONOutput {
         _BSONOutput(bytes: self.bytes.take(), position: self.position, limit: self.limit)
     }
@@ -137,6 +138,7 @@ internal struct _BSONOutput: ~Copyable {
 
     /// The int32 length placeholder of a document.
     @inlinable
+    @inline(__always)
     mutating func beginDocument() {
         let p = self.reserve(4)
         p.storeBytes(of: 0, as: UInt32.self)
@@ -145,6 +147,7 @@ internal struct _BSONOutput: ~Copyable {
 
     /// The terminating NUL of the document that started at `start`, and its back-filled length.
     @inlinable
+    @inline(__always)
     mutating func endDocument(start: Int) {
         let p = self.reserve(1)
         p.storeBytes(of: 0, as: UInt8.self)
@@ -153,6 +156,7 @@ internal struct _BSONOutput: ~Copyable {
     }
 
     @inlinable
+    @inline(__always)
     mutating func backfillLength(start: Int) {
         let length = UInt32(truncatingIfNeeded: self.position &- start)
         self.bytes.unsafelyUnwrapped.address(start).storeBytes(of: length.littleEndian, as: UInt32.self)

@@ -5,17 +5,17 @@ import SDLBSON
 ///
 /// The document is validated as a whole by SDLBSON first (lengths, terminators, UTF-8, known
 /// element types, nesting depth within `RPCCodingOptions.maxNestingDepth`); the reader then walks
-/// the validated bytes in place with SDLBSON's `BSONCursor`, as the JSON reader walks its text,
+/// the validated bytes in place with SDLBSON's `_BSONCursor`, as the JSON reader walks its text,
 /// with no reference counting per element. Integer parameters accept int32 and int64 (and a double
 /// holding an exact integer up to ±2^53, as the JSON reader accepts `5.0`) when the value fits;
 /// Float parameters accept doubles and integers.
 struct BSONParameterReader: RPCParameterReader {
     /// Stands on the current element, which the next read consumes (`hasElement` false once read).
-    var cursor: BSONCursor
+    var cursor: _BSONCursor
 
     /// A reader standing on `document` itself; `beginObject()` enters it.
     init(_ document: BSONDocument) {
-        self.cursor = BSONCursor(document)
+        self.cursor = _BSONCursor(document)
     }
 
     // MARK: Structure

@@ -40,7 +40,7 @@ public struct RPCKey: Sendable, ExpressibleByStringLiteral {
 /// The hash decoders compute over each parameter name so that generated code finds a name with a
 /// `switch` on an integer instead of comparing strings: the UTF-8 length in the high 8 bits, then
 /// the first, middle and last bytes, packed into 32 bits. It costs the same for any length and
-/// needs no pass over the key. It is SDLBSON's `BSONKeyHash`, the one runtime implementation, which
+/// needs no pass over the key. It is SDLBSON's `_BSONKeyHash`, the one runtime implementation, which
 /// the JSON and BSON readers both use; sdl-rpc-gen computes the same function at generation time
 /// (its `KeyHash`) for the constants it emits. A match is always confirmed by comparing the bytes,
 /// so two names with one hash cost a comparison, never correctness.
@@ -48,7 +48,7 @@ public enum RPCKeyHash {
     /// The hash of a key's UTF-8 bytes.
     @inlinable
     public static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        BSONKeyHash.hash(UnsafeRawBufferPointer(bytes))
+        _BSONKeyHash.hash(UnsafeRawBufferPointer(bytes))
     }
 
     /// The hash of a key given as bytes of any collection.

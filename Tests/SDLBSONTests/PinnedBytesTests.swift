@@ -62,7 +62,7 @@ import Testing
 /// The pull cursor SDLRPC's BSON reader is built on.
 @Suite struct BSONCursorTests {
     /// `cursor.next()` (`#expect` cannot call a mutating method).
-    static func step(_ cursor: inout BSONCursor) -> Bool { cursor.next() }
+    static func step(_ cursor: inout _BSONCursor) -> Bool { cursor.next() }
 
     @Test func walksNestedDocumentsAndArraysInPlace() throws {
         var buffer = ByteBuffer()
@@ -72,7 +72,7 @@ import Testing
             doc.appendArray("list") { $0.appendDouble(1.5); $0.appendBool(true) }
             doc.appendInt32("", -3)
         }
-        var cursor = BSONCursor(try BSONDocument(validating: buffer))
+        var cursor = _BSONCursor(try BSONDocument(validating: buffer))
         #expect(cursor.type == .document && cursor.offset == 0)
         cursor.enter()
         #expect(!cursor.hasElement)
@@ -107,11 +107,11 @@ import Testing
     }
 
     @Test func aCursorOwnsItsBytes() throws {
-        var cursor: BSONCursor
+        var cursor: _BSONCursor
         do {
             var buffer = ByteBuffer()
             buffer.writeBSONDocument { $0.appendString("k", "v") }
-            cursor = BSONCursor(try BSONDocument(validating: buffer))
+            cursor = _BSONCursor(try BSONDocument(validating: buffer))
         }
         cursor.enter()
         let copy = cursor
