@@ -163,6 +163,14 @@ public struct BSONDocument: Sendable, Hashable, Sequence {
         )
     }
 
+    /// The check `rejectingDuplicateKeys` makes, for a document validated without it: throws
+    /// ``BSONError/Code/duplicateKey`` if a key repeats in this document or in one nested in it
+    /// (arrays' keys aside). For layers that check the keys they read themselves and need the
+    /// general check only sometimes (SDLProtocol's control payloads, for unknown fields).
+    package func checkKeysAreUnique() throws(BSONError) {
+        try self._bytes.withBase { (base) throws(BSONError) in try _bsonCheckKeysAreUnique(base, document: self._offset) }
+    }
+
     /// Walks the elements of a validated document.
     public struct Iterator: IteratorProtocol, Sendable {
         @usableFromInline let _bytes: _BSONBytes
@@ -309,10 +317,8 @@ internal func _bsonValidateTopLevel(
     }
     let validator = _BSONValidator(bytes: bytes, maximumDepth: limits.effectiveNestingDepth)
     _ = try validator.validateDocument(at: 0, limit: count, depth: 1)
-    if rejectingDuplicateKeys, let repeated = _bsonFirstRepeatedKey(bytes.baseAddress!, document: 0, keysMatter: true) {
-        let key = _BSONKeyIndex.key(bytes.baseAddress!, at: repeated, end: count)
-        let name = String(decoding: UnsafeRawBufferPointer(start: bytes.baseAddress! + key.start, count: key.count), as: UTF8.self)
-        throw BSONError(.duplicateKey, offset: repeated, "key \"\(name)\" appears more than once in one document")
+    if rejectingDuplicateKeys {
+        try _bsonCheckKeysAreUnique(bytes.baseAddress!, document: 0)
     }
 }
 

@@ -42,11 +42,62 @@ internal struct _BSONKeyIndex {
     /// check that it grows linearly with the element count).
     private(set) var operations = 0
 
-    /// One element's key: where it starts, its length, its fingerprint.
+    /// One element's key: where it starts, its length, its fingerprint (32-bit offsets keep a
+    /// stack full of them small; a document is at most 2 GiB).
     struct Key {
-        let start: Int
-        let count: Int
+        let start: Int32
+        let count: Int32
         let hash: UInt32
+
+        init(_ base: UnsafeRawPointer, start: Int, count: Int) {
+            self.start = Int32(truncatingIfNeeded: start)
+            self.count = Int32(truncatingIfNeeded: count)
+            self.hash = _BSONKeyHash.hash(UnsafeRawBufferPointer(start: base + start, count: count))
+        }
+
+        func equals(_ other: Key, _ base: UnsafeRawPointer) -> Bool {
+            self.hash == other.hash && self.count == other.count
+                && _bsonBytesEqual(base + Int(self.start), base + Int(other.start), Int(self.count))
+        }
+    }
+
+    /// The key of the element at `position`.
+    static func key(_ base: UnsafeRawPointer, at position: Int, end: Int) -> Key {
+        let start = position &+ 1
+        return Key(base, start: start, count: _bsonFindNUL(base, from: start, end: end) &- start)
+    }
+
+    /// Up to ``linearLimit`` keys of one document, on the stack, each compared with the earlier
+    /// ones as it comes: fingerprint, length, then bytes.
+    struct FewKeys {
+        private let keys: UnsafeMutableBufferPointer<Key>
+        private var count = 0
+
+        init(_ keys: UnsafeMutableBufferPointer<Key>) {
+            self.keys = keys
+        }
+
+        var isFull: Bool { self.count == self.keys.count }
+
+        /// Adds `key`, or returns false if an earlier key equals it. Precondition: not full.
+        @inline(__always)
+        mutating func insert(_ key: Key, _ base: UnsafeRawPointer, operations: inout Int) -> Bool {
+            for earlier in self.keys[..<self.count] {
+                operations &+= 1
+                if earlier.equals(key, base) { return false }
+            }
+            self.keys[self.count] = key
+            self.count &+= 1
+            return true
+        }
+
+        /// Calls `body` with an empty set of room for ``_BSONKeyIndex/linearLimit`` keys.
+        static func with<R>(_ body: (inout FewKeys) -> R) -> R {
+            withUnsafeTemporaryAllocation(of: Key.self, capacity: _BSONKeyIndex.linearLimit) { storage in
+                var keys = FewKeys(storage)
+                return body(&keys)
+            }
+        }
     }
 
     /// Indexes the elements of the document whose element list runs from `from` to its
@@ -55,18 +106,22 @@ internal struct _BSONKeyIndex {
     /// the offset (type byte) of the first element whose key an earlier element has.
     static func build(_ base: UnsafeRawPointer, from: Int, end: Int, keepingTable: Bool) -> (index: _BSONKeyIndex, repeated: Int?) {
         var index = _BSONKeyIndex()
+        // One walk while the keys fit on the stack: nil when there are more.
+        let few: Int?? = FewKeys.with { keys in
+            var position = from
+            while base.load(fromByteOffset: position, as: UInt8.self) != 0 {
+                if keys.isFull { return nil }
+                if !keys.insert(Self.key(base, at: position, end: end), base, operations: &index.operations) { return .some(position) }
+                position = Self.next(base, after: position, end: end)
+            }
+            return .some(nil)
+        }
+        if let few { return (index, few) }
         var count = 0
         var position = from
         while base.load(fromByteOffset: position, as: UInt8.self) != 0 {
             count &+= 1
             position = Self.next(base, after: position, end: end)
-        }
-        if count <= 1 { return (index, nil) }
-        if count <= Self.linearLimit {
-            let repeated = withUnsafeTemporaryAllocation(of: Key.self, capacity: Self.linearLimit) { keys in
-                index.pairwise(base, from: from, end: end, keys: keys)
-            }
-            return (index, repeated)
         }
         var capacity = 32
         while capacity < count &* 2 { capacity &*= 2 }
@@ -82,33 +137,6 @@ internal struct _BSONKeyIndex {
         return _bsonValueEnd(base, type: base.load(fromByteOffset: position, as: UInt8.self), at: keyEnd &+ 1)
     }
 
-    static func key(_ base: UnsafeRawPointer, at position: Int, end: Int) -> Key {
-        let start = position &+ 1
-        let count = _bsonFindNUL(base, from: start, end: end) &- start
-        return Key(start: start, count: count, hash: _BSONKeyHash.hash(UnsafeRawBufferPointer(start: base + start, count: count)))
-    }
-
-    /// Small documents: each key against the earlier ones, fingerprint first.
-    private mutating func pairwise(_ base: UnsafeRawPointer, from: Int, end: Int, keys: UnsafeMutableBufferPointer<Key>) -> Int? {
-        var n = 0
-        var position = from
-        while base.load(fromByteOffset: position, as: UInt8.self) != 0 {
-            let key = Self.key(base, at: position, end: end)
-            for earlier in keys[..<n] {
-                self.operations &+= 1
-                if earlier.hash == key.hash && earlier.count == key.count
-                    && _bsonBytesEqual(base + earlier.start, base + key.start, key.count)
-                {
-                    return position
-                }
-            }
-            keys[n] = key
-            n &+= 1
-            position = Self.next(base, after: position, end: end)
-        }
-        return nil
-    }
-
     static func tableHash(_ key: UnsafeRawBufferPointer) -> Int {
         var hasher = Hasher()
         hasher.combine(bytes: key)
@@ -121,7 +149,7 @@ internal struct _BSONKeyIndex {
         var position = from
         while base.load(fromByteOffset: position, as: UInt8.self) != 0 {
             let key = Self.key(base, at: position, end: end)
-            var slot = Self.tableHash(UnsafeRawBufferPointer(start: base + key.start, count: key.count)) & mask
+            var slot = Self.tableHash(UnsafeRawBufferPointer(start: base + Int(key.start), count: Int(key.count))) & mask
             while true {
                 self.operations &+= 1
                 let occupant = self.slots[slot]
@@ -129,12 +157,7 @@ internal struct _BSONKeyIndex {
                     self.slots[slot] = position &+ 1
                     break
                 }
-                let other = Self.key(base, at: occupant &- 1, end: end)
-                if other.hash == key.hash && other.count == key.count
-                    && _bsonBytesEqual(base + other.start, base + key.start, key.count)
-                {
-                    return position
-                }
+                if Self.key(base, at: occupant &- 1, end: end).equals(key, base) { return position }
                 slot = (slot &+ 1) & mask
             }
             position = Self.next(base, after: position, end: end)
@@ -149,7 +172,7 @@ internal struct _BSONKeyIndex {
             var position = from
             while base.load(fromByteOffset: position, as: UInt8.self) != 0 {
                 let candidate = Self.key(base, at: position, end: end)
-                if candidate.count == key.count && (key.isEmpty || _bsonBytesEqual(base + candidate.start, key.baseAddress!, key.count)) {
+                if Int(candidate.count) == key.count && (key.isEmpty || _bsonBytesEqual(base + Int(candidate.start), key.baseAddress!, key.count)) {
                     return position
                 }
                 position = Self.next(base, after: position, end: end)
@@ -162,7 +185,7 @@ internal struct _BSONKeyIndex {
             let occupant = self.slots[slot]
             if occupant == 0 { return nil }
             let candidate = Self.key(base, at: occupant &- 1, end: end)
-            if candidate.count == key.count && (key.isEmpty || _bsonBytesEqual(base + candidate.start, key.baseAddress!, key.count)) {
+            if Int(candidate.count) == key.count && (key.isEmpty || _bsonBytesEqual(base + Int(candidate.start), key.baseAddress!, key.count)) {
                 return occupant &- 1
             }
             slot = (slot &+ 1) & mask
@@ -170,33 +193,67 @@ internal struct _BSONKeyIndex {
     }
 }
 
-/// The first element whose key repeats an earlier key of its own document, in the validated
-/// document at `start` and every document nested in it (the document's own keys first, then
-/// each nested value in wire order); arrays' keys are not compared, but documents inside arrays
-/// are. One walk of the layout plus one key index per document: linear in the size. Recursion
+/// An element whose key repeats an earlier key of its own document, in the validated document
+/// at `start` or in any document nested in it (arrays' own keys are not compared, but
+/// documents inside arrays are); nil if there is none. Small documents are checked in the same
+/// walk that looks for nested ones; a document of more than ``_BSONKeyIndex/linearLimit``
+/// elements is hashed once its nested documents are checked. Linear in the size; recursion
 /// follows the nesting, which validation bounded.
 internal func _bsonFirstRepeatedKey(_ base: UnsafeRawPointer, document start: Int, keysMatter: Bool) -> Int? {
     @inline(__always) func int32(_ offset: Int) -> Int {
         Int(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
     }
     let end = start &+ int32(start)
-    if keysMatter, let repeated = _BSONKeyIndex.build(base, from: start &+ 4, end: end, keepingTable: false).repeated {
-        return repeated
-    }
-    var position = start &+ 4
-    while true {
-        let type = base.load(fromByteOffset: position, as: UInt8.self)
-        if type == 0 { return nil }
-        let value = _bsonFindNUL(base, from: position &+ 1, end: end) &+ 1
-        let nested: Int?
+    /// The repeat inside the value of an element of `type` at `value`, if it holds documents.
+    @inline(__always) func nested(_ type: UInt8, _ value: Int) -> Int? {
         switch type {
-        case 0x03: nested = _bsonFirstRepeatedKey(base, document: value, keysMatter: true)
-        case 0x04: nested = _bsonFirstRepeatedKey(base, document: value, keysMatter: false)
+        case 0x03: return _bsonFirstRepeatedKey(base, document: value, keysMatter: true)
+        case 0x04: return _bsonFirstRepeatedKey(base, document: value, keysMatter: false)
         case 0x0F:  // code with scope: int32 total, string (int32 length, bytes), scope document
-            nested = _bsonFirstRepeatedKey(base, document: value &+ 8 &+ int32(value &+ 4), keysMatter: true)
-        default: nested = nil
+            return _bsonFirstRepeatedKey(base, document: value &+ 8 &+ int32(value &+ 4), keysMatter: true)
+        default: return nil
         }
-        if let nested { return nested }
-        position = _bsonValueEnd(base, type: type, at: value)
     }
+    guard keysMatter else {
+        var position = start &+ 4
+        while true {
+            let type = base.load(fromByteOffset: position, as: UInt8.self)
+            if type == 0 { return nil }
+            let value = _bsonFindNUL(base, from: position &+ 1, end: end) &+ 1
+            if let found = nested(type, value) { return found }
+            position = _bsonValueEnd(base, type: type, at: value)
+        }
+    }
+    var operations = 0
+    var many = false
+    let found: Int? = _BSONKeyIndex.FewKeys.with { keys in
+        var position = start &+ 4
+        while true {
+            let type = base.load(fromByteOffset: position, as: UInt8.self)
+            if type == 0 { return nil }
+            let keyEnd = _bsonFindNUL(base, from: position &+ 1, end: end)
+            if !many {
+                // Past the few that fit on the stack, the keys are hashed after the walk.
+                if keys.isFull {
+                    many = true
+                } else if !keys.insert(.init(base, start: position &+ 1, count: keyEnd &- position &- 1), base, operations: &operations) {
+                    return position
+                }
+            }
+            if let found = nested(type, keyEnd &+ 1) { return found }
+            position = _bsonValueEnd(base, type: type, at: keyEnd &+ 1)
+        }
+    }
+    if let found { return found }
+    return many ? _BSONKeyIndex.build(base, from: start &+ 4, end: end, keepingTable: false).repeated : nil
+}
+
+/// Throws ``BSONError/Code/duplicateKey``, at the element, if ``_bsonFirstRepeatedKey(_:document:keysMatter:)``
+/// finds one in the validated document at `start`.
+internal func _bsonCheckKeysAreUnique(_ base: UnsafeRawPointer, document start: Int) throws(BSONError) {
+    guard let repeated = _bsonFirstRepeatedKey(base, document: start, keysMatter: true) else { return }
+    let end = start &+ Int(Int32(littleEndian: base.loadUnaligned(fromByteOffset: start, as: Int32.self)))
+    let key = _BSONKeyIndex.key(base, at: repeated, end: end)
+    let name = String(decoding: UnsafeRawBufferPointer(start: base + Int(key.start), count: Int(key.count)), as: UTF8.self)
+    throw BSONError(.duplicateKey, offset: repeated, "key \"\(name)\" appears more than once in one document")
 }

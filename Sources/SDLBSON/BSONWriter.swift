@@ -76,7 +76,7 @@ extension ByteBuffer {
 /// index after the storage moved. Non-copyable: it holds a writable pin (see ``_BSONBytes``).
 @usableFromInline
 internal struct _BSONOutput: ~Copyable {
-    /// The buffer being written; nil only while a nested writer holds the output (``take()``).
+    /// The buffer being written; nil only while a nested writer holds the output (``nested(start:_:)``).
     @usableFromInline var bytes: _BSONBytes?
     @usableFromInline var position: Int
     @usableFromInline var limit: Int
@@ -100,11 +100,22 @@ internal struct _BSONOutput: ~Copyable {
         self.limit = limit
     }
 
-    /// The output, moved out for a nested writer; this one is left empty until it is put back.
+    /// Writes the elements of a nested document or array (its header and length placeholder,
+    /// at `start`, already written) through a writer of type `Writer` that takes the output over
+    /// while `body` runs, then closes the nested document, whether or not `body` throws.
     @inlinable
     @inline(__always)
-    mutating func take() -> _BSONOutput {
-        _BSONOutput(bytes: self.bytes.take(), position: self.position, limit: self.limit)
+    mutating func nested<Writer: _BSONScopeWriter & ~Copyable, Failure: Error>(
+        start: Int,
+        _ body: (inout Writer) throws(Failure) -> Void
+    ) throws(Failure) {
+        var writer = Writer(_out: _BSONOutput(bytes: self.bytes.take(), position: self.position, limit: self.limit))
+        defer {
+            // Fields swapped back rather than the output reassigned: nothing to destroy.
+            writer._withOutput { swap(&self.bytes, &$0.bytes); self.position = $0.position; self.limit = $0.limit }
+            self.endDocument(start: start)
+        }
+        try body(&writer)
     }
 
     /// The buffer back, with the writer index moved past what was written.
@@ -411,6 +422,27 @@ internal func _bsonWithIndexKey<R>(_ index: Int, _ body: (UnsafeRawBufferPointer
     }
 }
 
+/// A writer that a nested document or array is written through (``BSONDocumentWriter``,
+/// ``BSONArrayWriter``): made on an output it holds until ``_BSONOutput/nested(start:_:)`` takes
+/// it back.
+@usableFromInline
+internal protocol _BSONScopeWriter: ~Copyable {
+    init(_out: consuming _BSONOutput)
+    mutating func _withOutput(_ body: (inout _BSONOutput) -> Void)
+}
+
+extension BSONDocumentWriter: _BSONScopeWriter {
+    @inlinable
+    @inline(__always)
+    mutating func _withOutput(_ body: (inout _BSONOutput) -> Void) { body(&self._out) }
+}
+
+extension BSONArrayWriter: _BSONScopeWriter {
+    @inlinable
+    @inline(__always)
+    mutating func _withOutput(_ body: (inout _BSONOutput) -> Void) { body(&self._out) }
+}
+
 /// Writes the elements of one BSON document (and, in place, of its nested documents).
 ///
 /// Obtained from ``NIOCore/ByteBuffer/writeBSONDocument(_:)``; each `append…` method writes one
@@ -482,13 +514,7 @@ public struct BSONDocumentWriter: ~Copyable {
         _ body: (inout BSONArrayWriter) throws(Failure) -> Void
     ) throws(Failure) {
         let start = self._withKey(key) { $0.beginElement(0x04, $1) }
-        // The nested writer takes the output over while `body` runs, and gives it back.
-        var array = BSONArrayWriter(_out: self._out.take())
-        defer {
-            self._out = array._out.take()
-            self._out.endDocument(start: start)
-        }
-        try body(&array)
+        try self._out.nested(start: start, body)
     }
 
     /// Appends binary data (type 0x05). For subtype 0x02 (old binary) the inner length is added.
@@ -674,13 +700,7 @@ public struct BSONArrayWriter: ~Copyable {
         _ body: (inout BSONDocumentWriter) throws(Failure) -> Void
     ) throws(Failure) {
         let start = self._withKey { $0.beginElement(0x03, $1) }
-        // The nested writer takes the output over while `body` runs, and gives it back.
-        var document = BSONDocumentWriter(_out: self._out.take())
-        defer {
-            self._out = document._out.take()
-            self._out.endDocument(start: start)
-        }
-        try body(&document)
+        try self._out.nested(start: start, body)
     }
 
     /// Appends a document item by copying an already validated document.
@@ -698,13 +718,7 @@ public struct BSONArrayWriter: ~Copyable {
         _ body: (inout BSONArrayWriter) throws(Failure) -> Void
     ) throws(Failure) {
         let start = self._withKey { $0.beginElement(0x04, $1) }
-        // The nested writer takes the output over while `body` runs, and gives it back.
-        var array = BSONArrayWriter(_out: self._out.take())
-        defer {
-            self._out = array._out.take()
-            self._out.endDocument(start: start)
-        }
-        try body(&array)
+        try self._out.nested(start: start, body)
     }
 
     /// Appends a binary item.
