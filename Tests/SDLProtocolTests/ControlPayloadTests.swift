@@ -246,6 +246,15 @@ import Testing
             (.transportEventUpdate, unknown, "TransportEventUpdate", 30),
             (.heartbeat, unknown, "Heartbeat", 30),
         ]
+        var twoUnknown = ByteBuffer()  // {hashId 1, future 2, future 3}: the repeat at 28, both unknown to StartService
+        twoUnknown.writeBSONDocument { doc in
+            doc.appendInt32("hashId", 1)
+            doc.appendInt32("future", 2)
+            doc.appendInt32("future", 3)
+        }
+        let unknownTwice = refusal { _ = try StartServicePayload(bson: twoUnknown) }
+        #expect(unknownTwice?.offset == 28)
+        #expect(unknownTwice?.detail == "StartService payload: key \"future\" appears more than once in one document")
         for (info, payload, frame, offset) in cases {
             let error = refusal { _ = try ControlPayload(frameInfo: info, version: .v5, payload: payload) }
             #expect(error?.code == .invalidControlPayload, "\(info)")
