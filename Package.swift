@@ -57,29 +57,37 @@ let package = Package(
             pkgConfig: "libbson-1.0",
             providers: [.apt(["libbson-dev"])]
         ),
+        // What every test target shares: the ../shared fixture lookup and the typed models of the
+        // vector files, hex, SplitMix64, stream chunkings, awkward buffer layouts, a small-stack
+        // runner. Test targets only: no product, no library depends on it.
+        .target(
+            name: "SDLTestSupport",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            path: "Tests/SDLTestSupport"
+        ),
         .testTarget(
             name: "SDLProtocolTests",
-            dependencies: ["SDLProtocol", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["SDLProtocol", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "SDLBSONTests",
-            dependencies: ["SDLBSON", "CLibBSON", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["SDLBSON", "CLibBSON", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "SDLRPCTests",
             dependencies: [
-                "SDLRPC", "SDLBSON", "CLibBSON", .product(name: "NIOCore", package: "swift-nio"),
+                "SDLRPC", "SDLBSON", "CLibBSON", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 // The spec model drives the generic round-trip tests of every message.
                 "SDLRPCGenerator",
             ]
         ),
         .testTarget(
             name: "SDLRPCGeneratorTests",
-            dependencies: ["SDLRPCGenerator"]
+            dependencies: ["SDLRPCGenerator", "SDLTestSupport"]
         ),
         .testTarget(
             name: "sdlTests",
-            dependencies: ["sdl"]
+            dependencies: ["sdl", "SDLTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -234,9 +234,11 @@ public struct FrameDecoder: Sendable {
             switch self.inspectHeader(at: 0, mtus: mtus, ceiling: ceiling) {
             case .incomplete:
                 return try self.waitOrEnd()
-            case .invalid(let header, let problem):
+            case .invalid(let header, let problem, let sizeIsLowerBound):
                 let offset = self.streamOffset
-                let error = self.resynchronizing ? nil : header.error(for: problem, limits: self.limits, mtus: mtus, offset: offset)
+                let error = self.resynchronizing
+                    ? nil
+                    : header.error(for: problem, limits: self.limits, mtus: mtus, offset: offset, sizeIsLowerBound: sizeIsLowerBound)
                 if let error, self.invalidHeaderPolicy == .fail {
                     self.failure = error
                     throw error
@@ -415,7 +417,9 @@ public struct FrameDecoder: Sendable {
     private enum Inspection {
         /// Fewer bytes than a header, and those there could still start a valid one.
         case incomplete
-        case invalid(FrameHeader, FrameHeader.Problem)
+        /// `sizeIsLowerBound`: refused before all data size bytes arrived, so `header` holds the
+        /// smallest size those bytes allow, not the size on the wire.
+        case invalid(FrameHeader, FrameHeader.Problem, sizeIsLowerBound: Bool)
         case valid(FrameHeader)
     }
 
@@ -429,7 +433,7 @@ public struct FrameDecoder: Sendable {
         if available >= headerSize {
             let header = FrameHeader(word: word, messageID: headerSize == FrameHeader.v2Size ? id : 0)
             if let problem = header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) {
-                return .invalid(header, problem)
+                return .invalid(header, problem, sizeIsLowerBound: false)
             }
             return .valid(header)
         }
@@ -453,7 +457,7 @@ public struct FrameDecoder: Sendable {
         }
         let header = FrameHeader(word: completed, messageID: 0)
         if let problem = header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) {
-            return .invalid(header, problem)
+            return .invalid(header, problem, sizeIsLowerBound: available < 8)
         }
         return .incomplete
     }

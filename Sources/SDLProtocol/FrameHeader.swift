@@ -224,7 +224,12 @@ extension FrameHeader {
     }
 
     @usableFromInline
-    func error(for problem: Problem, limits: ProtocolLimits, mtus: MTUTable, offset: Int?) -> SDLProtocolError {
+    func error(
+        for problem: Problem, limits: ProtocolLimits, mtus: MTUTable, offset: Int?, sizeIsLowerBound: Bool = false
+    ) -> SDLProtocolError {
+        // A header refused before its last data size byte arrived: the size is the least those
+        // bytes allow, and the detail must not state it as the size on the wire.
+        let atLeast = sizeIsLowerBound ? "at least " : ""
         switch problem {
         case .version:
             return SDLProtocolError(
@@ -240,7 +245,7 @@ extension FrameHeader {
                 .unknownControlFrameInfo, offset: offset, "control frame info 0x\(hexByte(self.frameInfo)) is not defined")
         case .firstFrameSize:
             return SDLProtocolError(
-                .invalidFirstFrameDataSize, offset: offset, "First frame data size is \(self.dataSize), must be 8")
+                .invalidFirstFrameDataSize, offset: offset, "First frame data size is \(atLeast)\(self.dataSize), must be 8")
         case .empty:
             return SDLProtocolError(.emptyFrame, offset: offset, "\(self.frameType) frame with data size 0")
         case .tooLarge:
@@ -248,7 +253,7 @@ extension FrameHeader {
                 version: self.version, session: self.sessionID, service: self.serviceType, limits: limits)
             return SDLProtocolError(
                 .frameTooLarge, offset: offset,
-                "data size \(self.dataSize) exceeds the receive limit \(limit) for \(self.version) \(self.serviceType) "
+                "data size \(atLeast)\(self.dataSize) exceeds the receive limit \(limit) for \(self.version) \(self.serviceType) "
                     + "session \(self.sessionID)")
         }
     }

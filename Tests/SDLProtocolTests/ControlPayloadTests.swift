@@ -1,5 +1,6 @@
 import NIOCore
 import SDLBSON
+import SDLTestSupport
 import Testing
 
 @testable import SDLProtocol
@@ -8,63 +9,68 @@ import Testing
 /// the pre-v5 raw hash ids.
 @Suite struct ControlPayloadTests {
     /// The control frame a vector's payload belongs to, from its `frameInfo` text ("… (0x02) …").
-    static func frameInfo(of vector: [String: Any]) -> ControlFrameInfo? {
-        guard let text = vector["frameInfo"] as? String, let open = text.range(of: "(0x") else {
+    static func frameInfo(of vector: ControlPayloadVector) -> ControlFrameInfo? {
+        guard let text = vector.frameInfo, let open = text.range(of: "(0x") else {
             // sdl_java_suite's PSM test payload: a StartServiceACK (see its notes).
-            return vector["id"] as? String == "java-sdlpsm-startserviceack-string-tags" ? .startServiceACK : nil
+            return vector.id == "java-sdlpsm-startserviceack-string-tags" ? .startServiceACK : nil
         }
-        let hex = text[open.upperBound...].prefix(2)
-        return ControlFrameInfo(rawValue: UInt8(hex, radix: 16)!)
+        return UInt8(text[open.upperBound...].prefix(2), radix: 16).map(ControlFrameInfo.init(rawValue:))
     }
 
-    /// Checks one expected field (`{"type": …, "value"|"items": …}`) against a BSON element.
-    static func expectField(_ element: BSONElement?, _ expected: [String: Any], _ context: String) {
+    /// Checks one expected field against a BSON element.
+    static func expectField(_ element: BSONElement?, _ expected: BSONFieldExpectation, _ context: String) {
         guard let element else {
             Issue.record("\(context): missing")
             return
         }
-        switch expected["type"] as! String {
-        case "string": #expect(element.stringValue == expected["value"] as? String, "\(context)")
-        case "int32": #expect(element.int32Value.map(Int.init) == expected["value"] as? Int, "\(context): int32")
-        case "int64": #expect(element.int64Value.map(Int.init) == expected["value"] as? Int, "\(context): int64")
-        case "array":
-            let items = expected["items"] as! [[String: Any]]
+        switch expected {
+        case .string(let value): #expect(element.stringValue == value, "\(context)")
+        case .int32(let value): #expect(element.int32Value == value, "\(context): int32")
+        case .int64(let value): #expect(element.int64Value == value, "\(context): int64")
+        case .array(let items):
             let array = Array(element.arrayValue ?? BSONDocument())
             #expect(element.type == .array && array.count == items.count, "\(context): array")
             for (item, want) in zip(array, items) { expectField(item, want, context + "[]") }
-        default: Issue.record("\(context): unexpected type \(expected["type"]!)")
+        default: Issue.record("\(context): unexpected type \(expected.typeName)")
+        }
+    }
+
+    /// A control payload read from `bytes` wherever they sit in a buffer's storage: the same
+    /// payload, or the same error with the same offset and detail, in every layout.
+    static func controlPayload(_ info: ControlFrameInfo, version: ProtocolVersion, _ bytes: [UInt8], _ id: String,
+                               sourceLocation: SourceLocation = #_sourceLocation) -> ReadResult<ControlPayload> {
+        readInEveryLayout(bytes, "\(id)", sourceLocation: sourceLocation) { buffer in
+            ReadResult { try ControlPayload(frameInfo: info, version: version, payload: buffer) }
         }
     }
 
     @Test func peerPayloadsDecodeToTypedFieldsAndReencode() throws {
-        let vectors = try loadVectors("control_payloads.json").filter { $0["kind"] as? String == "bson_control_payload" }
+        let vectors = try Vectors.controlPayloads().filter { $0.kind == "bson_control_payload" }
         #expect(vectors.count == 24)
         for vector in vectors {
-            let id = vector["id"] as! String
+            let id = vector.id
             let info = try #require(Self.frameInfo(of: vector), "\(id)")
-            let payload = ByteBuffer(bytes: [UInt8](hex: vector["hex"] as! String))
-            let expect = vector["expect"] as! [String: Any]
+            let bytes = [UInt8](hex: vector.hex)
+            let read = Self.controlPayload(info, version: .v5, bytes, id)
             if id == "java-sdlpsm-startserviceack-string-tags" {
                 // The Java PSM test deliberately carries hashId and mtu as strings; the spec (and
                 // every peer's ACK handling) has them as integers, so the typed decode refuses it,
                 // naming the field, while the bytes are still valid BSON.
-                do {
-                    _ = try ControlPayload(frameInfo: info, version: .v5, payload: payload)
-                    Issue.record("\(id): accepted")
-                } catch {
-                    #expect(error.code == .invalidControlPayload)
-                    #expect(error.detail == "StartServiceACK field hashId must be an int32 (or an int64 within the int32 range), not string")
-                    #expect(error.offset == 4)
+                let error = try #require(throws: SDLProtocolError.self, "\(id)") {
+                    try ControlPayload(frameInfo: info, version: .v5, payload: ByteBuffer(bytes: bytes))
                 }
+                #expect(error.code == .invalidControlPayload)
+                #expect(error.detail == "StartServiceACK field hashId must be an int32 (or an int64 within the int32 range), not string")
+                #expect(error.offset == 4)
                 continue
             }
-            let decoded = try ControlPayload(frameInfo: info, version: .v5, payload: payload)
+            let decoded = try #require(read.value, "\(id): \(read)")
             // Re-encode with our writer; whatever the key order, the fields and their wire
             // types are the peer's.
             var reencoded = ByteBuffer()
             try decoded.write(to: &reencoded)
             let document = try BSONDocument(validating: reencoded)
-            let fields = expect["fields"] as! [String: [String: Any]]
+            let fields = try #require(vector.expect.fields, "\(id): fields")
             #expect(document.count == fields.count, "\(id): \(document.count) fields")
             for (key, want) in fields {
                 Self.expectField(document[key], want, "\(id).\(key)")
@@ -75,47 +81,55 @@ import Testing
     }
 
     @Test func typedValuesOfSelectedVectors() throws {
-        let vectors = Dictionary(uniqueKeysWithValues: try loadVectors("control_payloads.json").map { ($0["id"] as! String, $0) })
-        func payload(_ id: String) -> ByteBuffer { ByteBuffer(bytes: [UInt8](hex: vectors[id]!["hex"] as! String)) }
+        let vectors = Dictionary(uniqueKeysWithValues: try Vectors.controlPayloads().map { ($0.id, $0) })
+        /// The vector's payload, decoded as `Payload` from every buffer layout.
+        func payload<Payload: Equatable>(_ id: String, as read: (ByteBuffer) throws -> Payload) throws -> Payload {
+            let vector = try #require(vectors[id], "no vector \(id)")
+            let result = readInEveryLayout([UInt8](hex: vector.hex), "\(id)") { buffer in ReadResult { try read(buffer) } }
+            return try #require(result.value, "\(id): \(result)")
+        }
 
-        let ack = try StartServiceACKPayload(bson: payload("ios-rpc-startservice-ack-full"))
+        let ack = try payload("ios-rpc-startservice-ack-full") { try StartServiceACKPayload(bson: $0) }
         #expect(ack.hashID == 1_457_689 && ack.mtu == 5_984_649)
         #expect(ack.videoServiceTransports == [2, 1])
         #expect(ack.make != nil && ack.model == "Is" && ack.otherFields.isEmpty)
 
-        let cloud = try StartServiceACKPayload(bson: payload("core-rpc-startservice-ack-cloud-authtoken"))
+        let cloud = try payload("core-rpc-startservice-ack-cloud-authtoken") { try StartServiceACKPayload(bson: $0) }
         #expect(cloud.secondaryTransports == [])  // Core sends an empty array when there is none
         #expect(cloud.authToken == "Sample auth token")
 
-        let video = try StartServicePayload(bson: payload("ios-video-startservice"))
+        let video = try payload("ios-video-startservice") { try StartServicePayload(bson: $0) }
         #expect(video == StartServicePayload(height: 59794, width: 363, videoProtocol: "RTMP", videoCodec: "H265"))
 
-        let disabled = try TransportEventUpdatePayload(bson: payload("core-transport-event-update-tcp-disabled"))
+        let disabled = try payload("core-transport-event-update-tcp-disabled") { try TransportEventUpdatePayload(bson: $0) }
         #expect(disabled == TransportEventUpdatePayload(tcpIPAddress: ""))
 
-        let nak = try ServiceNAKPayload(bson: payload("core-end-nack-rejected-hashid-reason"))
+        let nak = try payload("core-end-nack-rejected-hashid-reason") { try ServiceNAKPayload(bson: $0) }
         #expect(nak.rejectedParams == ["hashId"] && nak.reason == "Wrong hash_id for session 255")
     }
 
     @Test func preV5RawHashIDs() throws {
-        let vectors = try loadVectors("control_payloads.json").filter { $0["kind"] as? String == "raw_hash_id" }
+        let vectors = try Vectors.controlPayloads().filter { $0.kind == "raw_hash_id" }
         #expect(vectors.count == 4)
         for vector in vectors {
-            let id = vector["id"] as! String
-            let payload = ByteBuffer(bytes: [UInt8](hex: vector["hex"] as! String))
-            let expect = vector["expect"] as! [String: Any]
+            let id = vector.id
+            let bytes = [UInt8](hex: vector.hex)
             let info: ControlFrameInfo = id.contains("startservice-ack") ? .startServiceACK : .endService
-            if expect["valid"] as? Bool == false {
+            let read = Self.controlPayload(info, version: .v3, bytes, id)
+            if vector.expect.valid == false {
                 // Fewer than 4 bytes, or more: sdl_core reads the first 4 and calls 0 wrong; we
                 // refuse any payload that is not exactly the 4-byte hash id.
-                #expect(throws: SDLProtocolError.self, "\(id)") { try ControlPayload(frameInfo: info, version: .v3, payload: payload) }
+                #expect(throws: SDLProtocolError.self, "\(id)") {
+                    try ControlPayload(frameInfo: info, version: .v3, payload: ByteBuffer(bytes: bytes))
+                }
                 continue
             }
-            let decoded = try ControlPayload(frameInfo: info, version: .v3, payload: payload)
-            #expect(decoded == .hashID(UInt32(expect["hashId"] as! Int)), "\(id)")
+            let decoded = try #require(read.value, "\(id): \(read)")
+            let hashID = try #require(vector.expect.hashId, "\(id): hashId")
+            #expect(decoded == .hashID(UInt32(hashID)), "\(id)")
             var written = ByteBuffer()
             try decoded.write(to: &written)
-            #expect(written == payload, "\(id)")
+            #expect(written.bytes == bytes, "\(id)")
         }
         // No payload: no hash id (Core sends none for "not supported").
         #expect(try ControlPayload(frameInfo: .startServiceACK, version: .v4, payload: ByteBuffer()) == ControlPayload.none)

@@ -1,5 +1,6 @@
 import NIOCore
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 /// frame_headers.json: v1 and v2+ headers from sdl_ios, sdl_java_suite and sdl_core tests.
@@ -26,16 +27,16 @@ import Testing
     ]
 
     @Test func headersParseAndSerialiseByteExactly() throws {
-        let vectors = try loadVectors("frame_headers.json")
         var checked = 0
-        for vector in vectors where ["frame_header", "frame", "header_validation"].contains(vector["kind"] as? String) {
-            let id = vector["id"] as! String
-            let bytes = [UInt8](hex: vector["hex"] as! String)
-            let expect = vector["expect"] as! [String: Any]
+        for vector in try Vectors.frameHeaders() where ["frame_header", "frame", "header_validation"].contains(vector.kind) {
+            let id = vector.id
+            let bytes = [UInt8](hex: vector.hex)
             let header = try #require(FrameHeader(bytes: bytes), "\(id)")
-            expectHeader(header, expect, id)
+            expectHeader(header, vector.expect, id)
             #expect(header.bytes == Array(bytes.prefix(header.size)), "\(id): serialises to the same bytes")
-            if (expect["frameTypeValue"] as! Int) == 0 {
+            // Peeked out of a buffer, wherever its bytes sit in the storage: the same header.
+            #expect(readInEveryLayout(bytes, "\(id)") { FrameHeader.peek(in: $0) } == header)
+            if try #require(vector.expect.frameTypeValue, "\(id): frameTypeValue") == 0 {
                 #expect(header.controlFrameInfo?.rawValue == header.frameInfo, "\(id)")
             }
             if header.version == .v1 {
@@ -51,22 +52,20 @@ import Testing
     /// sdl_core's header validator cases: our validation agrees on every one (the validator's
     /// config, where given, is applied to our limits).
     @Test func headerValidationAgreesWithCore() throws {
-        let vectors = try loadVectors("frame_headers.json").filter { $0["kind"] as? String == "header_validation" }
+        let vectors = try Vectors.frameHeaders().filter { $0.kind == "header_validation" }
         #expect(vectors.count == 33)
         for vector in vectors {
-            let id = vector["id"] as! String
-            let expect = vector["expect"] as! [String: Any]
+            let id = vector.id
             var limits = ProtocolLimits()
-            if let config = vector["config"] as? [String: Any], let maxVersion = config["max_protocol_version_supported"] as? Int {
+            if let maxVersion = vector.config?.maxProtocolVersionSupported {
                 limits.maxVersion = ProtocolVersion(rawValue: UInt8(maxVersion))
             }
-            let header = try #require(FrameHeader(bytes: [UInt8](hex: vector["hex"] as! String)))
-            let valid = expect["valid"] as! Bool
+            let header = try #require(FrameHeader(bytes: [UInt8](hex: vector.hex)))
+            let valid = try #require(vector.expect.valid as Bool?, "\(id): valid")
             #expect(header.isValid(against: limits) == valid, "\(id)")
             // The stream decoder applies the same validation, whatever the chunking.
             let stream = header.bytes + [UInt8](repeating: 0xAB, count: Int(header.dataSize))
-            for (name, chunks) in chunkings(of: stream) {
-                let result = decode(chunks, limits: limits)
+            decodeInEveryChunking(stream, limits: limits, "\(id)") { name, result in
                 if valid {
                     #expect(result.errors.isEmpty && result.frames.count == 1, "\(id) \(name)")
                     #expect(result.frames.first?.header == header, "\(id) \(name)")
@@ -78,17 +77,16 @@ import Testing
         }
     }
 
-    /// Every header and frame vector streamed through the decoder: whole, byte by byte and split
-    /// at every offset.
+    /// Every header and frame vector streamed through the decoder: whole, byte by byte, split
+    /// at every offset, and in awkward buffers.
     @Test func framesStreamThroughTheDecoder() throws {
-        let vectors = try loadVectors("frame_headers.json").filter { ["frame_header", "frame"].contains($0["kind"] as? String) }
+        let vectors = try Vectors.frameHeaders().filter { ["frame_header", "frame"].contains($0.kind) }
         for vector in vectors {
-            let id = vector["id"] as! String
-            let bytes = [UInt8](hex: vector["hex"] as! String)
-            let expect = vector["expect"] as! [String: Any]
+            let id = vector.id
+            let bytes = [UInt8](hex: vector.hex)
             let header = try #require(FrameHeader(bytes: bytes))
             var payload = Array(bytes.dropFirst(header.size))
-            if let payloadHex = expect["payloadHex"] as? String {
+            if let payloadHex = vector.expect.payloadHex {
                 #expect(payload == [UInt8](hex: payloadHex), "\(id): payload")
             }
             if payload.count != Int(header.dataSize) && Self.rejectedByDesign[id] == nil {
@@ -97,8 +95,7 @@ import Testing
                 payload = [UInt8](repeating: 0x5A, count: Int(header.dataSize))
             }
             let stream = Array(bytes.prefix(header.size)) + payload
-            for (name, chunks) in chunkings(of: stream) {
-                let result = decode(chunks)
+            decodeInEveryChunking(stream, "\(id)") { name, result in
                 if let code = Self.rejectedByDesign[id] {
                     #expect(result.frames.isEmpty, "\(id) \(name)")
                     #expect(result.errors.map(\.code) == [code], "\(id) \(name)")

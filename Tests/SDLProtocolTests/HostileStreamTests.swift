@@ -1,4 +1,5 @@
 import NIOCore
+import SDLTestSupport
 import Testing
 
 @testable import SDLProtocol

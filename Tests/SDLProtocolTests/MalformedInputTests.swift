@@ -1,5 +1,6 @@
 import NIOCore
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 /// Every kind of bad input gets a typed error, and the decoder and reassembler keep working.

@@ -1,5 +1,6 @@
 import NIOCore
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 /// A hostile peer opens as many reassemblies as it can, each declaring a huge message, and never

@@ -1,6 +1,6 @@
-import Foundation
 import NIOCore
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 /// rpc_binary_headers.json: the 12-byte RPC binary header and the security-query header.
@@ -9,26 +9,34 @@ import Testing
     /// uninitialised bytes that are not part of the vector, so only the header is checked.
     static let headerOnly: Set<String> = ["ios-testpayloadheader-400", "ios-testpayloadheader-2000", "ios-testpayloadheader-4000"]
 
-    @Test func rpcBinaryHeadersAndPayloads() throws {
-        let vectors = try loadVectors("rpc_binary_headers.json").filter {
-            ["rpc_binary_header", "rpc_payload"].contains($0["kind"] as? String)
+    /// What reading the RPC binary header off `buffer` gives, and the bytes it leaves.
+    static func readHeader(_ buffer: ByteBuffer) -> ReadResult<[String]> {
+        ReadResult {
+            var rest = buffer
+            return ["\(try RPCBinaryHeader.read(from: &rest))", rest.hex]
         }
+    }
+
+    @Test func rpcBinaryHeadersAndPayloads() throws {
+        let vectors = try Vectors.rpcBinaryHeaders().filter { ["rpc_binary_header", "rpc_payload"].contains($0.kind) }
         #expect(vectors.count == 14)
         for vector in vectors {
-            let id = vector["id"] as! String
-            let expect = vector["expect"] as! [String: Any]
-            let bytes = [UInt8](hex: vector["hex"] as! String)
+            let id = vector.id
+            let expect = vector.expect
+            let bytes = [UInt8](hex: vector.hex)
             var buffer = ByteBuffer(bytes: bytes)
             let header = try RPCBinaryHeader.read(from: &buffer)
-            if let rpcType = expect["rpcType"] as? Int { #expect(Int(header.rpcType.rawValue) == rpcType, "\(id)") }
-            if let functionID = expect["functionId"] as? Int { #expect(Int(header.functionID) == functionID, "\(id)") }
-            if let correlationID = expect["correlationId"] as? Int { #expect(Int(header.correlationID) == correlationID, "\(id)") }
-            if let jsonSize = expect["jsonSize"] as? Int { #expect(Int(header.jsonSize) == jsonSize, "\(id)") }
+            readInEveryLayout(bytes, "\(id)", Self.readHeader)
+            if let rpcType = expect.rpcType { #expect(Int(header.rpcType.rawValue) == rpcType, "\(id)") }
+            if let functionID = expect.functionId { #expect(Int(header.functionID) == functionID, "\(id)") }
+            if let correlationID = expect.correlationId { #expect(Int(header.correlationID) == correlationID, "\(id)") }
+            if let jsonSize = expect.jsonSize { #expect(Int(header.jsonSize) == jsonSize, "\(id)") }
             var written = ByteBuffer()
             try header.write(to: &written)
             #expect(written.bytes == Array(bytes.prefix(12)), "\(id): header re-encodes byte-exactly")
 
-            let valid = expect["valid"] as? Bool ?? true
+            // The whole payload, read wherever its bytes sit: the same payload or the same error.
+            let parsed = readInEveryLayout(bytes, "\(id)") { buffer in ReadResult { try RPCPayload(parsing: buffer) } }
             if Self.headerOnly.contains(id) {
                 // The header announces JSON that is not part of the vector.
                 expectError(SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
@@ -37,35 +45,30 @@ import Testing
                 }
                 continue
             }
-            if !valid {
-                do {
-                    _ = try RPCPayload(parsing: ByteBuffer(bytes: bytes))
-                    Issue.record("\(id): accepted")
-                } catch {
-                    #expect(error.code == .jsonSizeExceedsPayload, "\(id)")
-                    #expect(error.offset == 8, "\(id)")
-                }
+            if expect.valid == false {
+                let error = try #require(throws: SDLProtocolError.self, "\(id)") { try RPCPayload(parsing: ByteBuffer(bytes: bytes)) }
+                #expect(error.code == .jsonSizeExceedsPayload, "\(id)")
+                #expect(error.offset == 8, "\(id)")
                 continue
             }
-            let payload = try RPCPayload(parsing: ByteBuffer(bytes: bytes))
+            let payload = try #require(parsed.value, "\(id): \(parsed)")
             #expect(payload.parameters.readableBytes == Int(header.jsonSize), "\(id)")
             // The same payload as the stream carries it, in a Single frame of the RPC service,
             // through the decoder in every chunking.
             let frame = ProtocolFrame(header: FrameHeader(version: .v5, frameType: .single, serviceType: .rpc, sessionID: SessionID(1),
                                                   dataSize: UInt32(bytes.count), messageID: MessageID(1)),
                               payload: ByteBuffer(bytes: bytes))
-            for (name, messages, errors) in MultiframeVectorTests.reassemble(frame.bytes) {
+            try MultiframeVectorTests.reassemble(frame.bytes) { name, messages, errors throws in
                 #expect(errors.isEmpty && messages.count == 1, "\(id) \(name)")
                 #expect(try messages.first.map { try RPCPayload(parsing: $0.payload) } == payload, "\(id) \(name)")
             }
-            if let jsonText = expect["jsonText"] as? String {
+            if let jsonText = expect.jsonText {
                 #expect(String(buffer: payload.parameters) == jsonText, "\(id)")
             }
-            if let json = expect["json"] {
-                let parsed = try JSONSerialization.jsonObject(with: Data(payload.parameters.bytes))
-                #expect(try canonicalJSON(parsed) == canonicalJSON(json), "\(id)")
+            if let json = expect.json {
+                #expect(try JSONValue(parsing: payload.parameters.readableBytesView) == json, "\(id)")
             }
-            #expect(payload.bulkData.bytes.hex == (expect["bulkHex"] as? String ?? ""), "\(id)")
+            #expect(payload.bulkData.hex == (expect.bulkHex ?? ""), "\(id)")
             var reencoded = ByteBuffer()
             try payload.write(to: &reencoded)
             #expect(reencoded.bytes == bytes, "\(id): payload re-encodes byte-exactly")
@@ -73,13 +76,14 @@ import Testing
     }
 
     @Test func securityQueries() throws {
-        let vectors = try loadVectors("rpc_binary_headers.json").filter { $0["kind"] as? String == "security_query" }
+        let vectors = try Vectors.rpcBinaryHeaders().filter { $0.kind == "security_query" }
         #expect(vectors.count == 5)
         for vector in vectors {
-            let id = vector["id"] as! String
-            let expect = vector["expect"] as! [String: Any]
-            let bytes = [UInt8](hex: vector["hex"] as! String)
-            if expect["valid"] as? Bool == false {
+            let id = vector.id
+            let expect = vector.expect
+            let bytes = [UInt8](hex: vector.hex)
+            let parsed = readInEveryLayout(bytes, "\(id)") { buffer in ReadResult { try SecurityQuery(parsing: buffer) } }
+            if expect.valid == false {
                 // 0x99 everywhere: query type 0x99 is not defined and the JSON size exceeds the
                 // payload; the split refuses it.
                 expectError(SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
@@ -88,18 +92,17 @@ import Testing
                 }
                 continue
             }
-            let query = try SecurityQuery(parsing: ByteBuffer(bytes: bytes))
-            #expect(Int(query.header.queryType.rawValue) == expect["queryType"] as! Int, "\(id)")
-            #expect(query.header.queryType.description == expect["queryTypeName"] as! String, "\(id)")
-            #expect(Int(query.header.queryID.rawValue) == expect["queryId"] as! Int, "\(id)")
-            #expect(query.header.queryID.description == expect["queryIdName"] as! String, "\(id)")
-            #expect(Int(query.header.sequenceNumber) == expect["sequenceNumber"] as! Int, "\(id)")
-            #expect(Int(query.header.jsonSize) == expect["jsonSize"] as! Int, "\(id)")
-            if let json = expect["json"] {
-                let parsed = try JSONSerialization.jsonObject(with: Data(query.json.bytes))
-                #expect(try canonicalJSON(parsed) == canonicalJSON(json), "\(id)")
+            let query = try #require(parsed.value, "\(id): \(parsed)")
+            #expect(Int(query.header.queryType.rawValue) == expect.queryType, "\(id)")
+            #expect(query.header.queryType.description == expect.queryTypeName, "\(id)")
+            #expect(Int(query.header.queryID.rawValue) == expect.queryId, "\(id)")
+            #expect(query.header.queryID.description == expect.queryIdName, "\(id)")
+            #expect(Int(query.header.sequenceNumber) == expect.sequenceNumber, "\(id)")
+            #expect(Int(query.header.jsonSize) == expect.jsonSize, "\(id)")
+            if let json = expect.json {
+                #expect(try JSONValue(parsing: query.json.readableBytesView) == json, "\(id)")
             }
-            #expect(query.binaryData.bytes.hex == (expect["bulkHex"] as? String ?? ""), "\(id)")
+            #expect(query.binaryData.hex == (expect.bulkHex ?? ""), "\(id)")
             var reencoded = ByteBuffer()
             try query.write(to: &reencoded)
             #expect(reencoded.bytes == bytes, "\(id): re-encodes byte-exactly")

@@ -1,5 +1,6 @@
 import NIOCore
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 /// Random messages on random sessions and services, fragmented with random MTUs, interleaved at

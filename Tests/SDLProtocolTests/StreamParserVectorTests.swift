@@ -1,43 +1,49 @@
 import NIOCore
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 /// The stream-parser vectors of multiframe.json: sdl_core's incoming data handler, the
 /// sdl_java_suite PSM and the sdl_ios byte processor, replayed through our `FrameDecoder`.
 @Suite struct StreamParserVectorTests {
-    static func frames(_ decoded: [ProtocolFrame], match expected: [[String: Any]], _ id: String) {
-        #expect(decoded.count == expected.count, "\(id): \(decoded.count) frames, expected \(expected.count)")
+    static func frames(_ decoded: [ProtocolFrame], match expected: [MultiframeVector.Frame]?, _ id: String,
+                       sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let expected else {
+            Issue.record("\(id): the vector lists no frames", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(decoded.count == expected.count, "\(id): \(decoded.count) frames, expected \(expected.count)",
+                sourceLocation: sourceLocation)
         for (frame, want) in zip(decoded, expected) {
-            expectHeader(frame.header, want, id)
-            if let payloadHex = want["payloadHex"] as? String {
-                #expect(frame.payload.bytes.hex == payloadHex, "\(id): payload")
+            expectHeader(frame.header, want.header, id, sourceLocation: sourceLocation)
+            if let payloadHex = want.payloadHex {
+                #expect(frame.payload.bytes.hex == payloadHex, "\(id): payload", sourceLocation: sourceLocation)
             }
-            #expect(frame.payload.readableBytes == Int(frame.header.dataSize), "\(id)")
+            #expect(frame.payload.readableBytes == Int(frame.header.dataSize), "\(id)", sourceLocation: sourceLocation)
         }
     }
 
     /// sdl_core profile: the same frames, and one error per run of malformed bytes (Core's
     /// `malformed_occurs` count), in every chunking.
     @Test func coreIncomingDataHandlerStreams() throws {
-        let vectors = try loadVectors("multiframe.json").filter {
-            $0["kind"] as? String == "psm_stream" && $0["profile"] as? String == "core_incoming_data_handler"
-        }
+        let vectors = try Vectors.multiframe().filter { $0.kind == "psm_stream" && $0.profile == "core_incoming_data_handler" }
         #expect(vectors.count == 10)
         for vector in vectors {
-            let id = vector["id"] as! String
-            let expect = vector["expect"] as! [String: Any]
-            let stream = [UInt8](hex: vector["hex"] as! String)
-            for (name, chunks) in chunkings(of: stream) {
-                let result = decode(chunks)
-                Self.frames(result.frames, match: expect["frames"] as! [[String: Any]], "\(id) \(name)")
-                #expect(result.errors.count == expect["malformedCount"] as? Int ?? 0, "\(id) \(name): \(result.errors)")
+            let id = vector.id
+            let expect = vector.expect
+            let stream = [UInt8](hex: try #require(vector.hex, "\(id): hex"))
+            decodeInEveryChunking(stream, "\(id)") { name, result in
+                Self.frames(result.frames, match: expect.frames, "\(id) \(name)")
+                #expect(result.errors.count == expect.malformedCount ?? 0, "\(id) \(name): \(result.errors)")
             }
-            if let completesAt = expect["frameCompletesAtByteIndex"] as? Int {
-                var decoder = FrameDecoder()
-                for (index, byte) in stream.enumerated() {
-                    decoder.append(contentsOf: [byte])
-                    let frame = try decoder.nextFrame()
-                    #expect((frame != nil) == (index == completesAt), "\(id): byte \(index)")
+            if let completesAt = expect.frameCompletesAtByteIndex {
+                for layout in BufferLayout.allCases {
+                    var decoder = FrameDecoder()
+                    for (index, byte) in stream.enumerated() {
+                        decoder.append(layout.buffer([byte]))
+                        let frame = try decoder.nextFrame()
+                        #expect((frame != nil) == (index == completesAt), "\(id) \(layout): byte \(index)")
+                    }
                 }
             }
         }
@@ -46,26 +52,36 @@ import Testing
     /// A garbage run that spans two appended portions is reported once, in the portion where it
     /// starts, as in sdl_core.
     @Test func coreIncomingDataHandlerPortions() throws {
-        let vectors = try loadVectors("multiframe.json").filter { $0["kind"] as? String == "psm_stream_portions" }
+        let vectors = try Vectors.multiframe().filter { $0.kind == "psm_stream_portions" }
         #expect(vectors.count == 4)
         for vector in vectors {
-            let id = vector["id"] as! String
-            var decoder = FrameDecoder()
-            for (index, portion) in ((vector["expect"] as! [String: Any])["portions"] as! [[String: Any]]).enumerated() {
-                decoder.append(contentsOf: [UInt8](hex: portion["hex"] as! String))
-                var result = DecodeResult()
-                drain(&decoder, into: &result)
-                Self.frames(result.frames, match: portion["frames"] as! [[String: Any]], "\(id) portion \(index)")
-                #expect(result.errors.count == portion["malformedCount"] as! Int, "\(id) portion \(index)")
+            let id = vector.id
+            let portions = try #require(vector.expect.portions, "\(id): portions")
+            var plainErrors: [String]?
+            for layout in BufferLayout.allCases {
+                var decoder = FrameDecoder()
+                var errors: [String] = []
+                for (index, portion) in portions.enumerated() {
+                    decoder.append(layout.buffer([UInt8](hex: portion.hex)))
+                    var result = DecodeResult()
+                    drain(&decoder, into: &result)
+                    Self.frames(result.frames, match: portion.frames, "\(id) \(layout) portion \(index)")
+                    #expect(result.errors.count == portion.malformedCount, "\(id) \(layout) portion \(index)")
+                    errors += result.errors.map { everyField(of: $0) }
+                }
+                // Offsets count from the start of the stream, whatever buffers carried it.
+                if let plainErrors {
+                    #expect(errors == plainErrors, "\(id) \(layout)")
+                } else {
+                    plainErrors = errors
+                }
             }
         }
     }
 
     /// sdl_java_suite's SdlPsm cases. Where our design differs, the expectation below says so.
     @Test func javaPSMStreams() throws {
-        let vectors = try loadVectors("multiframe.json").filter {
-            $0["kind"] as? String == "psm_stream" && $0["profile"] as? String == "java_sdlpsm"
-        }
+        let vectors = try Vectors.multiframe().filter { $0.kind == "psm_stream" && $0.profile == "java_sdlpsm" }
         #expect(vectors.count == 8)
         /// The index of the byte whose arrival makes our decoder throw, for the vectors that
         /// must fail. Java reports the negative data size only at the 4th message id byte (11);
@@ -76,22 +92,21 @@ import Testing
             "java-sdlpsm-incorrect-service": 1,
         ]
         for vector in vectors {
-            let id = vector["id"] as! String
-            let expect = vector["expect"] as! [String: Any]
-            let stream = [UInt8](hex: vector["hex"] as! String)
-            var expectedErrors = expect["errors"] as? Int ?? 0
-            if expect["errorAtByteIndex"] != nil || expect["framesAfterResync"] != nil { expectedErrors = 1 }
+            let id = vector.id
+            let expect = vector.expect
+            let stream = [UInt8](hex: try #require(vector.hex, "\(id): hex"))
+            var expectedErrors = expect.errors ?? 0
+            if expect.errorAtByteIndex != nil || expect.framesAfterResync != nil { expectedErrors = 1 }
             if id == "java-sdlpsm-v1-control-startservice-too-big" {
                 // Java refuses a v1 data size of 1493 (above 1500 − 8). We receive tolerantly
                 // (ARCHITECTURE.md §3): a v1/v2 frame may carry up to the 1500-byte MTU as payload, so
                 // the header is good and the decoder waits for its payload.
                 expectedErrors = 0
             }
-            for (name, chunks) in chunkings(of: stream) {
-                // The vectors give the parser's state after the last byte, not at the end of a
-                // stream: a frame still incomplete there is not a truncation.
-                let result = decode(chunks, finish: false)
-                Self.frames(result.frames, match: expect["frames"] as! [[String: Any]], "\(id) \(name)")
+            // The vectors give the parser's state after the last byte, not at the end of a stream:
+            // a frame still incomplete there is not a truncation.
+            decodeInEveryChunking(stream, finish: false, "\(id)") { name, result in
+                Self.frames(result.frames, match: expect.frames, "\(id) \(name)")
                 #expect(result.errors.count == expectedErrors, "\(id) \(name): \(result.errors)")
             }
             if let index = ourErrorIndex[id] {
@@ -103,7 +118,7 @@ import Testing
                     #expect(result.errors.count == (position == index ? 1 : 0), "\(id): byte \(position)")
                 }
             }
-            if expect["stateAfterLastByte"] != nil || id == "java-sdlpsm-v1-control-startservice-too-big" {
+            if expect.stateAfterLastByte != nil || id == "java-sdlpsm-v1-control-startservice-too-big" {
                 // A good header whose payload (or message id) has not arrived: nothing consumed.
                 var decoder = FrameDecoder()
                 decoder.append(contentsOf: stream)
@@ -118,7 +133,7 @@ import Testing
     /// The byte-by-byte transitions of sdl_ios's SDLProtocolReceivedMessageProcessor: from the
     /// state a prefix leads to, one byte either errors, completes a frame, or moves on.
     @Test func iosProcessorTransitions() throws {
-        let vectors = try loadVectors("multiframe.json").filter { $0["kind"] as? String == "psm_transition" }
+        let vectors = try Vectors.multiframe().filter { $0.kind == "psm_transition" }
         #expect(vectors.count == 35)
         /// Transitions where we deliberately differ from sdl_ios.
         let ours: [String: String] = [
@@ -135,10 +150,11 @@ import Testing
         /// our decoder refuses the header one byte earlier than sdl_ios.
         let refusedInPrefix: Set<String> = ["ios-processor-26"]
         for vector in vectors {
-            let id = vector["id"] as! String
-            let expect = vector["expect"] as! [String: Any]
-            let byte = [UInt8](hex: vector["hex"] as! String)[0]
-            let prefix = try Self.prefix(for: expect["fromState"] as! String)
+            let id = vector.id
+            let expect = vector.expect
+            let hex = try #require(vector.hex, "\(id): hex")
+            let byte = try #require([UInt8](hex: hex).first, "\(id): no byte")
+            let prefix = try Self.prefix(for: try #require(expect.fromState, "\(id): fromState"))
             var decoder = FrameDecoder()
             var result = DecodeResult()
             decoder.append(contentsOf: prefix)
@@ -148,22 +164,22 @@ import Testing
                 decoder.append(contentsOf: [byte])
                 drain(&decoder, into: &result)
                 #expect(result.errors.count == 1 && result.frames.isEmpty, "\(id): one error for the run")
-                #expect(expect["toState"] as? String == "START(reset)", "\(id)")
+                #expect(expect.toState == "START(reset)", "\(id)")
                 continue
             }
             #expect(result.errors.isEmpty && result.frames.isEmpty, "\(id): prefix \(prefix.hex) \(result.errors)")
             decoder.append(contentsOf: [byte])
             drain(&decoder, into: &result)
-            let toState = ours[id] ?? (expect["toState"] as! String)
+            let toState = try #require(ours[id] ?? expect.toState, "\(id): toState")
             switch toState {
             case "START(reset)":
                 #expect(result.errors.count == 1 && result.frames.isEmpty, "\(id)")
             case "START(message complete)":
                 #expect(result.errors.isEmpty && result.frames.count == 1, "\(id)")
-                if let length = expect["payloadLength"] as? Int {
+                if let length = expect.payloadLength {
                     #expect(result.frames.first?.payload.readableBytes == length, "\(id)")
                 }
-                if let payloadHex = expect["payloadHex"] as? String {
+                if let payloadHex = expect.payloadHex {
                     #expect(result.frames.first?.payload.bytes.hex.hasSuffix(payloadHex) == true, "\(id)")
                 }
             default:
@@ -184,10 +200,10 @@ import Testing
                 params[String(parts[0])] = String(parts[1])
             }
         }
-        let version = UInt8(params["version"] ?? "3")!
+        let version = try #require(UInt8(params["version"] ?? "3"), "\(state): version")
         let frameType: UInt8 = ["first": 2, "single": 1][params["frameType"] ?? ""] ?? 0
         let service: UInt8 = params["serviceType"] == "control" ? 0x00 : 0x07
-        let dataLength = UInt32(params["dataLength"] ?? "0")!
+        let dataLength = try #require(UInt32(params["dataLength"] ?? "0"), "\(state): dataLength")
         let head: [UInt8] = [version << 4 | frameType, service, 0x00, 0x01]
         let size: [UInt8] = [UInt8(dataLength >> 24), UInt8(truncatingIfNeeded: dataLength >> 16),
                              UInt8(truncatingIfNeeded: dataLength >> 8), UInt8(truncatingIfNeeded: dataLength)]
@@ -201,28 +217,31 @@ import Testing
         case "DATA_SIZE_3": return head + [0x00, 0x00]
         case "DATA_SIZE_4": return head + size[0..<3]
         case "MESSAGE_1", "MESSAGE_2", "MESSAGE_3", "MESSAGE_4":
-            let count = Int(String(name.last!))! - 1
+            let count = try #require(name.last?.wholeNumberValue, "\(state)") - 1
             let v2 = [UInt8(version == 3 && params["version"] == nil ? 2 : version) << 4 | frameType] + head[1...]
             return v2 + size + [UInt8](repeating: 0, count: count)
         case "DATA_PUMP":
-            let remaining = Int(params["dataBytesRemaining"]!)!
+            let remaining = try #require(params["dataBytesRemaining"].flatMap { Int($0) }, "\(state): dataBytesRemaining")
             return [0x20, 0x07, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0, 0, 0, 1] + [UInt8](repeating: 0xBA, count: 2 - remaining)
         default:
-            throw MissingTestData(path: "no prefix for state \(state)")
+            Issue.record("no prefix for state \(state)")
+            return []
         }
     }
 
     /// The MTU tables: what each peer uses, and what we use (ARCHITECTURE.md §3).
     @Test func mtuTables() throws {
-        let vectors = try loadVectors("multiframe.json").filter { $0["kind"] as? String == "mtu_table" }
+        let vectors = try Vectors.multiframe().filter { $0.kind == "mtu_table" }
         #expect(vectors.count == 3)
         let limits = ProtocolLimits()
         // sdl_java_suite splits at 1492 / 1488 / 131072 payload bytes for v1 / v2 / v3+, the
         // spec's MTU minus the header: exactly our send limits.
-        let java = try #require(vectors.first { $0["id"] as? String == "java-mtu-by-version" })
-        let payloadByVersion = (java["expect"] as! [String: Any])["payloadSizeByVersion"] as! [String: Int]
+        let java = try #require(vectors.first { $0.id == "java-mtu-by-version" })
+        let payloadByVersion = try #require(java.expect.payloadSizeByVersion, "java-mtu-by-version: payloadSizeByVersion")
+        #expect(payloadByVersion.count == 5)
         for (version, payload) in payloadByVersion {
-            #expect(limits.sendPayloadLimit(version: ProtocolVersion(rawValue: UInt8(version)!)) == payload)
+            let version = try #require(UInt8(version), "java-mtu-by-version: version \(version)")
+            #expect(.number(limits.sendPayloadLimit(version: ProtocolVersion(rawValue: version))) == payload)
         }
         // We receive up to the MTU itself: 1500 for v1/v2, 131,084 for v3+ (sdl_core accepts 1488
         // and max(MaximumPayloadSize, 1488); SDL Core writes the negotiated `mtu` as a payload size).
@@ -233,8 +252,8 @@ import Testing
         // service; its example value 989,786,483): sending splits at mtu − 12, receiving accepts
         // up to mtu, both clamped to the configured ceiling (1 MiB by default), which no
         // negotiated value lifts.
-        let ios = try #require(vectors.first { $0["id"] as? String == "ios-mtu-after-startserviceack" })
-        let ackMTU = ((ios["expect"] as! [String: Any])["example"] as! [String: Any])["ackMtu"] as! Int
+        let ios = try #require(vectors.first { $0.id == "ios-mtu-after-startserviceack" })
+        let ackMTU = try #require(ios.expect.example?.ackMtu, "ios-mtu-after-startserviceack: example.ackMtu")
         var mtus = MTUTable()
         mtus[SessionID(1), .video, .send] = ackMTU
         mtus[SessionID(1), .video, .receive] = ackMTU
@@ -248,8 +267,8 @@ import Testing
         #expect(mtus.receivePayloadLimit(version: .v5, session: SessionID(1), service: .rpc, limits: generous) == 131_084)
         #expect(mtus.receivePayloadLimit(version: .v5, session: SessionID(2), service: .video, limits: generous) == 131_084)
         // Core's inbound limit of 131072 for v3+ frames is within ours.
-        let core = try #require(vectors.first { $0["id"] as? String == "core-max-payload-by-version" })
-        let coreMax = (core["expect"] as! [String: Any])["MAXIMUM_FRAME_DATA_V3_SIZE"] as! Int
+        let core = try #require(vectors.first { $0.id == "core-max-payload-by-version" })
+        let coreMax = try #require(core.expect.maximumFrameDataV3Size, "core-max-payload-by-version: MAXIMUM_FRAME_DATA_V3_SIZE")
         #expect(Int(limits.receivePayloadLimit(version: .v3)) >= coreMax)
     }
 }

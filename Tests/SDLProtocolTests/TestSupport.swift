@@ -1,79 +1,33 @@
-import Foundation
 import NIOCore
 import SDLProtocol
+import SDLTestSupport
 import Testing
-
-/// The package root: the folder that holds Package.swift.
-let packageRoot: URL = {
-    var url = URL(fileURLWithPath: #filePath)
-    while url.path != "/" {
-        url.deleteLastPathComponent()
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-            return url
-        }
-    }
-    fatalError("no Package.swift above \(#filePath)")
-}()
-
-/// `../shared` next to the package root; the vectors and the RPC spec live there and are never
-/// copied into the project.
-let sharedRoot = packageRoot.deletingLastPathComponent().appendingPathComponent("shared")
-
-struct MissingTestData: Error, CustomStringConvertible {
-    var path: String
-    var description: String { "test data missing: \(path) (the tests read ../shared next to the package root)" }
-}
-
-/// Loads a vector file of ../shared/vectors as an array of JSON objects; throws (failing the test)
-/// when the file is missing.
-func loadVectors(_ name: String) throws -> [[String: Any]] {
-    let url = sharedRoot.appendingPathComponent("vectors").appendingPathComponent(name)
-    guard let data = FileManager.default.contents(atPath: url.path) else {
-        throw MissingTestData(path: url.path)
-    }
-    return try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
-}
-
-extension Array where Element == UInt8 {
-    init(hex: String) {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hex.utf8.count / 2)
-        var iterator = hex.utf8.makeIterator()
-        func nibble(_ c: UInt8) -> UInt8 {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-            default: preconditionFailure("bad hex digit \(c)")
-            }
-        }
-        while let high = iterator.next(), let low = iterator.next() {
-            bytes.append(nibble(high) << 4 | nibble(low))
-        }
-        self = bytes
-    }
-
-    var hex: String { self.map { String(format: "%02x", $0) }.joined() }
-}
-
-extension ByteBuffer {
-    var bytes: [UInt8] { Array(self.readableBytesView) }
-}
 
 /// What a decoder run produced.
 struct DecodeResult {
     var frames: [ProtocolFrame] = []
     var errors: [SDLProtocolError] = []
+
+    /// The errors' codes, offsets and message keys: what must not depend on how the stream was
+    /// cut. (A detail may: a header refused before its data size has arrived whole names the
+    /// least size its first bytes allow.)
+    var errorPlaces: [String] {
+        self.errors.map { "\($0.code) at \($0.offset.map(String.init) ?? "-") \($0.messageKey.map(String.init(describing:)) ?? "")" }
+    }
+
+    /// Every field of the errors: what must not depend on where the stream's bytes sit in a
+    /// buffer's storage.
+    var errorFields: [String] { self.errors.map { everyField(of: $0) } }
 }
 
-/// Runs a fresh decoder over `stream` cut into the given chunks, draining after every chunk and,
+/// Runs a fresh decoder over a stream cut into the given chunks, draining after every chunk and,
 /// unless `finish` is false, after declaring the end of the stream.
-func decode(_ chunks: [[UInt8]], limits: ProtocolLimits = ProtocolLimits(), mtus: MTUTable = MTUTable(),
+func decode(_ chunks: [ByteBuffer], limits: ProtocolLimits = ProtocolLimits(), mtus: MTUTable = MTUTable(),
             policy: FrameDecoder.InvalidHeaderPolicy = .resynchronize, finish: Bool = true) -> DecodeResult {
     var decoder = FrameDecoder(limits: limits, invalidHeaderPolicy: policy)
     var result = DecodeResult()
     for chunk in chunks {
-        decoder.append(contentsOf: chunk)
+        decoder.append(chunk)
         drain(&decoder, mtus: mtus, into: &result)
     }
     if finish {
@@ -81,6 +35,40 @@ func decode(_ chunks: [[UInt8]], limits: ProtocolLimits = ProtocolLimits(), mtus
         drain(&decoder, mtus: mtus, into: &result)
     }
     return result
+}
+
+/// `decode` over chunks given as byte arrays.
+func decode(_ chunks: [[UInt8]], limits: ProtocolLimits = ProtocolLimits(), mtus: MTUTable = MTUTable(),
+            policy: FrameDecoder.InvalidHeaderPolicy = .resynchronize, finish: Bool = true) -> DecodeResult {
+    decode(chunks.map { ByteBuffer(bytes: $0) }, limits: limits, mtus: mtus, policy: policy, finish: finish)
+}
+
+/// Decodes `stream` in every chunking of `chunkings(of:)`, expects every run to give what the
+/// whole stream gives (the same frames, byte for byte, and the same errors at the same offsets;
+/// the whole stream in an awkward buffer layout gives the same details too), and hands each run
+/// to `check` for the vector's own expectations. Runs are checked one at a time and dropped, so
+/// that a 128 KiB stream's thousands of cuts do not all sit in memory.
+func decodeInEveryChunking(
+    _ stream: [UInt8], limits: ProtocolLimits = ProtocolLimits(), mtus: MTUTable = MTUTable(), finish: Bool = true,
+    _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+    check: (_ name: String, _ result: DecodeResult) throws -> Void
+) rethrows {
+    var whole: DecodeResult?
+    for (name, chunks) in chunkings(of: stream) {
+        let result = decode(chunks, limits: limits, mtus: mtus, finish: finish)
+        if let whole {
+            // Frames compare header and payload bytes; strings are built only to report a difference.
+            let sameErrors = name.hasPrefix("whole") ? result.errorFields == whole.errorFields : result.errorPlaces == whole.errorPlaces
+            if result.frames != whole.frames || !sameErrors {
+                let got = "frames \(result.frames.map(\.bytes.hex)) errors \(result.errorFields)"
+                let want = "frames \(whole.frames.map(\.bytes.hex)) errors \(whole.errorFields)"
+                Issue.record("\(comment.map { "\($0) " } ?? "")\(name): \(got), whole: \(want)", sourceLocation: sourceLocation)
+            }
+        } else {
+            whole = result
+        }
+        try check(name, result)
+    }
 }
 
 func drain(_ decoder: inout FrameDecoder, mtus: MTUTable = MTUTable(), into result: inout DecodeResult) {
@@ -95,40 +83,26 @@ func drain(_ decoder: inout FrameDecoder, mtus: MTUTable = MTUTable(), into resu
     }
 }
 
-/// The chunkings every stream vector is fed in: whole, one byte at a time, and split in two at
-/// every offset. Streams above 8 KiB (a few vectors of one 128 KiB frame) are split at every
-/// offset of their first and last 2 KiB and at every 509th offset between: a cut deep inside a
-/// payload behaves like its neighbours, and all cuts would take minutes in a debug build.
-func chunkings(of stream: [UInt8]) -> [(String, [[UInt8]])] {
-    var result: [(String, [[UInt8]])] = [("whole", [stream]), ("byte by byte", stream.map { [$0] })]
-    guard stream.count > 1 else { return result }
-    for cut in 1..<stream.count {
-        if stream.count > 8192, cut > 2048, cut < stream.count - 2048, cut % 509 != 0 { continue }
-        result.append(("split at \(cut)", [Array(stream[..<cut]), Array(stream[cut...])]))
-    }
-    return result
-}
-
-/// Compares a header with a vector's `expect` object (the fields it lists).
-func expectHeader(_ header: FrameHeader, _ expect: [String: Any], _ id: String,
+/// Compares a header with a vector's expected fields (those it gives).
+func expectHeader(_ header: FrameHeader, _ expect: FrameHeaderExpectation, _ id: String,
                   sourceLocation: SourceLocation = #_sourceLocation) {
-    func check<T: Equatable>(_ key: String, _ actual: T, _ transform: (Any) -> T?) {
-        if let raw = expect[key] {
-            #expect(actual == transform(raw), "\(id): \(key)", sourceLocation: sourceLocation)
+    func check<T: Equatable>(_ name: String, _ actual: T, _ expected: T?) {
+        if let expected {
+            #expect(actual == expected, "\(id): \(name)", sourceLocation: sourceLocation)
         }
     }
-    check("version", Int(header.version.rawValue)) { $0 as? Int }
-    check("encrypted", header.protectionBit) { $0 as? Bool }
-    check("frameTypeValue", Int(header.frameType.rawValue)) { $0 as? Int }
-    check("serviceType", Int(header.serviceType.rawValue)) { $0 as? Int }
-    check("frameInfo", Int(header.frameInfo)) { $0 as? Int }
-    check("sessionId", Int(header.sessionID.rawValue)) { $0 as? Int }
-    check("dataSize", Int(header.dataSize)) { $0 as? Int }
-    check("headerSize", header.size) { $0 as? Int }
-    if let frameType = expect["frameType"] as? String, !frameType.hasPrefix("invalid") {
+    check("version", Int(header.version.rawValue), expect.version)
+    check("encrypted", header.protectionBit, expect.encrypted)
+    check("frameTypeValue", Int(header.frameType.rawValue), expect.frameTypeValue)
+    check("serviceType", Int(header.serviceType.rawValue), expect.serviceType)
+    check("frameInfo", Int(header.frameInfo), expect.frameInfo)
+    check("sessionId", Int(header.sessionID.rawValue), expect.sessionId)
+    check("dataSize", Int(header.dataSize), expect.dataSize)
+    check("headerSize", header.size, expect.headerSize)
+    if let frameType = expect.frameType, !frameType.hasPrefix("invalid") {
         #expect(header.frameType.description == frameType, "\(id): frameType", sourceLocation: sourceLocation)
     }
-    if let messageID = expect["messageId"] as? Int {
+    if let messageID = expect.messageId {
         #expect(header.messageID == MessageID(UInt32(messageID)), "\(id): messageId", sourceLocation: sourceLocation)
     } else if header.version == .v1 {
         #expect(header.messageID == nil, "\(id): v1 has no message id", sourceLocation: sourceLocation)
@@ -154,22 +128,4 @@ func expectError<T>(_ expected: SDLProtocolError, key: MessageKey? = nil, _ comm
         Issue.record("expected \(expected), got \(error). \(comment.map { "\($0)" } ?? "")", sourceLocation: sourceLocation)
     }
     return nil
-}
-
-/// A deterministic PRNG (SplitMix64) so that property tests are reproducible from their seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { self.state = seed }
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// A JSON value's text with sorted keys, for comparing JSON values regardless of key order.
-func canonicalJSON(_ value: Any) throws -> String {
-    String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
 }

@@ -1,0 +1,18 @@
+/// A deterministic PRNG (SplitMix64, Steele, Lea and Flood 2014): property and differential tests
+/// draw from it so that every run tests the same cases, reproducible from the seed.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    /// The generator's whole state: the seed, advanced by a constant per number drawn.
+    public var state: UInt64
+
+    /// A generator that starts from `seed`.
+    public init(seed: UInt64) { self.state = seed }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
