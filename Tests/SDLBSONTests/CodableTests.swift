@@ -1,4 +1,5 @@
 import NIOCore
+import SDLTestSupport
 import Testing
 
 @testable import SDLBSON
@@ -36,7 +37,7 @@ import Testing
 
     @Test func decodesThePeerStartServiceACKWhateverTheIntegerWidths() throws {
         // sdl_core's vector: hashId int32, mtu int64, protocolVersion string.
-        let bytes = bytes(hex: "39000000106861736849640040e20100126d747500dc050000000000000270726f746f636f6c56657273696f6e0006000000352e302e300000")
+        let bytes = [UInt8](hex: "39000000106861736849640040e20100126d747500dc050000000000000270726f746f636f6c56657273696f6e0006000000352e302e300000")
         let ack = try BSONDecoder().decode(StartServiceACK.self, from: bytes)
         #expect(ack == StartServiceACK(protocolVersion: "5.0.0", hashId: 123_456, mtu: 1500))
         // The other widths decode too (int64 hashId, int32 mtu) when the value fits.

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SDLTestSupport
 import Testing
 
 @testable import SDLBSON
@@ -48,22 +49,15 @@ import Testing
         var failed = 0
     }
 
-    static let files: [String] = {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: SharedData.corpus.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") }.sorted()
-    }()
-
-    @Test func corpusIsPresent() {
-        #expect(Self.files.count >= 30, "missing test data: \(SharedData.corpus.path) should hold the BSON corpus JSON files")
+    @Test func corpusIsPresent() throws {
+        let files = try SharedData.bsonCorpus()
+        #expect(files.count == 31, "\(files.map(\.name))")
     }
 
     @Test func wholeCorpus() throws {
         var tally = Tally()
-        for file in Self.files {
-            guard let root = SharedData.loadJSON(SharedData.corpus.appendingPathComponent(file)) as? [String: Any] else {
-                continue
-            }
-            Self.run(file: file, root: root, tally: &tally)
+        for (name, file) in try SharedData.bsonCorpus() {
+            Self.run(file: name, root: file, tally: &tally)
         }
         print("BSON corpus: \(tally.passed) passed, \(tally.failed) failed, \(tally.skipped.count) skipped (known failures)")
         #expect(tally.passed > 2000)
@@ -75,14 +69,8 @@ import Testing
     /// Random corruptions of every corpus Extended JSON text: the parser either rejects with a
     /// BSONError or yields a document whose canonical Extended JSON parses back to the same bytes.
     @Test func mutatedExtendedJSONRoundTripsOrIsRejected() throws {
-        var texts: [String] = []
-        for file in Self.files {
-            guard let root = SharedData.loadJSON(SharedData.corpus.appendingPathComponent(file)) as? [String: Any] else { continue }
-            for case let test as [String: Any] in root["valid"] as? [Any] ?? [] {
-                for key in ["canonical_extjson", "relaxed_extjson", "degenerate_extjson"] {
-                    if let text = test[key] as? String { texts.append(text) }
-                }
-            }
+        let texts = try SharedData.bsonCorpus().flatMap { $0.file.valid ?? [] }.flatMap { test in
+            [test.canonicalExtJSON] + [test.relaxedExtJSON, test.degenerateExtJSON].compactMap { $0 }
         }
         #expect(texts.count > 900)
         let alphabet = Array("{}[]\":,\\0123456789abcdefxyzE.+-$ \u{e9}".unicodeScalars)
@@ -137,31 +125,47 @@ import Testing
         }
     }
 
-    static func run(file: String, root: [String: Any], tally: inout Tally) {
-        let isDecimal = (root["bson_type"] as? String) == "0x13"
-        for case let test as [String: Any] in root["valid"] as? [Any] ?? [] {
-            let description = test["description"] as? String ?? "?"
-            let id = "\(file): \(description)"
-            let lossy = test["lossy"] as? Bool ?? false
-            let cB = bytes(hex: test["canonical_bson"] as! String)
-            let cEJ = normalizeJSON(test["canonical_extjson"] as! String)
-            let rEJ = (test["relaxed_extjson"] as? String).map { normalizeJSON($0) }
-            for key in ["converted_bson", "converted_extjson"] where test[key] != nil {
+    /// A document as the reader gives it, with what is computed from its bytes: what must not
+    /// depend on where those bytes sit in a buffer's storage.
+    struct Reading: Equatable {
+        var document: BSONDocument
+        var canonical: String
+        var relaxed: String
+    }
+
+    /// Reads `bytes` in every buffer layout, expecting the same document and Extended JSON, or the
+    /// same error (code, offset from the reader index, detail), in each; returns the plain read.
+    static func read(_ bytes: [UInt8], _ id: String, sourceLocation: SourceLocation = #_sourceLocation) -> ReadResult<Reading> {
+        readInEveryLayout(bytes, "\(id)", sourceLocation: sourceLocation) { buffer in
+            ReadResult {
+                let document = try BSONDocument(validating: buffer)
+                return Reading(document: document, canonical: document.canonicalExtendedJSON, relaxed: document.relaxedExtendedJSON)
+            }
+        }
+    }
+
+    static func run(file: String, root: BSONCorpusFile, tally: inout Tally) {
+        let isDecimal = root.bsonType == "0x13"
+        for test in root.valid ?? [] {
+            let id = "\(file): \(test.description)"
+            let lossy = test.lossy ?? false
+            let cB = [UInt8](hex: test.canonicalBSON)
+            let cEJ = normalizeJSON(test.canonicalExtJSON)
+            let rEJ = test.relaxedExtJSON.map { normalizeJSON($0) }
+            for (key, value) in [("converted_bson", test.convertedBSON), ("converted_extjson", test.convertedExtJSON)] where value != nil {
                 // Not run (see knownFailures); an unlisted converted case fails here.
                 check(&tally, "\(id): \(key)", false, "\(key) is not run and the case is not a known failure")
             }
 
-            let document: BSONDocument
-            do {
-                document = try BSONDocument(validating: cB)
-            } catch {
-                check(&tally, "\(id): decode cB", false, "canonical_bson rejected: \(error)")
+            let read = Self.read(cB, id)
+            guard let document = read.value?.document else {
+                check(&tally, "\(id): decode cB", false, "canonical_bson rejected: \(read)")
                 continue
             }
             // cB -> native tree -> cB
             let tree = BSONOrderedDocument(document)
             let reencoded = (try? tree.encoded().bytes) ?? []
-            check(&tally, "\(id): cB->native->cB", reencoded == cB, "re-encoded \(hex(reencoded)) != \(hex(cB))")
+            check(&tally, "\(id): cB->native->cB", reencoded == cB, "re-encoded \(reencoded.hex) != \(cB.hex)")
             // cB -> cEJ, rEJ
             let canonical = document.canonicalExtendedJSON
             check(&tally, "\(id): cB->cEJ", normalizeJSON(canonical) == cEJ, "got \(canonical), want \(cEJ)")
@@ -171,7 +175,7 @@ import Testing
             }
             // cEJ -> native -> cEJ, cB
             do {
-                let parsed = try BSONDocument(extendedJSON: test["canonical_extjson"] as! String)
+                let parsed = try BSONDocument(extendedJSON: test.canonicalExtJSON)
                 check(
                     &tally,
                     "\(id): cEJ->cEJ",
@@ -179,13 +183,13 @@ import Testing
                     "got \(parsed.canonicalExtendedJSON), want \(cEJ)"
                 )
                 if !lossy {
-                    check(&tally, "\(id): cEJ->cB", parsed.bytes == cB, "got \(hex(parsed.bytes)), want \(hex(cB))")
+                    check(&tally, "\(id): cEJ->cB", parsed.bytes == cB, "got \(parsed.bytes.hex), want \(cB.hex)")
                 }
             } catch {
                 check(&tally, "\(id): parse cEJ", false, "canonical_extjson rejected: \(error)")
             }
             // rEJ -> native -> rEJ
-            if let rEJText = test["relaxed_extjson"] as? String, let rEJ {
+            if let rEJText = test.relaxedExtJSON, let rEJ {
                 do {
                     let parsed = try BSONDocument(extendedJSON: rEJText)
                     check(
@@ -199,19 +203,19 @@ import Testing
                 }
             }
             // dB -> cB, cEJ
-            if let dBHex = test["degenerate_bson"] as? String {
-                do {
-                    let degenerate = try BSONDocument(validating: bytes(hex: dBHex))
+            if let dBHex = test.degenerateBSON {
+                let read = Self.read([UInt8](hex: dBHex), "\(id): dB")
+                if let degenerate = read.value?.document {
                     let reencoded = (try? BSONOrderedDocument(degenerate).encoded().bytes) ?? []
-                    check(&tally, "\(id): dB->cB", reencoded == cB, "got \(hex(reencoded)), want \(hex(cB))")
+                    check(&tally, "\(id): dB->cB", reencoded == cB, "got \(reencoded.hex), want \(cB.hex)")
                     let dbJSON = degenerate.canonicalExtendedJSON
                     check(&tally, "\(id): dB->cEJ", normalizeJSON(dbJSON) == cEJ, "got \(dbJSON), want \(cEJ)")
-                } catch {
-                    check(&tally, "\(id): decode dB", false, "degenerate_bson rejected: \(error)")
+                } else {
+                    check(&tally, "\(id): decode dB", false, "degenerate_bson rejected: \(read)")
                 }
             }
             // dEJ -> cEJ, cB
-            if let dEJ = test["degenerate_extjson"] as? String {
+            if let dEJ = test.degenerateExtJSON {
                 do {
                     let parsed = try BSONDocument(extendedJSON: dEJ)
                     check(
@@ -221,28 +225,30 @@ import Testing
                         "got \(parsed.canonicalExtendedJSON), want \(cEJ)"
                     )
                     if !lossy {
-                        check(&tally, "\(id): dEJ->cB", parsed.bytes == cB, "got \(hex(parsed.bytes)), want \(hex(cB))")
+                        check(&tally, "\(id): dEJ->cB", parsed.bytes == cB, "got \(parsed.bytes.hex), want \(cB.hex)")
                     }
                 } catch {
                     check(&tally, "\(id): parse dEJ", false, "degenerate_extjson \(dEJ) rejected: \(error)")
                 }
             }
         }
-        for case let test as [String: Any] in root["decodeErrors"] as? [Any] ?? [] {
-            let description = test["description"] as? String ?? "?"
-            let input = bytes(hex: test["bson"] as! String)
-            do {
-                let accepted = try BSONDocument(validating: input)
-                check(&tally, "\(file): \(description): decodeError", false, "accepted: \(accepted.canonicalExtendedJSON)")
-            } catch {
+        for test in root.decodeErrors ?? [] {
+            let id = "\(file): \(test.description): decodeError"
+            let input = [UInt8](hex: test.bson)
+            // The same error, at the same offset from the reader index, in every layout.
+            switch Self.read(input, id) {
+            case .value(let accepted):
+                check(&tally, id, false, "accepted: \(accepted.canonical)")
+            case .error(let error, let fields):
                 // The offset points at a byte of the input.
-                let offsetInBounds = error.offset.map { $0 >= 0 && $0 < input.count } ?? false
-                check(&tally, "\(file): \(description): decodeError", offsetInBounds, "error without a valid offset: \(error)")
+                let offset = (error as? BSONError)?.offset
+                let offsetInBounds = offset.map { $0 >= 0 && $0 < input.count } ?? false
+                check(&tally, id, offsetInBounds, "not a BSONError with an offset in the input: \(fields)")
             }
         }
-        for case let test as [String: Any] in root["parseErrors"] as? [Any] ?? [] {
-            let description = test["description"] as? String ?? "?"
-            let input = test["string"] as! String
+        for test in root.parseErrors ?? [] {
+            let description = test.description
+            let input = test.string
             if isDecimal {
                 do {
                     let value = try BSONDecimal128(input)

@@ -1,21 +1,16 @@
-import Foundation
 import NIOCore
 import SDLBSON
+import SDLTestSupport
 import Testing
 
 /// Every input the fuzzers found that broke the library, replayed (Fuzz/FailCases/).
 @Suite struct FuzzFailCaseTests {
-    static let failCases = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fuzz/FailCases/FuzzBSON")
-
     /// Regular-expression options with a multi-byte character: sorting them for the canonical form
     /// sorted their UTF-8 bytes, which broke the character into U+FFFD replacements (each pass
     /// changed the bytes again). Options are now sorted by Unicode scalar.
     @Test func regexOptionsWithAMultibyteCharacter() throws {
-        let path = Self.failCases.appendingPathComponent("regex-options-multibyte").path
-        let bytes = try #require(FileManager.default.contents(atPath: path), "missing \(path)")
-        let document = try BSONDocument(validating: Array(bytes))
+        let bytes = try SharedData.packageFile("Fuzz/FailCases/FuzzBSON/regex-options-multibyte")
+        let document = try BSONDocument(validating: bytes)
         let tree = BSONOrderedDocument(document)
         let once = try tree.encoded()
         let twice = try BSONOrderedDocument(once).encoded()

@@ -1,4 +1,5 @@
 import NIOCore
+import SDLTestSupport
 import Testing
 
 @testable import SDLBSON
@@ -8,7 +9,7 @@ import Testing
 @Suite struct HostileInputTests {
     func rejection(_ hexString: String, limits: BSONLimits = .default) -> BSONError? {
         do {
-            _ = try BSONDocument(validating: bytes(hex: hexString), limits: limits)
+            _ = try BSONDocument(validating: [UInt8](hex: hexString), limits: limits)
             return nil
         } catch {
             return error

@@ -1,5 +1,5 @@
-import Foundation
 import NIOCore
+import SDLTestSupport
 import Testing
 
 @testable import SDLBSON
@@ -76,23 +76,10 @@ import Testing
         #expect(try decoder.decode(Nest.self, from: HostileInputTests.nestingBomb(depth: ceiling - 1)).depth == ceiling)
     }
 
-    /// Runs `body` on a thread with a 512 KiB stack (a common secondary-thread size: Darwin's
-    /// default) and reports whether it finished; overflowing would crash the test process.
-    func onSmallStack(_ body: @escaping @Sendable () -> Void) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            body()
-            done.signal()
-        }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        return done.wait(timeout: .now() + 60) == .success
-    }
-
     @Test func everyReaderFitsA512KiBStackAtTheCeiling() {
         // The deepest any reader accepts.
         let bytes = HostileInputTests.nestingBomb(depth: BSONLimits.nestingDepthCeiling - 1)
-        let finished = onSmallStack {
+        let finished = finishesOnA512KiBStack {
             do {
                 let document = try BSONDocument(validating: bytes, limits: Self.unlimited)
                 let json = document.canonicalExtendedJSON

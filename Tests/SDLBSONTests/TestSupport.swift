@@ -4,54 +4,6 @@ import Testing
 
 @testable import SDLBSON
 
-/// Paths of the shared test data, read in place (never copied into the repository).
-enum SharedData {
-    /// The package root: the folder holding Package.swift, two levels above this file's folder.
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // SDLBSONTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // root
-
-    static let shared = packageRoot.deletingLastPathComponent().appendingPathComponent("shared")
-    static let corpus = shared.appendingPathComponent("bson-corpus")
-    static let controlPayloads = shared.appendingPathComponent("vectors/control_payloads.json")
-
-    /// Loads a JSON file; records a failure naming the missing path instead of skipping.
-    static func loadJSON(_ url: URL, sourceLocation: SourceLocation = #_sourceLocation) -> Any? {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            Issue.record("missing test data: \(url.path) (expected ../shared beside the package root)", sourceLocation: sourceLocation)
-            return nil
-        }
-        do {
-            return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            Issue.record("unreadable test data \(url.path): \(error)", sourceLocation: sourceLocation)
-            return nil
-        }
-    }
-}
-
-func bytes(hex: String) -> [UInt8] {
-    var out: [UInt8] = []
-    var high: UInt8?
-    for c in hex.utf8 {
-        guard let v = hexValue(c) else { continue }
-        if let h = high {
-            out.append(h << 4 | v)
-            high = nil
-        } else {
-            high = v
-        }
-    }
-    return out
-}
-
-func hex(_ bytes: some Sequence<UInt8>) -> String {
-    bytes.map { String(format: "%02x", $0) }.joined()
-}
-
-func buffer(_ bytes: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: bytes) }
-
 /// Normalises JSON text for comparison: insignificant whitespace dropped, strings re-escaped
 /// one way (the library's: short escapes for \b\f\n\r\t, \u00xx for other controls, raw UTF-8
 /// otherwise), and the text of `$numberDouble` strings replaced by the double's bit pattern when

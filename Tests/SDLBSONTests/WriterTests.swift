@@ -1,6 +1,6 @@
 import CLibBSON
-import Foundation
 import NIOCore
+import SDLTestSupport
 import Testing
 
 @testable import SDLBSON
@@ -133,7 +133,7 @@ import Testing
         func written(_ body: (inout BSONDocumentWriter) -> Void) -> String {
             var buffer = ByteBuffer()
             buffer.writeBSONDocument(body)
-            return hex(buffer.readableBytesView).uppercased()
+            return buffer.hex.uppercased()
         }
         let oid = try #require(BSONObjectID(hexString: "56e1fc72e0c917e9c4714161"))
         #expect(written { $0.appendDouble("d", 1.0) } == "10000000016400000000000000F03F00")
@@ -169,47 +169,42 @@ import Testing
     /// The writer reproduces every valid SDL peer vector byte for byte, given the vector's key
     /// order and field types.
     @Test func writerReproducesPeerVectors() throws {
-        let entries = (SharedData.loadJSON(SharedData.controlPayloads) as? [[String: Any]]) ?? []
+        let vectors = try Vectors.controlPayloads().filter { ["bson_document", "bson_control_payload"].contains($0.kind) }
         var reproduced = 0
-        for entry in entries {
-            guard let kind = entry["kind"] as? String, kind == "bson_document" || kind == "bson_control_payload",
-                let expectation = entry["expect"] as? [String: Any], expectation["valid"] as? Bool != false
-            else { continue }
+        for vector in vectors where vector.expect.valid != false {
+            let id = vector.id
+            let fields = try #require(vector.expect.fields, "\(id): fields")
+            let keyOrder = try #require(vector.expect.keyOrder, "\(id): keyOrder")
             var buffer = ByteBuffer()
-            buffer.writeBSONDocument { Self.write(expectation, into: &$0) }
-            #expect(hex(buffer.readableBytesView) == entry["hex"] as? String, "\(entry["id"]!)")
+            buffer.writeBSONDocument { doc in
+                for field in Self.document(fields: fields, keyOrder: keyOrder, id).fields {
+                    doc.append(field.key, field.value)
+                }
+            }
+            #expect(buffer.hex == vector.hex, "\(id)")
             reproduced += 1
         }
         #expect(reproduced == 29)
     }
 
-    static func write(_ expectation: [String: Any], into doc: inout BSONDocumentWriter) {
-        let fields = expectation["fields"] as! [String: [String: Any]]
-        for key in expectation["keyOrder"] as! [String] {
-            let spec = fields[key]!
-            let value = spec["value"]
-            switch spec["type"] as! String {
-            case "int32": doc.appendInt32(key, (value as! NSNumber).int32Value)
-            case "int64": doc.appendInt64(key, (value as! NSNumber).int64Value)
-            case "double": doc.appendDouble(key, (value as! NSNumber).doubleValue)
-            case "bool": doc.appendBool(key, (value as! NSNumber).boolValue)
-            case "string": doc.appendString(key, value as! String)
-            case "document": doc.appendDocument(key) { Self.write(spec, into: &$0) }
-            case "array":
-                doc.appendArray(key) { array in
-                    for item in spec["items"] as! [[String: Any]] {
-                        switch item["type"] as! String {
-                        case "int32": array.appendInt32((item["value"] as! NSNumber).int32Value)
-                        case "int64": array.appendInt64((item["value"] as! NSNumber).int64Value)
-                        case "double": array.appendDouble((item["value"] as! NSNumber).doubleValue)
-                        case "string": array.appendString(item["value"] as! String)
-                        case "bool": array.appendBool((item["value"] as! NSNumber).boolValue)
-                        default: Issue.record("unhandled array item \(item)")
-                        }
-                    }
-                }
-            default: Issue.record("unhandled field \(spec)")
-            }
+    /// The document a vector's typed fields describe, its keys in `keyOrder`.
+    static func document(fields: [String: BSONFieldExpectation], keyOrder: [String], _ id: String) -> BSONOrderedDocument {
+        #expect(Set(keyOrder) == Set(fields.keys), "\(id): keyOrder names the fields")
+        return BSONOrderedDocument(fields: keyOrder.compactMap { key in
+            fields[key].map { BSONOrderedDocument.Field(key: key, value: Self.value($0, "\(id).\(key)")) }
+        })
+    }
+
+    /// The value a vector's typed field describes.
+    static func value(_ expected: BSONFieldExpectation, _ id: String) -> BSONValue {
+        switch expected {
+        case .int32(let value): .int32(value)
+        case .int64(let value): .int64(value)
+        case .double(let value): .double(value)
+        case .string(let value): .string(value)
+        case .bool(let value): .bool(value)
+        case .array(let items): .array(items.map { Self.value($0, id + "[]") })
+        case .document(let fields, let keyOrder): .document(Self.document(fields: fields, keyOrder: keyOrder, id))
         }
     }
 

@@ -1,7 +1,7 @@
-import Foundation
 import NIOCore
 import SDLBSON
 import SDLRPC
+import SDLTestSupport
 import Testing
 
 /// `RPCCodingOptions.maxNestingDepth` never exceeds `RPCCodingOptions.nestingDepthCeiling`, so no
@@ -81,25 +81,12 @@ struct NestingCeilingTests {
         #expect(throws: RPCError.self) { try Self.arrayTree(levels: Self.ceiling + 1).bsonDocument(options: Self.unlimited) }
     }
 
-    /// Runs `body` on a thread with a 512 KiB stack (Darwin's default for secondary threads) and
-    /// reports whether it finished; running out of stack would crash the test process instead.
-    static func finishesOnA512KiBStack(_ body: @escaping @Sendable () -> Void) -> Bool {
-        let finished = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            body()
-            finished.signal()
-        }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        return finished.wait(timeout: .now() + 120) == .success
-    }
-
     @Test("every reader, writer and the validator fit a 512 KiB stack at the ceiling, in JSON and BSON")
     func atTheCeilingOnASmallStack() throws {
         let ceiling = Self.ceiling
         let typedText = Self.videoCapability(levels: ceiling)
         let unknownText = Self.arrays(levels: ceiling)
-        let finished = Self.finishesOnA512KiBStack {
+        let finished = finishesOnA512KiBStack {
             do {
                 for options in [Self.unlimited, Self.unlimitedValidating] {
                     // Typed: JSON in, validated, JSON and BSON out and back.

@@ -58,22 +58,21 @@ public enum BufferLayout: CaseIterable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What a read gave, reduced to what tests compare: the value, or the thrown error with every
-/// stored property (the library errors' `==` compares codes only, and the offsets and details
-/// must agree too).
+/// What a read gave: the value, or the thrown error. Two results are equal when their values
+/// are, or when their errors agree in type and every stored property (the library errors' `==`
+/// compares codes only, and the offsets and details must agree too).
 public enum ReadResult<Value: Equatable>: Equatable, CustomStringConvertible {
     /// The read succeeded.
     case value(Value)
-    /// The read threw: the error's type and every stored property, e.g.
-    /// `BSONError(code: invalidLength, offset: Optional(4), detail: "…")`.
-    case error(String)
+    /// The read threw `error`; `fields` is `everyField(of: error)`, what comparisons look at.
+    case error(any Error, fields: String)
 
     /// Runs `body` and keeps what it returned or threw.
     public init(_ body: () throws -> Value) {
         do {
             self = .value(try body())
         } catch {
-            self = .error(everyField(of: error))
+            self = .error(error, fields: everyField(of: error))
         }
     }
 
@@ -83,11 +82,26 @@ public enum ReadResult<Value: Equatable>: Equatable, CustomStringConvertible {
         return nil
     }
 
+    /// The error, or nil when the read succeeded.
+    public var error: (any Error)? {
+        if case .error(let error, _) = self { return error }
+        return nil
+    }
+
+    /// Equal values, or errors equal in every field.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.value(let left), .value(let right)): left == right
+        case (.error(_, let left), .error(_, let right)): left == right
+        default: false
+        }
+    }
+
     /// The value or the error fields, for failure messages.
     public var description: String {
         switch self {
         case .value(let value): "value \(value)"
-        case .error(let fields): "error \(fields)"
+        case .error(_, let fields): "error \(fields)"
         }
     }
 }

@@ -33,8 +33,8 @@ public enum SharedData {
 
     /// The bytes of `../shared/<relativePath>`; fails the calling test, naming the path, when the
     /// file cannot be read.
-    public static func data(_ relativePath: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Data {
-        try self.contents(of: self.url(relativePath), sourceLocation: sourceLocation)
+    public static func bytes(_ relativePath: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
+        Array(try self.contents(of: self.url(relativePath), sourceLocation: sourceLocation))
     }
 
     /// The JSON file `../shared/<relativePath>` decoded into `type`. A file of another shape fails
@@ -71,8 +71,8 @@ public enum SharedData {
     /// The bytes of a file of the package itself, `relativePath` from the package root (e.g.
     /// `Fuzz/FailCases/FuzzBSON/regex-options-multibyte`); fails the calling test, naming the path,
     /// when it cannot be read.
-    public static func packageFile(_ relativePath: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Data {
-        try self.contents(of: self.packageRoot.appendingPathComponent(relativePath), sourceLocation: sourceLocation)
+    public static func packageFile(_ relativePath: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
+        Array(try self.contents(of: self.packageRoot.appendingPathComponent(relativePath), sourceLocation: sourceLocation))
     }
 
     private static let hint = "the tests read ../shared beside the package root"
