@@ -1,6 +1,7 @@
 import NIOCore
 import SDLProtocol
 import SDLRPC
+import SDLTestSupport
 import Testing
 
 @Suite("Message envelope: binary header, parameters, bulk data")
@@ -12,9 +13,8 @@ struct EnvelopeTests {
         let payload = try request.payload(correlationID: 0x0102_0304, bulkData: bulk)
         let json = #"{"moduleType":"CLIMATE","moduleIds":["A0A"]}"#
         // rpcType 0 | function id 62 (0x3E), correlation id, JSON size, JSON, bulk.
-        let expected = "0000003e" + "01020304" + String(format: "%08x", json.utf8.count)
-            + json.utf8.map { String(format: "%02x", $0) }.joined() + "010203"
-        #expect(payload.hexString == expected)
+        let expected = "0000003e" + "01020304" + ByteBuffer(integer: UInt32(json.utf8.count)).hex + json.utf8.hex + "010203"
+        #expect(payload.hex == expected)
 
         let decoded = try AnyRPCMessage(payload: payload)
         #expect(decoded.functionID == .getInteriorVehicleDataConsent)
@@ -87,7 +87,8 @@ struct EnvelopeTests {
     @Test("the GetVehicleData request vector of sdl_java_suite decodes")
     func javaVector() throws {
         let payload = try SharedData.headerVectorPayload("java-samplerpc-getvehicledata-request")
-        let message = try AnyRPCMessage(payload: payload)
+        let read = decodeInEveryLayout(payload: payload)
+        let message = try #require(read.value, "\(read)")
         #expect(message.correlationID == 630)
         let request = try #require(message.message as? SDLGetVehicleDataRequest)
         #expect(request.airbagStatus == true)
@@ -103,7 +104,8 @@ struct EnvelopeTests {
     ])
     func malformedVectors(id: String, code: String) throws {
         let payload = try SharedData.headerVectorPayload(id)
-        let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload) }
+        let read = decodeInEveryLayout(payload: payload, "\(id)")
+        let error = try #require(read.error as? RPCError, "\(id): \(read)")
         #expect(error.code.name == code, "\(id): \(error)")
     }
 
@@ -115,18 +117,21 @@ struct EnvelopeTests {
             try SharedData.headerVectorPayload(id)
         }
         // SDL Core's header-only UnregisterAppInterface request: no mandatory parameters.
-        let unregister = try AnyRPCMessage(payload: payload("core-payload-header-only"), format: format)
+        let read = decodeInEveryLayout(payload: try payload("core-payload-header-only"), format: format)
+        let unregister = try #require(read.value, "\(read)")
         #expect(unregister.message as? SDLUnregisterAppInterfaceRequest == SDLUnregisterAppInterfaceRequest())
         #expect(unregister.functionID.rawValue == 2)
         #expect(unregister.correlationID == 1)
         #expect(unregister.bulkData.readableBytes == 0)
         // sdl_java_suite's dummy OnHMIStatus: the parameters are empty, so its mandatory ones are missing.
-        let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload("java-bfh-dummy-onhmistatus"), format: format) }
+        let dummy = decodeInEveryLayout(payload: try payload("java-bfh-dummy-onhmistatus"), format: format)
+        let error = try #require(dummy.error as? RPCError, "\(dummy)")
         expectIdentical(error, RPCError(.missingParameter, path: [.key("hmiLevel")], "missing mandatory parameter"))
         // Bytes after a JSON size of 0 are bulk data; the parameters are still empty.
         var withBulk = try payload("core-payload-header-only")
         withBulk.writeBytes([0xCA, 0xFE])
-        let bulk = try AnyRPCMessage(payload: withBulk, format: format)
+        let withBulkRead = decodeInEveryLayout(payload: withBulk, format: format)
+        let bulk = try #require(withBulkRead.value, "\(withBulkRead)")
         #expect(bulk.message is SDLUnregisterAppInterfaceRequest)
         #expect(Array(bulk.bulkData.readableBytesView) == [0xCA, 0xFE])
         // The generic value reader agrees.
@@ -137,7 +142,8 @@ struct EnvelopeTests {
     func iosVector() throws {
         let payload = try SharedData.headerVectorPayload("ios-rpcpayload-deletecommand-response-bulk")
         // {"response":{...}} as parameters: DeleteCommand response's mandatory params are missing.
-        let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload) }
+        let read = decodeInEveryLayout(payload: payload)
+        let error = try #require(read.error as? RPCError, "\(read)")
         #expect(error.code == .missingParameter)
         // The parameters still parse as JSON, and the bulk data is there.
         let parsed = try RPCPayload(parsing: payload)

@@ -1,11 +1,13 @@
-import Foundation
 import NIOCore
 import SDLProtocol
 import SDLRPC
+import SDLTestSupport
 import Testing
 
 /// The 14 sdl_java_suite JSON fixtures of `shared/vectors/rpc_json/`, request and response each:
-/// decode, validate, re-encode, compare as JSON values.
+/// decode, validate, re-encode, compare as JSON values. Every decoding, of the fixture's JSON and
+/// of the re-encoded payloads, is also done from a buffer whose bytes follow a consumed prefix and
+/// from a slice of a larger allocation, and must give the same message or the same error.
 @Suite("RPC JSON fixtures")
 struct FixtureTests {
     static let files = [
@@ -80,12 +82,10 @@ struct FixtureTests {
             // but the spec's AppServiceManifest.serviceIcon is an Image struct. The decoder must say so,
             // naming the path; the test then uses the Image the string stands for.
             if name == "PublishAppService" {
-                let text = try parameters.text
                 let path = rpcType == .request
                     ? "appServiceManifest.serviceIcon" : "appServiceRecord.serviceManifest.serviceIcon"
-                let error = try #require(throws: RPCError.self) {
-                    try AnyRPCMessage(functionName: name, rpcType: rpcType, jsonParameters: text)
-                }
+                let read = try decodeInEveryLayout(functionName: name, rpcType: rpcType, jsonParameters: try parameters.text)
+                let error = try #require(read.error as? RPCError, "\(name) \(envelopeKey): \(read)")
                 #expect(error.code == .typeMismatch)
                 #expect(error.pathString == path)
                 #expect(error.detail == "expected object, found string")
@@ -96,10 +96,8 @@ struct FixtureTests {
             // sdl_java_suite did (`serviceId`, `appServiceId` for the spec's `serviceID`). The decoder
             // reports the missing key by its path and keeps the unknown one; the test then renames it.
             if let (path, oldKey) = Self.misspelled[name + " " + envelopeKey] {
-                let text = try parameters.text
-                let error = try #require(throws: RPCError.self) {
-                    try AnyRPCMessage(functionName: name, rpcType: rpcType, jsonParameters: text)
-                }
+                let read = try decodeInEveryLayout(functionName: name, rpcType: rpcType, jsonParameters: try parameters.text)
+                let error = try #require(read.error as? RPCError, "\(name) \(envelopeKey): \(read)")
                 #expect(error.code == .missingParameter)
                 #expect(error.description == "\(path): missing mandatory parameter")
                 parameters = Self.renaming(oldKey, to: "serviceID", in: parameters)
@@ -109,10 +107,8 @@ struct FixtureTests {
             // decoder must refuse the response (naming the first one in spec order), so the test
             // adds them before the round trip.
             if rpcType == .response {
-                let bare = try parameters.text
-                let error = try #require(throws: RPCError.self) {
-                    try AnyRPCMessage(functionName: name, rpcType: .response, jsonParameters: bare)
-                }
+                let read = try decodeInEveryLayout(functionName: name, rpcType: .response, jsonParameters: try parameters.text)
+                let error = try #require(read.error as? RPCError, "\(name) \(envelopeKey): \(read)")
                 #expect(error.code == .missingParameter)
                 #expect(["success: missing mandatory parameter", "resultCode: missing mandatory parameter"].contains(error.description))
                 parameters["success"] = .bool(true)
@@ -125,6 +121,12 @@ struct FixtureTests {
             #expect(message.rpcType == rpcType)
             try message.message.validate()
             #expect(try sameJSON(reencoded, text), "\(name) \(envelopeKey): \(reencoded) != \(text)")
+            // The same message from the text's bytes and from its payloads wherever they sit.
+            #expect(try decodeInEveryLayout(functionName: name, rpcType: rpcType, jsonParameters: text).value == message)
+            for format in roundTripFormats {
+                let payload = try message.payload(format: format)
+                #expect(decodeInEveryLayout(payload: payload, format: format, "\(name) \(envelopeKey) \(format)").value == message)
+            }
         }
     }
 

@@ -1,13 +1,12 @@
-import Foundation
 import NIOCore
 import SDLRPC
+import SDLTestSupport
 import Testing
 
 /// Every input FuzzRPC found that broke an invariant, replayed (Fuzz/FailCases/FuzzRPC/).
 @Suite struct FuzzFailCaseTests {
     static func failCase(_ name: String) throws -> ByteBuffer {
-        let path = SharedData.packageRoot.appendingPathComponent("Fuzz/FailCases/FuzzRPC/\(name)").path
-        return ByteBuffer(bytes: try #require(FileManager.default.contents(atPath: path), "missing \(path)"))
+        ByteBuffer(bytes: try SharedData.packageFile("Fuzz/FailCases/FuzzRPC/\(name)"))
     }
 
     /// A PublishAppService request whose manifest carries an unknown parameter with a NUL in its

@@ -2,6 +2,7 @@ import NIOCore
 import SDLProtocol
 import SDLRPC
 import SDLRPCGenerator
+import SDLTestSupport
 import Testing
 
 /// The 35 messages of RPC_SCOPE.md (20 functions): request and response, or notification.

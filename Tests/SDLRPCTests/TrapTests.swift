@@ -3,6 +3,7 @@ import NIOCore
 import SDLBSON
 import SDLProtocol
 import SDLRPC
+import SDLTestSupport
 import Testing
 
 /// One test (or more) per trap of RPC_SCOPE.md.
