@@ -192,10 +192,11 @@ enum PayloadDescription {
     /// The RPC a message carries, and the problems found in it (each becomes an error event).
     static func rpc(_ message: ProtocolMessage) -> Result<RPCDescription, Problem> {
         if message.version == .v1 {
-            guard let description = RPCDescription(v1Envelope: message.payload) else {
-                return .failure(Problem(code: "invalidJSON", offset: 0, detail: "v1 RPC payload is not a JSON envelope"))
+            do {
+                return .success(try RPCDescription(v1Envelope: message.payload))
+            } catch {
+                return .failure(error)
             }
-            return .success(description)
         }
         do {
             return .success(RPCDescription(payload: try RPCPayload(parsing: message.payload)))

@@ -129,10 +129,14 @@ private func rpcParameters(_ json: String, binaryHeader: Bool = true) throws -> 
         #expect(result.out.isEmpty)
         #expect(result.err == "sdl: SPEC[0]: the key \"hex\" appears more than once in one object\n")
     }
+}
 
+/// What the dissector shows of JSON a peer sent is what the peer sent, read strictly: JSON a
+/// strict reader refuses is an error event, never repaired, and never dropped in silence.
+@Suite struct DissectJSONStrictnessTests {
     /// A security query's JSON is shown in the peer's order; JSON a strict reader refuses is an
     /// error event and its bytes are shown as hex, not repaired and not dropped.
-    @Test func securityQueryJSONIsReadStrictly() throws {
+    @Test func securityQueryJSON() throws {
         let good = Array(#"{"b":1,"a":[2.5]}"#.utf8).hexString
         let repeated = Array(#"{"a":1,"a":2}"#.utf8).hexString
         let stream = try spec(
@@ -146,5 +150,24 @@ private func rpcParameters(_ json: String, binaryHeader: Bool = true) throws -> 
         ])
         let errors = events.filter { field($0, "event") == .string("error") }.map(\.text)
         #expect(errors == [#"{"event":"error","offset":42,"code":"invalidJSON","detail":"security query JSON: a: parameter appears more than once"}"#])
+    }
+
+    /// The error events a version 1 RPC frame carrying `json` gives.
+    private func v1Errors(_ json: String) throws -> [String] {
+        let stream = try spec(#"[{"kind":"frame","version":1,"frameType":"single","serviceType":"RPC","payloadHex":""# + Array(json.utf8).hexString + #""}]"#)
+        return dissect(stream).filter { field($0, "event") == .string("error") }.compactMap { field($0, "detail")?.text }
+    }
+
+    @Test func version1Envelope() throws {
+        #expect(try v1Errors(#"{"request":{"name":"Show","correlationID":1,"parameters":{},"name":"Alert"}}"#) ==
+            [#""v1 RPC payload is not a JSON envelope: request.name: parameter appears more than once""#])
+        #expect(try v1Errors(#"{"request":{"name":"Show","correlationID":1},"response":{}}"#) ==
+            [#""v1 RPC envelope must be an object with one member, request, response or notification, whose value is an object""#])
+        #expect(try v1Errors(#"{"request":{"name":"Show","correlationID":"1","extra":true}}"#) ==
+            [#""v1 envelope: correlationID is not an integer in 0...4294967295""#, #""v1 envelope: unknown member extra""#])
+        #expect(try v1Errors(#"{"response":{"correlationID":4294967296,"parameters":[]}}"#) ==
+            [#""v1 envelope: correlationID is not an integer in 0...4294967295""#, #""v1 envelope: parameters is not an object""#,
+             #""v1 envelope: no name""#])
+        #expect(try v1Errors(#"{"notification":{"name":"OnRCStatus","parameters":{"freeModules":[],"allocatedModules":[]}}}"#) == [])
     }
 }
