@@ -1,27 +1,11 @@
-import Foundation
 import SDLRPCGenerator
+import SDLTestSupport
 import Testing
 
-enum Paths {
-    /// The folder of Package.swift, found by walking up from this file.
-    static let packageRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-                return url
-            }
-            url = url.deletingLastPathComponent()
-        }
-        return url
-    }()
-
-    static var specPath: String {
-        packageRoot.deletingLastPathComponent().appendingPathComponent("shared/rpc_spec/MOBILE_API.xml").standardizedFileURL.path
-    }
-
+extension SharedData {
+    /// The bytes of the RPC spec, `../shared/rpc_spec/MOBILE_API.xml`.
     static func specBytes(sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
-        let data = try #require(FileManager.default.contents(atPath: specPath), "missing test data: \(specPath)", sourceLocation: sourceLocation)
-        return Array(data)
+        try self.bytes("rpc_spec/MOBILE_API.xml", sourceLocation: sourceLocation)
     }
 }
 
@@ -50,7 +34,7 @@ func miniSpec(enumBody: String = "", structBody: String = "", extra: String = ""
 struct SpecParserTests {
     @Test("MOBILE_API.xml 8.0.0 yields 152 messages, 121 structs, 111 enums")
     func counts() throws {
-        let spec = try SpecParser.parse(Paths.specBytes())
+        let spec = try SpecParser.parse(SharedData.specBytes())
         #expect(spec.version == "8.0.0")
         #expect(spec.functions.count == 152)
         #expect(spec.structs.count == 121)
@@ -64,7 +48,7 @@ struct SpecParserTests {
         // functions, SyncPData request/response and OnSyncPData, only inside comments): 5 functions,
         // 1 struct and 2 enums are <history> entries (earlier versions), parsed and checked but not
         // generated. The spec uses no removed="true"; removed items would be left out the same way.
-        let root = try XMLReader.parse(Paths.specBytes())
+        let root = try XMLReader.parse(SharedData.specBytes())
         func count(_ name: String, in element: SpecXMLElement, inHistory: Bool = false) -> (all: Int, history: Int) {
             var all = element.name == name ? 1 : 0
             var history = element.name == name && inHistory ? 1 : 0
@@ -78,7 +62,7 @@ struct SpecParserTests {
         #expect(count("function", in: root) == (157, 5))
         #expect(count("struct", in: root) == (122, 1))
         #expect(count("enum", in: root) == (113, 2))
-        let text = String(decoding: try Paths.specBytes(), as: UTF8.self)
+        let text = String(decoding: try SharedData.specBytes(), as: UTF8.self)
         #expect(text.components(separatedBy: "<function ").count - 1 == 160)
         #expect(!text.contains("removed=\"true\""))
         // History versions do not leak in: one current SetDisplayLayout request, deprecated.
@@ -90,7 +74,7 @@ struct SpecParserTests {
 
     @Test("constraints and types as the generator sees them")
     func model() throws {
-        let spec = try SpecParser.parse(Paths.specBytes())
+        let spec = try SpecParser.parse(SharedData.specBytes())
         let getFile = try #require(spec.functions.first(where: { $0.name == "GetFile" && $0.messageType == .response }))
         let crc = try #require(getFile.params.first(where: { $0.name == "crc" }))
         #expect(crc.needsInt64)
@@ -312,7 +296,7 @@ struct CodeGeneratorTests {
 
     @Test("generation is deterministic, headed, and free of spec descriptions")
     func deterministic() throws {
-        let bytes = try Paths.specBytes()
+        let bytes = try SharedData.specBytes()
         let first = try CodeGenerator(spec: SpecParser.parse(bytes)).generate()
         let second = try CodeGenerator(spec: SpecParser.parse(bytes)).generate()
         #expect(first.map(\.name) == ["Enums.swift", "FunctionIDs.swift", "Messages.swift", "Registry.swift", "Structs.swift"])
@@ -328,14 +312,12 @@ struct CodeGeneratorTests {
 
     @Test("regenerating from shared/rpc_spec/MOBILE_API.xml equals the committed files exactly")
     func committedFilesAreCurrent() throws {
-        let files = try CodeGenerator(spec: SpecParser.parse(Paths.specBytes())).generate()
-        let folder = Paths.packageRoot.appendingPathComponent("Sources/SDLRPC/Generated")
-        let committed = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }.sorted()
+        let files = try CodeGenerator(spec: SpecParser.parse(SharedData.specBytes())).generate()
+        let committed = try SharedData.packageFileNames(in: "Sources/SDLRPC/Generated", endingWith: ".swift")
         #expect(committed == files.map(\.name))
         for file in files {
-            let path = folder.appendingPathComponent(file.name).path
-            let data = try #require(FileManager.default.contents(atPath: path), "missing generated file: \(path)")
-            #expect(String(decoding: data, as: UTF8.self) == file.contents, "\(file.name) differs from a fresh generation: run `swift run sdl-rpc-gen ../shared/rpc_spec/MOBILE_API.xml --output Sources/SDLRPC/Generated`")
+            let bytes = try SharedData.packageFile("Sources/SDLRPC/Generated/\(file.name)")
+            #expect(String(decoding: bytes, as: UTF8.self) == file.contents, "\(file.name) differs from a fresh generation: run `swift run sdl-rpc-gen ../shared/rpc_spec/MOBILE_API.xml --output Sources/SDLRPC/Generated`")
         }
     }
 }

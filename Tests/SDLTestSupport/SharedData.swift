@@ -56,16 +56,16 @@ public enum SharedData {
     public static func fileNames(
         in relativePath: String, endingWith suffix: String, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> [String] {
-        let path = self.url(relativePath).path
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: path)
-        } catch {
-            throw TestDataError(path: path, problem: "is not a readable folder (\(error.localizedDescription)); \(Self.hint)")
-        }
-        let matching = names.filter { $0.hasSuffix(suffix) }.sorted()
-        try #require(!matching.isEmpty, "missing test data: no *\(suffix) file in \(path)", sourceLocation: sourceLocation)
-        return matching
+        try self.names(in: self.url(relativePath), endingWith: suffix, sourceLocation: sourceLocation)
+    }
+
+    /// The names of the files in the package's folder `relativePath` (from the package root)
+    /// whose names end in `suffix`, sorted; fails the calling test when the folder cannot be read
+    /// or holds none.
+    public static func packageFileNames(
+        in relativePath: String, endingWith suffix: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [String] {
+        try self.names(in: self.packageRoot.appendingPathComponent(relativePath), endingWith: suffix, sourceLocation: sourceLocation)
     }
 
     /// The bytes of a file of the package itself, `relativePath` from the package root (e.g.
@@ -76,6 +76,19 @@ public enum SharedData {
     }
 
     private static let hint = "the tests read ../shared beside the package root"
+
+    private static func names(in folder: URL, endingWith suffix: String, sourceLocation: SourceLocation) throws -> [String] {
+        let path = folder.standardizedFileURL.path
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw TestDataError(path: path, problem: "is not a readable folder (\(error.localizedDescription)); \(Self.hint)")
+        }
+        let matching = names.filter { $0.hasSuffix(suffix) }.sorted()
+        try #require(!matching.isEmpty, "missing test data: no *\(suffix) file in \(path)", sourceLocation: sourceLocation)
+        return matching
+    }
 
     private static func contents(of url: URL, sourceLocation: SourceLocation) throws -> Data {
         let path = url.standardizedFileURL.path

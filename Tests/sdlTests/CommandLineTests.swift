@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import SDLTestSupport
 import Testing
 
 /// The built `sdl` binary (it sits next to the test bundle).
@@ -138,8 +140,7 @@ func runSDL(_ arguments: [String], bytes input: Data?, executable: URL? = nil) t
     @Test func rpcDecodeOfAnInvalidPayloadFailsUnlessAskedToShowIt() throws {
         // fanSpeed 500 in a hand-made payload: header (request, 44, corr 1) + JSON.
         let json = #"{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":500}}}"#
-        let header = String(format: "0000002c00000001%08x", json.utf8.count)
-        let hex = header + Array(json.utf8).map { String(format: "%02x", $0) }.joined()
+        let hex = "0000002c00000001" + ByteBuffer(integer: UInt32(json.utf8.count)).hex + json.utf8.hex
         let strict = try runSDL(["rpc", "decode", hex])
         #expect(strict.status != 0 && strict.err == "sdl: moduleData.climateControlData.fanSpeed: above maxvalue 100\n")
         let lenient = try runSDL(["rpc", "decode", "--no-validate", hex])

@@ -1,18 +1,10 @@
 import Foundation
 import NIOCore
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 @testable import sdl
-
-private let packageRoot: URL = {
-    var url = URL(fileURLWithPath: #filePath)
-    while url.path != "/" {
-        url.deleteLastPathComponent()
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-    }
-    fatalError("no Package.swift above \(#filePath)")
-}()
 
 func dissect(_ stream: ByteBuffer, chunkSize: Int? = nil) -> [OutputJSON] {
     var events: [OutputJSON] = []
@@ -41,8 +33,7 @@ func spec(_ json: String) throws -> ByteBuffer {
 @Suite struct DissectEncodeTests {
     /// The sample stream the README dissects: every message comes back, garbage is reported.
     @Test func sampleStreamRoundTrips() throws {
-        let url = packageRoot.appendingPathComponent("Examples/sample-stream.json")
-        let stream = try StreamSpec.encode(specJSON: try Data(contentsOf: url))
+        let stream = try StreamSpec.encode(specJSON: Data(try SharedData.packageFile("Examples/sample-stream.json")))
         for chunkSize in [nil, 1, 7, 1000] {
             let events = dissect(stream, chunkSize: chunkSize)
             let kinds = events.compactMap { field($0, "event") }.map(\.text)
