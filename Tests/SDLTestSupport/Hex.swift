@@ -14,7 +14,8 @@ extension Array where Element == UInt8 {
             if character == UInt8(ascii: " ") || character == UInt8(ascii: "\n") { continue }
             guard let nibble = Self.nibble(character) else {
                 Issue.record("not hex: \(hex)", sourceLocation: sourceLocation)
-                break
+                self = bytes
+                return
             }
             if let pending = high {
                 bytes.append(pending << 4 | nibble)
