@@ -67,6 +67,31 @@ import Testing
         }
     }
 
+    /// A header refused before its last data size byte arrived names the least size its bytes
+    /// allow, as such; the whole header names the size on the wire.
+    @Test func aSizeRefusedEarlyIsNamedAsALowerBound() {
+        // v5 Single frame, RPC, session 1, data size 0x02…: at least 32 MiB, above the limit.
+        let start: [UInt8] = [0x51, 0x07, 0x00, 0x01, 0x02]
+        var decoder = FrameDecoder(invalidHeaderPolicy: .fail)
+        decoder.append(contentsOf: start)
+        expectError(SDLProtocolError(
+            .frameTooLarge, offset: 0, "data size at least 33554432 exceeds the receive limit 131084 for v5 RPC session 1")) {
+            try decoder.nextFrame()
+        }
+        decoder = FrameDecoder(invalidHeaderPolicy: .fail)
+        decoder.append(contentsOf: start + [0x00, 0x00, 0x00])
+        expectError(SDLProtocolError(
+            .frameTooLarge, offset: 0, "data size 33554432 exceeds the receive limit 131084 for v5 RPC session 1")) {
+            try decoder.nextFrame()
+        }
+        // A v2 First frame's size must be 8; 0x01 in its first size byte already rules that out.
+        decoder = FrameDecoder(invalidHeaderPolicy: .fail)
+        decoder.append(contentsOf: [0x22, 0x07, 0x00, 0x01, 0x00, 0x00, 0x01])
+        expectError(SDLProtocolError(.invalidFirstFrameDataSize, offset: 0, "First frame data size is at least 256, must be 8")) {
+            try decoder.nextFrame()
+        }
+    }
+
     /// The MTUs lent to the decoder can change between frames (a StartServiceACK negotiates one).
     @Test func mtusCanChangeMidStream() throws {
         let frame = Self.singleFrame(Array(repeating: 9, count: 150_000), message: 1, service: .hybrid)
