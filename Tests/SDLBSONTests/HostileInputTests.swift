@@ -7,13 +7,17 @@ import Testing
 /// Inputs the official SDL BSON library (bson_c_lib) mishandles, and other hostile shapes:
 /// each must be a typed error with an offset, never a crash, hang or unbounded allocation.
 @Suite struct HostileInputTests {
-    func rejection(_ hexString: String, limits: BSONLimits = .default) -> BSONError? {
-        do {
-            _ = try BSONDocument(validating: [UInt8](hex: hexString), limits: limits)
-            return nil
-        } catch {
-            return error
+    /// The error validating the bytes `hexString` spells gives (nil if they are accepted), the
+    /// same in every buffer layout: offsets count from the reader index.
+    func rejection(
+        _ hexString: String, limits: BSONLimits = .default, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> BSONError? {
+        let read = readInEveryLayout([UInt8](hex: hexString), sourceLocation: sourceLocation) { buffer in
+            ReadResult { try BSONDocument(validating: buffer, limits: limits) }
         }
+        guard let error = read.error else { return nil }
+        #expect(error is BSONError, "\(error)", sourceLocation: sourceLocation)
+        return error as? BSONError
     }
 
     @Test func stringWithDeclaredLengthZero() {

@@ -13,7 +13,8 @@ import Testing
     /// key ("handledcurr\nd83d\u0000…"). JSON can carry that key, so the message decodes and
     /// round-trips as JSON; BSON cannot, so encoding it as BSON is a typed error naming the key.
     @Test func unknownParameterWithANulInItsKey() throws {
-        let message = try AnyRPCMessage(payload: try Self.failCase("unknown-key-with-nul"))
+        let read = decodeInEveryLayout(payload: try Self.failCase("unknown-key-with-nul"))
+        let message = try #require(read.value, "\(read)")
         let request = try #require(message.message as? SDLPublishAppServiceRequest)
         #expect(request.appServiceManifest.serviceType == "WEATHER")
         let key = "handledcurr\nd83d\u{0}03d\"\n"
