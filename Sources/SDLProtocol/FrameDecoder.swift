@@ -234,11 +234,14 @@ public struct FrameDecoder: Sendable {
             switch self.inspectHeader(at: 0, mtus: mtus, ceiling: ceiling) {
             case .incomplete:
                 return try self.waitOrEnd()
-            case .invalid(let header, let problem, let sizeIsLowerBound):
+            case .invalid(let header, let problem):
                 let offset = self.streamOffset
+                // With fewer than 8 bytes buffered, inspectHeader completed the data size from
+                // its high bytes: the detail may only name a lower bound.
                 let error = self.resynchronizing
                     ? nil
-                    : header.error(for: problem, limits: self.limits, mtus: mtus, offset: offset, sizeIsLowerBound: sizeIsLowerBound)
+                    : header.error(
+                        for: problem, limits: self.limits, mtus: mtus, offset: offset, sizeIsLowerBound: self.bufferedBytes < 8)
                 if let error, self.invalidHeaderPolicy == .fail {
                     self.failure = error
                     throw error
@@ -417,9 +420,7 @@ public struct FrameDecoder: Sendable {
     private enum Inspection {
         /// Fewer bytes than a header, and those there could still start a valid one.
         case incomplete
-        /// `sizeIsLowerBound`: refused before all data size bytes arrived, so `header` holds the
-        /// smallest size those bytes allow, not the size on the wire.
-        case invalid(FrameHeader, FrameHeader.Problem, sizeIsLowerBound: Bool)
+        case invalid(FrameHeader, FrameHeader.Problem)
         case valid(FrameHeader)
     }
 
@@ -433,7 +434,7 @@ public struct FrameDecoder: Sendable {
         if available >= headerSize {
             let header = FrameHeader(word: word, messageID: headerSize == FrameHeader.v2Size ? id : 0)
             if let problem = header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) {
-                return .invalid(header, problem, sizeIsLowerBound: false)
+                return .invalid(header, problem)
             }
             return .valid(header)
         }
@@ -457,7 +458,7 @@ public struct FrameDecoder: Sendable {
         }
         let header = FrameHeader(word: completed, messageID: 0)
         if let problem = header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) {
-            return .invalid(header, problem, sizeIsLowerBound: available < 8)
+            return .invalid(header, problem)
         }
         return .incomplete
     }
