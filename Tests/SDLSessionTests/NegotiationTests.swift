@@ -175,3 +175,144 @@ struct NegotiationTests {
         #expect(pair.hu.anomalies().contains(.heartbeatUnsupported))
     }
 }
+
+@Suite("A. Version negotiation, app role against scripted head units")
+struct AppNegotiationTests {
+    @Test("5. A v4-only head unit: v4 framing, raw hash, no secondary, EndService with the big-endian hash")
+    func v4HeadUnit() throws {
+        var app = AppUnderTest()
+        let handle = app.start()
+        #expect(hexString(app.newFrames().flatMap(\.bytes)) == hexString(hexBytes(Vectors.a1)))
+        app.feed(hexBytes(Vectors.a3))
+        let info = try #require(app.driver.events.compactMap(\.startedInfo).first)
+        #expect(info.frameVersion == .v4)
+        #expect(info.version == SDLVersion(4, 0, 0))
+        #expect(info.hashID == 0x0001_0001)
+        #expect(!app.driver.events.contains { if case .secondaryTransport = $0 { return true } else { return false } })
+        try app.driver.engine.endSession(handle, now: app.now)
+        app.driver.drain()
+        let end = try #require(app.newFrames().first)
+        #expect(hexString(end.bytes) == "40 07 04 01 00 00 00 04 00 00 00 01 00 01 00 01")
+        app.feed(control(.endServiceACK, version: .v4, service: .rpc, session: 1, messageID: 1))
+        #expect(app.driver.events.contains(.sessionEnded(handle, .local)))
+        #expect(app.driver.closed.map(\.0) == [app.link])
+    }
+
+    @Test("6. A Core-like bare v1 NAK: start fails without reason, nothing resent, the transport is closed")
+    func coreNAK() throws {
+        var app = AppUnderTest()
+        let handle = app.start()
+        _ = app.newFrames()
+        app.feed(hexBytes(Vectors.a4))
+        #expect(app.driver.events.contains(.sessionStartFailed(handle, .rejected(NAKContent()))))
+        #expect(app.newFrames().isEmpty)
+        #expect(app.driver.closed.map(\.1) == [.noSessionsLeft])
+    }
+
+    @Test("7. Version strings in the ACK are read leniently; frames always use the header's version")
+    func versionTolerance() throws {
+        let cases: [(String, [UInt8], SDLVersion, Anomaly.Code?)] = [
+            ("5.4", bson { $0.appendString("protocolVersion", "5.4") }, SDLVersion(5, 4, 0), nil),
+            ("5", bson { $0.appendString("protocolVersion", "5") }, SDLVersion(5, 0, 0), nil),
+            ("5.4.1-rc1", bson { $0.appendString("protocolVersion", "5.4.1-rc1") }, SDLVersion(5, 4, 1), nil),
+            ("6.0.0", bson { $0.appendString("protocolVersion", "6.0.0") }, SDLVersion(5, 4, 1), .versionMismatch),
+            ("absent", bson { $0.appendInt32("hashId", 7) }, SDLVersion(5, 0, 0), nil),
+            ("int32", bson { $0.appendInt32("protocolVersion", 5) }, SDLVersion(5, 0, 0), .unusableProtocolVersion),
+        ]
+        for (name, payload, expected, anomaly) in cases {
+            var app = AppUnderTest()
+            let handle = app.start()
+            app.feed(control(.startServiceACK, service: .rpc, session: 1, payload: payload))
+            let info = try #require(app.driver.events.compactMap(\.startedInfo).first, "\(name)")
+            #expect(info.version == expected, "\(name)")
+            #expect(info.frameVersion == .v5, "\(name)")
+            if let anomaly {
+                #expect(app.driver.anomalies().contains(anomaly), "\(name)")
+            } else {
+                #expect(app.driver.anomalies().isEmpty, "\(name): \(app.driver.anomalies())")
+            }
+            _ = handle
+        }
+    }
+
+    @Test("9. A slow head unit: one StartService only; a short timeout fails the start and closes the transport")
+    func slowHeadUnit() throws {
+        var app = AppUnderTest()
+        let handle = app.start()
+        #expect(app.newFrames().count == 1)
+        app.advance(by: .seconds(14))
+        app.feed(control(.startServiceACK, service: .rpc, session: 1, payload: bson { $0.appendString("protocolVersion", "5.4.1") }))
+        #expect(app.driver.events.compactMap(\.startedInfo).count == 1)
+        #expect(app.newFrames().isEmpty)
+
+        var short = AppUnderTest { $0.app.sessionStartTimeout = .seconds(2) }
+        let failing = short.start()
+        _ = short.newFrames()
+        short.advance(by: .seconds(3))
+        #expect(short.driver.events.contains(.sessionStartFailed(failing, .timeout)))
+        #expect(short.driver.closed.map(\.0) == [short.link])
+        #expect(short.newFrames().isEmpty)
+        _ = handle
+    }
+
+    @Test("10. An ACK without hashId, with mtu as int32, no secondary fields: established, EndService without payload, A/V on the primary")
+    func oddACK() throws {
+        var app = AppUnderTest()
+        let handle = app.start()
+        _ = app.newFrames()
+        app.feed(control(.startServiceACK, service: .rpc, session: 1, payload: bson {
+            $0.appendString("protocolVersion", "5.4.0")
+            $0.appendInt32("mtu", 65536)
+        }))
+        let info = try #require(app.driver.events.compactMap(\.startedInfo).first)
+        #expect(info.mtu == 65536)
+        #expect(info.hashID == nil)
+        try app.driver.engine.sessionRegistered(handle, now: app.now)
+        try app.driver.engine.startService(.video, of: handle, now: app.now)
+        app.driver.drain()
+        let start = try #require(app.newFrames().first)
+        #expect(start.header.serviceType == .video)
+        #expect(start.header.frameInfo == 0x01)
+        try app.driver.engine.endSession(handle, now: app.now)
+        app.driver.drain()
+        let end = try #require(app.newFrames().last)
+        #expect(end.header.frameInfo == 0x04)
+        #expect(end.header.serviceType == .rpc)
+        #expect(end.payload.readableBytes == 0)
+    }
+}
+
+@Suite("A. Version negotiation, head unit role against scripted apps")
+struct HeadUnitNegotiationTests {
+    func ack(for payload: [UInt8], header: ProtocolVersion = .v1, policy: NegotiationPolicy = .spec) -> (Frame?, [Anomaly.Code]) {
+        var hu = HeadUnitUnderTest { $0.headUnit.negotiationPolicy = policy }
+        let link = hu.accept()
+        hu.feed(frameBytes(version: header, type: .control, service: .rpc, info: 1, session: 0, payload: payload), on: link)
+        return (hu.newFrames(on: link).first, hu.driver.anomalies())
+    }
+
+    @Test("8. protocolVersion \"5.2\" reads as 5.2.0; missing, empty, below 5 or undecodable: a v4 ACK, or a bare v1 NAK for coreCompatible")
+    func versionTolerance() throws {
+        let (ack52, _) = self.ack(for: bson { $0.appendString("protocolVersion", "5.2") })
+        #expect(ack52.map { document($0)["protocolVersion"]?.stringValue } == "5.2.0")
+        #expect(ack52?.header.version == .v5)
+        for payload in [bson { $0.appendString("protocolVersion", "4.0.0") }, bson { $0.appendString("protocolVersion", "") }, bson { $0.appendInt32("x", 1) }] {
+            let (spec, _) = self.ack(for: payload)
+            #expect(spec?.header.version == .v4)
+            #expect(spec?.header.frameInfo == 0x02)
+            #expect(spec?.payload.readableBytes == 4)
+            let (core, _) = self.ack(for: payload, policy: .coreCompatible)
+            #expect(core.map { hexString($0.bytes) } == hexString(hexBytes(Vectors.a4)))
+        }
+        let (garbage, anomalies) = self.ack(for: [0x07, 0x00, 0x00, 0x00, 0x01])
+        #expect(garbage?.header.version == .v4)
+        #expect(anomalies.contains(.malformedControlPayload))
+    }
+
+    @Test("A v5 header without payload (the JavaScript suite) is a v5 offer")
+    func javascriptSuiteStart() throws {
+        let (frame, _) = self.ack(for: [], header: .v5)
+        #expect(frame?.header.version == .v5)
+        #expect(frame.map { document($0)["protocolVersion"]?.stringValue } == "5.4.1")
+    }
+}
