@@ -46,12 +46,13 @@ enum ServiceState: Hashable, Sendable {
     struct Ending: Hashable, Sendable {
         var running: Running
         var deadline: NIODeadline
-        /// App role: start the service again on this slot once ended (a `[2, 1]` migration).
-        var restart: (ServiceRequest, TransportSlot)?
+        /// App role: once ended, the service is wanted again (it moves to another transport) and its
+        /// end is reported with this reason.
+        var restart: (request: ServiceRequest, reason: ServiceEndReason)?
 
         static func == (lhs: Ending, rhs: Ending) -> Bool {
-            lhs.running == rhs.running && lhs.deadline == rhs.deadline && lhs.restart?.0 == rhs.restart?.0
-                && lhs.restart?.1 == rhs.restart?.1
+            lhs.running == rhs.running && lhs.deadline == rhs.deadline && lhs.restart?.request == rhs.restart?.request
+                && lhs.restart?.reason == rhs.restart?.reason
         }
         func hash(into hasher: inout Hasher) {
             hasher.combine(self.running)
@@ -217,6 +218,9 @@ struct TransportRecord: Sendable {
     /// App role: a TransportEventUpdate that arrived before the StartServiceACK of the session it
     /// names (a reordering head unit), applied after the ACK (scenario 32).
     var earlyTransportEvent: (session: SessionID, payload: ByteBuffer)?
+    /// App role: a secondary transport being left: closed once no service runs on it (their
+    /// EndServices answered) or at this deadline.
+    var retiring: NIODeadline?
     /// Close the transport once every queued frame is written (an EndService before a hang-up), or
     /// at the deadline, whichever comes first.
     var closeAfterFlush: (reason: TransportCloseReason, deadline: NIODeadline)?

@@ -228,17 +228,27 @@ extension SessionEngine {
         case .connecting(let request):
             self.connectRequests[request] = nil
         case .registered(let transport), .registering(let transport, _):
+            // Best effort: EndService for each service on it, answered within a second, and only
+            // then may the service start elsewhere (never two of a kind at once on the head unit).
             let session = self.sessions[handle]!
+            let deadline = now + min(.seconds(1), self.configuration.serviceEndTimeout)
+            var ending = false
             for service in [ServiceType.audio, .video] {
                 guard case .running(let running) = session[service: service], running.transport == transport else { continue }
                 self.sendEndService(service, of: handle, on: transport, now: now)
-                self.sessions[handle]![service: service] = .wanted(ServiceRequest(isProtected: running.isProtected, video: running.video))
-                let moving = self.slots(for: service, of: session).contains(.primary)
-                self.emit(.serviceEnded(handle, service, moving ? .moving(to: .primary) : .transportLost))
+                let request = ServiceRequest(isProtected: running.isProtected, video: running.video)
+                let reason: ServiceEndReason = self.slots(for: service, of: session).contains(.primary) ? .moving(to: .primary) : .transportLost
+                self.sessions[handle]![service: service] = .ending(.init(running: running, deadline: deadline, restart: (request, reason)))
+                ending = true
             }
             self.sessions[handle]!.secondary = nil
-            self.transports[transport]?.sessions[session.id.rawValue] = nil
-            self.closeAfterFlush(transport, reason: .secondaryNotUsable, now: now)
+            if ending {
+                self.transports[transport]?.retiring = deadline
+                self.noteDeadline(deadline)
+            } else {
+                self.transports[transport]?.sessions[session.id.rawValue] = nil
+                self.closeAfterFlush(transport, reason: .secondaryNotUsable, now: now)
+            }
         default:
             break
         }
@@ -357,7 +367,7 @@ extension SessionEngine {
             self.sendEndService(service, of: handle, on: running.transport, now: now)
             let deadline = now + self.configuration.serviceEndTimeout
             let request = ServiceRequest(isProtected: running.isProtected, video: running.video)
-            self.sessions[handle]![service: service] = .ending(.init(running: running, deadline: deadline, restart: (request, .secondary)))
+            self.sessions[handle]![service: service] = .ending(.init(running: running, deadline: deadline, restart: (request, .moving(to: .secondary))))
             self.noteDeadline(deadline)
         }
         self.placeWaitingServices(of: handle, now: now)

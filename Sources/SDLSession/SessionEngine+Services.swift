@@ -389,11 +389,12 @@ extension SessionEngine {
         switch self.sessions[handle]![service: service] {
         case .ending(let ending):
             self.sessions[handle]![service: service] = .stopped
-            self.emit(.serviceEnded(handle, service, ending.restart.map { .moving(to: $0.1) } ?? .local))
-            if let (request, _) = ending.restart {
+            self.emit(.serviceEnded(handle, service, ending.restart?.reason ?? .local))
+            if let request = ending.restart?.request {
                 self.sessions[handle]![service: service] = .wanted(request)
                 self.placeService(service, of: handle, now: now)
             }
+            self.closeIdleRetiringTransports(now: now)
         case .draining(let until, false):
             self.sessions[handle]![service: service] = .draining(until: until, reported: true)
             self.emit(.serviceEnded(handle, service, .local))
@@ -515,7 +516,7 @@ extension SessionEngine {
             guard let session = self.sessions[handle] else { continue }
             if session.primary == transport {
                 self.endSessionNow(handle, reason: .transportLost, now: now)
-            } else if session.secondary == transport || session.secondaryMachine?.transport == transport {
+            } else {
                 self.secondaryLost(handle, transport: transport, now: now)
             }
         }
@@ -529,7 +530,7 @@ extension SessionEngine {
     /// registration is cleared for every session bound to it (§2 #26); app role, the secondary
     /// machine backs off and the services wait or move.
     mutating func secondaryLost(_ handle: SessionHandle, transport: TransportID, now: NIODeadline) {
-        self.sessions[handle]!.secondary = nil
+        if self.sessions[handle]!.secondary == transport { self.sessions[handle]!.secondary = nil }
         for service in [ServiceType.audio, .video] {
             let state = self.sessions[handle]![service: service]
             var request: ServiceRequest?
@@ -537,7 +538,7 @@ extension SessionEngine {
             case .running(let running) where running.transport == transport:
                 request = ServiceRequest(isProtected: running.isProtected, video: running.video)
             case .ending(let ending) where ending.running.transport == transport:
-                request = ending.restart?.0
+                request = ending.restart?.request
             case .starting(let starting) where starting.transport == transport:
                 request = starting.request
             default:
@@ -550,8 +551,28 @@ extension SessionEngine {
             }
         }
         if self.role == .app {
-            self.appSecondaryLost(handle, now: now)
+            if self.sessions[handle]!.secondaryMachine?.transport == transport {
+                self.appSecondaryLost(handle, now: now)
+            }
             self.placeWaitingServices(of: handle, now: now)
+        }
+    }
+
+    /// Closes the secondary transports being left once no service of any session runs on them.
+    mutating func closeIdleRetiringTransports(now: NIODeadline) {
+        for (transport, record) in self.transports where record.retiring != nil {
+            let busy = record.sessions.values.contains { handle in
+                guard let session = self.sessions[handle] else { return false }
+                return [ServiceType.audio, .video].contains { service in
+                    switch session[service: service] {
+                    case .running(let running): return running.transport == transport
+                    case .ending(let ending): return ending.running.transport == transport
+                    case .starting(let starting): return starting.transport == transport
+                    default: return false
+                    }
+                }
+            }
+            if !busy { self.closeAfterFlush(transport, reason: .secondaryNotUsable, now: now) }
         }
     }
 }

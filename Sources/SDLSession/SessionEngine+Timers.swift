@@ -14,6 +14,8 @@ extension SessionEngine {
             }
             if let (reason, deadline) = self.transports[transport]!.closeAfterFlush, deadline <= now {
                 self.close(transport, reason: reason, now: now)
+            } else if let deadline = self.transports[transport]!.retiring, deadline <= now {
+                self.close(transport, reason: .secondaryNotUsable, now: now)
             }
         }
         for handle in self.sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
@@ -76,11 +78,12 @@ extension SessionEngine {
             }
         case .ending(let ending) where ending.deadline <= now:
             self.sessions[handle]![service: service] = .stopped
-            self.emit(.serviceEnded(handle, service, ending.restart.map { .moving(to: $0.1) } ?? .local))
-            if let (request, _) = ending.restart {
+            self.emit(.serviceEnded(handle, service, ending.restart?.reason ?? .local))
+            if let request = ending.restart?.request {
                 self.sessions[handle]![service: service] = .wanted(request)
                 self.placeService(service, of: handle, now: now)
             }
+            self.closeIdleRetiringTransports(now: now)
         case .draining(let until, false) where until <= now:
             // The grace is over without an ACK: ended all the same (Core 8.0, scenario 23).
             self.sessions[handle]![service: service] = .draining(until: until, reported: true)
@@ -134,6 +137,7 @@ extension SessionEngine {
         for record in self.transports.values {
             consider(record.reassembler.nextExpiry)
             consider(record.closeAfterFlush?.deadline)
+            consider(record.retiring)
         }
         for session in self.sessions.values {
             switch session.phase {
