@@ -8,7 +8,6 @@ let package = Package(
         .library(name: "SDLProtocol", targets: ["SDLProtocol"]),
         .library(name: "SDLRPC", targets: ["SDLRPC"]),
         .library(name: "SDLSession", targets: ["SDLSession"]),
-        .library(name: "SDLRPCGenerator", targets: ["SDLRPCGenerator"]),
         .executable(name: "sdl", targets: ["sdl"]),
         .executable(name: "sdl-rpc-gen", targets: ["sdl-rpc-gen"]),
     ],
@@ -38,7 +37,8 @@ let package = Package(
             name: "SDLSession",
             dependencies: ["SDLProtocol", "SDLBSON", .product(name: "NIOCore", package: "swift-nio")]
         ),
-        // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated.
+        // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated. No product: only sdl-rpc-gen
+        // and the tests use it.
         .target(name: "SDLRPCGenerator"),
         .executableTarget(
             name: "sdl-rpc-gen",

@@ -3,61 +3,113 @@ import NIOCore
 /// A streaming decoder that turns one direction of a byte stream into frames
 /// (protocol spec 5.4.1 §3).
 ///
-/// Feed bytes in any chunking with `append(_:)` and pull frames with `nextFrame()`:
+/// Feed bytes in any chunking with `append(_:)` and pull frames with `nextFrame()` (or
+/// `nextFrame(mtus:)` once MTUs are negotiated):
 /// - `nil` means more bytes are needed; nothing was consumed that a later call would miss;
 /// - a thrown `SDLProtocolError` means a bad header at `error.offset`;
-/// - a `Frame` means progress.
+/// - a `ProtocolFrame` means progress.
+/// When the stream ends, call `finish()` and pull until `nil`: frames held back for confirmation
+/// come out, and an incomplete frame is reported as `truncatedFrame`.
 ///
-/// Each header is validated (`FrameHeader.validate(against:)`) before any of its payload is
+/// Each header is validated (`FrameHeader.validate(against:mtus:)`) before any of its payload is
 /// buffered, byte by byte as the header arrives, so garbage is refused as early as possible and a
-/// hostile data size never makes the decoder wait for or reserve more than the receive limit.
+/// hostile data size never makes the decoder wait for or reserve more than the receive limit of
+/// the frame's session and service.
 ///
-/// After a bad header the decoder either resynchronises, as SDL Core does, by sliding one byte and
-/// validating again until a good header appears (one error is reported per run of bad bytes, and
-/// every good frame after the garbage is still delivered), or fails for good; see
-/// `InvalidHeaderPolicy`.
+/// **Resynchronisation.** After a bad header the decoder either fails for good or (the default,
+/// as SDL Core does) slides one byte at a time until a header passes validation again; one error
+/// is reported per run of bad bytes. Inside such a garbage run a header that passes validation is
+/// a *candidate*, and SDL Core's rule (take the first candidate) lets garbage bytes joined with a
+/// good frame's first bytes swallow that frame and everything its bogus data size covers. Here a
+/// candidate X is taken at once only if no other candidate starts inside X's own header bytes.
+/// If one does (Y), the decoder looks at the bytes right after each frame: a candidate is
+/// *confirmed* when its frame is followed by a header that passes validation (or by the end of
+/// the stream), *refuted* when it is followed by bytes that fail. X wins only if X is confirmed
+/// and every such Y is refuted; otherwise the decoder slides on to the later candidate. Until the
+/// bytes that decide have arrived, `nextFrame()` returns nil (at most the frames concerned and 12
+/// bytes after each). Outside a garbage run (the first frame of a stream, and every frame right
+/// after a delivered one) a header that passes validation is taken at once, with no look-ahead.
+/// What this guarantees is stated in the README ("Bad headers").
 ///
-/// Payloads of frames that arrived inside one appended buffer are slices of that buffer: no copy.
-/// Only a frame that spans appended buffers is gathered, and then only its own bytes are copied.
+/// **Memory.** Payloads of frames that arrived inside one retained buffer are slices of it: no
+/// copy. Buffers with few readable bytes, or whose storage is much larger than their readable
+/// bytes, are copied into a buffer the decoder owns instead of being retained, and a front buffer
+/// whose consumed part dominates is compacted, so `bufferedStorageBytes` stays within
+/// 4 × `bufferedByteCount` + 4 KiB after every `append` and whenever `nextFrame()` returns nil.
+/// The decoder's total work is linear in the bytes appended, whatever the chunking and whenever frames
+/// are pulled.
 public struct FrameDecoder: Sendable {
     /// What the decoder does after a bad header.
     public enum InvalidHeaderPolicy: Hashable, Sendable {
-        /// Report the error, slide one byte and look for the next good header (SDL Core's behaviour).
+        /// Report the error, slide one byte and look for the next good header (SDL Core's
+        /// behaviour, made stronger as the type's documentation describes).
         case resynchronize
         /// Report the error and refuse all further input; the connection should be closed.
         case fail
     }
 
-    /// The limits headers are validated against. Update `limits.negotiatedMTU` when a service
-    /// negotiates its MTU.
+    /// The limits headers are validated against (configuration only: negotiated MTUs are lent to
+    /// `nextFrame(mtus:)`).
     public var limits: ProtocolLimits
     /// What happens after a bad header.
     public var invalidHeaderPolicy: InvalidHeaderPolicy
 
-    /// The oldest received bytes not yet consumed; empty only when nothing is buffered. Kept
-    /// apart from `rest` so that the common case, a whole frame at the front, is read in place.
+    /// A buffered segment after `front`, with the stream offset just past its last byte (so that
+    /// a look-ahead finds its segment by binary search).
+    private struct Segment {
+        var buffer: ByteBuffer
+        var end: Int
+    }
+
+    /// The oldest unconsumed bytes; empty only when nothing is buffered. Kept apart from `rest`
+    /// so that the common case, a whole frame at the front, is read in place.
     private var front: ByteBuffer
-    /// Later received buffers, oldest first.
-    private var rest: CircularBuffer<ByteBuffer>
-    /// Whether `front` is a buffer this decoder allocated to make a header or frame that spans
-    /// received buffers contiguous. Its first `gatheredOwnBytes` readable bytes are the old front's;
-    /// the rest are copies of the first bytes of `rest`, which keeps them: once the decoder moves
-    /// past the old front's bytes it goes back to reading the received buffers in place, so a
-    /// garbage run never crawls through a gathered buffer byte by byte.
-    private var frontIsGathered = false
-    private var gatheredOwnBytes = 0
+    /// Later segments, oldest first: retained received buffers and sealed owned buffers.
+    private var rest: CircularBuffer<Segment>
+    /// The owned buffer after `rest` into which small or storage-wasteful received buffers are
+    /// copied; it is never sliced, so writing into it never copies its storage.
+    private var tail: ByteBuffer
+    /// Whether `front` is itself the open owned buffer (`rest` and `tail` are then empty): small
+    /// received buffers are written into it until a payload slice of it is handed out (which
+    /// seals it, since writing into shared storage would copy it).
+    private var frontIsOpen = false
     private var bufferedBytes = 0
+    /// The storage capacity of `front`, every segment of `rest` and `tail`, kept up to date.
+    private var heldStorage = 0
+    private var finished = false
+
     /// The stream offset of the first unconsumed byte.
     public private(set) var streamOffset = 0
     /// The stream offset at which the frame last returned by `nextFrame()` starts.
     public private(set) var lastFrameOffset = 0
-    /// Whether the decoder is sliding through bytes after a bad header (errors are suppressed until
-    /// a good header is found, so a garbage run is reported once).
+    /// Whether the decoder is in a garbage run: sliding through bytes after a bad header (errors
+    /// are suppressed until a frame is taken, so a run is reported once).
     private var resynchronizing = false
     /// The number of bytes skipped while resynchronising, over the decoder's life. A garbage run
     /// is reported by one error; this count shows how long the runs were.
     public private(set) var skippedByteCount = 0
     private var failure: SDLProtocolError?
+    /// The candidate the decoder waits on after weighing it, and the stream offset the buffered
+    /// bytes must reach before weighing it again could change anything: without it, a candidate
+    /// waiting for a long rival frame would be weighed again on every call.
+    private var waiting: (candidate: Int, until: Int) = (-1, 0)
+
+    /// Counts the decoder's slow-path work (bytes copied or scanned, headers inspected, segments
+    /// visited, candidates weighed), for the tests' complexity checks.
+    private(set) var workCount = 0
+
+    /// Received buffers with fewer readable bytes are copied into the decoder's own buffer.
+    static let minimumRetainedBytes = 256
+    /// The smallest buffer the decoder allocates for copied bytes.
+    static let minimumOwnedCapacity = 64
+    /// `front` is compacted when its storage exceeds this many times its readable bytes, plus
+    /// `compactionSlack`. The other buffers hold at most 2.25 times their bytes + 64 (retained
+    /// buffers at most twice theirs, owned ones at most twice theirs or 64, and at most one owned
+    /// buffer per retained one of 256 bytes or more), so all together stay within 4 × the bytes
+    /// + 4 KiB. The slack spares a typical read buffer (2 KiB of storage) a copy of the partial
+    /// frame at its end, which the next read completes anyway.
+    static let compactionRatio = 4
+    static let compactionSlack = 3072
 
     /// Creates a decoder.
     public init(limits: ProtocolLimits = ProtocolLimits(), invalidHeaderPolicy: InvalidHeaderPolicy = .resynchronize) {
@@ -65,28 +117,61 @@ public struct FrameDecoder: Sendable {
         self.invalidHeaderPolicy = invalidHeaderPolicy
         self.front = Self.empty
         self.rest = CircularBuffer(initialCapacity: 4)
+        self.tail = Self.empty
     }
 
-    /// What `front` holds when nothing is buffered (so that consumed input is not kept alive).
+    /// What `front` and `tail` hold when empty (so that consumed input is not kept alive).
     private static let empty = ByteBuffer()
 
     /// The number of received bytes not yet consumed.
     public var bufferedByteCount: Int { self.bufferedBytes }
 
-    /// The storage the buffered chunks hold (for the tests' memory bounds).
-    var storageCapacity: Int { self.rest.reduce(self.front.capacity) { $0 + $1.capacity } }
+    /// The bytes of storage the decoder holds for its buffered bytes: the storage capacities of
+    /// the buffers it keeps (a retained slice counts its whole storage). This is what the memory
+    /// bound (4 × `bufferedByteCount` + 4 KiB) is stated against. O(1).
+    public var bufferedStorageBytes: Int { self.heldStorage }
 
-    /// Adds received bytes. The buffer is kept as is (not copied) until its frames are consumed.
+    /// `bufferedStorageBytes` summed afresh, for the tests to check the running count against.
+    var recountedStorageBytes: Int {
+        self.rest.reduce(self.front.storageCapacity + self.tail.storageCapacity) { $0 + $1.buffer.storageCapacity }
+    }
+
+    // MARK: Input
+
+    /// Adds received bytes. A buffer with at least 256 readable bytes whose storage is at most
+    /// twice that is kept as is (frames inside it are handed out as slices); any other buffer is
+    /// copied into the decoder's own buffer, so that the memory held follows the bytes held.
     public mutating func append(_ bytes: ByteBuffer) {
-        guard bytes.readableBytes > 0 else { return }
-        if self.bufferedBytes == 0 {
-            self.front = bytes
-            self.frontIsGathered = false
-            self.gatheredOwnBytes = 0
+        precondition(!self.finished, "FrameDecoder.append(_:) after finish()")
+        let count = bytes.readableBytes
+        guard count > 0 else { return }
+        let wasEmpty = self.bufferedBytes == 0
+        self.bufferedBytes += count
+        if count >= Self.minimumRetainedBytes && bytes.storageCapacity <= 2 * count {
+            self.heldStorage += bytes.storageCapacity
+            if wasEmpty {
+                self.front = bytes
+                self.frontIsOpen = false
+            } else {
+                self.frontIsOpen = false
+                self.sealTail()
+                self.rest.append(Segment(buffer: bytes, end: self.streamOffset + self.bufferedBytes))
+            }
+        } else if wasEmpty {
+            var owned = ByteBufferAllocator().buffer(capacity: max(Self.minimumOwnedCapacity, count))
+            owned.writeImmutableBuffer(bytes)
+            self.heldStorage += owned.storageCapacity
+            self.front = owned
+            self.frontIsOpen = true
+            self.workCount += count
+        } else if self.frontIsOpen {
+            Self.write(bytes, into: &self.front, held: &self.heldStorage)
+            self.workCount += count
         } else {
-            self.rest.append(bytes)
+            Self.write(bytes, into: &self.tail, held: &self.heldStorage)
+            self.workCount += count
         }
-        self.bufferedBytes += bytes.readableBytes
+        self.compactFrontIfWasteful()
     }
 
     /// Adds received bytes from a collection (copied once into a `ByteBuffer`).
@@ -94,72 +179,161 @@ public struct FrameDecoder: Sendable {
         self.append(ByteBuffer(bytes: bytes))
     }
 
-    /// Returns the next frame, nil if more bytes are needed, or throws for a bad header.
+    /// Declares the end of the stream. Afterwards `nextFrame()` delivers the frames still held
+    /// back, throws `truncatedFrame` once if the stream ended inside a frame (not inside garbage
+    /// already reported), and then returns nil. Appending after `finish()` is a programming error.
+    public mutating func finish() {
+        self.finished = true
+    }
+
+    // MARK: Output
+
+    /// Returns the next frame, nil if more bytes are needed, or throws for a bad header; receive
+    /// limits are the version defaults clamped to `limits` (no negotiated MTUs).
+    @inlinable
+    public mutating func nextFrame() throws(SDLProtocolError) -> ProtocolFrame? {
+        try self.nextFrame(mtus: MTUTable())
+    }
+
+    /// Returns the next frame, nil if more bytes are needed, or throws for a bad header; each
+    /// header's data size is checked against the receive MTU of its session and service in
+    /// `mtus`, clamped to `limits`.
     ///
     /// With `.resynchronize` the decoder has already moved past the bad byte when it throws, so
-    /// calling `nextFrame()` again continues with the rest of the stream. With `.fail` every later
-    /// call throws `decoderFailed`.
-    public mutating func nextFrame() throws(SDLProtocolError) -> Frame? {
-        if let failure = self.failure {
-            throw SDLProtocolError(.decoderFailed, offset: failure.offset, "decoder stopped after: \(failure)")
-        }
-        // The common case: a whole valid frame at the front of the front buffer.
-        if let header = FrameHeader.peek(in: self.front), header.problem(against: self.limits) == nil,
+    /// calling `nextFrame(mtus:)` again continues with the rest of the stream. With `.fail` every
+    /// later call throws `decoderFailed`.
+    public mutating func nextFrame(mtus: MTUTable) throws(SDLProtocolError) -> ProtocolFrame? {
+        let ceiling = self.limits.receivePayloadCeiling
+        // The common case: a whole valid frame at the front of the front buffer, its header read
+        // in one access to the storage.
+        if !self.resynchronizing, let header = Self.peekWholeHeader(in: self.front),
+            header.problem(maxVersion: self.limits.maxVersion, mtus: mtus, ceiling: ceiling) == nil,
             self.front.readableBytes >= header.frameSize
         {
             return self.takeFrame(header)
         }
+        return try self.nextFrameSlowly(mtus: mtus, ceiling: ceiling)
+    }
+
+    /// The header at the reader index if 12 bytes are readable (a version 1 header in fewer
+    /// bytes goes the slow way).
+    private static func peekWholeHeader(in buffer: ByteBuffer) -> FrameHeader? {
+        buffer.withUnsafeReadableBytes { raw -> FrameHeader? in
+            guard raw.count >= FrameHeader.v2Size else { return nil }
+            let word = UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))
+            let id = UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            return FrameHeader(word: word, messageID: id)
+        }
+    }
+
+    private mutating func nextFrameSlowly(mtus: MTUTable, ceiling: UInt32) throws(SDLProtocolError) -> ProtocolFrame? {
+        if let failure = self.failure {
+            throw SDLProtocolError(.decoderFailed, offset: failure.offset, "decoder stopped after: \(failure)")
+        }
         while true {
-            switch self.inspectHeader() {
-            case .needMoreBytes:
-                return nil
+            switch self.inspectHeader(at: 0, mtus: mtus, ceiling: ceiling) {
+            case .incomplete:
+                return try self.waitOrEnd()
             case .invalid(let header, let problem):
                 let offset = self.streamOffset
-                let wasResynchronizing = self.resynchronizing
-                if self.invalidHeaderPolicy == .fail {
-                    let error = header.error(for: problem, limits: self.limits, offset: offset)
+                let error = self.resynchronizing ? nil : header.error(for: problem, limits: self.limits, mtus: mtus, offset: offset)
+                if let error, self.invalidHeaderPolicy == .fail {
                     self.failure = error
                     throw error
                 }
-                self.consume(1)
-                self.skippedByteCount += 1
-                self.skipInvalidHeaders()
+                self.skip(mtus: mtus, ceiling: ceiling)
                 self.resynchronizing = true
-                if !wasResynchronizing {
-                    throw header.error(for: problem, limits: self.limits, offset: offset)
-                }
+                if let error { throw error }
             case .valid(let header):
-                // A whole valid header ends a garbage run: the decoder is committed to this frame,
-                // so bytes left at the end are a truncated frame, not more garbage.
-                self.resynchronizing = false
-                guard self.bufferedBytes >= header.frameSize else { return nil }
-                self.gatherFront(header.frameSize)
+                if self.resynchronizing {
+                    if !self.finished && self.waiting.candidate == self.streamOffset
+                        && self.streamOffset + self.bufferedBytes < self.waiting.until
+                    {
+                        return try self.waitOrEnd()
+                    }
+                    switch self.weigh(header, mtus: mtus, ceiling: ceiling) {
+                    case .take:
+                        self.resynchronizing = false
+                    case .reject:
+                        self.skip(mtus: mtus, ceiling: ceiling)
+                        continue
+                    case .wait:
+                        return try self.waitOrEnd()
+                    }
+                }
+                guard self.bufferedBytes >= header.frameSize else { return try self.waitOrEnd() }
                 return self.takeFrame(header)
             }
         }
     }
 
-    /// Hands out the frame at the front, whose bytes are all in `front`.
-    private mutating func takeFrame(_ header: FrameHeader) -> Frame {
-        self.resynchronizing = false
-        self.lastFrameOffset = self.streamOffset
-        let payload = self.front.getSlice(at: self.front.readerIndex &+ header.size, length: Int(header.dataSize))!
-        self.consume(header.frameSize)
-        return Frame(header: header, payload: payload)
+    /// Returns nil to wait for more bytes or, after `finish()`, disposes of what is left: the
+    /// tail of a reported garbage run silently, an incomplete frame as `truncatedFrame`.
+    private mutating func waitOrEnd() throws(SDLProtocolError) -> ProtocolFrame? {
+        guard self.finished else {
+            self.compactFrontIfWasteful()
+            return nil
+        }
+        let left = self.bufferedBytes
+        guard left > 0 else { return nil }
+        let offset = self.streamOffset
+        self.consume(left)
+        if self.resynchronizing {
+            self.skippedByteCount += left
+            return nil
+        }
+        throw SDLProtocolError(.truncatedFrame, offset: offset, "stream ended with \(left) bytes of an incomplete frame")
     }
 
-    /// Slides over every offset of the front buffer where no valid header starts, in one pass over
-    /// its raw bytes: a garbage byte costs a few nanoseconds instead of a trip through
-    /// `inspectHeader`. Stops at a valid header, or where fewer than 12 bytes are left in `front`
-    /// (those go the careful way, since a header there may span buffers).
-    private mutating func skipInvalidHeaders() {
-        let limits = self.limits
+    /// Hands out the frame at the front: a slice of `front` if it is all there, else a copy of
+    /// its bytes gathered from the segments it spans.
+    private mutating func takeFrame(_ header: FrameHeader) -> ProtocolFrame {
+        self.lastFrameOffset = self.streamOffset
+        let size = header.frameSize
+        if self.front.readableBytes >= size {
+            let payload = self.front.getSlice(at: self.front.readerIndex &+ header.size, length: Int(header.dataSize))!
+            // The payload shares `front`'s storage now: writing into it would copy it.
+            self.frontIsOpen = false
+            if size < self.front.readableBytes {
+                self.front.moveReaderIndex(forwardBy: size)
+                self.bufferedBytes &-= size
+                self.streamOffset &+= size
+            } else {
+                self.consume(size)
+            }
+            return ProtocolFrame(header: header, payload: payload)
+        }
+        var gathered = ByteBufferAllocator().buffer(capacity: size)
+        var remaining = size
+        while remaining > 0 {
+            let take = min(remaining, self.front.readableBytes)
+            gathered.writeImmutableBuffer(self.front.getSlice(at: self.front.readerIndex, length: take)!)
+            self.consume(take)
+            remaining -= take
+            self.workCount += take + 1
+        }
+        return ProtocolFrame(header: header, payload: gathered.getSlice(at: header.size, length: Int(header.dataSize))!)
+    }
+
+    // MARK: Garbage runs
+
+    /// Slides one byte past a bad header or a refuted candidate, then over every following offset
+    /// of `front` where no valid header starts, in one pass over its raw bytes: a garbage byte
+    /// costs a few nanoseconds instead of a trip through `inspectHeader`. Stops at a valid header,
+    /// or where fewer than 12 bytes are left in `front` (those go the careful way, since a header
+    /// there may span buffers).
+    private mutating func skip(mtus: MTUTable, ceiling: UInt32) {
+        self.consume(1)
+        self.skippedByteCount += 1
+        let maxVersion = self.limits.maxVersion
         let skipped = self.front.withUnsafeReadableBytes { raw -> Int in
             var offset = 0
             while offset &+ FrameHeader.v2Size <= raw.count {
                 let word = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
                 let id = UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt32.self))
-                if FrameHeader(word: word, messageID: id).problem(against: limits) == nil { break }
+                if FrameHeader(word: word, messageID: id).problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) == nil {
+                    break
+                }
                 offset &+= 1
             }
             return offset
@@ -167,128 +341,274 @@ public struct FrameDecoder: Sendable {
         if skipped > 0 {
             self.consume(skipped)
             self.skippedByteCount += skipped
+            self.workCount += skipped
         }
     }
 
-    /// Replaces an emptied `front` with the next received buffer.
-    private mutating func advanceFront() {
-        self.front = self.rest.popFirst() ?? Self.empty
-        self.frontIsGathered = false
-        self.gatheredOwnBytes = 0
+    private enum Verdict {
+        case take, reject, wait
     }
 
-    /// Reports bytes left over at the end of the stream: call when the stream has ended. Throws
-    /// `truncatedFrame` with the offset of the incomplete frame (or garbage) if any byte is left.
-    public func finish() throws(SDLProtocolError) {
-        guard self.bufferedBytes > 0 else { return }
-        if self.resynchronizing {
-            // The remaining bytes are the tail of a garbage run that was already reported.
-            return
-        }
-        throw SDLProtocolError(
-            .truncatedFrame, offset: self.streamOffset,
-            "stream ended with \(self.bufferedBytes) bytes of an incomplete frame")
+    /// How the bytes right after a candidate's frame speak for it.
+    private enum Confirmation {
+        case confirmed, refuted, pending
     }
+
+    /// Decides on a candidate at the front during a garbage run (see the type's documentation):
+    /// taken at once if no other candidate starts inside its header; otherwise taken only if it
+    /// is confirmed and every such candidate is refuted.
+    private mutating func weigh(_ candidate: FrameHeader, mtus: MTUTable, ceiling: UInt32) -> Verdict {
+        self.workCount += 1
+        var rivals: [Confirmation] = []
+        var undetermined = false
+        // How many bytes must be buffered before a pending answer can change.
+        var needed = Int.max
+        for distance in 1..<candidate.size {
+            switch self.inspectHeader(at: distance, mtus: mtus, ceiling: ceiling) {
+            case .invalid:
+                continue
+            case .incomplete:
+                // A header cut short by the end of the stream can never become a frame.
+                if !self.finished && self.bufferedBytes > distance {
+                    undetermined = true
+                    needed = self.bufferedBytes + 1
+                }
+            case .valid(let rival):
+                let (answer, bytes) = self.confirmation(of: rival, at: distance, mtus: mtus, ceiling: ceiling)
+                rivals.append(answer)
+                if answer == .pending { needed = min(needed, bytes) }
+            }
+        }
+        if rivals.isEmpty && !undetermined { return .take }
+        // The later candidate wins unless this one is confirmed and the later one refuted.
+        if rivals.contains(.confirmed) { return .reject }
+        let (own, bytes) = self.confirmation(of: candidate, at: 0, mtus: mtus, ceiling: ceiling)
+        if own == .refuted && !rivals.isEmpty { return .reject }
+        if own == .confirmed && !undetermined && rivals.allSatisfy({ $0 == .refuted }) { return .take }
+        if own == .pending { needed = min(needed, bytes) }
+        self.waiting = (self.streamOffset, self.streamOffset + needed)
+        return .wait
+    }
+
+    /// Whether the candidate at `distance` is followed by a header that passes validation (or a
+    /// prefix of one cut short by the end of the stream, or the end itself), and, while that is
+    /// pending, how many buffered bytes it takes before the answer can change.
+    private mutating func confirmation(
+        of header: FrameHeader, at distance: Int, mtus: MTUTable, ceiling: UInt32
+    ) -> (Confirmation, Int) {
+        let (end, overflow) = distance.addingReportingOverflow(header.frameSize)
+        if overflow || self.bufferedBytes < end {
+            return (self.finished ? .refuted : .pending, end)
+        }
+        if self.bufferedBytes == end {
+            return (self.finished ? .confirmed : .pending, end + 1)
+        }
+        switch self.inspectHeader(at: end, mtus: mtus, ceiling: ceiling) {
+        case .valid: return (.confirmed, 0)
+        case .invalid: return (.refuted, 0)
+        case .incomplete: return (self.finished ? .confirmed : .pending, self.bufferedBytes + 1)
+        }
+    }
+
+    // MARK: Headers
 
     private enum Inspection {
-        case needMoreBytes
+        /// Fewer bytes than a header, and those there could still start a valid one.
+        case incomplete
         case invalid(FrameHeader, FrameHeader.Problem)
         case valid(FrameHeader)
     }
 
-    /// Validates the header at the front as far as the buffered bytes go.
-    private mutating func inspectHeader() -> Inspection {
-        guard self.bufferedBytes > 0 else { return .needMoreBytes }
-        let byte0 = self.front.getInteger(at: self.front.readerIndex, as: UInt8.self)!
-        let headerSize = ProtocolVersion(rawValue: byte0 >> 4).headerSize
-        self.gatherFront(headerSize)
-        let front = self.front
-        if let header = FrameHeader.peek(in: front) {
-            if let problem = header.problem(against: self.limits) {
+    /// Validates the header `distance` bytes past the front as far as the buffered bytes go.
+    private mutating func inspectHeader(at distance: Int, mtus: MTUTable, ceiling: UInt32) -> Inspection {
+        self.workCount += 1
+        let (word, id, available) = self.peekHeaderBytes(at: distance)
+        guard available > 0 else { return .incomplete }
+        let maxVersion = self.limits.maxVersion
+        let headerSize = ProtocolVersion(rawValue: UInt8(truncatingIfNeeded: word >> 60)).headerSize
+        if available >= headerSize {
+            let header = FrameHeader(word: word, messageID: headerSize == FrameHeader.v2Size ? id : 0)
+            if let problem = header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) {
                 return .invalid(header, problem)
             }
             return .valid(header)
         }
         // Fewer bytes than a header: check the fields that are there, completing the missing
         // ones with values that pass if any would, so that garbage is refused at its first bad byte.
-        let available = front.readableBytes
-        var word: UInt64 = 0
-        front.withUnsafeReadableBytes { raw in
-            for i in 0..<min(available, 8) { word |= UInt64(raw[i]) << (56 - 8 * i) }
-        }
-        if available < 2 { word |= UInt64(ServiceType.rpc.rawValue) << 48 }
+        var completed = word
+        if available < 2 { completed |= UInt64(ServiceType.rpc.rawValue) << 48 }
         if available < 8 {
             // The data size's known high bytes leave an interval of possible values; pick one
             // that passes if the interval holds one.
             let missingBits = 8 * (8 - max(available, 4))
-            let low = UInt32(truncatingIfNeeded: word)
+            let low = UInt32(truncatingIfNeeded: completed)
             let high = missingBits == 32 ? UInt32.max : low | (UInt32(1) << missingBits - 1)
             var value = low
-            switch FrameType(rawValue: UInt8(truncatingIfNeeded: word >> 56) & 0x07) {
+            switch FrameType(rawValue: UInt8(truncatingIfNeeded: completed >> 56) & 0x07) {
             case .first: if low <= 8 && 8 <= high { value = 8 }
             case .control: break
             default: if low == 0 && high >= 1 { value = 1 }
             }
-            word = word & ~0xFFFF_FFFF | UInt64(value)
+            completed = completed & ~0xFFFF_FFFF | UInt64(value)
         }
-        let header = FrameHeader(word: word, messageID: 0)
-        if let problem = header.problem(against: self.limits) {
+        let header = FrameHeader(word: completed, messageID: 0)
+        if let problem = header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) {
             return .invalid(header, problem)
         }
-        return .needMoreBytes
+        return .incomplete
     }
 
-    /// Makes the first `count` buffered bytes (or all, if fewer are buffered) contiguous in
-    /// `front`, copying only the bytes that are not there yet; `rest` keeps the bytes copied from it.
-    private mutating func gatherFront(_ count: Int) {
-        guard self.front.readableBytes < count, !self.rest.isEmpty else { return }
-        let target = min(count, self.bufferedBytes)
-        var gathered: ByteBuffer
-        if self.frontIsGathered {
-            // Keep the old front's bytes, drop the copies of `rest` (copied again below, as many
-            // as now needed).
-            gathered = self.front
-            self.front = Self.empty
-            gathered.moveWriterIndex(to: gathered.readerIndex &+ self.gatheredOwnBytes)
-            gathered.discardReadBytes()
-        } else {
-            gathered = ByteBufferAllocator().buffer(capacity: target)
-            gathered.writeImmutableBuffer(self.front)
-            self.gatheredOwnBytes = self.front.readableBytes
+    /// Up to 12 buffered bytes starting `distance` bytes past the front: the first 8 as a
+    /// big-endian word and the next 4 as a big-endian integer (missing bytes are 0), and how many
+    /// are buffered.
+    private mutating func peekHeaderBytes(at distance: Int) -> (word: UInt64, id: UInt32, available: Int) {
+        let available = min(FrameHeader.v2Size, self.bufferedBytes - distance)
+        guard available > 0 else { return (0, 0, 0) }
+        if distance + FrameHeader.v2Size <= self.front.readableBytes {
+            let index = self.front.readerIndex + distance
+            let (word, id) = self.front.getMultipleIntegers(at: index, endianness: .big, as: (UInt64, UInt32).self)!
+            return (word, id, FrameHeader.v2Size)
         }
-        gathered.reserveCapacity(target)
-        for chunk in self.rest where gathered.readableBytes < target {
-            let take = min(target &- gathered.readableBytes, chunk.readableBytes)
-            gathered.writeImmutableBuffer(chunk.getSlice(at: chunk.readerIndex, length: take)!)
+        var bytes: (UInt64, UInt32) = (0, 0)
+        var copied = 0
+        withUnsafeMutableBytes(of: &bytes) { destination in
+            self.forEachSegment(from: distance, count: available) { segment, index, count in
+                segment.withUnsafeReadableBytes { source in
+                    let start = index - segment.readerIndex
+                    destination.baseAddress!.advanced(by: copied)
+                        .copyMemory(from: source.baseAddress!.advanced(by: start), byteCount: count)
+                }
+                copied += count
+            }
         }
-        self.front = gathered
-        self.frontIsGathered = true
+        // The bytes were copied in wire order: read the two integers back as big-endian.
+        let word = UInt64(bigEndian: bytes.0)
+        let id = UInt32(bigEndian: bytes.1)
+        return (word, id, available)
     }
 
-    /// Consumes `count` buffered bytes, from `front` and, past a gathered front's own bytes or
-    /// the end of `front`, from `rest`.
+    /// Calls `body` with each buffered piece of the `count` bytes that start `distance` bytes past
+    /// the front: the segment, the index of the piece in it, and its length. Finds the first
+    /// segment by binary search, so a look-ahead costs O(log segments) however far it looks.
+    private mutating func forEachSegment(from distance: Int, count: Int, _ body: (ByteBuffer, Int, Int) -> Void) {
+        var remaining = count
+        var position = distance
+        let frontBytes = self.front.readableBytes
+        if position < frontBytes {
+            let take = min(remaining, frontBytes - position)
+            body(self.front, self.front.readerIndex + position, take)
+            remaining -= take
+            position += take
+        }
+        self.workCount += 1
+        guard remaining > 0 else { return }
+        let absolute = self.streamOffset + position
+        var segmentIndex = self.firstSegment(endingAfter: absolute)
+        var segmentStart = segmentIndex == 0 ? self.streamOffset + frontBytes : self.rest[offset: segmentIndex - 1].end
+        var cursor = absolute
+        while remaining > 0 && segmentIndex < self.rest.count {
+            let segment = self.rest[offset: segmentIndex]
+            let local = cursor - segmentStart
+            let take = min(remaining, segment.end - cursor)
+            body(segment.buffer, segment.buffer.readerIndex + local, take)
+            remaining -= take
+            cursor += take
+            segmentStart = segment.end
+            segmentIndex += 1
+            self.workCount += 1
+        }
+        if remaining > 0 {
+            let local = cursor - segmentStart
+            body(self.tail, self.tail.readerIndex + local, remaining)
+        }
+    }
+
+    /// The index in `rest` of the first segment whose end lies after stream offset `absolute`
+    /// (`rest.count` if none: the offset is in `tail`).
+    private mutating func firstSegment(endingAfter absolute: Int) -> Int {
+        var low = 0
+        var high = self.rest.count
+        while low < high {
+            let middle = (low + high) / 2
+            if self.rest[offset: middle].end > absolute {
+                high = middle
+            } else {
+                low = middle + 1
+            }
+            self.workCount += 1
+        }
+        return low
+    }
+
+    // MARK: Buffers
+
+    /// Copies received bytes into an owned buffer, making room by dropping its consumed bytes
+    /// first when they dominate (the buffer is never shared, so that moves bytes in place).
+    private static func write(_ bytes: ByteBuffer, into buffer: inout ByteBuffer, held: inout Int) {
+        let before = buffer.storageCapacity
+        if buffer.storageCapacity == 0 {
+            buffer = ByteBufferAllocator().buffer(capacity: max(Self.minimumOwnedCapacity, bytes.readableBytes))
+        } else if buffer.writableBytes < bytes.readableBytes && buffer.readerIndex >= buffer.readableBytes {
+            buffer.discardReadBytes()
+        }
+        buffer.writeImmutableBuffer(bytes)
+        held += buffer.storageCapacity - before
+    }
+
+    /// Moves the open tail into `rest`, where nothing is written any more.
+    private mutating func sealTail() {
+        guard self.tail.readableBytes > 0 else { return }
+        let end = (self.rest.last?.end ?? (self.streamOffset + self.front.readableBytes)) + self.tail.readableBytes
+        self.rest.append(Segment(buffer: self.tail, end: end))
+        self.tail = Self.empty
+    }
+
+    /// Copies the front's unconsumed bytes into a right-sized buffer when its storage is mostly
+    /// consumed bytes. Each copy moves fewer bytes than were consumed from that storage since it
+    /// was last sized, so the copies add up to a fraction of the bytes appended.
+    private mutating func compactFrontIfWasteful() {
+        let storage = self.front.storageCapacity
+        let readable = self.front.readableBytes
+        guard storage > Self.compactionRatio * readable + Self.compactionSlack else { return }
+        var compacted = ByteBufferAllocator().buffer(capacity: max(Self.minimumOwnedCapacity, readable))
+        compacted.writeImmutableBuffer(self.front)
+        self.heldStorage += compacted.storageCapacity - storage
+        self.front = compacted
+        self.frontIsOpen = self.rest.isEmpty && self.tail.readableBytes == 0
+        self.workCount += readable + 1
+    }
+
+    /// Consumes `count` buffered bytes from the front, moving on to later segments as `front`
+    /// empties (every segment holds at least one byte, so `front` is empty only when nothing is
+    /// buffered).
     private mutating func consume(_ count: Int) {
         self.bufferedBytes -= count
         self.streamOffset += count
         var remaining = count
-        if self.frontIsGathered {
-            if remaining < self.gatheredOwnBytes {
+        while remaining > 0 {
+            let available = self.front.readableBytes
+            if remaining < available {
                 self.front.moveReaderIndex(forwardBy: remaining)
-                self.gatheredOwnBytes -= remaining
                 return
             }
-            // Past the old front's bytes: what is left of the gathered buffer is a copy of what
-            // `rest` holds, and reading goes on there, in place.
-            remaining -= self.gatheredOwnBytes
+            remaining -= available
             self.advanceFront()
         }
-        while remaining > 0 && remaining >= self.front.readableBytes && !self.rest.isEmpty {
-            remaining -= self.front.readableBytes
-            self.advanceFront()
-        }
-        self.front.moveReaderIndex(forwardBy: min(remaining, self.front.readableBytes))
-        if self.front.readableBytes == 0 {
-            self.advanceFront()
+    }
+
+    /// Replaces `front` with the next segment, the open tail, or nothing.
+    private mutating func advanceFront() {
+        self.heldStorage -= self.front.storageCapacity
+        if let next = self.rest.popFirst() {
+            self.front = next.buffer
+            self.frontIsOpen = false
+        } else if self.tail.readableBytes > 0 {
+            self.front = self.tail
+            self.tail = Self.empty
+            self.frontIsOpen = true
+        } else {
+            self.front = Self.empty
+            self.frontIsOpen = false
         }
     }
 }

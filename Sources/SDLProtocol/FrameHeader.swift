@@ -175,23 +175,27 @@ extension FrameHeader {
     /// - a service type the spec defines;
     /// - a control frame's frame info one the spec defines (0x00–0x09, 0xFD–0xFF);
     /// - a First frame's data size exactly 8; Single and Consecutive frames not empty;
-    /// - the data size within the receive MTU of the version and service, and below 2^31.
+    /// - the data size within the receive limit of the frame's session and service: its MTU in
+    ///   `mtus` (or the version's default), clamped to `limits.receivePayloadCeiling`.
     ///
     /// Message ids and the reserved frame info of Single and First frames are not checked: peers
     /// disagree on them (sdl_ios sends message id 0 on bulk frames and a First frame with frame
     /// info 1), and they carry no risk.
     ///
     /// - Parameter offset: the stream offset reported in the error.
-    public func validate(against limits: ProtocolLimits, offset: Int? = nil) throws(SDLProtocolError) {
-        if let problem = self.problem(against: limits) {
-            throw self.error(for: problem, limits: limits, offset: offset)
+    public func validate(
+        against limits: ProtocolLimits, mtus: MTUTable = MTUTable(), offset: Int? = nil
+    ) throws(SDLProtocolError) {
+        let ceiling = limits.receivePayloadCeiling
+        if let problem = self.problem(maxVersion: limits.maxVersion, mtus: mtus, ceiling: ceiling) {
+            throw self.error(for: problem, limits: limits, mtus: mtus, offset: offset)
         }
     }
 
-    /// Whether `validate(against:)` would accept the header.
+    /// Whether `validate(against:mtus:)` would accept the header.
     @inlinable
-    public func isValid(against limits: ProtocolLimits) -> Bool {
-        self.problem(against: limits) == nil
+    public func isValid(against limits: ProtocolLimits, mtus: MTUTable = MTUTable()) -> Bool {
+        self.problem(maxVersion: limits.maxVersion, mtus: mtus, ceiling: limits.receivePayloadCeiling) == nil
     }
 
     @usableFromInline
@@ -199,9 +203,10 @@ extension FrameHeader {
         case version, frameType, serviceType, controlFrameInfo, firstFrameSize, empty, tooLarge
     }
 
+    /// The hot check: the caller computes the limits' ceiling once per call, not per header.
     @inlinable
-    func problem(against limits: ProtocolLimits) -> Problem? {
-        guard self.version.rawValue >= 1, self.version <= limits.maxVersion else { return .version }
+    func problem(maxVersion: ProtocolVersion, mtus: borrowing MTUTable, ceiling: UInt32) -> Problem? {
+        guard self.version.rawValue >= 1, self.version <= maxVersion else { return .version }
         guard self.frameType.rawValue <= 3 else { return .frameType }
         guard self.serviceType.isKnown else { return .serviceType }
         switch self.frameType {
@@ -212,14 +217,14 @@ extension FrameHeader {
         default:
             guard self.dataSize > 0 else { return .empty }
         }
-        guard self.dataSize <= limits.receivePayloadLimit(version: self.version, service: self.serviceType) else {
-            return .tooLarge
-        }
+        let limit = mtus.receivePayloadLimit(
+            version: self.version, session: self.sessionID, service: self.serviceType, ceiling: ceiling)
+        guard self.dataSize <= limit else { return .tooLarge }
         return nil
     }
 
     @usableFromInline
-    func error(for problem: Problem, limits: ProtocolLimits, offset: Int?) -> SDLProtocolError {
+    func error(for problem: Problem, limits: ProtocolLimits, mtus: MTUTable, offset: Int?) -> SDLProtocolError {
         switch problem {
         case .version:
             return SDLProtocolError(
@@ -239,10 +244,12 @@ extension FrameHeader {
         case .empty:
             return SDLProtocolError(.emptyFrame, offset: offset, "\(self.frameType) frame with data size 0")
         case .tooLarge:
-            let limit = limits.receivePayloadLimit(version: self.version, service: self.serviceType)
+            let limit = mtus.receivePayloadLimit(
+                version: self.version, session: self.sessionID, service: self.serviceType, limits: limits)
             return SDLProtocolError(
                 .frameTooLarge, offset: offset,
-                "data size \(self.dataSize) exceeds the receive limit \(limit) for \(self.version) \(self.serviceType)")
+                "data size \(self.dataSize) exceeds the receive limit \(limit) for \(self.version) \(self.serviceType) "
+                    + "session \(self.sessionID)")
         }
     }
 }

@@ -2,30 +2,29 @@ import NIOCore
 
 /// Reassembles fragmented messages from their frames (protocol spec 5.4.1 §4.2), for one transport.
 ///
-/// Messages are keyed by (session id, service type, message id), so interleaved messages of
-/// different sessions and services reassemble side by side. For each First frame the declared total
-/// size and frame count are checked against `ProtocolLimits` before anything is allocated; then the
-/// whole message is reserved at once, so the Consecutive frames are each copied exactly once.
-/// Sequence numbers must run 1…255, 1…, with 0 on the last frame; the final size must equal the
-/// declared one. A partial message is never delivered.
+/// Messages are keyed by `MessageKey` (session id, service type, message id), so interleaved
+/// messages of different sessions and services reassemble side by side. For each First frame the
+/// declared total size and frame count are checked against `ProtocolLimits` (and the receive MTU
+/// lent in `mtus`) before anything is allocated; then the whole message is reserved at once, so
+/// the Consecutive frames are each copied exactly once. Sequence numbers must run 1…255, 1…, with
+/// 0 on the last frame; every Consecutive frame must have its First frame's protocol version; the
+/// final size must equal the declared one. A partial message is never delivered.
 ///
 /// The reassembler owns no clock: `process(_:now:)` and `expire(now:)` take the time. Call
 /// `expire(now:)` from a timer (`nextExpiry` says when); each message it drops is reported.
+/// `discard(session:)`, `discard(session:service:)` and `discardAll()` drop pending messages
+/// when a session, service or transport ends.
 ///
 /// After an error the offending message is dropped and its memory released; its remaining
 /// Consecutive frames are absorbed without further errors until its last frame (or expiry, or a
-/// new First frame on the same key). The reassembler sees frames, not the stream, so its errors
-/// carry no offset: the offending frame's stream offset is `FrameDecoder.lastFrameOffset`.
+/// new First frame on the same key). Every reassembly error and expiry carries the message's
+/// `messageKey`. The reassembler sees frames, not the stream, so its errors carry no offset: the
+/// offending frame's stream offset is `FrameDecoder.lastFrameOffset`.
 public struct Reassembler: Sendable {
     /// The limits in force. Changes apply to First frames that arrive afterwards.
     public var limits: ProtocolLimits
 
-    @usableFromInline
-    struct Key: Hashable, Sendable {
-        var sessionID: UInt8
-        var serviceType: UInt8
-        var messageID: UInt32
-    }
+    typealias Key = MessageKey
 
     @usableFromInline
     struct Assembly: Sendable {
@@ -65,23 +64,32 @@ public struct Reassembler: Sendable {
     /// The number of messages of `session` in reassembly.
     public func activeCount(session: SessionID) -> Int { self.perSession[Int(session.rawValue)] }
 
-    /// Takes a frame. Returns the message it completes (a control or Single frame completes a
-    /// message by itself), nil when the frame was stored, or throws for a frame that breaks the
-    /// rules; the reassembler keeps working after an error.
-    public mutating func process(_ frame: Frame, now: NIODeadline) throws(SDLProtocolError) -> Message? {
+    /// Takes a frame, with the version default MTUs (no negotiated MTUs). Returns the message it
+    /// completes (a control or Single frame completes a message by itself), nil when the frame was
+    /// stored, or throws for a frame that breaks the rules; the reassembler keeps working after an
+    /// error.
+    public mutating func process(_ frame: ProtocolFrame, now: NIODeadline) throws(SDLProtocolError) -> ProtocolMessage? {
+        try self.process(frame, now: now, mtus: MTUTable())
+    }
+
+    /// Takes a frame; a First frame's frame count is checked against the receive MTU of its
+    /// session and service in `mtus` (clamped to `limits`).
+    public mutating func process(
+        _ frame: ProtocolFrame, now: NIODeadline, mtus: MTUTable
+    ) throws(SDLProtocolError) -> ProtocolMessage? {
         switch frame.header.frameType {
         case .first:
-            try self.startMessage(frame, now: now)
+            try self.startMessage(frame, now: now, mtus: mtus)
             return nil
         case .consecutive:
             return try self.continueMessage(frame, now: now)
         default:
-            return Message(frame: frame)
+            return ProtocolMessage(frame: frame)
         }
     }
 
     /// Drops every message that has seen no frame for `limits.reassemblyTimeout`, releasing its
-    /// memory, and reports each with a `reassemblyExpired` error.
+    /// memory, and reports each with a `reassemblyExpired` error carrying its `messageKey`.
     public mutating func expire(now: NIODeadline) -> [SDLProtocolError] {
         var errors: [SDLProtocolError] = []
         for (key, assembly) in self.assemblies where now - assembly.lastActivity >= self.limits.reassemblyTimeout {
@@ -89,13 +97,41 @@ public struct Reassembler: Sendable {
             if !assembly.discarding {
                 errors.append(
                     SDLProtocolError(
-                        .reassemblyExpired,
-                        "message \(key.messageID) of session \(key.sessionID) service \(ServiceType(rawValue: key.serviceType)) "
-                            + "expired with \(assembly.buffer.readableBytes) of \(assembly.totalSize) bytes, "
+                        .reassemblyExpired, key: key,
+                        "\(key) expired with \(assembly.buffer.readableBytes) of \(assembly.totalSize) bytes, "
                             + "\(assembly.received) of \(assembly.consecutiveFrames) frames"))
             }
         }
         return errors
+    }
+
+    /// Drops the pending messages of a session (when it ends), releasing their memory and
+    /// counts. Returns the keys of the messages that were still being reassembled (not those
+    /// already failed and being absorbed).
+    @discardableResult
+    public mutating func discard(session: SessionID) -> [MessageKey] {
+        self.discard { $0.sessionID == session }
+    }
+
+    /// Drops the pending messages of one service of a session (when the service ends).
+    @discardableResult
+    public mutating func discard(session: SessionID, service: ServiceType) -> [MessageKey] {
+        self.discard { $0.sessionID == session && $0.serviceType == service }
+    }
+
+    /// Drops every pending message (when the transport closes).
+    @discardableResult
+    public mutating func discardAll() -> [MessageKey] {
+        self.discard { _ in true }
+    }
+
+    private mutating func discard(where matches: (MessageKey) -> Bool) -> [MessageKey] {
+        var dropped: [MessageKey] = []
+        for (key, assembly) in self.assemblies where matches(key) {
+            self.remove(key)
+            if !assembly.discarding { dropped.append(key) }
+        }
+        return dropped
     }
 
     /// When the oldest incomplete message expires, nil if none is in reassembly.
@@ -103,16 +139,12 @@ public struct Reassembler: Sendable {
         self.assemblies.values.map(\.lastActivity).min().map { $0 + self.limits.reassemblyTimeout }
     }
 
-    private static func key(of header: FrameHeader) -> Key {
-        Key(sessionID: header.sessionID.rawValue, serviceType: header.serviceType.rawValue,
-            messageID: header.messageID?.rawValue ?? 0)
-    }
-
-    private mutating func startMessage(_ frame: Frame, now: NIODeadline) throws(SDLProtocolError) {
+    private mutating func startMessage(_ frame: ProtocolFrame, now: NIODeadline, mtus: MTUTable) throws(SDLProtocolError) {
         let header = frame.header
-        let key = Self.key(of: header)
+        let key = MessageKey(of: header)
         guard let (declaredTotal, declaredCount) = frame.firstFramePayload else {
-            throw SDLProtocolError(.invalidFirstFrameDataSize, "First frame payload of \(frame.payload.readableBytes) bytes, must be 8")
+            throw SDLProtocolError(
+                .invalidFirstFrameDataSize, key: key, "First frame payload of \(frame.payload.readableBytes) bytes, must be 8")
         }
         if let existing = self.assemblies[key] {
             if existing.discarding {
@@ -124,30 +156,32 @@ public struct Reassembler: Sendable {
                 // The earlier message cannot be completed reliably any more: drop it, absorb the rest.
                 self.release(key)
                 throw SDLProtocolError(
-                    .duplicateFirstFrame,
+                    .duplicateFirstFrame, key: key,
                     "second First frame for message \(key.messageID) of session \(key.sessionID) service \(header.serviceType)")
             }
         }
         // Compared as UInt32 first: where Int is 32 bits wide, a hostile total would not fit.
         guard declaredTotal <= UInt32(clamping: self.limits.maxMessageSize) else {
             throw SDLProtocolError(
-                .messageTooLarge, "First frame declares \(declaredTotal) bytes, above the limit of \(self.limits.maxMessageSize)")
+                .messageTooLarge, key: key, "First frame declares \(declaredTotal) bytes, above the limit of \(self.limits.maxMessageSize)")
         }
         let total = Int(declaredTotal)
         let count = Int(clamping: declaredCount)
         guard total >= 1 else {
-            throw SDLProtocolError(.frameCountMismatch, "First frame declares a message of 0 bytes")
+            throw SDLProtocolError(.frameCountMismatch, key: key, "First frame declares a message of 0 bytes")
         }
         // Each Consecutive frame carries between 1 byte and the receive limit.
-        let perFrame = Int(self.limits.receivePayloadLimit(version: header.version, service: header.serviceType))
+        let perFrame = max(1, Int(
+            mtus.receivePayloadLimit(
+                version: header.version, session: header.sessionID, service: header.serviceType, limits: self.limits)))
         let minimumCount = (total + perFrame - 1) / perFrame
         guard count >= minimumCount, count <= total else {
             throw SDLProtocolError(
-                .frameCountMismatch,
+                .frameCountMismatch, key: key,
                 "First frame declares \(count) Consecutive frames for \(total) bytes; "
                     + "\(minimumCount)...\(total) frames of at most \(perFrame) bytes could carry them")
         }
-        let session = Int(key.sessionID)
+        let session = Int(key.sessionID.rawValue)
         let reservation = Self.storageSize(forCapacity: total)
         guard self.perSession[session] < self.limits.maxReassembliesPerSession,
             self.assemblies.count < self.limits.maxReassembliesPerTransport,
@@ -170,9 +204,9 @@ public struct Reassembler: Sendable {
     }
 
     private func tooManyReassemblies(_ key: Key, reservation: Int) -> SDLProtocolError {
-        let session = Int(key.sessionID)
+        let session = Int(key.sessionID.rawValue)
         return SDLProtocolError(
-            .tooManyReassemblies,
+            .tooManyReassemblies, key: key,
             "cannot start message \(key.messageID) of session \(key.sessionID): \(self.perSession[session]) of "
                 + "\(self.limits.maxReassembliesPerSession) per session, \(self.assemblies.count) of "
                 + "\(self.limits.maxReassembliesPerTransport) per transport, \(self.reserved) + \(reservation) of "
@@ -185,12 +219,12 @@ public struct Reassembler: Sendable {
         capacity <= 1 ? capacity : 1 << (Int.bitWidth - (capacity - 1).leadingZeroBitCount)
     }
 
-    private mutating func continueMessage(_ frame: Frame, now: NIODeadline) throws(SDLProtocolError) -> Message? {
+    private mutating func continueMessage(_ frame: ProtocolFrame, now: NIODeadline) throws(SDLProtocolError) -> ProtocolMessage? {
         let header = frame.header
-        let key = Self.key(of: header)
+        let key = MessageKey(of: header)
         guard var assembly = self.assemblies.removeValue(forKey: key) else {
             throw SDLProtocolError(
-                .consecutiveWithoutFirst,
+                .consecutiveWithoutFirst, key: key,
                 "Consecutive frame \(header.frameInfo) for message \(key.messageID) of session \(key.sessionID) "
                     + "service \(header.serviceType) without a First frame")
         }
@@ -204,11 +238,18 @@ public struct Reassembler: Sendable {
             return nil
         }
         let index = assembly.received + 1
+        guard header.version == assembly.version else {
+            self.fail(key, assembly, lastFrameSeen: header.frameInfo == 0)
+            throw SDLProtocolError(
+                .versionMismatch, key: key,
+                "Consecutive frame \(index) of \(assembly.consecutiveFrames) for message \(key.messageID) of session "
+                    + "\(key.sessionID) has protocol version \(header.version), its First frame \(assembly.version)")
+        }
         let expected = MessageFragmenter.sequenceNumber(ofConsecutiveFrame: index, count: assembly.consecutiveFrames)
         guard header.frameInfo == expected else {
             self.fail(key, assembly, lastFrameSeen: header.frameInfo == 0)
             throw SDLProtocolError(
-                .unexpectedSequenceNumber,
+                .unexpectedSequenceNumber, key: key,
                 "Consecutive frame \(index) of \(assembly.consecutiveFrames) for message \(key.messageID) of session "
                     + "\(key.sessionID) has sequence number \(header.frameInfo), expected \(expected)")
         }
@@ -219,7 +260,7 @@ public struct Reassembler: Sendable {
         else {
             self.fail(key, assembly, lastFrameSeen: isLast)
             throw SDLProtocolError(
-                .messageSizeMismatch,
+                .messageSizeMismatch, key: key,
                 "message \(key.messageID) of session \(key.sessionID): \(assembly.buffer.readableBytes + size) bytes "
                     + "after frame \(index) of \(assembly.consecutiveFrames), First frame declared \(assembly.totalSize)")
         }
@@ -232,7 +273,7 @@ public struct Reassembler: Sendable {
             return nil
         }
         self.forget(key, assembly)
-        return Message(
+        return ProtocolMessage(
             version: assembly.version, serviceType: header.serviceType, sessionID: header.sessionID,
             messageID: header.messageID, frameType: .single, isEncrypted: assembly.encrypted,
             payload: assembly.buffer, frameCount: assembly.consecutiveFrames + 1)
@@ -247,7 +288,7 @@ public struct Reassembler: Sendable {
                 buffer: ByteBuffer(), totalSize: 0, reservedSize: 0, consecutiveFrames: assembly.consecutiveFrames,
                 received: assembly.received, version: assembly.version, encrypted: false,
                 lastActivity: assembly.lastActivity, discarding: true)
-            self.perSession[Int(key.sessionID)] += 1
+            self.perSession[Int(key.sessionID.rawValue)] += 1
         }
     }
 
@@ -263,7 +304,7 @@ public struct Reassembler: Sendable {
 
     /// Updates the counters for an entry that was removed from `assemblies`.
     private mutating func forget(_ key: Key, _ assembly: Assembly) {
-        self.perSession[Int(key.sessionID)] -= 1
+        self.perSession[Int(key.sessionID.rawValue)] -= 1
         self.reserved -= assembly.reservedSize
     }
 }

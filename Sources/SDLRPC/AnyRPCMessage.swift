@@ -23,8 +23,6 @@ extension RPCStruct {
             self = try Self(jsonParameters: parameters, options: options)
         case .bson:
             self = try Self(bsonParameters: parameters, options: options)
-        default:
-            throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
         }
     }
 
@@ -35,8 +33,6 @@ extension RPCStruct {
             return try self.jsonParameters(options: options)
         case .bson:
             return try self.bsonParameters(options: options)
-        default:
-            throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
         }
     }
 }
@@ -51,8 +47,6 @@ extension RPCValue {
             self = try RPCValue(jsonObject: parameters, options: options)
         case .bson:
             self = try RPCValue(bsonObject: parameters, options: options)
-        default:
-            throw RPCError(.unsupportedFormat, "\(format) parameters are not supported yet")
         }
     }
 }

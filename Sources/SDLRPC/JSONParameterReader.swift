@@ -15,7 +15,7 @@
 /// `maxIntegralDoubleMagnitude`). A Float parameter accepts
 /// any JSON number (`5` reads as 5.0) whose value is finite as a Double (`1e400` is
 /// `numberOutOfRange`). Numbers of any length are scanned without allocating per digit.
-public struct JSONParameterReader: RPCParameterReader {
+struct JSONParameterReader: RPCParameterReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index: Int = 0
     var depth: Int = 0
@@ -26,7 +26,7 @@ public struct JSONParameterReader: RPCParameterReader {
     var keyCount = 0
     /// The key, when it had escapes and its bytes differ from the input's.
     var escapedKey: String?
-    public private(set) var keyHash: UInt32 = 0
+    private(set) var keyHash: UInt32 = 0
 
     /// A reader over `bytes`, which must stay valid while it is used; callers get one from
     /// `withJSONParameterReader(_:options:_:)` or the message APIs.
@@ -37,7 +37,7 @@ public struct JSONParameterReader: RPCParameterReader {
 
     // MARK: Structure
 
-    public mutating func beginObject() throws(RPCError) {
+    mutating func beginObject() throws(RPCError) {
         self.skipWhitespace()
         guard self.peek() == UInt8(ascii: "{") else {
             throw self.mismatch(expected: "object")
@@ -45,7 +45,7 @@ public struct JSONParameterReader: RPCParameterReader {
         try self.enter()
     }
 
-    public mutating func nextKey() throws(RPCError) -> Bool {
+    mutating func nextKey() throws(RPCError) -> Bool {
         self.skipWhitespace()
         guard let byte = self.peek() else {
             throw self.malformed("unterminated object")
@@ -75,7 +75,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return true
     }
 
-    public func currentKeyEquals(_ name: StaticString) -> Bool {
+    func currentKeyEquals(_ name: StaticString) -> Bool {
         let count = name.utf8CodeUnitCount
         if let escapedKey = self.escapedKey {
             return escapedKey.utf8.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: count))
@@ -84,7 +84,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return Self.equal(self.bytes.baseAddress! + self.keyStart, name.utf8Start, count)
     }
 
-    public var currentKey: String {
+    var currentKey: String {
         if let escapedKey = self.escapedKey {
             return escapedKey
         }
@@ -92,7 +92,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return String(decoding: self.slice(self.keyStart, self.keyStart + self.keyCount), as: UTF8.self)
     }
 
-    public mutating func beginArray() throws(RPCError) {
+    mutating func beginArray() throws(RPCError) {
         self.skipWhitespace()
         guard self.peek() == UInt8(ascii: "[") else {
             throw self.mismatch(expected: "array")
@@ -100,7 +100,7 @@ public struct JSONParameterReader: RPCParameterReader {
         try self.enter()
     }
 
-    public mutating func nextElement() throws(RPCError) -> Bool {
+    mutating func nextElement() throws(RPCError) -> Bool {
         self.skipWhitespace()
         guard let byte = self.peek() else {
             throw self.malformed("unterminated array")
@@ -121,7 +121,7 @@ public struct JSONParameterReader: RPCParameterReader {
     }
 
     /// Checks that only whitespace follows the top-level value.
-    public mutating func finish() throws(RPCError) {
+    mutating func finish() throws(RPCError) {
         self.skipWhitespace()
         if self.index < self.bytes.count {
             throw self.malformed("unexpected \(self.describeByte()) after the parameters object")
@@ -146,7 +146,7 @@ public struct JSONParameterReader: RPCParameterReader {
 
     // MARK: Scalars
 
-    public mutating func readBool() throws(RPCError) -> Bool {
+    mutating func readBool() throws(RPCError) -> Bool {
         self.skipWhitespace()
         switch self.peek() {
         case UInt8(ascii: "t"):
@@ -160,7 +160,7 @@ public struct JSONParameterReader: RPCParameterReader {
         }
     }
 
-    public mutating func readInt32() throws(RPCError) -> Int32 {
+    mutating func readInt32() throws(RPCError) -> Int32 {
         let start = self.index
         let value = try self.readInt64()
         guard let narrow = Int32(exactly: value) else {
@@ -169,7 +169,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return narrow
     }
 
-    public mutating func readInt64() throws(RPCError) -> Int64 {
+    mutating func readInt64() throws(RPCError) -> Int64 {
         self.skipWhitespace()
         guard let byte = self.peek(), byte == UInt8(ascii: "-") || Self.isDigit(byte) else {
             throw self.mismatch(expected: "Integer")
@@ -210,7 +210,7 @@ public struct JSONParameterReader: RPCParameterReader {
         // No significant digit: the value is zero whatever the exponent (`0.000`, `-0e5`).
         guard number.digitCount > 0 else { return 0 }
         // The integer has `digitCount + scale` digits, the first one non-zero; 2^53 has 16.
-        let integerDigits = number.digitCount + number.exponent - number.fractionDigits
+        let integerDigits = number.digitCount + number.scale
         guard integerDigits <= 16 else { return nil }
         // `mantissa` holds the first `kept` digits; the digits dropped after them and the ones the
         // negative scale removes are all zeros (the number is an exact integer), so scaling by the
@@ -226,7 +226,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return number.negative ? -Int64(magnitude) : Int64(magnitude)
     }
 
-    public mutating func readDouble() throws(RPCError) -> Double {
+    mutating func readDouble() throws(RPCError) -> Double {
         self.skipWhitespace()
         guard let byte = self.peek(), byte == UInt8(ascii: "-") || Self.isDigit(byte) else {
             throw self.mismatch(expected: "Float")
@@ -239,7 +239,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return double
     }
 
-    public mutating func readString() throws(RPCError) -> String {
+    mutating func readString() throws(RPCError) -> String {
         self.skipWhitespace()
         guard self.peek() == UInt8(ascii: "\"") else {
             throw self.mismatch(expected: "String")
@@ -247,7 +247,7 @@ public struct JSONParameterReader: RPCParameterReader {
         return try self.scanString()
     }
 
-    public mutating func readUnknown() throws(RPCError) -> RPCValue {
+    mutating func readUnknown() throws(RPCError) -> RPCValue {
         self.skipWhitespace()
         guard let byte = self.peek() else {
             throw self.malformed("expected a value, found the end of the input")
@@ -546,19 +546,24 @@ public struct JSONParameterReader: RPCParameterReader {
         }
     }
 
-    /// A scanned number: its text range and what the digits gave.
+    /// A scanned number: its text range and what the digits gave. Its value is `±D × 10^scale`,
+    /// where `D` is the integer the `digitCount` significant digits spell.
     private struct Number {
         var start: Int
         var end: Int
         var negative: Bool
-        /// The decimal digits as an integer, when at most 19 of them (so no overflow).
+        /// The first 19 significant digits as an integer (all of them when there are at most 19,
+        /// so no overflow).
         var mantissa: UInt64
+        /// Digits from the first non-zero one on; 0 when the number is zero.
         var digitCount: Int
-        /// Digits after the decimal point.
-        var fractionDigits: Int
         var hasFraction: Bool
         var hasExponent: Bool
-        var exponent: Int
+        /// Where the decimal point sits relative to the last digit. Exact whenever the value's
+        /// decimal position `digitCount + scale` (its first significant digit is at 10^(position
+        /// − 1)) lies within ±`positionLimit`; beyond that it is pinned just past the limit on the
+        /// same side (see `scanExponent`).
+        var scale: Int
 
         var isPlainInteger: Bool { !self.hasFraction && !self.hasExponent }
 
@@ -572,6 +577,11 @@ public struct JSONParameterReader: RPCParameterReader {
             return Int64(exactly: self.mantissa)
         }
     }
+
+    /// Beyond this decimal position a non-zero number's exact position no longer matters: above
+    /// 10^400 every Double is infinite and every Integer out of range, below 10^-400 every Double
+    /// rounds to zero and no Integer is exact (the smallest subnormal is about 4.9e-324).
+    static let positionLimit = 400
 
     /// The fast path for the common case: an optional minus and 1 to 18 digits without a leading
     /// zero, not followed by a fraction or exponent. Consumes it and returns its value, or
@@ -604,8 +614,8 @@ public struct JSONParameterReader: RPCParameterReader {
     private mutating func scanNumber() throws(RPCError) -> Number {
         let start = self.index
         var number = Number(
-            start: start, end: start, negative: false, mantissa: 0, digitCount: 0, fractionDigits: 0,
-            hasFraction: false, hasExponent: false, exponent: 0)
+            start: start, end: start, negative: false, mantissa: 0, digitCount: 0, hasFraction: false,
+            hasExponent: false, scale: 0)
         if self.peek() == UInt8(ascii: "-") {
             number.negative = true
             self.index += 1
@@ -621,37 +631,70 @@ public struct JSONParameterReader: RPCParameterReader {
         } else {
             self.scanDigits(into: &number, fraction: false)
         }
+        var fractionDigits = 0
         if self.peek() == UInt8(ascii: ".") {
             self.index += 1
             guard let next = self.peek(), Self.isDigit(next) else {
                 throw RPCError(.malformedInput, offset: start, "number without digits after the decimal point")
             }
             number.hasFraction = true
+            let fractionStart = self.index
             self.scanDigits(into: &number, fraction: true)
+            fractionDigits = self.index - fractionStart
         }
+        number.scale = -fractionDigits
         if let byte = self.peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
             self.index += 1
-            var negativeExponent = false
-            if let sign = self.peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
-                negativeExponent = sign == UInt8(ascii: "-")
-                self.index += 1
-            }
-            guard let next = self.peek(), Self.isDigit(next) else {
-                throw RPCError(.malformedInput, offset: start, "number without exponent digits")
-            }
-            number.hasExponent = true
-            var exponent = 0
-            while let digit = self.peek(), Self.isDigit(digit) {
-                // Saturate: beyond this every Double is 0 or infinity anyway.
-                if exponent < 100_000 {
-                    exponent = exponent * 10 + Int(digit - UInt8(ascii: "0"))
-                }
-                self.index += 1
-            }
-            number.exponent = negativeExponent ? -exponent : exponent
+            try self.scanExponent(into: &number, fractionDigits: fractionDigits, start: start)
         }
         number.end = self.index
         return number
+    }
+
+    /// Scans the exponent after `e` and sets `number.scale`. The exponent is exact while the
+    /// decimal position it gives stays within ±`positionLimit`. Past that, further digits can only
+    /// move the position further out, so the scan stops accumulating and pins the position just
+    /// past the limit; for a positive exponent only once it also exceeds the fraction's length,
+    /// so that the pinned scale is, like the real one, not negative (the number is integral).
+    /// The pinned value then leads every reader to the verdict the real one would (infinite,
+    /// zero, out of range, not an integer), and keeps a huge exponent away from the fast paths
+    /// that trust the scale.
+    private mutating func scanExponent(into number: inout Number, fractionDigits: Int, start: Int) throws(RPCError) {
+        var negative = false
+        if let sign = self.peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+            negative = sign == UInt8(ascii: "-")
+            self.index += 1
+        }
+        guard let next = self.peek(), Self.isDigit(next) else {
+            throw RPCError(.malformedInput, offset: start, "number without exponent digits")
+        }
+        number.hasExponent = true
+        let limit = Self.positionLimit
+        // The position without the exponent, and the largest exponent that keeps the position
+        // (and, when positive, the scale's sign) where it is exactly known.
+        let position = number.digitCount - fractionDigits
+        let largest = negative ? limit + position : max(limit - position, fractionDigits)
+        var exponent = 0
+        var pinned = false
+        while let byte = self.peek(), Self.isDigit(byte) {
+            if !pinned {
+                let (tens, overflow) = exponent.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = tens.addingReportingOverflow(Int(byte &- UInt8(ascii: "0")))
+                if overflow || carry || sum > largest {
+                    pinned = true
+                } else {
+                    exponent = sum
+                }
+            }
+            self.index += 1
+        }
+        if !pinned {
+            number.scale = (negative ? -exponent : exponent) - fractionDigits
+        } else if negative {
+            number.scale = -limit - 1 - number.digitCount
+        } else {
+            number.scale = max(limit + 1 - number.digitCount, 0)
+        }
     }
 
     private mutating func scanDigits(into number: inout Number, fraction: Bool) {
@@ -663,9 +706,6 @@ public struct JSONParameterReader: RPCParameterReader {
             if number.digitCount <= 19 {
                 number.mantissa = number.mantissa &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
             }
-            if fraction {
-                number.fractionDigits += 1
-            }
             self.index += 1
         }
     }
@@ -675,7 +715,7 @@ public struct JSONParameterReader: RPCParameterReader {
     private func isExactInteger(_ number: Number) -> Bool {
         // All digits zero (`0e-2`, `0.0e-3`): zero, however far the scale moves the point.
         if number.digitCount == 0 { return true }
-        let scale = number.exponent - number.fractionDigits
+        let scale = number.scale
         if scale >= 0 { return true }
         var end = number.end
         if number.hasExponent {
@@ -707,7 +747,7 @@ public struct JSONParameterReader: RPCParameterReader {
     private func double(of number: Number) -> Double {
         // Exact fast path (Clinger): a mantissa below 2^53 times a power of ten up to 10^22 is one
         // correctly rounded IEEE operation.
-        let scale = number.exponent - number.fractionDigits
+        let scale = number.scale
         if number.digitCount <= 15, (-22...22).contains(scale) {
             var value = Double(number.mantissa)
             if scale >= 0 {

@@ -7,7 +7,7 @@ import NIOCore
 /// shortest form that reads back to the same Double, with a `.0` on integral values (`100.0`).
 /// JSON has no NaN or infinity: such a Float is recorded as `nonFiniteNumber` and reported by
 /// `finish()`.
-public struct JSONParameterWriter: RPCParameterWriter {
+struct JSONParameterWriter: RPCParameterWriter {
     /// Where `finish()` appends the output.
     var destination: ByteBuffer
     var buffer = JSONOutput()
@@ -15,7 +15,7 @@ public struct JSONParameterWriter: RPCParameterWriter {
     var firstError: RPCError?
 
     /// Starts the top-level object at the end of `buffer`.
-    public init(buffer: ByteBuffer = ByteBuffer()) {
+    init(buffer: ByteBuffer = ByteBuffer()) {
         self.destination = buffer
         self.buffer.writeInteger(UInt8(ascii: "{"))
     }
@@ -34,7 +34,7 @@ public struct JSONParameterWriter: RPCParameterWriter {
     }
 
     /// Closes the top-level object and returns the buffer; throws if a value could not be written.
-    public mutating func finish() throws(RPCError) -> ByteBuffer {
+    mutating func finish() throws(RPCError) -> ByteBuffer {
         self.buffer.writeInteger(UInt8(ascii: "}"))
         if let firstError = self.firstError {
             throw firstError
@@ -81,19 +81,19 @@ public struct JSONParameterWriter: RPCParameterWriter {
 
     // MARK: Values
 
-    public mutating func writeBool(_ value: Bool, forKey key: RPCKey) {
+    mutating func writeBool(_ value: Bool, forKey key: RPCKey) {
         self.emit(key, maxValueBytes: 5) { target in Self.putBool(value, at: target) }
     }
 
-    public mutating func writeInt32(_ value: Int32, forKey key: RPCKey) {
+    mutating func writeInt32(_ value: Int32, forKey key: RPCKey) {
         self.emit(key, maxValueBytes: 20) { target in Self.putDecimal(Int64(value), at: target) }
     }
 
-    public mutating func writeInt64(_ value: Int64, forKey key: RPCKey) {
+    mutating func writeInt64(_ value: Int64, forKey key: RPCKey) {
         self.emit(key, maxValueBytes: 20) { target in Self.putDecimal(value, at: target) }
     }
 
-    public mutating func writeDouble(_ value: Double, forKey key: RPCKey) {
+    mutating func writeDouble(_ value: Double, forKey key: RPCKey) {
         if value.isFinite, value.magnitude < 1e15 {
             self.emit(key, maxValueBytes: 32) { target in Self.putDouble(value, at: target) }
         } else {
@@ -102,14 +102,14 @@ public struct JSONParameterWriter: RPCParameterWriter {
         }
     }
 
-    public mutating func writeString(_ value: String, forKey key: RPCKey) {
+    mutating func writeString(_ value: String, forKey key: RPCKey) {
         var value = value
         value.withUTF8 { bytes in
             self.emit(key, maxValueBytes: Self.quotedSize(bytes)) { target in Self.putQuoted(bytes, at: target) }
         }
     }
 
-    public mutating func beginObject(forKey key: RPCKey) {
+    mutating func beginObject(forKey key: RPCKey) {
         self.emit(key, maxValueBytes: 1) { target in
             target[0] = UInt8(ascii: "{")
             return 1
@@ -117,12 +117,12 @@ public struct JSONParameterWriter: RPCParameterWriter {
         self.needsComma = false
     }
 
-    public mutating func endObject() {
+    mutating func endObject() {
         self.buffer.writeInteger(UInt8(ascii: "}"))
         self.needsComma = true
     }
 
-    public mutating func beginArray(forKey key: RPCKey) {
+    mutating func beginArray(forKey key: RPCKey) {
         self.emit(key, maxValueBytes: 1) { target in
             target[0] = UInt8(ascii: "[")
             return 1
@@ -130,12 +130,12 @@ public struct JSONParameterWriter: RPCParameterWriter {
         self.needsComma = false
     }
 
-    public mutating func endArray() {
+    mutating func endArray() {
         self.buffer.writeInteger(UInt8(ascii: "]"))
         self.needsComma = true
     }
 
-    public mutating func writeUnknown(_ value: RPCValue, forKey key: String) {
+    mutating func writeUnknown(_ value: RPCValue, forKey key: String) {
         self.writeDynamicKey(key)
         self.writeValue(value)
     }

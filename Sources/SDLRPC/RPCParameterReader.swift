@@ -1,6 +1,6 @@
 /// The source generated code decodes parameters from: a pull reader over one parameters document.
-/// One conformance per wire format: `JSONParameterReader` here, a BSON reader over SDLBSON's
-/// in-place document reader later.
+/// One conformance per wire format, in this module: a JSON reader over the text, and a BSON reader
+/// over the validated document in place.
 ///
 /// Generated code walks an object like this:
 ///
@@ -8,7 +8,7 @@
 /// try reader.beginObject()            // or: the top-level object, already entered
 /// while try reader.nextKey() {
 ///     switch reader.keyHash {
-///     case 0x1c4e3d2f where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed, "fanSpeed")
+///     case 0x08667064 where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed, "fanSpeed")
 ///     default: try reader.decodeUnknown(into: &unknownParameters)
 ///     }
 /// }

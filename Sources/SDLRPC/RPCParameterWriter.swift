@@ -1,6 +1,6 @@
 /// The sink generated code encodes parameters into: typed appends under a key, and object and array
-/// scopes. One conformance per wire format: `JSONParameterWriter` here, a BSON writer on top of
-/// SDLBSON's document writer later.
+/// scopes. One conformance per wire format, in this module: a compact JSON writer, and a BSON
+/// writer on SDLBSON's `BSONStreamWriter`.
 ///
 /// A writer starts inside the top-level parameters object. Each `begin…` is matched by its `end…`;
 /// inside an array scope every key is `RPCKey.element`. Integers come with their wire width:

@@ -2,11 +2,11 @@ import NIOCore
 
 /// A generated struct or message of the spec: a parameters object.
 ///
-/// Generated types implement the four requirements without defaults; the `_…JSON…` requirements
-/// have default implementations and must not be implemented. They exist so that a call through the
-/// protocol (`any RPCMessage`, or a generic function of another module) reaches code specialised
-/// for this type and for the JSON reader and writer, not the unspecialised generic code. A BSON
-/// conformance adds its own pair the same way, without regenerating anything.
+/// Generated types implement the four requirements without defaults; the `_…JSON…` and `_…BSON…`
+/// requirements have default implementations and must not be implemented. They exist so that a
+/// call through the protocol (`any RPCMessage`, or a generic function of another module) reaches
+/// code specialised for this type and for the format's reader and writer, not the unspecialised
+/// generic code.
 public protocol RPCStruct: RPCParameterValue {
     /// Reads the members of an object the reader has already entered, up to and including its end.
     /// Throws `missingParameter` for an absent mandatory parameter; does not check constraints.

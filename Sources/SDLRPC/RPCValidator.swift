@@ -18,7 +18,8 @@ public struct RPCValidator: Sendable {
     public private(set) var errors: [RPCError] = []
     /// Recording stops at this many errors, so a hostile value cannot grow the list without bound.
     public let limit: Int
-    /// The deepest nesting allowed, as `RPCCodingOptions.maxNestingDepth`.
+    /// The deepest nesting allowed, as `RPCCodingOptions.maxNestingDepth` (and, as there, never
+    /// more than `RPCCodingOptions.nestingDepthCeiling`).
     public let maxNestingDepth: Int
     /// False: only the checks above that encoders always make (nesting, unknown parameters), not
     /// the spec's constraints (what encoding with `validate` off runs).
@@ -26,14 +27,15 @@ public struct RPCValidator: Sendable {
     /// The nesting level of the object whose parameters are being checked.
     private var depth = 1
 
-    /// A validator that records at most `limit` errors.
+    /// A validator that records at most `limit` errors and refuses nesting deeper than
+    /// `maxNestingDepth`, clamped to `RPCCodingOptions.nestingDepthCeiling`.
     public init(limit: Int = 100, maxNestingDepth: Int = 32) {
         self.init(limit: limit, maxNestingDepth: maxNestingDepth, checksConstraints: true)
     }
 
     init(limit: Int, maxNestingDepth: Int, checksConstraints: Bool) {
         self.limit = limit
-        self.maxNestingDepth = maxNestingDepth
+        self.maxNestingDepth = min(maxNestingDepth, RPCCodingOptions.nestingDepthCeiling)
         self.checksConstraints = checksConstraints
     }
 

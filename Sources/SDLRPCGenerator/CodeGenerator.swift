@@ -250,6 +250,8 @@ public struct CodeGenerator {
         return out.text
     }
 
+    /// A struct or message type: stored properties, then the memberwise initializer, the decoder,
+    /// the encoder and the validation, each from the params in spec order.
     func emitStruct(typeName: String, conformance: String, staticMembers: [String], params: [SpecParam], into out: inout CodeWriter) {
         out.open("public struct \(typeName): \(conformance) {")
         for member in staticMembers {
@@ -264,9 +266,18 @@ public struct CodeGenerator {
         }
         out.line("/// Parameters this spec version does not define, re-encoded after the known ones.")
         out.line("public var unknownParameters: RPCObject")
-
-        // Memberwise initializer.
         out.blank()
+        self.emitMemberwiseInit(params, into: &out)
+        out.blank()
+        self.emitDecoder(params, into: &out)
+        out.blank()
+        self.emitEncoder(params, into: &out)
+        out.blank()
+        self.emitValidation(params, into: &out)
+        out.close("}")
+    }
+
+    func emitMemberwiseInit(_ params: [SpecParam], into out: inout CodeWriter) {
         var arguments = params.map { param in
             "\(SwiftNaming.propertyName(param.name)): \(self.swiftType(param))\(param.mandatory ? "" : " = nil")"
         }
@@ -284,9 +295,11 @@ public struct CodeGenerator {
         }
         out.line("self.unknownParameters = unknownParameters")
         out.close("}")
+    }
 
-        // Decoding.
-        out.blank()
+    /// `init(parametersFrom:)`: one optional local per param, a `switch` on the key hash confirmed by
+    /// comparing the bytes, then the mandatory params required.
+    func emitDecoder(_ params: [SpecParam], into out: inout CodeWriter) {
         out.open("public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {")
         for param in params {
             out.line("var \(SwiftNaming.localName(param.name)): \(self.swiftType(param, optional: false))? = nil")
@@ -315,9 +328,9 @@ public struct CodeGenerator {
             + ["unknownParameters: unknownParameters"]
         out.line("self.init(\(initArguments.joined(separator: ", ")))")
         out.close("}")
+    }
 
-        // Encoding.
-        out.blank()
+    func emitEncoder(_ params: [SpecParam], into out: inout CodeWriter) {
         out.open("public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {")
         for param in params {
             let method = param.mandatory ? "encode" : "encodeIfPresent"
@@ -325,9 +338,9 @@ public struct CodeGenerator {
         }
         out.line("writer.encodeUnknown(self.unknownParameters)")
         out.close("}")
+    }
 
-        // Validation.
-        out.blank()
+    func emitValidation(_ params: [SpecParam], into out: inout CodeWriter) {
         let checks = params.compactMap { param in self.validation(param).map { (param, $0) } }
         out.open("public func validate(into validator: inout RPCValidator) {")
         for (param, check) in checks {
@@ -344,7 +357,6 @@ public struct CodeGenerator {
         out.line("validator.unknownParameters(self.unknownParameters, knownNames: [\(names)])")
         out.close("}")
         out.close("}")
-        out.close("}")
     }
 
     /// The validator call for a param, with `$` where the value goes; nil when nothing to check.
@@ -352,7 +364,6 @@ public struct CodeGenerator {
     func validation(_ param: SpecParam) -> Check? {
         let key = "\"\(param.name)\""
         let sizes = "minSize: \(Self.literal(param.minSize)), maxSize: \(Self.literal(param.maxSize))"
-        let hasSizes = param.minSize != nil || param.maxSize != nil
         let values = "min: \(param.minValueText ?? "nil"), max: \(param.maxValueText ?? "nil")"
         let hasValues = param.minValueText != nil || param.maxValueText != nil
         let lengths = "minLength: \(param.effectiveMinLength), maxLength: \(Self.literal(param.maxLength))"
@@ -561,8 +572,10 @@ struct CodeWriter {
 }
 
 /// The key hash decoders switch on; the same function as SDLRPC's `RPCKeyHash`: the UTF-8 length
-/// (low 8 bits) and the first, middle and last bytes packed into 32 bits.
+/// (its low 8 bits) in bits 24–31, then the first, middle (at `count / 2`) and last bytes in bits
+/// 16–23, 8–15 and 0–7; 0 for the empty name.
 public enum KeyHash {
+    /// The hash of `name`'s UTF-8 bytes.
     public static func hash(_ name: String) -> UInt32 {
         let bytes = Array(name.utf8)
         guard let first = bytes.first, let last = bytes.last else { return 0 }

@@ -13,7 +13,7 @@ public enum SpecParser {
         try self.parse(Array(text.utf8))
     }
 
-    static func parse(root: XMLElement) throws(GeneratorError) -> Spec {
+    static func parse(root: SpecXMLElement) throws(GeneratorError) -> Spec {
         guard root.name == "interface" else {
             throw GeneratorError("root element is <\(root.name)>, expected <interface>", line: root.line)
         }
@@ -22,8 +22,8 @@ public enum SpecParser {
         try checkVersion(version, attribute: "version", of: root)
 
         var enums: [SpecEnum] = []
-        var structElements: [XMLElement] = []
-        var functionElements: [XMLElement] = []
+        var structElements: [SpecXMLElement] = []
+        var functionElements: [SpecXMLElement] = []
         for child in try children(of: root, allowed: ["enum", "struct", "function"]) {
             switch child.name {
             case "enum":
@@ -85,7 +85,7 @@ public enum SpecParser {
 
     // MARK: Items
 
-    static func parseEnum(_ element: XMLElement, inHistory: Bool) throws(GeneratorError) -> SpecEnum? {
+    static func parseEnum(_ element: SpecXMLElement, inHistory: Bool) throws(GeneratorError) -> SpecEnum? {
         try checkAttributes(
             element, allowed: ["name", "since", "until", "deprecated", "removed", "internal_scope", "platform"],
             required: ["name"])
@@ -130,7 +130,7 @@ public enum SpecParser {
             internalScope: internalScope, line: element.line)
     }
 
-    static func parseElement(_ element: XMLElement, of enumName: String) throws(GeneratorError) -> SpecEnumElement? {
+    static func parseElement(_ element: SpecXMLElement, of enumName: String) throws(GeneratorError) -> SpecEnumElement? {
         try checkAttributes(
             element,
             allowed: ["name", "hexvalue", "internal_name", "rootscreen", "deprecated", "removed", "since", "until", "value"],
@@ -177,7 +177,7 @@ public enum SpecParser {
             rootScreen: rootScreen, lifecycle: lifecycle, line: element.line)
     }
 
-    static func parseStruct(_ element: XMLElement, context: Context, inHistory: Bool) throws(GeneratorError) -> SpecStruct? {
+    static func parseStruct(_ element: SpecXMLElement, context: Context, inHistory: Bool) throws(GeneratorError) -> SpecStruct? {
         try checkAttributes(element, allowed: ["name", "since", "until", "deprecated", "removed"], required: ["name"])
         let name = try requiredName(element)
         try checkIdentifier(name, of: element)
@@ -205,7 +205,7 @@ public enum SpecParser {
     }
 
     static func parseFunction(
-        _ element: XMLElement, context: Context, functionIDs: SpecEnum, inHistory: Bool
+        _ element: SpecXMLElement, context: Context, functionIDs: SpecEnum, inHistory: Bool
     ) throws(GeneratorError) -> SpecFunction? {
         try checkAttributes(
             element, allowed: ["name", "functionID", "messagetype", "since", "until", "deprecated", "removed"],
@@ -245,7 +245,7 @@ public enum SpecParser {
             lifecycle: lifecycle, line: element.line)
     }
 
-    static func parseParam(_ element: XMLElement, owner: String, context: Context) throws(GeneratorError) -> SpecParam? {
+    static func parseParam(_ element: SpecXMLElement, owner: String, context: Context) throws(GeneratorError) -> SpecParam? {
         try checkAttributes(
             element,
             allowed: [
@@ -256,28 +256,59 @@ public enum SpecParser {
         let name = try requiredName(element)
         try checkIdentifier(name, of: element)
         let what = "param \(name) of \(owner)"
-        func fail(_ message: String) -> GeneratorError {
-            GeneratorError("\(what): \(message)", line: element.line)
-        }
+        let fail = { (message: String) -> GeneratorError in GeneratorError("\(what): \(message)", line: element.line) }
 
         let typeName = element.attribute("type")!
-        let type: SpecType
-        switch typeName {
-        case "Boolean": type = .boolean
-        case "Integer": type = .integer
-        case "Float": type = .float
-        case "String": type = .string
-        default:
-            guard let isEnum = context.typeNames[typeName] else {
-                throw fail("unknown type name \"\(typeName)\"")
-            }
-            type = isEnum ? .enumeration(typeName) : .structure(typeName)
-        }
+        let type = try paramType(typeName, context: context, fail: fail)
         let mandatory = try parseBool(element.attribute("mandatory")!, attribute: "mandatory", of: element)
         let isArray = try element.attribute("array").map { (text) throws(GeneratorError) in
             try parseBool(text, attribute: "array", of: element)
         } ?? false
+        let counts = try parseCounts(element, type: type, isArray: isArray, fail: fail)
+        let bounds = try parseValueBounds(element, type: type, fail: fail)
 
+        var isDocumentationPlatform = false
+        if let platform = element.attribute("platform") {
+            guard platform == "documentation" else {
+                throw fail("unknown platform \"\(platform)\"")
+            }
+            isDocumentationPlatform = true
+        }
+        let lifecycle = try parseLifecycle(element)
+        let documentedElements = try parseParamChildren(element, type: type, owner: owner, what: what, context: context)
+
+        let param = SpecParam(
+            name: name, type: type, mandatory: mandatory, isArray: isArray, minSize: counts.minSize,
+            maxSize: counts.maxSize, minValueText: bounds.min, maxValueText: bounds.max, minLength: counts.minLength,
+            maxLength: counts.maxLength, defaultValue: element.attribute("defvalue"),
+            isDocumentationPlatform: isDocumentationPlatform, documentedElements: documentedElements,
+            lifecycle: lifecycle, line: element.line)
+        if let defaultValue = param.defaultValue {
+            try checkDefault(defaultValue, of: param, context: context, fail: fail)
+        }
+        if lifecycle.removed { return nil }
+        return param
+    }
+
+    /// A param's `type` attribute: a base type, or an enum or struct of the spec.
+    static func paramType(_ typeName: String, context: Context, fail: (String) -> GeneratorError) throws(GeneratorError) -> SpecType {
+        switch typeName {
+        case "Boolean": return .boolean
+        case "Integer": return .integer
+        case "Float": return .float
+        case "String": return .string
+        default:
+            guard let isEnum = context.typeNames[typeName] else {
+                throw fail("unknown type name \"\(typeName)\"")
+            }
+            return isEnum ? .enumeration(typeName) : .structure(typeName)
+        }
+    }
+
+    /// `minsize`/`maxsize` (arrays only) and `minlength`/`maxlength` (Strings only).
+    static func parseCounts(
+        _ element: SpecXMLElement, type: SpecType, isArray: Bool, fail: (String) -> GeneratorError
+    ) throws(GeneratorError) -> (minSize: Int?, maxSize: Int?, minLength: Int?, maxLength: Int?) {
         func count(_ attribute: String) throws(GeneratorError) -> Int? {
             guard let text = element.attribute(attribute) else { return nil }
             guard let value = Int(text), value >= 0, !text.hasPrefix("+") else {
@@ -296,7 +327,7 @@ public enum SpecParser {
             throw fail("minsize \(minSize) exceeds maxsize \(maxSize)")
         }
         if (minLength != nil || maxLength != nil) && type != .string {
-            throw fail("minlength/maxlength on a param of type \(typeName)")
+            throw fail("minlength/maxlength on a param of type \(element.attribute("type")!)")
         }
         if let minLength, let maxLength, minLength > maxLength {
             throw fail("minlength \(minLength) exceeds maxlength \(maxLength)")
@@ -304,37 +335,39 @@ public enum SpecParser {
         if maxLength == 0 {
             throw fail("maxlength 0 allows no string")
         }
+        return (minSize, maxSize, minLength, maxLength)
+    }
 
+    /// `minvalue`/`maxvalue` as the spec writes them (Integer and Float params only): decimal
+    /// numbers, 64-bit integers for Integer params, the minimum not above the maximum.
+    static func parseValueBounds(
+        _ element: SpecXMLElement, type: SpecType, fail: (String) -> GeneratorError
+    ) throws(GeneratorError) -> (min: String?, max: String?) {
         let minValueText = element.attribute("minvalue")
         let maxValueText = element.attribute("maxvalue")
         if (minValueText != nil || maxValueText != nil) && type != .integer && type != .float {
-            throw fail("minvalue/maxvalue on a param of type \(typeName)")
+            throw fail("minvalue/maxvalue on a param of type \(element.attribute("type")!)")
         }
         for (attribute, text) in [("minvalue", minValueText), ("maxvalue", maxValueText)] {
             guard let text else { continue }
-            guard isDecimal(text), let value = Double(text) else {
+            guard isDecimal(text), Double(text) != nil else {
                 throw fail("\(attribute) \"\(text)\" is not a decimal number")
             }
-            if type == .integer {
-                guard Int64(text) != nil else {
-                    throw fail("\(attribute) \"\(text)\" of an Integer param is not a 64-bit integer")
-                }
+            if type == .integer, Int64(text) == nil {
+                throw fail("\(attribute) \"\(text)\" of an Integer param is not a 64-bit integer")
             }
-            _ = value
         }
         if let minValueText, let maxValueText, Double(minValueText)! > Double(maxValueText)! {
             throw fail("minvalue \(minValueText) exceeds maxvalue \(maxValueText)")
         }
+        return (minValueText, maxValueText)
+    }
 
-        var isDocumentationPlatform = false
-        if let platform = element.attribute("platform") {
-            guard platform == "documentation" else {
-                throw fail("unknown platform \"\(platform)\"")
-            }
-            isDocumentationPlatform = true
-        }
-        let lifecycle = try parseLifecycle(element)
-
+    /// A param's children: descriptions, history entries (checked as params), and the `<element>`s
+    /// an enum param documents, whose names it returns.
+    static func parseParamChildren(
+        _ element: SpecXMLElement, type: SpecType, owner: String, what: String, context: Context
+    ) throws(GeneratorError) -> [String] {
         var documentedElements: [String] = []
         for child in try children(of: element, allowed: ["description", "history", "todo", "element"]) {
             switch child.name {
@@ -359,17 +392,7 @@ public enum SpecParser {
                 try checkText(child)
             }
         }
-
-        let param = SpecParam(
-            name: name, type: type, mandatory: mandatory, isArray: isArray, minSize: minSize, maxSize: maxSize,
-            minValueText: minValueText, maxValueText: maxValueText, minLength: minLength, maxLength: maxLength,
-            defaultValue: element.attribute("defvalue"), isDocumentationPlatform: isDocumentationPlatform,
-            documentedElements: documentedElements, lifecycle: lifecycle, line: element.line)
-        if let defaultValue = param.defaultValue {
-            try checkDefault(defaultValue, of: param, context: context, fail: fail)
-        }
-        if lifecycle.removed { return nil }
-        return param
+        return documentedElements
     }
 
     static func checkDefault(
@@ -410,12 +433,12 @@ public enum SpecParser {
 
     // MARK: Helpers
 
-    static func isRemoved(_ element: XMLElement) throws(GeneratorError) -> Bool {
+    static func isRemoved(_ element: SpecXMLElement) throws(GeneratorError) -> Bool {
         guard let text = element.attribute("removed") else { return false }
         return try parseBool(text, attribute: "removed", of: element)
     }
 
-    static func parseLifecycle(_ element: XMLElement) throws(GeneratorError) -> SpecLifecycle {
+    static func parseLifecycle(_ element: SpecXMLElement) throws(GeneratorError) -> SpecLifecycle {
         var lifecycle = SpecLifecycle()
         if let since = element.attribute("since") {
             try checkVersion(since, attribute: "since", of: element)
@@ -432,7 +455,7 @@ public enum SpecParser {
         return lifecycle
     }
 
-    static func parseBool(_ text: String, attribute: String, of element: XMLElement) throws(GeneratorError) -> Bool {
+    static func parseBool(_ text: String, attribute: String, of element: SpecXMLElement) throws(GeneratorError) -> Bool {
         switch text {
         case "true": return true
         case "false": return false
@@ -441,7 +464,7 @@ public enum SpecParser {
         }
     }
 
-    static func checkVersion(_ text: String, attribute: String, of element: XMLElement) throws(GeneratorError) {
+    static func checkVersion(_ text: String, attribute: String, of element: SpecXMLElement) throws(GeneratorError) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }) else {
             throw GeneratorError("<\(element.name)\(nameSuffix(element))>: \(attribute) \"\(text)\" is not a version", line: element.line)
@@ -456,7 +479,7 @@ public enum SpecParser {
         return parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
     }
 
-    static func checkIdentifier(_ name: String, of element: XMLElement) throws(GeneratorError) {
+    static func checkIdentifier(_ name: String, of element: SpecXMLElement) throws(GeneratorError) {
         let bytes = Array(name.utf8)
         guard let first = bytes.first,
               first == UInt8(ascii: "_") || (first | 0x20 >= UInt8(ascii: "a") && first | 0x20 <= UInt8(ascii: "z")),
@@ -466,18 +489,18 @@ public enum SpecParser {
         }
     }
 
-    static func requiredName(_ element: XMLElement) throws(GeneratorError) -> String {
+    static func requiredName(_ element: SpecXMLElement) throws(GeneratorError) -> String {
         guard let name = element.attribute("name"), !name.isEmpty else {
             throw GeneratorError("<\(element.name)> has no name", line: element.line)
         }
         return name
     }
 
-    static func nameSuffix(_ element: XMLElement) -> String {
+    static func nameSuffix(_ element: SpecXMLElement) -> String {
         element.attribute("name").map { " name=\"\($0)\"" } ?? ""
     }
 
-    static func checkAttributes(_ element: XMLElement, allowed: Set<String>, required: [String]) throws(GeneratorError) {
+    static func checkAttributes(_ element: SpecXMLElement, allowed: Set<String>, required: [String]) throws(GeneratorError) {
         for attribute in element.attributes where !allowed.contains(attribute.name) {
             throw GeneratorError("<\(element.name)\(nameSuffix(element))>: unknown attribute \"\(attribute.name)\"", line: element.line)
         }
@@ -487,8 +510,8 @@ public enum SpecParser {
     }
 
     /// The child elements, refusing other element names and non-whitespace text.
-    static func children(of element: XMLElement, allowed: Set<String>) throws(GeneratorError) -> [XMLElement] {
-        var result: [XMLElement] = []
+    static func children(of element: SpecXMLElement, allowed: Set<String>) throws(GeneratorError) -> [SpecXMLElement] {
+        var result: [SpecXMLElement] = []
         for child in element.children {
             switch child {
             case .element(let inner):
@@ -509,7 +532,7 @@ public enum SpecParser {
     /// attributes, and each entry is an element of its parent's kind with its parent's name and an
     /// `until` (where that version ended); anything else is refused, as it would otherwise be
     /// ignored. Each entry is then parsed, with the attribute checks of its kind, by the caller.
-    static func historyEntries(_ history: XMLElement, of parent: XMLElement) throws(GeneratorError) -> [XMLElement] {
+    static func historyEntries(_ history: SpecXMLElement, of parent: SpecXMLElement) throws(GeneratorError) -> [SpecXMLElement] {
         try checkAttributes(history, allowed: [], required: [])
         let entries = try children(of: history, allowed: [parent.name])
         for entry in entries {
@@ -527,7 +550,7 @@ public enum SpecParser {
     }
 
     /// Description, warning and todo elements: text only.
-    static func checkText(_ element: XMLElement) throws(GeneratorError) {
+    static func checkText(_ element: SpecXMLElement) throws(GeneratorError) {
         try checkAttributes(element, allowed: [], required: [])
         if let inner = element.elements.first {
             throw GeneratorError("<\(element.name)>: unknown element <\(inner.name)>", line: inner.line)

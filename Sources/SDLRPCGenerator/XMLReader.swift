@@ -1,12 +1,12 @@
 /// An element of an XML document: name, attributes in document order, children, and the line it
 /// starts on (1-based) for error messages.
-public struct XMLElement: Hashable, Sendable {
+public struct SpecXMLElement: Hashable, Sendable {
     public var name: String
     public var attributes: [(name: String, value: String)]
-    public var children: [XMLNode]
+    public var children: [SpecXMLNode]
     public var line: Int
 
-    public init(name: String, attributes: [(name: String, value: String)] = [], children: [XMLNode] = [], line: Int = 0) {
+    public init(name: String, attributes: [(name: String, value: String)] = [], children: [SpecXMLNode] = [], line: Int = 0) {
         self.name = name
         self.attributes = attributes
         self.children = children
@@ -19,7 +19,7 @@ public struct XMLElement: Hashable, Sendable {
     }
 
     /// The child elements, in order.
-    public var elements: [XMLElement] {
+    public var elements: [SpecXMLElement] {
         self.children.compactMap {
             if case .element(let element) = $0 { return element }
             return nil
@@ -34,7 +34,7 @@ public struct XMLElement: Hashable, Sendable {
         }.joined()
     }
 
-    public static func == (lhs: XMLElement, rhs: XMLElement) -> Bool {
+    public static func == (lhs: SpecXMLElement, rhs: SpecXMLElement) -> Bool {
         lhs.name == rhs.name && lhs.children == rhs.children && lhs.line == rhs.line
             && lhs.attributes.map(\.name) == rhs.attributes.map(\.name)
             && lhs.attributes.map(\.value) == rhs.attributes.map(\.value)
@@ -53,8 +53,8 @@ public struct XMLElement: Hashable, Sendable {
 
 /// A node of element content: a child element, or character data (text and CDATA, with entity and
 /// character references resolved) with the line it starts on.
-public enum XMLNode: Hashable, Sendable {
-    case element(XMLElement)
+public enum SpecXMLNode: Hashable, Sendable {
+    case element(SpecXMLElement)
     case text(String, line: Int)
 }
 
@@ -79,19 +79,19 @@ public struct XMLReader {
     }
 
     /// Parses a whole document and returns its root element.
-    public static func parse(_ bytes: [UInt8]) throws(GeneratorError) -> XMLElement {
+    public static func parse(_ bytes: [UInt8]) throws(GeneratorError) -> SpecXMLElement {
         var reader = XMLReader(bytes: bytes)
         return try reader.document()
     }
 
     /// Parses a whole document given as a string.
-    public static func parse(_ text: String) throws(GeneratorError) -> XMLElement {
+    public static func parse(_ text: String) throws(GeneratorError) -> SpecXMLElement {
         try self.parse(Array(text.utf8))
     }
 
     // MARK: Document
 
-    private mutating func document() throws(GeneratorError) -> XMLElement {
+    private mutating func document() throws(GeneratorError) -> SpecXMLElement {
         guard String(validating: self.bytes, as: UTF8.self) != nil else {
             throw GeneratorError("XML input is not valid UTF-8", line: nil)
         }
@@ -102,7 +102,7 @@ public struct XMLReader {
         if self.lookingAt("<?xml") && self.isWhitespace(at: self.index + 5) {
             try self.processingInstruction(allowDeclaration: true)
         }
-        var root: XMLElement?
+        var root: SpecXMLElement?
         while true {
             self.skipWhitespace()
             if self.index >= self.bytes.count {
@@ -131,7 +131,7 @@ public struct XMLReader {
 
     // MARK: Markup
 
-    private mutating func element() throws(GeneratorError) -> XMLElement {
+    private mutating func element() throws(GeneratorError) -> SpecXMLElement {
         let line = self.line
         guard self.depth < Self.maxDepth else {
             throw self.error("elements nest deeper than \(Self.maxDepth) levels")
@@ -140,7 +140,7 @@ public struct XMLReader {
         defer { self.depth -= 1 }
         self.index += 1  // <
         let name = try self.name()
-        var element = XMLElement(name: name, line: line)
+        var element = SpecXMLElement(name: name, line: line)
         while true {
             let hadSpace = self.skipWhitespace()
             if self.lookingAt("/>") {
@@ -172,10 +172,10 @@ public struct XMLReader {
     }
 
     /// Reads children up to and including the end tag.
-    private mutating func content(of element: inout XMLElement) throws(GeneratorError) {
+    private mutating func content(of element: inout SpecXMLElement) throws(GeneratorError) {
         var text: [UInt8] = []
         var textLine = self.line
-        func flush(_ text: inout [UInt8], into element: inout XMLElement, line: Int) {
+        func flush(_ text: inout [UInt8], into element: inout SpecXMLElement, line: Int) {
             if !text.isEmpty {
                 element.children.append(.text(String(decoding: text, as: UTF8.self), line: line))
                 text.removeAll()

@@ -18,7 +18,7 @@ struct OutgoingMessage: Sendable {
 
 /// A frame chosen for writing.
 struct ScheduledFrame: Sendable {
-    var frame: Frame
+    var frame: ProtocolFrame
     /// Whether its payload must go through the session's security provider first.
     var needsProtection: Bool
 }

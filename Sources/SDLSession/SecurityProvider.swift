@@ -5,7 +5,7 @@ import NIOCore
 ///
 /// The head unit is the TLS client and starts the handshake; the app is the TLS server. The
 /// engine calls the provider synchronously and owns no thread: a provider wrapping a TLS library
-/// runs it in memory (BIO pairs), as sdl_ios and SDL Core do. Frame payloads are protected one
+/// runs it in memory (BIO pairs), as sdl_ios and SDL Core do. ProtocolFrame payloads are protected one
 /// by one (Single and Consecutive frames; First frames never), so `protect` must not grow a
 /// payload beyond what ``maxPlaintextSize(fittingIn:)`` promised.
 public protocol SecurityProvider: Sendable {

@@ -10,7 +10,7 @@ public struct SessionConfiguration: Sendable {
 
     /// The highest protocol version the engine speaks: offered by an app in its StartService,
     /// answered at most by a head unit. Default 5.4.1 (protocol spec 5.4.1).
-    public var maxProtocolVersion: SDLVersion = SDLVersion(5, 4, 1)
+    public var maxProtocolVersion: SDLVersion = SDLVersion(major: 5, minor: 4, patch: 1)
 
     /// Limits of the frame decoder and reassembler of every transport. The MTUs negotiated per
     /// session are clamped to their ceilings.

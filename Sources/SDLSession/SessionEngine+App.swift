@@ -48,7 +48,7 @@ extension SessionEngine {
     }
 
     /// The StartServiceACK or NAK of the session-0 StartService on its way.
-    mutating func sessionStartAnswered(_ frame: Frame, isACK: Bool, on transport: TransportID, now: NIODeadline) {
+    mutating func sessionStartAnswered(_ frame: ProtocolFrame, isACK: Bool, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let handle = self.transports[transport]!.pendingStarts.removeFirst()
         self.transports[transport]!.startSent = false
@@ -72,20 +72,20 @@ extension SessionEngine {
             return
         }
         let ours = self.configuration.maxProtocolVersion
-        let frameMajor = min(Int(header.version.rawValue), ours.major, 5)
+        let frameMajor = min(Int(header.version.rawValue), Int(ours.major), 5)
         let frameVersion = ProtocolVersion(rawValue: UInt8(max(1, frameMajor)))
-        var version = SDLVersion(frameMajor, 0, 0)
+        var version = SDLVersion(major: UInt16(frameMajor))
         var hash: UInt32?
         var session = pending
         var info = SessionInfo(
             sessionID: id, version: version, frameVersion: frameVersion, hashID: nil, mtu: nil, transport: transport,
             secondaryTransports: [], audioServiceTransports: nil, videoServiceTransports: nil, vehicle: VehicleInfo(), authToken: nil)
         if frameMajor >= 5 {
-            var peer = SDLVersion(5, 0, 0)
+            var peer = SDLVersion(major: 5)
             if let element = payload.document?["protocolVersion"] {
                 if let text = element.stringValue, let parsed = SDLVersion(parsing: text) {
                     peer = parsed
-                    if parsed.major != Int(header.version.rawValue) {
+                    if Int(parsed.major) != Int(header.version.rawValue) {
                         self.anomaly(
                             .versionMismatch, session: handle, transport: transport,
                             "header version \(header.version.rawValue), protocolVersion \"\(text)\": frames use \(header.version.rawValue)")
@@ -95,7 +95,7 @@ extension SessionEngine {
                 }
             }
             version = min(ours, peer)
-            if version.major < frameMajor { version = SDLVersion(frameMajor, 0, 0) }
+            if Int(version.major) < frameMajor { version = SDLVersion(major: UInt16(frameMajor)) }
             hash = payload.integer("hashId").map { UInt32(truncatingIfNeeded: $0) }
             info.mtu = payload.integer("mtu")
             info.secondaryTransports = payload.strings("secondaryTransports") ?? []
@@ -127,10 +127,12 @@ extension SessionEngine {
         let cancelled: Bool
         if case .ending = pending.phase { cancelled = true } else { cancelled = false }
         session.phase = .running
-        let usable = version >= .multipleTransports && info.secondaryTransports.contains("TCP_WIFI")
+        let usable = version >= .secondaryTransports && info.secondaryTransports.contains("TCP_WIFI")
         session.secondaryMachine = SecondaryMachine(offered: usable)
         self.sessions[handle] = session
         self.transports[transport]!.sessions[id.rawValue] = handle
+        // The RPC ACK's mtu bounds what we send on the primary's services until A/V ACKs say more.
+        self.setMTU(info.mtu, session: id, services: [.control, .rpc, .hybrid, .audio, .video], direction: .send)
         self.emit(.sessionStarted(handle, info))
         if cancelled {
             try? self.endSession(handle, now: now)
@@ -150,7 +152,7 @@ extension SessionEngine {
 
     // MARK: - TransportEventUpdate (protocol spec 5.4.1 §3.1.7, SESSION.md §1.4)
 
-    mutating func appTransportEventUpdate(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func appTransportEventUpdate(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let sid = frame.header.sessionID
         guard self.transports[transport]!.kind == .primary else {
             self.anomaly(.oddTransportEventUpdate, transport: transport, "TransportEventUpdate on a secondary transport; ignored (primary only)")
@@ -325,7 +327,7 @@ extension SessionEngine {
         self.backOffSecondary(handle, now: now)
     }
 
-    mutating func appRegisterSecondaryAnswer(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func appRegisterSecondaryAnswer(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         guard let handle = self.sessionHandle(frame.header.sessionID, on: transport),
             case .registering(transport, _) = self.sessions[handle]?.secondaryMachine?.state
         else {

@@ -12,14 +12,14 @@ extension SessionEngine {
         guard self.role == .headUnit else { throw SessionError(.wrongRole, "only a head unit offers secondary transports") }
         self.secondaryOffer = offer
         for handle in self.sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard let session = self.sessions[handle], session.isRunning, session.version >= .multipleTransports else { continue }
+            guard let session = self.sessions[handle], session.isRunning, session.version >= .secondaryTransports else { continue }
             self.sendTransportEventUpdate(to: session, offer: offer ?? SecondaryTransportOffer(tcpAddress: "", tcpPort: nil))
         }
     }
 
     // MARK: - StartService
 
-    mutating func headUnitStartService(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func headUnitStartService(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let messageID = header.messageID?.rawValue ?? 0
         if header.serviceType == .rpc && header.sessionID.rawValue == 0 {
@@ -103,7 +103,7 @@ extension SessionEngine {
     /// Whether the offer lets `service` run on `slot` for this session: without an offer, or below
     /// 5.1.0, only the primary.
     func headUnitAllows(_ service: ServiceType, on slot: TransportSlot, session: SessionRecord) -> Bool {
-        guard let offer = self.secondaryOffer, session.version >= .multipleTransports else { return slot == .primary }
+        guard let offer = self.secondaryOffer, session.version >= .secondaryTransports else { return slot == .primary }
         let list = service == .audio ? offer.audioServiceTransports : offer.videoServiceTransports
         return list.contains(slot)
     }
@@ -194,7 +194,7 @@ extension SessionEngine {
 
     // MARK: - Negotiation (protocol spec 5.4.1 §3.1.1, SESSION.md §1.1)
 
-    mutating func headUnitStartSession(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func headUnitStartSession(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let messageID = header.messageID?.rawValue ?? 0
         guard self.transports[transport]!.kind != .secondary else {
@@ -244,8 +244,8 @@ extension SessionEngine {
             }
             return
         }
-        let negotiated = speaksV5 ? min(offered!, ours) : SDLVersion(min(4, ours.major), 0, 0)
-        let frameVersion = ProtocolVersion(rawValue: UInt8(min(speaksV5 ? 5 : 4, ours.major)))
+        let negotiated = speaksV5 ? min(offered!, ours) : SDLVersion(major: min(4, ours.major))
+        let frameVersion = ProtocolVersion(rawValue: UInt8(min(speaksV5 ? 5 : 4, Int(ours.major))))
         let handle = self.makeHandle()
         var session = SessionRecord(handle: handle, phase: .running, primary: transport, frameVersion: frameVersion, version: negotiated)
         session.id = id
@@ -257,14 +257,16 @@ extension SessionEngine {
             session.registrationDeadline = now + timeout
             self.noteDeadline(now + timeout)
         }
-        let offer = negotiated >= .multipleTransports ? self.secondaryOffer : nil
-        let vehicle = negotiated >= .vehicleInfo ? self.configuration.headUnit.vehicleInfo : VehicleInfo()
+        let offer = negotiated >= .secondaryTransports ? self.secondaryOffer : nil
+        let vehicle = negotiated >= .vehicleType ? self.configuration.headUnit.vehicleInfo : VehicleInfo()
         session.info = SessionInfo(
             sessionID: id, version: negotiated, frameVersion: frameVersion, hashID: hash, mtu: session.mtu, transport: transport,
             secondaryTransports: offer?.transportTypes ?? [], audioServiceTransports: offer?.audioServiceTransports,
             videoServiceTransports: offer?.videoServiceTransports, vehicle: vehicle, authToken: nil)
         self.sessions[handle] = session
         self.sessionsByID[Int(id.rawValue)] = handle
+        // What we advertise is what we accept, on every service of the session.
+        self.setMTU(session.mtu, session: id, services: [.control, .rpc, .hybrid, .audio, .video], direction: .receive)
         self.transports[transport]!.kind = .primary
         self.transports[transport]!.sessions[id.rawValue] = handle
 
@@ -273,7 +275,7 @@ extension SessionEngine {
             let ack = StartServiceACKPayload(
                 protocolVersion: negotiated.description, hashID: Int32(bitPattern: hash),
                 mtu: self.configuration.headUnit.advertisedMTU,
-                secondaryTransports: negotiated >= .multipleTransports && offer != nil ? offer!.transportTypes : nil,
+                secondaryTransports: negotiated >= .secondaryTransports && offer != nil ? offer!.transportTypes : nil,
                 audioServiceTransports: offer?.audioServiceTransports.map(\.rawValue),
                 videoServiceTransports: offer?.videoServiceTransports.map(\.rawValue),
                 make: vehicle.make, model: vehicle.model, modelYear: vehicle.modelYear, trim: vehicle.trim,
@@ -320,7 +322,7 @@ extension SessionEngine {
     ) {
         var payload = ByteBuffer()
         if version >= .v5 {
-            let withReason = (fullVersion ?? .reasonParameter) >= .reasonParameter
+            let withReason = (fullVersion ?? .nakReason) >= .nakReason
             let nak = ServiceNAKPayload(
                 rejectedParams: rejectedParams.isEmpty ? nil : rejectedParams, reason: withReason ? reason : nil)
             try! nak.write(to: &payload)
@@ -330,7 +332,7 @@ extension SessionEngine {
 
     // MARK: - RegisterSecondaryTransport (protocol spec 5.4.1 §3.1.6, SESSION.md §1.3, scenario 34)
 
-    mutating func headUnitRegisterSecondary(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func headUnitRegisterSecondary(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let sid = frame.header.sessionID
         let refuse = { (engine: inout SessionEngine, version: ProtocolVersion, reason: String) in
             var payload = ByteBuffer()
@@ -354,7 +356,7 @@ extension SessionEngine {
             refuse(&self, session.frameVersion, "RegisterSecondaryTransport on a connection that is another session's primary")
             return
         }
-        guard session.version >= .multipleTransports, self.secondaryOffer != nil else {
+        guard session.version >= .secondaryTransports, self.secondaryOffer != nil else {
             refuse(&self, session.frameVersion, "secondary transport not enabled for this session")
             return
         }

@@ -27,7 +27,7 @@ extension SessionEngine {
     }
 
     /// Routes one decoded frame.
-    mutating func handleFrame(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func handleFrame(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         if header.frameType == .control {
             self.handleControlFrame(frame, on: transport, now: now)
@@ -46,9 +46,9 @@ extension SessionEngine {
             guard let clear = self.unprotectIncoming(frame.payload, of: handle, on: transport, now: now) else { return }
             frame.payload = clear
         }
-        let message: Message?
+        let message: ProtocolMessage?
         do {
-            message = try self.transports[transport]!.reassembler.process(frame, now: now)
+            message = try self.transports[transport]!.reassembler.process(frame, now: now, mtus: self.mtus)
         } catch {
             self.emit(.protocolError(transport, error))
             self.countMalformed(on: transport, now: now)
@@ -79,16 +79,16 @@ extension SessionEngine {
     }
 
     /// Hands a whole data message to the layer above if its service runs on this transport.
-    mutating func deliver(_ message: Message, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) {
+    mutating func deliver(_ message: ProtocolMessage, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) {
         let session = self.sessions[handle]!
         let service = message.serviceType
         if session.versionFromFirstFrame {
             // Version 1–4 negotiation: the app's first frame after the ACK says its version.
             self.sessions[handle]!.versionFromFirstFrame = false
             self.sessions[handle]!.frameVersion = message.version
-            self.sessions[handle]!.version = SDLVersion(Int(message.version.rawValue), 0, 0)
+            self.sessions[handle]!.version = SDLVersion(major: UInt16(message.version.rawValue))
             self.sessions[handle]!.info?.frameVersion = message.version
-            self.sessions[handle]!.info?.version = SDLVersion(Int(message.version.rawValue), 0, 0)
+            self.sessions[handle]!.info?.version = SDLVersion(major: UInt16(message.version.rawValue))
         }
         let allowed: Bool
         switch service {
@@ -132,7 +132,7 @@ extension SessionEngine {
     }
 
     /// Dispatches a control frame by its frame info and the engine's role.
-    mutating func handleControlFrame(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func handleControlFrame(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let info = ControlFrameInfo(rawValue: header.frameInfo)
         if let handle = self.sessionHandle(header.sessionID, on: transport), self.sessions[handle] != nil {
@@ -172,7 +172,7 @@ extension SessionEngine {
 
     /// Heartbeat: answered for sessions at version 3 or later with the same session, message id
     /// and version (SESSION.md D.5); a session watched Core-style starts being watched.
-    mutating func receivedHeartbeat(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func receivedHeartbeat(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let messageID = header.messageID?.rawValue ?? 0
         guard header.sessionID.rawValue != 0 else {

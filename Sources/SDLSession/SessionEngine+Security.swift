@@ -39,7 +39,7 @@ extension SessionEngine {
 
     /// A query on the control service (a Single frame of service 0): handshake data or an internal
     /// error (protocol spec 5.4.1 §7).
-    mutating func handleSecurityQuery(_ message: Message, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) {
+    mutating func handleSecurityQuery(_ message: ProtocolMessage, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) {
         let query: SecurityQuery
         do {
             query = try SecurityQuery(parsing: message.payload)
@@ -148,7 +148,7 @@ extension SessionEngine {
         // Handshake queries are Single frames of the control service, never protected (spec:1685).
         let fragmenter = try! MessageFragmenter(
             payload: payload, version: session.frameVersion, serviceType: .control, sessionID: session.id,
-            messageID: MessageID(self.sessions[handle]!.takeMessageID()), frameType: .single, maxPayloadPerFrame: Int(UInt32.max))
+            messageID: MessageID(self.sessions[handle]!.takeMessageID()), maxPayloadPerFrame: Int(UInt32.max))
         self.enqueue(OutgoingMessage(fragmenter, isProtected: false), session: session.id, service: .control, frameType: .single, on: session.primary)
     }
 
@@ -170,7 +170,7 @@ extension SessionEngine {
     }
 
     /// Protects an outgoing frame's payload; a failure ends the session's protected services.
-    mutating func protectOutgoing(_ frame: Frame, on transport: TransportID) -> ByteBuffer? {
+    mutating func protectOutgoing(_ frame: ProtocolFrame, on transport: TransportID) -> ByteBuffer? {
         guard let handle = self.sessionHandle(frame.header.sessionID, on: transport),
             self.sessions[handle]?.security.provider != nil
         else {

@@ -164,7 +164,7 @@ extension SessionEngine {
 
     // MARK: - Answers to our StartService (app role)
 
-    mutating func appStartServiceAnswer(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func appStartServiceAnswer(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let isACK = header.frameInfo == ControlFrameInfo.startServiceACK.rawValue
         if header.serviceType == .rpc {
@@ -188,7 +188,7 @@ extension SessionEngine {
 
     /// The ACK or NAK of an audio or video StartService, or of an RPC protection upgrade.
     mutating func serviceStartAnswered(
-        _ service: ServiceType, of handle: SessionHandle, frame: Frame, isACK: Bool, on transport: TransportID, now: NIODeadline
+        _ service: ServiceType, of handle: SessionHandle, frame: ProtocolFrame, isACK: Bool, on transport: TransportID, now: NIODeadline
     ) {
         guard case .starting(let starting) = self.sessions[handle]![service: service] else { return }
         var payload = self.readAnswerPayload(frame, of: handle)
@@ -230,6 +230,7 @@ extension SessionEngine {
         }
         let running = ServiceState.Running(
             transport: transport, slot: starting.slot, isProtected: isProtected, mtu: payload.integer("mtu"), video: video)
+        self.setMTU(running.mtu, session: self.sessions[handle]!.id, services: [service], direction: .send)
         self.sessions[handle]![service: service] = .running(running)
         self.emit(
             .serviceStarted(
@@ -243,7 +244,7 @@ extension SessionEngine {
 
     /// Reads a StartServiceACK/NAK payload; an E=1 payload that is not BSON is unprotected first
     /// (Core protects its StartServiceACK's payload, SESSION.md §2 #43).
-    mutating func readAnswerPayload(_ frame: Frame, of handle: SessionHandle) -> LenientPayload {
+    mutating func readAnswerPayload(_ frame: ProtocolFrame, of handle: SessionHandle) -> LenientPayload {
         var payload = LenientPayload(frame.payload)
         if frame.header.isEncrypted, !payload.isBSON, frame.payload.readableBytes > 0,
             self.sessions[handle]?.security.provider != nil,
@@ -278,7 +279,7 @@ extension SessionEngine {
     /// A peer's EndService: always answered, exactly once (SESSION.md D.9). A head unit checks the
     /// RPC hash and NAKs what it cannot end; an app ACKs everything on the transport it arrived on
     /// (§2 #14, #17, #19).
-    mutating func peerEndService(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func peerEndService(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let service = header.serviceType
         let messageID = header.messageID?.rawValue ?? 0
@@ -350,7 +351,7 @@ extension SessionEngine {
     /// Whether an EndService(RPC) carries the session's hash (Core's checks, SESSION.md §1.2):
     /// version 1 is not checked; version 5 needs BSON `hashId`; versions 2–4 need 4 raw
     /// big-endian bytes, 0 being wrong.
-    func endServiceHashMatches(_ frame: Frame, session: SessionRecord) -> Bool {
+    func endServiceHashMatches(_ frame: ProtocolFrame, session: SessionRecord) -> Bool {
         guard let hash = session.hashID else { return true }
         switch frame.header.version.rawValue {
         case 1:
@@ -366,7 +367,7 @@ extension SessionEngine {
     }
 
     /// The ACK or NAK of our EndService.
-    mutating func endServiceAnswer(_ frame: Frame, on transport: TransportID, now: NIODeadline) {
+    mutating func endServiceAnswer(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let service = header.serviceType
         guard let handle = self.role == .headUnit ? self.sessionsByID[Int(header.sessionID.rawValue)] : self.sessionHandle(header.sessionID, on: transport),
@@ -412,9 +413,11 @@ extension SessionEngine {
         switch state {
         case .running(let running):
             self.transports[running.transport]?.scheduler.removeStream(session: session.id, service: service)
+            _ = self.transports[running.transport]?.reassembler.discard(session: session.id, service: service)
             self.emit(.serviceEnded(handle, service, reason))
         case .ending(let ending):
             self.transports[ending.running.transport]?.scheduler.removeStream(session: session.id, service: service)
+            _ = self.transports[ending.running.transport]?.reassembler.discard(session: session.id, service: service)
             self.emit(.serviceEnded(handle, service, reason))
         case .starting:
             let failure: ServiceStartFailure = reason == .transportLost ? .transportLost : .sessionEnded
@@ -445,6 +448,10 @@ extension SessionEngine {
             self.transports[session.primary]?.scheduler.removeStream(session: session.id, service: service)
         }
         self.transports[session.primary]?.sessions[session.id.rawValue] = nil
+        // Half-received messages of the session go, and so does its MTU table row.
+        _ = self.transports[session.primary]?.reassembler.discard(session: session.id)
+        if let secondary = session.secondary { _ = self.transports[secondary]?.reassembler.discard(session: session.id) }
+        self.mtus.removeAll(session: session.id)
         if case .connecting(let request) = session.secondaryMachine?.state {
             self.connectRequests[request] = nil
         }

@@ -36,6 +36,9 @@ public struct SessionEngine: Sendable {
     var armedDeadline: NIODeadline?
     /// Head unit role: the secondary transport offer currently in force.
     var secondaryOffer: SecondaryTransportOffer?
+    /// The MTUs negotiated per session, service and direction: the one table every transport's
+    /// decoder and reassembler is lent (a session's video may arrive on its secondary).
+    var mtus = MTUTable()
 
     /// An engine with the given settings and no transports.
     public init(configuration: SessionConfiguration) {
@@ -136,9 +139,9 @@ public struct SessionEngine: Sendable {
         guard self.transports[transport] != nil else { return }
         self.transports[transport]!.decoder.append(bytes)
         while self.transports[transport] != nil {
-            let frame: Frame?
+            let frame: ProtocolFrame?
             do {
-                frame = try self.transports[transport]!.decoder.nextFrame()
+                frame = try self.transports[transport]!.decoder.nextFrame(mtus: self.mtus)
             } catch {
                 self.malformedInput(error, on: transport, now: now)
                 continue
@@ -162,7 +165,7 @@ public struct SessionEngine: Sendable {
         let max = self.configuration.maxProtocolVersion
         self.sessions[handle] = SessionRecord(
             handle: handle, phase: .starting(deadline: nil), primary: transport,
-            frameVersion: ProtocolVersion(rawValue: UInt8(min(5, max.major))), version: max)
+            frameVersion: ProtocolVersion(rawValue: UInt8(min(5, Int(max.major)))), version: max)
         self.transports[transport]!.pendingStarts.append(handle)
         self.sendNextSessionStart(on: transport, now: now)
         return handle
@@ -263,7 +266,7 @@ public struct SessionEngine: Sendable {
         do {
             let fragmenter = try MessageFragmenter(
                 payload: payload, version: session.frameVersion, serviceType: service, sessionID: session.id,
-                messageID: MessageID(messageID), frameType: .single, encrypted: isProtected, maxPayloadPerFrame: limit)
+                messageID: MessageID(messageID), encrypted: isProtected, maxPayloadPerFrame: limit)
             self.enqueue(OutgoingMessage(fragmenter, isProtected: isProtected), session: session.id, service: service, frameType: .single, on: transport)
         } catch {
             throw SessionError(.invalidMessage, "\(error)")
@@ -326,7 +329,7 @@ public struct SessionEngine: Sendable {
     ) {
         let fragmenter = try! MessageFragmenter(
             payload: payload, version: version, serviceType: service, sessionID: session, messageID: MessageID(messageID),
-            frameType: .control, frameInfo: info.rawValue, encrypted: eBit && version.hasMessageID,
+            control: info, encrypted: eBit && version.hasMessageID,
             maxPayloadPerFrame: Int(UInt32.max))
         self.enqueue(
             OutgoingMessage(fragmenter, isProtected: protectPayload && payload.readableBytes > 0), session: session,
@@ -336,14 +339,17 @@ public struct SessionEngine: Sendable {
     /// The largest payload per frame the session sends on a service: the MTU its peer gave,
     /// less the header (send conservatively, protocol spec 5.4.1 §2.4.1).
     func sendPayloadLimit(service: ServiceType, session: SessionRecord) -> Int {
-        var mtu = ProtocolLimits.defaultMTU(for: session.frameVersion)
-        switch service {
-        case .audio, .video:
-            if let serviceMTU = session[service: service].running?.mtu { mtu = Int(clamping: serviceMTU) }
-        default:
-            if self.role == .app, let sessionMTU = session.mtu { mtu = Int(clamping: sessionMTU) }
+        self.mtus.sendPayloadLimit(
+            version: session.frameVersion, session: session.id, service: service, limits: self.configuration.protocolLimits)
+    }
+
+    /// Records an MTU a StartServiceACK gave (app role: what we may send) or one we advertised
+    /// (head unit role: what we accept), for the services it covers.
+    mutating func setMTU(_ mtu: Int64?, session: SessionID, services: [ServiceType], direction: MTUTable.Direction) {
+        guard let mtu, mtu > 0 else { return }
+        for service in services {
+            self.mtus[session, service, direction] = Int(clamping: mtu)
         }
-        return max(1, min(mtu, Int(UInt32(Int32.max))) - session.frameVersion.headerSize)
     }
 
     /// The session that owns frames with this wire id on this transport.

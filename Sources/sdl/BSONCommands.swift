@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import SDLBSON
 
-/// `sdl bson encode|decode`: Extended JSON to BSON hex and back (DESIGN.md §5).
+/// `sdl bson encode|decode`: Extended JSON to BSON hex and back (ARCHITECTURE.md §5).
 struct BSONCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bson",
@@ -17,7 +17,7 @@ struct BSONCommand: ParsableCommand {
 
         func run() throws {
             try SDLTool.run {
-                let text = self.extendedJSON == "-" ? String(decoding: try readInput("-"), as: UTF8.self) : self.extendedJSON
+                let text = self.extendedJSON == "-" ? try readText("-") : self.extendedJSON
                 do {
                     let document = try BSONDocument(extendedJSON: text)
                     print(document.bytes.hexString)
@@ -39,7 +39,7 @@ struct BSONCommand: ParsableCommand {
 
         func run() throws {
             try SDLTool.run {
-                let text = self.hex == "-" ? String(decoding: try readInput("-"), as: UTF8.self) : self.hex
+                let text = self.hex == "-" ? try readText("-") : self.hex
                 guard let bytes = parseHex(text) else { throw ToolError("not hex") }
                 do {
                     let document = try BSONDocument(validating: bytes)

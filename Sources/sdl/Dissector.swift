@@ -3,7 +3,7 @@ import NIOCore
 import SDLBSON
 import SDLProtocol
 
-/// Turns one direction of a byte stream into the events `sdl dissect` prints (DESIGN.md §5):
+/// Turns one direction of a byte stream into the events `sdl dissect` prints (ARCHITECTURE.md §5):
 /// each frame, each whole message with its payload interpreted, each error, and a closing `end`.
 struct Dissector {
     private var decoder: FrameDecoder
@@ -24,13 +24,18 @@ struct Dissector {
     mutating func feed(_ buffer: ByteBuffer, emit: (OutputJSON) -> Void) {
         self.bytes += buffer.readableBytes
         self.decoder.append(buffer)
+        self.drain(emit: emit)
+    }
+
+    /// Emits the events of every frame the decoder has ready.
+    private mutating func drain(emit: (OutputJSON) -> Void) {
         while true {
-            let frame: Frame
+            let frame: ProtocolFrame
             do {
                 guard let next = try self.decoder.nextFrame() else { return }
                 frame = next
             } catch {
-                self.emitError(error, offset: error.offset, emit: emit)
+                self.emitError(Problem(error, offset: error.offset), emit: emit)
                 continue
             }
             self.frames += 1
@@ -39,28 +44,24 @@ struct Dissector {
                 if let message = try self.reassembler.process(frame, now: self.now) {
                     self.messages += 1
                     // The message first, then what is wrong with its payload.
-                    var problems: [SDLProtocolError] = []
+                    var problems: [Problem] = []
                     emit(Self.messageEvent(message, offset: self.decoder.lastFrameOffset, problems: &problems))
-                    for problem in problems { self.emitError(problem, offset: problem.offset, emit: emit) }
+                    for problem in problems { self.emitError(problem, emit: emit) }
                 }
             } catch {
-                self.emitError(error, offset: self.decoder.lastFrameOffset, emit: emit)
+                self.emitError(Problem(error, offset: self.decoder.lastFrameOffset), emit: emit)
             }
         }
     }
 
-    /// Reports what the end of the stream leaves unfinished, then the `end` event.
+    /// Delivers what the decoder held back, reports what the end of the stream leaves unfinished,
+    /// then the `end` event.
     mutating func finish(emit: (OutputJSON) -> Void) {
-        do {
-            try self.decoder.finish()
-        } catch {
-            self.emitError(error, offset: error.offset, emit: emit)
-        }
+        self.decoder.finish()
+        self.drain(emit: emit)
         for error in self.reassembler.expire(now: self.now + self.reassembler.limits.reassemblyTimeout) {
-            var incomplete = error
-            incomplete.code = .init("incompleteMessage")
-            incomplete.detail = "stream ended inside " + error.detail.replacingOccurrences(of: " expired with", with: ", with")
-            self.emitError(incomplete, offset: nil, emit: emit)
+            let detail = "stream ended inside " + error.detail.replacingOccurrences(of: " expired with", with: ", with")
+            self.emitError(Problem(code: "incompleteMessage", offset: nil, detail: detail), emit: emit)
         }
         emit(.object([
             ("event", .string("end")), ("bytes", .int(self.bytes)), ("frames", .int(self.frames)),
@@ -68,9 +69,9 @@ struct Dissector {
         ]))
     }
 
-    private mutating func emitError(_ error: SDLProtocolError, offset: Int?, emit: (OutputJSON) -> Void) {
+    private mutating func emitError(_ problem: Problem, emit: (OutputJSON) -> Void) {
         self.errors += 1
-        emit(Self.errorEvent(code: error.code.name, detail: error.detail, offset: offset))
+        emit(Self.errorEvent(code: problem.code, detail: problem.detail, offset: problem.offset))
     }
 
     static func errorEvent(code: String, detail: String, offset: Int?) -> OutputJSON {
@@ -80,7 +81,7 @@ struct Dissector {
         ])
     }
 
-    static func frameEvent(_ frame: Frame, offset: Int) -> OutputJSON {
+    static func frameEvent(_ frame: ProtocolFrame, offset: Int) -> OutputJSON {
         let header = frame.header
         var members: [(String, OutputJSON)] = [
             ("event", .string("frame")), ("offset", .int(offset)), ("version", .int(Int(header.version.rawValue))),
@@ -98,7 +99,7 @@ struct Dissector {
         return .object(members)
     }
 
-    private static func messageEvent(_ message: Message, offset: Int, problems: inout [SDLProtocolError]) -> OutputJSON {
+    private static func messageEvent(_ message: ProtocolMessage, offset: Int, problems: inout [Problem]) -> OutputJSON {
         var members: [(String, OutputJSON)] = [
             ("event", .string("message")), ("sessionId", .int(Int(message.sessionID.rawValue))),
             ("serviceType", .int(Int(message.serviceType.rawValue))),
@@ -109,9 +110,8 @@ struct Dissector {
         if let info = message.controlFrameInfo {
             let (control, error) = PayloadDescription.control(info: info, message: message)
             members.append(("control", control))
-            if var error {
-                error.offset = offset
-                problems.append(error)
+            if let error {
+                problems.append(Problem(error, offset: offset))
             }
         } else if message.isEncrypted {
             // Encrypted payloads are opaque here; only their size is known.
@@ -121,22 +121,18 @@ struct Dissector {
             case .success(let description):
                 members.append(("rpc", .object(description.fields)))
                 for problem in description.problems {
-                    problems.append(SDLProtocolError(.init(problem.code), offset: offset, problem.detail))
+                    problems.append(Problem(code: problem.code, offset: offset, detail: problem.detail))
                 }
-            case .failure(let error):
+            case .failure(let problem):
                 members.append(("payloadSize", .int(message.payload.readableBytes)))
-                var error = error
-                error.offset = offset
-                problems.append(error)
+                problems.append(Problem(code: problem.code, offset: offset, detail: problem.detail))
             }
         } else if message.serviceType == .control {
             switch PayloadDescription.securityQuery(message.payload) {
             case .success(let query): members.append(("securityQuery", query))
             case .failure(let error):
                 members.append(("payloadSize", .int(message.payload.readableBytes)))
-                var error = error
-                error.offset = offset
-                problems.append(error)
+                problems.append(Problem(error, offset: offset))
             }
         } else {
             members.append(("payloadSize", .int(message.payload.readableBytes)))
@@ -145,11 +141,29 @@ struct Dissector {
     }
 }
 
+/// An error event: a protocol layer error, or a problem only the dissector names (an RPC
+/// validation problem, an incomplete message at the end of the stream), by its code's name.
+struct Problem: Error {
+    var code: String
+    var offset: Int?
+    var detail: String
+
+    init(code: String, offset: Int?, detail: String) {
+        self.code = code
+        self.offset = offset
+        self.detail = detail
+    }
+
+    init(_ error: SDLProtocolError, offset: Int?) {
+        self.init(code: error.code.name, offset: offset, detail: error.detail)
+    }
+}
+
 /// Interprets message payloads for the dissector.
 enum PayloadDescription {
     /// The control payload: its BSON as canonical Extended JSON, or the pre-v5 raw hash id, plus
     /// the error if the payload is not what its frame requires.
-    static func control(info: ControlFrameInfo, message: Message) -> (OutputJSON, SDLProtocolError?) {
+    static func control(info: ControlFrameInfo, message: ProtocolMessage) -> (OutputJSON, SDLProtocolError?) {
         var members: [(String, OutputJSON)] = [
             ("frameInfo", .int(Int(info.rawValue))), ("name", info.name.map(OutputJSON.string) ?? .null),
         ]
@@ -172,17 +186,17 @@ enum PayloadDescription {
     }
 
     /// The RPC a message carries, and the problems found in it (each becomes an error event).
-    static func rpc(_ message: Message) -> Result<RPCDescription, SDLProtocolError> {
+    static func rpc(_ message: ProtocolMessage) -> Result<RPCDescription, Problem> {
         if message.version == .v1 {
             guard let description = RPCDescription(v1Envelope: message.payload) else {
-                return .failure(SDLProtocolError(.init("invalidJSON"), offset: 0, "v1 RPC payload is not a JSON envelope"))
+                return .failure(Problem(code: "invalidJSON", offset: 0, detail: "v1 RPC payload is not a JSON envelope"))
             }
             return .success(description)
         }
         do {
             return .success(RPCDescription(payload: try RPCPayload(parsing: message.payload)))
         } catch {
-            return .failure(error)
+            return .failure(Problem(error, offset: error.offset))
         }
     }
 

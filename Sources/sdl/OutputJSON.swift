@@ -1,6 +1,6 @@
 import Foundation
 
-/// A JSON value with ordered object keys, for the tool's output lines (DESIGN.md §5 fixes the
+/// A JSON value with ordered object keys, for the tool's output lines (ARCHITECTURE.md §5 fixes the
 /// key order of each event).
 enum OutputJSON: Equatable, Sendable {
     case null

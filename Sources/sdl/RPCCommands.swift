@@ -5,7 +5,7 @@ import SDLProtocol
 import SDLRPC
 
 /// `sdl rpc encode|decode`: RPC payloads (12-byte binary header + JSON or BSON parameters + bulk
-/// data) from and to JSON parameters, validated against the spec (DESIGN.md §5).
+/// data) from and to JSON parameters, validated against the spec (ARCHITECTURE.md §5).
 struct RPCCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rpc",
@@ -55,7 +55,7 @@ struct RPCCommand: ParsableCommand {
 
         func run() throws {
             try SDLTool.run {
-                let json = self.parameters == "-" ? String(decoding: try readInput("-"), as: UTF8.self) : self.parameters
+                let json = self.parameters == "-" ? try readText("-") : self.parameters
                 guard let bulk = parseHex(self.bulkHex ?? "") else { throw ToolError("--bulk-hex is not hex") }
                 let message = try rpcMessage(
                     function: self.function, rpcType: self.kind.rpcType, correlationID: self.correlationID, json: json,
@@ -78,7 +78,7 @@ struct RPCCommand: ParsableCommand {
 
         func run() throws {
             try SDLTool.run {
-                let text = self.hex == "-" ? String(decoding: try readInput("-"), as: UTF8.self) : self.hex
+                let text = self.hex == "-" ? try readText("-") : self.hex
                 guard let bytes = parseHex(text) else { throw ToolError("not hex") }
                 let description = RPCDescription(payload: try RPCPayload(parsing: ByteBuffer(bytes: bytes)))
                 if let problem = description.problems.first, !self.noValidate {

@@ -10,6 +10,20 @@ struct SDLTool: ParsableCommand {
         abstract: "SmartDeviceLink protocol tools: dissect and build SDL byte streams.",
         subcommands: [Dissect.self, Encode.self, BSONCommand.self, RPCCommand.self])
 
+    /// Refuses an argument that is not valid UTF-8 before parsing: `CommandLine.arguments` would
+    /// hand it over with U+FFFD in place of the bad bytes, and the tool must not repair its input.
+    static func main() {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument))
+            if let offset = firstInvalidUTF8(bytes) {
+                FileHandle.standardError.write(Data("sdl: argument \(index) is not valid UTF-8 (byte \(offset))\n".utf8))
+                Self.exit(withError: ExitCode.failure)
+            }
+        }
+        Self.main(nil)
+    }
+
     /// Runs a command body, turning any failure into one line on stderr and exit code 1.
     static func run(_ body: () throws -> Void) throws {
         do {
@@ -38,6 +52,36 @@ func readInput(_ path: String) throws -> Data {
         throw ToolError("cannot read \(path)")
     }
     return data
+}
+
+/// Reads a text file, or standard input for "-", refusing bytes that are not UTF-8 instead of
+/// replacing them with U+FFFD.
+func readText(_ path: String) throws -> String {
+    try utf8Text(readInput(path), source: path == "-" ? "standard input" : path)
+}
+
+/// `data` as text, or an error naming `source` and the first byte that is not UTF-8.
+func utf8Text(_ data: Data, source: String) throws -> String {
+    let offset = data.withUnsafeBytes { firstInvalidUTF8($0) }
+    if let offset {
+        throw ToolError("\(source) is not valid UTF-8 (byte \(offset))")
+    }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// The offset of the first byte that does not belong to a well-formed UTF-8 sequence; nil when
+/// every byte does.
+func firstInvalidUTF8(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    var parser = Unicode.UTF8.ForwardParser()
+    var iterator = bytes.makeIterator()
+    var offset = 0
+    while true {
+        switch parser.parseScalar(from: &iterator) {
+        case .valid(let scalar): offset += scalar.count
+        case .emptyInput: return nil
+        case .error: return offset
+        }
+    }
 }
 
 /// Buffered standard output.
@@ -73,7 +117,7 @@ struct Dissect: ParsableCommand {
         try SDLTool.run {
             var data = try readInput(self.file)
             if self.hex {
-                guard let bytes = parseHex(String(decoding: data, as: UTF8.self)) else {
+                guard let bytes = parseHex(try utf8Text(data, source: self.file == "-" ? "standard input" : self.file)) else {
                     throw ToolError("\(self.file) is not hex text")
                 }
                 data = Data(bytes)

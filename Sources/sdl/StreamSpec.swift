@@ -10,12 +10,17 @@ struct ToolError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Builds the byte stream a SPEC file describes (DESIGN.md §5): a JSON array of messages, each
+/// Builds the byte stream a SPEC file describes (ARCHITECTURE.md §5): a JSON array of messages, each
 /// fragmented by `mtu` with the library's own fragmenter; raw frames (also malformed ones) and raw
 /// bytes for test input.
 struct StreamSpec {
-    /// Encodes the whole SPEC.
+    /// Encodes the whole SPEC. It must be UTF-8 (RFC 8259 §8.1): JSONSerialization would also
+    /// take UTF-16 and UTF-32, whose NUL bytes UTF-8 JSON text cannot contain.
     static func encode(specJSON: Data) throws -> ByteBuffer {
+        _ = try utf8Text(specJSON, source: "SPEC")
+        if let nul = specJSON.firstIndex(of: 0) {
+            throw ToolError("SPEC is not UTF-8 JSON text: a NUL byte at byte \(nul - specJSON.startIndex)")
+        }
         guard let entries = try JSONSerialization.jsonObject(with: specJSON) as? [Any] else {
             throw ToolError("SPEC must be a JSON array of messages")
         }
@@ -62,7 +67,7 @@ struct StreamSpec {
         }
         if messageID != 0 { previousMessageID = messageID }
         let limits = ProtocolLimits()
-        let mtu = try fields.int("mtu", in: 1...Int(Int32.max)) ?? limits.sendPayloadLimit(version: version, service: serviceType)
+        let mtu = try fields.int("mtu", in: 1...Int(Int32.max)) ?? limits.sendPayloadLimit(version: version)
 
         switch kind {
         case "frame":
@@ -87,7 +92,7 @@ struct StreamSpec {
             }
             try FrameEncoder.writeMessage(
                 ByteBuffer(bytes: payload), version: version, serviceType: serviceType, sessionID: sessionID,
-                messageID: MessageID(messageID), frameType: .control, frameInfo: info, encrypted: encrypted,
+                messageID: MessageID(messageID), control: ControlFrameInfo(rawValue: info), encrypted: encrypted,
                 maxPayloadPerFrame: max(mtu, payload.count), to: &stream)
         case "rpc":
             guard let rpc = entry["rpc"] as? [String: Any] else { throw ToolError("rpc entry needs an \"rpc\" object") }

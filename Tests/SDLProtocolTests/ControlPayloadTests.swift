@@ -137,7 +137,7 @@ import Testing
         #expect(ack.hashID == 7 && ack.mtu == 1500 && ack.videoServiceTransports == [2, 1])
         var tooWide = ByteBuffer()
         tooWide.writeBSONDocument { $0.appendInt64("hashId", 1 << 40) }
-        #expect(throws: SDLProtocolError(.invalidControlPayload, offset: 4,
+        expectError(SDLProtocolError(.invalidControlPayload, offset: 4,
                                          "StartServiceACK field hashId must be an int32 (or an int64 within the int32 range), not int64")) {
             try StartServiceACKPayload(bson: tooWide)
         }

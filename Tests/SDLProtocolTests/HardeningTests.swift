@@ -30,7 +30,7 @@ import Testing
                     errors.append(error)
                 }
             }
-            peakStorage = max(peakStorage, decoder.storageCapacity)
+            peakStorage = max(peakStorage, decoder.bufferedStorageBytes)
         }
         #expect(errors.map(\.code) == [.unknownServiceType])
         #expect(errors.first?.offset == 0)
@@ -42,7 +42,7 @@ import Testing
         decoder.append(contentsOf: [0x00] + Self.heartbeat)
         let frame = try #require(try decoder.nextFrame())
         #expect(frame.bytes == Self.heartbeat)
-        #expect(decoder.storageCapacity <= 64)
+        #expect(decoder.bufferedStorageBytes <= 64)
     }
 
     /// A megabyte of garbage split across two received buffers, then a good frame: one error, every
@@ -55,7 +55,7 @@ import Testing
             decoder.append(contentsOf: garbage[..<500_001])
             decoder.append(contentsOf: garbage[500_001...] + Self.heartbeat)
             var errors: [SDLProtocolError.Code] = []
-            var frames: [Frame] = []
+            var frames: [ProtocolFrame] = []
             while true {
                 do {
                     guard let frame = try decoder.nextFrame() else { break }
@@ -133,19 +133,18 @@ import Testing
         decoder.append(contentsOf: [0x00] + header.bytes + [1, 2])
         #expect(throws: SDLProtocolError.self) { try decoder.nextFrame() }
         #expect(try decoder.nextFrame() == nil)
-        do {
-            try decoder.finish()
-            Issue.record("truncation not reported")
-        } catch {
-            #expect(error.code == .truncatedFrame)
-            #expect(error.offset == 1)
+        decoder.finish()
+        expectError(SDLProtocolError(.truncatedFrame, offset: 1, "stream ended with 14 bytes of an incomplete frame")) {
+            try decoder.nextFrame()
         }
+        #expect(try decoder.nextFrame() == nil)
+        #expect(decoder.bufferedByteCount == 0)
     }
 
     /// Version 1 has no message id, so all messages of a session's service share one reassembly
     /// key. After one of them fails, the next one must still get through.
     @Test func aFailedMessageDoesNotCostTheNextOneOnTheSameKey() throws {
-        func frame(_ type: FrameType, info: UInt8 = 0, _ payload: [UInt8]) -> Frame {
+        func frame(_ type: FrameType, info: UInt8 = 0, _ payload: [UInt8]) -> ProtocolFrame {
             MalformedInputTests.frame(type, info: info, payload: payload, version: .v1)
         }
         var reassembler = Reassembler()
@@ -161,7 +160,8 @@ import Testing
         #expect(reassembler.activeCount == 0 && reassembler.reservedBytes == 0)
         // A second First frame while a message is still healthy is still refused.
         _ = try reassembler.process(frame(.first, [0, 0, 0, 2, 0, 0, 0, 1]), now: Self.t0)
-        #expect(throws: SDLProtocolError(.duplicateFirstFrame, "second First frame for message 0 of session 1 service RPC")) {
+        let key = MessageKey(sessionID: SessionID(1), serviceType: .rpc, messageID: MessageID(0))
+        expectError(SDLProtocolError(.duplicateFirstFrame, "second First frame for message 0 of session 1 service RPC"), key: key) {
             try reassembler.process(frame(.first, [0, 0, 0, 2, 0, 0, 0, 1]), now: Self.t0)
         }
     }
@@ -240,15 +240,15 @@ import Testing
     /// The fragmenter never builds what the decoder refuses: no empty data message, and no
     /// "encrypted" version 1 message (its bit would read as "compressed").
     @Test func fragmenterRefusesWhatCouldNotBeReceived() throws {
-        #expect(throws: SDLProtocolError(.emptyFrame, "a data message needs at least 1 byte of payload")) {
+        expectError(SDLProtocolError(.emptyFrame, "a data message needs at least 1 byte of payload")) {
             try MessageFragmenter(payload: ByteBuffer(), version: .v5, serviceType: .audio, sessionID: SessionID(1),
                                   maxPayloadPerFrame: 100)
         }
         // An empty control message (a heartbeat) is fine.
         let heartbeat = try MessageFragmenter(payload: ByteBuffer(), version: .v5, serviceType: .control, sessionID: SessionID(1),
-                                              messageID: MessageID(1), frameType: .control, maxPayloadPerFrame: 100)
+                                              messageID: MessageID(1), control: .heartbeat, maxPayloadPerFrame: 100)
         #expect(Array(heartbeat).map(\.bytes) == [Self.heartbeat])
-        #expect(throws: SDLProtocolError(.fieldOutOfRange, "protocol version 1 has no encryption flag")) {
+        expectError(SDLProtocolError(.fieldOutOfRange, "protocol version 1 has no encryption flag")) {
             try MessageFragmenter(payload: ByteBuffer(bytes: [1]), version: .v1, serviceType: .rpc, sessionID: SessionID(1),
                                   encrypted: true, maxPayloadPerFrame: 100)
         }

@@ -7,14 +7,14 @@ import Testing
     static let t0 = NIODeadline.uptimeNanoseconds(5_000_000_000)
 
     static func frame(_ type: FrameType, service: ServiceType = .rpc, session: UInt8 = 1, message: UInt32 = 1,
-                      info: UInt8 = 0, payload: [UInt8], version: ProtocolVersion = .v5, encrypted: Bool = false) -> Frame {
-        Frame(
+                      info: UInt8 = 0, payload: [UInt8], version: ProtocolVersion = .v5, encrypted: Bool = false) -> ProtocolFrame {
+        ProtocolFrame(
             header: FrameHeader(version: version, encrypted: encrypted, frameType: type, serviceType: service, frameInfo: info,
                                 sessionID: SessionID(session), dataSize: UInt32(payload.count), messageID: MessageID(message)),
             payload: ByteBuffer(bytes: payload))
     }
 
-    static func first(total: UInt32, count: UInt32, session: UInt8 = 1, message: UInt32 = 1, service: ServiceType = .rpc) -> Frame {
+    static func first(total: UInt32, count: UInt32, session: UInt8 = 1, message: UInt32 = 1, service: ServiceType = .rpc) -> ProtocolFrame {
         var payload = ByteBuffer()
         payload.writeMultipleIntegers(total, count, endianness: .big)
         return frame(.first, service: service, session: session, message: message, payload: payload.bytes)
@@ -59,12 +59,15 @@ import Testing
 
     @Test func dataSizeOf2To31AndAboveIsAlwaysRefused() throws {
         var limits = ProtocolLimits()
-        limits.negotiatedMTU[.video] = Int.max
-        #expect(limits.receivePayloadLimit(version: .v5, service: .video) == UInt32(Int32.max))
+        limits.maxFramePayloadSize = .max
+        limits.maxMessageSize = .max
+        var mtus = MTUTable()
+        mtus[SessionID(1), .video, .receive] = .max
+        #expect(mtus.receivePayloadLimit(version: .v5, session: SessionID(1), service: .video, limits: limits) == UInt32(Int32.max))
         for size: UInt32 in [0x8000_0000, 0x8000_0001, 0xFFFF_FFFF] {
             let header = FrameHeader(version: .v5, frameType: .single, serviceType: .video, sessionID: SessionID(1), dataSize: size)
-            #expect(throws: SDLProtocolError.self) { try header.validate(against: limits) }
-            let result = decode([header.bytes + Self.heartbeat], limits: limits)
+            #expect(throws: SDLProtocolError.self) { try header.validate(against: limits, mtus: mtus) }
+            let result = decode([header.bytes + Self.heartbeat], limits: limits, mtus: mtus)
             #expect(result.errors.map(\.code) == [.frameTooLarge])
             #expect(result.frames.map(\.bytes) == [Self.heartbeat])
         }
@@ -114,8 +117,10 @@ import Testing
                 #expect(result.frames.map(\.bytes) == good)
                 #expect(result.errors.count == 4)
                 #expect(result.errors.allSatisfy { $0.code == .unsupportedVersion })
-                // The garbage after the last frame was reported; finish() has nothing more to say.
-                #expect(throws: Never.self) { try decoder.finish() }
+                // The garbage after the last frame was reported; the end of the stream adds nothing.
+                decoder.finish()
+                #expect(throws: Never.self) { try decoder.nextFrame() }
+                #expect(decoder.bufferedByteCount == 0)
             }
         }
     }
@@ -124,7 +129,7 @@ import Testing
         let stream = [0x60] + Self.heartbeat + Self.heartbeat
         var decoder = FrameDecoder(invalidHeaderPolicy: .fail)
         decoder.append(contentsOf: stream)
-        #expect(throws: SDLProtocolError(.unsupportedVersion, offset: 0, "protocol version 6 is not in 1...5")) {
+        expectError(SDLProtocolError(.unsupportedVersion, offset: 0, "protocol version 6 is not in 1...5")) {
             try decoder.nextFrame()
         }
         for _ in 0..<3 {
@@ -143,9 +148,11 @@ import Testing
         decoder.append(contentsOf: Self.heartbeat + Self.frame(.single, payload: [1, 2, 3, 4]).bytes.dropLast())
         #expect(try decoder.nextFrame() != nil)
         #expect(try decoder.nextFrame() == nil)
-        #expect(throws: SDLProtocolError(.truncatedFrame, offset: 12, "stream ended with 15 bytes of an incomplete frame")) {
-            try decoder.finish()
+        decoder.finish()
+        expectError(SDLProtocolError(.truncatedFrame, offset: 12, "stream ended with 15 bytes of an incomplete frame")) {
+            try decoder.nextFrame()
         }
+        #expect(try decoder.nextFrame() == nil)
     }
 
     @Test func firstFrameDeclaringFourGiBOrMoreThanTheLimit() throws {
@@ -284,14 +291,14 @@ import Testing
             encrypted: true, maxPayloadPerFrame: 1000))
         #expect(frames.map(\.header.isEncrypted) == [false, true, true, true, true, true])
         var reassembler = Reassembler()
-        var message: Message?
+        var message: ProtocolMessage?
         for frame in frames { message = try reassembler.process(frame, now: Self.t0) ?? message }
         #expect(message?.isEncrypted == true)
         #expect(message?.payload == payload)
         // Control payloads never fragment.
         #expect(throws: SDLProtocolError.self) {
             try MessageFragmenter(payload: payload, version: .v5, serviceType: .control, sessionID: SessionID(2),
-                                  frameType: .control, maxPayloadPerFrame: 1000)
+                                  control: .startService, maxPayloadPerFrame: 1000)
         }
     }
 }

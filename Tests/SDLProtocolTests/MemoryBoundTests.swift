@@ -28,7 +28,7 @@ import Testing
                 var payload = ByteBuffer()
                 payload.writeMultipleIntegers(total, total / 1000, endianness: .big)
                 FrameEncoder.write(
-                    Frame(header: FrameHeader(version: .v5, frameType: .first, serviceType: service,
+                    ProtocolFrame(header: FrameHeader(version: .v5, frameType: .first, serviceType: service,
                                               sessionID: SessionID(UInt8(session)), dataSize: 8, messageID: MessageID(UInt32(message))),
                           payload: payload),
                     to: &stream)
@@ -63,10 +63,10 @@ import Testing
         limits.maxReassembliesPerSession = 2
         var reassembler = Reassembler(limits: limits)
         let t0 = NIODeadline.uptimeNanoseconds(0)
-        func first(session: UInt8, message: UInt32) -> Frame {
+        func first(session: UInt8, message: UInt32) -> ProtocolFrame {
             var payload = ByteBuffer()
             payload.writeMultipleIntegers(UInt32(100), UInt32(2), endianness: .big)
-            return Frame(header: FrameHeader(version: .v5, frameType: .first, serviceType: .rpc, sessionID: SessionID(session),
+            return ProtocolFrame(header: FrameHeader(version: .v5, frameType: .first, serviceType: .rpc, sessionID: SessionID(session),
                                              dataSize: 8, messageID: MessageID(message)), payload: payload)
         }
         _ = try reassembler.process(first(session: 1, message: 1), now: t0)
@@ -81,15 +81,19 @@ import Testing
     /// only the bytes that have arrived, never the announced size.
     @Test func decoderBuffersOnlyWhatArrived() throws {
         var limits = ProtocolLimits()
-        limits.negotiatedMTU[.video] = 1 << 30
+        limits.maxFramePayloadSize = 1 << 30
+        limits.maxMessageSize = 1 << 30
+        var mtus = MTUTable()
+        mtus[SessionID(1), .video, .receive] = 1 << 30
         var decoder = FrameDecoder(limits: limits)
         let header = FrameHeader(version: .v5, frameType: .single, serviceType: .video, sessionID: SessionID(1),
                                  dataSize: 1 << 30, messageID: MessageID(1))
         decoder.append(contentsOf: header.bytes)
         for _ in 0..<100 {
             decoder.append(contentsOf: [1, 2, 3])
-            #expect(try decoder.nextFrame() == nil)
+            #expect(try decoder.nextFrame(mtus: mtus) == nil)
         }
         #expect(decoder.bufferedByteCount == 12 + 300)
+        #expect(decoder.bufferedStorageBytes <= 4 * decoder.bufferedByteCount + 4096)
     }
 }

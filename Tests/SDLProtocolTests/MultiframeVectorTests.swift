@@ -18,10 +18,10 @@ import Testing
 
     /// Reassembles frames through decoder and reassembler, fed in every chunking, and returns the
     /// messages of each run.
-    static func reassemble(_ stream: [UInt8], limits: ProtocolLimits = ProtocolLimits()) -> [(String, [Message], [SDLProtocolError])] {
+    static func reassemble(_ stream: [UInt8], limits: ProtocolLimits = ProtocolLimits()) -> [(String, [ProtocolMessage], [SDLProtocolError])] {
         chunkings(of: stream).map { name, chunks in
             var reassembler = Reassembler(limits: limits)
-            var messages: [Message] = []
+            var messages: [ProtocolMessage] = []
             var errors: [SDLProtocolError] = []
             for frame in decode(chunks, limits: limits).frames {
                 do throws(SDLProtocolError) {

@@ -31,7 +31,7 @@ import Testing
             let valid = expect["valid"] as? Bool ?? true
             if Self.headerOnly.contains(id) {
                 // The header announces JSON that is not part of the vector.
-                #expect(throws: SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
+                expectError(SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
                                                  "JSON size \(header.jsonSize) exceeds the 0 bytes after the RPC binary header")) {
                     try RPCPayload(parsing: ByteBuffer(bytes: bytes))
                 }
@@ -51,7 +51,7 @@ import Testing
             #expect(payload.parameters.readableBytes == Int(header.jsonSize), "\(id)")
             // The same payload as the stream carries it, in a Single frame of the RPC service,
             // through the decoder in every chunking.
-            let frame = Frame(header: FrameHeader(version: .v5, frameType: .single, serviceType: .rpc, sessionID: SessionID(1),
+            let frame = ProtocolFrame(header: FrameHeader(version: .v5, frameType: .single, serviceType: .rpc, sessionID: SessionID(1),
                                                   dataSize: UInt32(bytes.count), messageID: MessageID(1)),
                               payload: ByteBuffer(bytes: bytes))
             for (name, messages, errors) in MultiframeVectorTests.reassemble(frame.bytes) {
@@ -82,7 +82,7 @@ import Testing
             if expect["valid"] as? Bool == false {
                 // 0x99 everywhere: query type 0x99 is not defined and the JSON size exceeds the
                 // payload; the split refuses it.
-                #expect(throws: SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
+                expectError(SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
                                                  "JSON size 2576980377 exceeds the 0 bytes after the security query header"), "\(id)") {
                     try SecurityQuery(parsing: ByteBuffer(bytes: bytes))
                 }
@@ -124,13 +124,13 @@ import Testing
         }
         // JSON size one larger than what follows.
         let bytes: [UInt8] = [0x00, 0, 0, 0x01, 0, 0, 0, 0x07, 0, 0, 0, 3, 0x7B, 0x7D]
-        #expect(throws: SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
+        expectError(SDLProtocolError(.jsonSizeExceedsPayload, offset: 8,
                                          "JSON size 3 exceeds the 2 bytes after the RPC binary header")) {
             try RPCPayload(parsing: ByteBuffer(bytes: bytes))
         }
         // The function id has 28 bits.
         var buffer = ByteBuffer()
-        #expect(throws: SDLProtocolError(.fieldOutOfRange, "function id 268435456 does not fit 28 bits")) {
+        expectError(SDLProtocolError(.fieldOutOfRange, "function id 268435456 does not fit 28 bits")) {
             try RPCBinaryHeader(rpcType: .request, functionID: 0x1000_0000, correlationID: 1, jsonSize: 0).write(to: &buffer)
         }
         #expect(buffer.readableBytes == 0)

@@ -22,7 +22,7 @@ import Testing
         var longest = 0
         let now = NIODeadline.uptimeNanoseconds(0)
         for caseIndex in 0..<cases {
-            var queues: [[Frame]] = []
+            var queues: [[ProtocolFrame]] = []
             var sent: [Sent] = []
             var usedV1Keys = Set<[UInt8]>()
             var nextMessageID: UInt32 = 1
@@ -36,7 +36,7 @@ import Testing
                 // Mostly small messages; now and then one of more than 255 frames.
                 let size = Int.random(in: 0..<20, using: &rng) == 0
                     ? Int.random(in: 2000...6000, using: &rng) : Int.random(in: 1...1200, using: &rng)
-                let perFrameCeiling = Int(ProtocolLimits().receivePayloadLimit(version: version, service: service))
+                let perFrameCeiling = Int(ProtocolLimits().receivePayloadLimit(version: version))
                 let mtu = Int.random(in: max(1, size / 600)...min(perFrameCeiling, size + 10), using: &rng)
                 let payload = (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) }
                 let messageID = nextMessageID
@@ -83,7 +83,8 @@ import Testing
                     }
                 }
             }
-            try decoder.finish()
+            decoder.finish()
+            #expect(try decoder.nextFrame() == nil, "case \(caseIndex)")
             #expect(decoder.bufferedByteCount == 0)
             #expect(reassembler.activeCount == 0 && reassembler.reservedBytes == 0, "case \(caseIndex)")
             #expect(received.count == sent.count, "case \(caseIndex)")

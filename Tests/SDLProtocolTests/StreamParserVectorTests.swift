@@ -5,7 +5,7 @@ import Testing
 /// The stream-parser vectors of multiframe.json: sdl_core's incoming data handler, the
 /// sdl_java_suite PSM and the sdl_ios byte processor, replayed through our `FrameDecoder`.
 @Suite struct StreamParserVectorTests {
-    static func frames(_ decoded: [Frame], match expected: [[String: Any]], _ id: String) {
+    static func frames(_ decoded: [ProtocolFrame], match expected: [[String: Any]], _ id: String) {
         #expect(decoded.count == expected.count, "\(id): \(decoded.count) frames, expected \(expected.count)")
         for (frame, want) in zip(decoded, expected) {
             expectHeader(frame.header, want, id)
@@ -88,7 +88,9 @@ import Testing
                 expectedErrors = 0
             }
             for (name, chunks) in chunkings(of: stream) {
-                let result = decode(chunks)
+                // The vectors give the parser's state after the last byte, not at the end of a
+                // stream: a frame still incomplete there is not a truncation.
+                let result = decode(chunks, finish: false)
                 Self.frames(result.frames, match: expect["frames"] as! [[String: Any]], "\(id) \(name)")
                 #expect(result.errors.count == expectedErrors, "\(id) \(name): \(result.errors)")
             }
@@ -107,7 +109,8 @@ import Testing
                 decoder.append(contentsOf: stream)
                 #expect(try decoder.nextFrame() == nil, "\(id)")
                 #expect(decoder.bufferedByteCount == stream.count, "\(id)")
-                #expect(throws: SDLProtocolError.self) { try decoder.finish() }
+                decoder.finish()
+                #expect(throws: SDLProtocolError.self) { try decoder.nextFrame() }
             }
         }
     }
@@ -219,25 +222,34 @@ import Testing
         let java = try #require(vectors.first { $0["id"] as? String == "java-mtu-by-version" })
         let payloadByVersion = (java["expect"] as! [String: Any])["payloadSizeByVersion"] as! [String: Int]
         for (version, payload) in payloadByVersion {
-            #expect(limits.sendPayloadLimit(version: ProtocolVersion(rawValue: UInt8(version)!), service: .rpc) == payload)
+            #expect(limits.sendPayloadLimit(version: ProtocolVersion(rawValue: UInt8(version)!)) == payload)
         }
         // We receive up to the MTU itself: 1500 for v1/v2, 131,084 for v3+ (sdl_core accepts 1488
         // and max(MaximumPayloadSize, 1488); SDL Core writes the negotiated `mtu` as a payload size).
-        #expect(limits.receivePayloadLimit(version: .v1, service: .rpc) == 1500)
-        #expect(limits.receivePayloadLimit(version: .v2, service: .rpc) == 1500)
-        #expect(limits.receivePayloadLimit(version: .v5, service: .video) == 131_084)
-        // A v5 StartServiceACK's mtu applies to its service (sdl_ios stores it per service; its
-        // example value 989,786,483): sending splits at mtu − 12, receiving accepts up to mtu.
+        #expect(limits.receivePayloadLimit(version: .v1) == 1500)
+        #expect(limits.receivePayloadLimit(version: .v2) == 1500)
+        #expect(limits.receivePayloadLimit(version: .v5) == 131_084)
+        // A v5 StartServiceACK's mtu applies to its session's service (sdl_ios stores it per
+        // service; its example value 989,786,483): sending splits at mtu − 12, receiving accepts
+        // up to mtu, both clamped to the configured ceiling (1 MiB by default), which no
+        // negotiated value lifts.
         let ios = try #require(vectors.first { $0["id"] as? String == "ios-mtu-after-startserviceack" })
         let ackMTU = ((ios["expect"] as! [String: Any])["example"] as! [String: Any])["ackMtu"] as! Int
-        var negotiated = ProtocolLimits()
-        negotiated.negotiatedMTU[.video] = ackMTU
-        #expect(negotiated.sendPayloadLimit(version: .v5, service: .video) == ackMTU - 12)
-        #expect(negotiated.receivePayloadLimit(version: .v5, service: .video) == UInt32(ackMTU))
-        #expect(negotiated.receivePayloadLimit(version: .v5, service: .rpc) == 131_084)
+        var mtus = MTUTable()
+        mtus[SessionID(1), .video, .send] = ackMTU
+        mtus[SessionID(1), .video, .receive] = ackMTU
+        #expect(mtus.sendPayloadLimit(version: .v5, session: SessionID(1), service: .video, limits: limits) == 1 << 20)
+        #expect(mtus.receivePayloadLimit(version: .v5, session: SessionID(1), service: .video, limits: limits) == 1 << 20)
+        var generous = ProtocolLimits()
+        generous.maxFramePayloadSize = Int(Int32.max)
+        generous.maxMessageSize = Int(Int32.max)
+        #expect(mtus.sendPayloadLimit(version: .v5, session: SessionID(1), service: .video, limits: generous) == ackMTU - 12)
+        #expect(mtus.receivePayloadLimit(version: .v5, session: SessionID(1), service: .video, limits: generous) == UInt32(ackMTU))
+        #expect(mtus.receivePayloadLimit(version: .v5, session: SessionID(1), service: .rpc, limits: generous) == 131_084)
+        #expect(mtus.receivePayloadLimit(version: .v5, session: SessionID(2), service: .video, limits: generous) == 131_084)
         // Core's inbound limit of 131072 for v3+ frames is within ours.
         let core = try #require(vectors.first { $0["id"] as? String == "core-max-payload-by-version" })
         let coreMax = (core["expect"] as! [String: Any])["MAXIMUM_FRAME_DATA_V3_SIZE"] as! Int
-        #expect(Int(limits.receivePayloadLimit(version: .v3, service: .rpc)) >= coreMax)
+        #expect(Int(limits.receivePayloadLimit(version: .v3)) >= coreMax)
     }
 }

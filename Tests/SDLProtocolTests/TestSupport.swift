@@ -62,26 +62,31 @@ extension ByteBuffer {
 
 /// What a decoder run produced.
 struct DecodeResult {
-    var frames: [Frame] = []
+    var frames: [ProtocolFrame] = []
     var errors: [SDLProtocolError] = []
 }
 
-/// Runs a fresh decoder over `stream` cut into the given chunks, draining after every chunk.
-func decode(_ chunks: [[UInt8]], limits: ProtocolLimits = ProtocolLimits(),
-            policy: FrameDecoder.InvalidHeaderPolicy = .resynchronize) -> DecodeResult {
+/// Runs a fresh decoder over `stream` cut into the given chunks, draining after every chunk and,
+/// unless `finish` is false, after declaring the end of the stream.
+func decode(_ chunks: [[UInt8]], limits: ProtocolLimits = ProtocolLimits(), mtus: MTUTable = MTUTable(),
+            policy: FrameDecoder.InvalidHeaderPolicy = .resynchronize, finish: Bool = true) -> DecodeResult {
     var decoder = FrameDecoder(limits: limits, invalidHeaderPolicy: policy)
     var result = DecodeResult()
     for chunk in chunks {
         decoder.append(contentsOf: chunk)
-        drain(&decoder, into: &result)
+        drain(&decoder, mtus: mtus, into: &result)
+    }
+    if finish {
+        decoder.finish()
+        drain(&decoder, mtus: mtus, into: &result)
     }
     return result
 }
 
-func drain(_ decoder: inout FrameDecoder, into result: inout DecodeResult) {
+func drain(_ decoder: inout FrameDecoder, mtus: MTUTable = MTUTable(), into result: inout DecodeResult) {
     while true {
         do {
-            guard let frame = try decoder.nextFrame() else { return }
+            guard let frame = try decoder.nextFrame(mtus: mtus) else { return }
             result.frames.append(frame)
         } catch {
             result.errors.append(error)
@@ -128,6 +133,27 @@ func expectHeader(_ header: FrameHeader, _ expect: [String: Any], _ id: String,
     } else if header.version == .v1 {
         #expect(header.messageID == nil, "\(id): v1 has no message id", sourceLocation: sourceLocation)
     }
+}
+
+/// Runs `body` and checks that it throws an `SDLProtocolError` with the expectation's code,
+/// offset and detail (`==` compares codes only), and with `key` as its message key.
+@discardableResult
+func expectError<T>(_ expected: SDLProtocolError, key: MessageKey? = nil, _ comment: Comment? = nil,
+                    sourceLocation: SourceLocation = #_sourceLocation,
+                    _ body: () throws -> T) -> SDLProtocolError? {
+    do {
+        _ = try body()
+        Issue.record("expected \(expected), nothing thrown. \(comment.map { "\($0)" } ?? "")", sourceLocation: sourceLocation)
+    } catch let error as SDLProtocolError {
+        #expect(error.code == expected.code, comment, sourceLocation: sourceLocation)
+        #expect(error.offset == expected.offset, comment, sourceLocation: sourceLocation)
+        #expect(error.detail == expected.detail, comment, sourceLocation: sourceLocation)
+        #expect(error.messageKey == key, comment, sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected \(expected), got \(error). \(comment.map { "\($0)" } ?? "")", sourceLocation: sourceLocation)
+    }
+    return nil
 }
 
 /// A deterministic PRNG (SplitMix64) so that property tests are reproducible from their seed.

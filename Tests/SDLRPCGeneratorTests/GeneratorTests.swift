@@ -65,7 +65,7 @@ struct SpecParserTests {
         // 1 struct and 2 enums are <history> entries (earlier versions), parsed and checked but not
         // generated. The spec uses no removed="true"; removed items would be left out the same way.
         let root = try XMLReader.parse(Paths.specBytes())
-        func count(_ name: String, in element: XMLElement, inHistory: Bool = false) -> (all: Int, history: Int) {
+        func count(_ name: String, in element: SpecXMLElement, inHistory: Bool = false) -> (all: Int, history: Int) {
             var all = element.name == name ? 1 : 0
             var history = element.name == name && inHistory ? 1 : 0
             for child in element.elements {

@@ -131,10 +131,10 @@ struct AmbiguityTests {
         for value in [climate, shadowing] {
             let expected = RPCError(
                 .unknownParameterNamedLikeKnown, path: [.key("fanSpeed")], "an unknown parameter cannot have the name of a spec parameter")
-            #expect(throws: expected) { try value.validate() }
+            expectError(expected) { try value.validate() }
             for options in [RPCCodingOptions.default, Self.unchecked] {
-                #expect(throws: expected) { try value.jsonParameters(options: options) }
-                #expect(throws: expected) { try value.bsonParameters(options: options) }
+                expectError(expected) { try value.jsonParameters(options: options) }
+                expectError(expected) { try value.bsonParameters(options: options) }
             }
             let request = SDLSetInteriorVehicleDataRequest(moduleData: SDLModuleData(moduleType: .climate, climateControlData: value))
             for format in [RPCParameterFormat.json, .bson] {
@@ -161,17 +161,17 @@ struct AmbiguityTests {
         nested.unknownParameters.append(key: "f", value: .array([.object(RPCObject([.init(key: "a", value: .null), .init(key: "a", value: .null)]))]))
         for (value, path) in [(top, "x"), (nested, "f[0].a")] {
             let expected = RPCError(.duplicateParameter, path: path == "x" ? [.key("x")] : [.key("f"), .index(0), .key("a")], "parameter appears more than once")
-            #expect(throws: expected) { try value.validate() }
+            expectError(expected) { try value.validate() }
             for options in [RPCCodingOptions.default, Self.unchecked] {
-                #expect(throws: expected) { try value.jsonParameters(options: options) }
-                #expect(throws: expected) { try value.bsonParameters(options: options) }
+                expectError(expected) { try value.jsonParameters(options: options) }
+                expectError(expected) { try value.bsonParameters(options: options) }
             }
         }
         // Generic trees too.
         let tree = RPCValue.object(["a": .object(RPCObject([.init(key: "b", value: .int32(1)), .init(key: "b", value: .int32(2))]))])
         let expected = RPCError(.duplicateParameter, path: [.key("a"), .key("b")], "parameter appears more than once")
-        #expect(throws: expected) { try tree.jsonText() }
-        #expect(throws: expected) { try tree.bsonDocument() }
+        expectError(expected) { try tree.jsonText() }
+        expectError(expected) { try tree.bsonDocument() }
     }
 
     // MARK: Nesting
@@ -214,10 +214,10 @@ struct AmbiguityTests {
         let over = Self.chain(16)
         let path = Array(repeating: [RPCError.PathComponent.key("additionalVideoStreamingCapabilities"), .index(0)], count: 16).flatMap { $0 }
         let expected = RPCError(.nestingTooDeep, path: path, "nesting deeper than 32 levels")
-        #expect(throws: expected) { try over.validate() }
+        expectError(expected) { try over.validate() }
         for options in [RPCCodingOptions.default, Self.unchecked] {
-            #expect(throws: expected) { try over.jsonParameters(options: options) }
-            #expect(throws: expected) { try over.bsonParameters(options: options) }
+            expectError(expected) { try over.jsonParameters(options: options) }
+            expectError(expected) { try over.bsonParameters(options: options) }
         }
         // ... which is what the decoders refuse: the same value written with a higher limit.
         var roomy = RPCCodingOptions()

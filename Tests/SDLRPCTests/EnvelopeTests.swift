@@ -74,7 +74,7 @@ struct EnvelopeTests {
             header: RPCBinaryHeader(rpcType: .erroneousResponse, functionID: 41, correlationID: 1, jsonSize: 0),
             parameters: ByteBuffer()
         ).write(to: &empty)
-        #expect(throws: RPCError(.missingParameter, path: [.key("resultCode")], "missing mandatory parameter")) {
+        expectError(RPCError(.missingParameter, path: [.key("resultCode")], "missing mandatory parameter")) {
             try AnyRPCMessage(payload: empty)
         }
         // Only a response can be sent as an erroneous response.
@@ -86,9 +86,7 @@ struct EnvelopeTests {
 
     @Test("the GetVehicleData request vector of sdl_java_suite decodes")
     func javaVector() throws {
-        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
-        let vector = try #require(vectors.first(where: { $0["id"] as? String == "java-samplerpc-getvehicledata-request" }))
-        let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
+        let payload = try SharedData.headerVectorPayload("java-samplerpc-getvehicledata-request")
         let message = try AnyRPCMessage(payload: payload)
         #expect(message.correlationID == 630)
         let request = try #require(message.message as? SDLGetVehicleDataRequest)
@@ -104,9 +102,7 @@ struct EnvelopeTests {
         ("ios-testpayloadheader-400", "invalidPayload"),
     ])
     func malformedVectors(id: String, code: String) throws {
-        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
-        let vector = try #require(vectors.first(where: { $0["id"] as? String == id }), "no vector \(id)")
-        let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
+        let payload = try SharedData.headerVectorPayload(id)
         let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload) }
         #expect(error.code.name == code, "\(id): \(error)")
     }
@@ -115,10 +111,8 @@ struct EnvelopeTests {
         nil, RPCParameterFormat.json, .bson,
     ])
     func headerOnly(format: RPCParameterFormat?) throws {
-        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
         func payload(_ id: String) throws -> ByteBuffer {
-            let vector = try #require(vectors.first(where: { $0["id"] as? String == id }), "no vector \(id)")
-            return ByteBuffer(hex: try #require(vector["hex"] as? String))
+            try SharedData.headerVectorPayload(id)
         }
         // SDL Core's header-only UnregisterAppInterface request: no mandatory parameters.
         let unregister = try AnyRPCMessage(payload: payload("core-payload-header-only"), format: format)
@@ -128,7 +122,7 @@ struct EnvelopeTests {
         #expect(unregister.bulkData.readableBytes == 0)
         // sdl_java_suite's dummy OnHMIStatus: the parameters are empty, so its mandatory ones are missing.
         let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload("java-bfh-dummy-onhmistatus"), format: format) }
-        #expect(error == RPCError(.missingParameter, path: [.key("hmiLevel")], "missing mandatory parameter"))
+        expectIdentical(error, RPCError(.missingParameter, path: [.key("hmiLevel")], "missing mandatory parameter"))
         // Bytes after a JSON size of 0 are bulk data; the parameters are still empty.
         var withBulk = try payload("core-payload-header-only")
         withBulk.writeBytes([0xCA, 0xFE])
@@ -141,9 +135,7 @@ struct EnvelopeTests {
 
     @Test("the iOS DeleteCommand vector carries the v1 envelope, not parameters")
     func iosVector() throws {
-        let vectors = try #require(try SharedData.json("vectors/rpc_binary_headers.json") as? [[String: Any]])
-        let vector = try #require(vectors.first(where: { $0["id"] as? String == "ios-rpcpayload-deletecommand-response-bulk" }))
-        let payload = ByteBuffer(hex: try #require(vector["hex"] as? String))
+        let payload = try SharedData.headerVectorPayload("ios-rpcpayload-deletecommand-response-bulk")
         // {"response":{...}} as parameters: DeleteCommand response's mandatory params are missing.
         let error = try #require(throws: RPCError.self) { try AnyRPCMessage(payload: payload) }
         #expect(error.code == .missingParameter)
@@ -168,7 +160,7 @@ struct EnvelopeTests {
         // A function id with no message type: a typed error, and the parameters still parse.
         var payload = ByteBuffer()
         try RPCPayload(header: RPCBinaryHeader(rpcType: .request, functionID: 0x7FFF, correlationID: 1, jsonSize: 0), parameters: ByteBuffer(string: "{}")).write(to: &payload)
-        #expect(throws: RPCError(.unknownFunction, "no request of function 32767 in the spec")) { try AnyRPCMessage(payload: payload) }
+        expectError(RPCError(.unknownFunction, "no request of function 32767 in the spec")) { try AnyRPCMessage(payload: payload) }
         // OnHMIStatus exists only as a notification.
         #expect(AnyRPCMessage.messageType(functionID: .onHMIStatus, rpcType: .request) == nil)
         #expect(AnyRPCMessage.messageType(functionID: .onHMIStatus, rpcType: .notification) == SDLOnHMIStatus.self)
@@ -190,7 +182,7 @@ struct EnvelopeTests {
                               jsonParameters: #"{"moduleData":{"moduleType":"CLIMATE","climateControlData":{"fanSpeed":101}}}"#)
         }
         #expect(invalid.description == "moduleData.climateControlData.fanSpeed: above maxvalue 100")
-        #expect(throws: RPCError(.unknownFunction, #"no function named "Teleport" in the spec"#)) {
+        expectError(RPCError(.unknownFunction, #"no function named "Teleport" in the spec"#)) {
             try AnyRPCMessage(functionName: "Teleport", rpcType: .request, jsonParameters: "{}")
         }
         #expect(throws: RPCError.self) {
@@ -208,6 +200,9 @@ struct EnvelopeTests {
         #expect(Array(payload.readableBytesView) == [0x00, 0x00, 0x00, 0x2E, 0, 0, 0, 1, 0, 0, 0, 5, 5, 0, 0, 0, 0])
         let decoded = try AnyRPCMessage(payload: payload)
         #expect(decoded.message as? SDLSubscribeWayPointsRequest == request)
-        #expect(throws: RPCError.self) { try request.parameters(format: RPCParameterFormat("xml")) }
+        // The formats are closed: protocol spec 5.4.1 knows these two.
+        #expect(RPCParameterFormat.allCases == [.json, .bson])
+        #expect(RPCParameterFormat(rawValue: "xml") == nil)
+        #expect(RPCParameterFormat.allCases.map(\.description) == ["json", "bson"])
     }
 }

@@ -15,49 +15,72 @@ struct FixtureTests {
         "ReleaseInteriorVehicleDataModule",
     ]
 
+    /// An entry of `MANIFEST.json`: the file, and the quirks the tests below rely on.
+    struct ManifestEntry: Decodable {
+        var file: String
+        var responseNameLacksSuffix: Bool?
+        var correlationIdMismatch: [Int]?
+    }
+
+    /// A fixture: the protocol-v1 envelope of a request and of its response.
+    struct Fixture: Decodable {
+        var request: Envelope
+        var response: Envelope
+
+        struct Envelope: Decodable {
+            var name: String
+            var correlationID: Int
+            var parameters: JSONValue?
+        }
+    }
+
+    static func manifest() throws -> [ManifestEntry] {
+        try SharedData.decode([ManifestEntry].self, from: "vectors/rpc_json/MANIFEST.json")
+    }
+
     @Test("the manifest lists exactly these 14 fixtures")
     func manifest() throws {
-        let manifest = try #require(try SharedData.json("vectors/rpc_json/MANIFEST.json") as? [[String: Any]])
-        #expect(Set(manifest.compactMap { $0["file"] as? String }) == Set(Self.files.map { $0 + ".json" }))
+        #expect(Set(try Self.manifest().map(\.file)) == Set(Self.files.map { $0 + ".json" }))
     }
 
     @Test("fixture decodes, validates and re-encodes to the same JSON value", arguments: files)
     func fixture(name: String) throws {
-        let root = try #require(try SharedData.json("vectors/rpc_json/\(name).json") as? [String: Any])
-        let manifest = try #require(try SharedData.json("vectors/rpc_json/MANIFEST.json") as? [[String: Any]])
-        let quirks = try #require(manifest.first(where: { $0["file"] as? String == "\(name).json" }))
+        let fixture = try SharedData.decode(Fixture.self, from: "vectors/rpc_json/\(name).json")
+        let quirks = try #require(try Self.manifest().first(where: { $0.file == "\(name).json" }), "\(name) is not in the manifest")
 
         for (envelopeKey, rpcType) in [("request", RPCType.request), ("response", RPCType.response)] {
             // Quirk: the fixtures use the protocol-v1 envelope {"request"|"response": {"name",
             // "correlationID", "parameters"}}; on the wire only `parameters` is JSON, function and
             // correlation id travel in the binary header. The function is picked by the envelope key
             // and the file name, because of the next quirk.
-            let envelope = try #require(root[envelopeKey] as? [String: Any], "\(name): no \(envelopeKey)")
+            let envelope = rpcType == .request ? fixture.request : fixture.response
             // Quirk (not in the manifest): six responses and two requests have no "parameters" at
             // all; that is an empty parameters object.
-            var parameters = envelope["parameters"] as? [String: Any] ?? [:]
-            #expect((envelope["parameters"] == nil) == Self.withoutParameters.contains("\(name) \(envelopeKey)"))
+            #expect((envelope.parameters == nil) == Self.withoutParameters.contains("\(name) \(envelopeKey)"))
+            var parameters = envelope.parameters ?? .object([:])
+            guard case .object = parameters else {
+                Issue.record("\(name) \(envelopeKey): parameters are not an object")
+                continue
+            }
             // Quirk (MANIFEST responseNameLacksSuffix): two responses are named without "Response".
-            let envelopeName = try #require(envelope["name"] as? String)
-            if rpcType == .response, quirks["responseNameLacksSuffix"] as? Bool == true {
-                #expect(envelopeName == name)
+            if rpcType == .response, quirks.responseNameLacksSuffix == true {
+                #expect(envelope.name == name)
             } else {
-                #expect(envelopeName == name + (rpcType == .response ? "Response" : ""))
+                #expect(envelope.name == name + (rpcType == .response ? "Response" : ""))
             }
             // Quirk (MANIFEST correlationIdMismatch): request and response ids differ in 11 files; the
             // ids are not part of the parameters, so they only show up here.
-            let requestID = (root["request"] as? [String: Any])?["correlationID"] as? Int
-            let responseID = (root["response"] as? [String: Any])?["correlationID"] as? Int
-            if let mismatch = quirks["correlationIdMismatch"] as? [Int] {
-                #expect([requestID, responseID] == mismatch.map { Optional($0) })
+            let ids = [fixture.request.correlationID, fixture.response.correlationID]
+            if let mismatch = quirks.correlationIdMismatch {
+                #expect(ids == mismatch)
             } else {
-                #expect(requestID == responseID)
+                #expect(ids[0] == ids[1])
             }
             // Quirk (not in the manifest): PublishAppService gives `serviceIcon` as the string "test",
             // but the spec's AppServiceManifest.serviceIcon is an Image struct. The decoder must say so,
             // naming the path; the test then uses the Image the string stands for.
             if name == "PublishAppService" {
-                let text = try jsonText(parameters)
+                let text = try parameters.text
                 let path = rpcType == .request
                     ? "appServiceManifest.serviceIcon" : "appServiceRecord.serviceManifest.serviceIcon"
                 let error = try #require(throws: RPCError.self) {
@@ -73,7 +96,7 @@ struct FixtureTests {
             // sdl_java_suite did (`serviceId`, `appServiceId` for the spec's `serviceID`). The decoder
             // reports the missing key by its path and keeps the unknown one; the test then renames it.
             if let (path, oldKey) = Self.misspelled[name + " " + envelopeKey] {
-                let text = try jsonText(parameters)
+                let text = try parameters.text
                 let error = try #require(throws: RPCError.self) {
                     try AnyRPCMessage(functionName: name, rpcType: rpcType, jsonParameters: text)
                 }
@@ -86,17 +109,17 @@ struct FixtureTests {
             // decoder must refuse the response (naming the first one in spec order), so the test
             // adds them before the round trip.
             if rpcType == .response {
-                let bare = try jsonText(parameters)
+                let bare = try parameters.text
                 let error = try #require(throws: RPCError.self) {
                     try AnyRPCMessage(functionName: name, rpcType: .response, jsonParameters: bare)
                 }
                 #expect(error.code == .missingParameter)
                 #expect(["success: missing mandatory parameter", "resultCode: missing mandatory parameter"].contains(error.description))
-                parameters["success"] = true
-                parameters["resultCode"] = "SUCCESS"
+                parameters["success"] = .bool(true)
+                parameters["resultCode"] = .string("SUCCESS")
             }
 
-            let text = try jsonText(parameters)
+            let text = try parameters.text
             let (message, reencoded) = try roundTrip(functionName: name, rpcType: rpcType, parameters: text)
             #expect(message.functionName == name)
             #expect(message.rpcType == rpcType)
@@ -116,34 +139,23 @@ struct FixtureTests {
         "PerformAppServiceInteraction request": ("serviceID", "appServiceId"),
     ]
 
-    static func renaming(_ oldKey: String, to newKey: String, in parameters: [String: Any]) -> [String: Any] {
-        var result: [String: Any] = [:]
-        for (key, value) in parameters {
-            let value = (value as? [String: Any]).map { renaming(oldKey, to: newKey, in: $0) } ?? value
-            result[key == oldKey ? newKey : key] = value
-        }
-        return result
+    static func renaming(_ oldKey: String, to newKey: String, in parameters: JSONValue) -> JSONValue {
+        parameters.mappingMembers { key, value in (key == oldKey ? newKey : key, value) }
     }
 
-    static func replacingServiceIcon(in parameters: [String: Any]) -> [String: Any] {
-        var result: [String: Any] = [:]
-        for (key, value) in parameters {
-            if key == "serviceIcon", let file = value as? String {
-                result[key] = ["value": file, "imageType": "DYNAMIC"]
-            } else if let object = value as? [String: Any] {
-                result[key] = replacingServiceIcon(in: object)
-            } else {
-                result[key] = value
-            }
+    /// The fixture's `serviceIcon` strings as the Image structs they stand for.
+    static func replacingServiceIcon(in parameters: JSONValue) -> JSONValue {
+        parameters.mappingMembers { key, value in
+            guard key == "serviceIcon", case .string = value else { return (key, value) }
+            return (key, .object(["value": value, "imageType": .string("DYNAMIC")]))
         }
-        return result
     }
 
     @Test("typed values of the SetInteriorVehicleData fixture")
     func typedValues() throws {
-        let root = try #require(try SharedData.json("vectors/rpc_json/SetInteriorVehicleData.json") as? [String: Any])
-        let parameters = try #require((root["request"] as? [String: Any])?["parameters"])
-        let request = try SDLSetInteriorVehicleDataRequest(jsonParameters: try jsonText(parameters))
+        let fixture = try SharedData.decode(Fixture.self, from: "vectors/rpc_json/SetInteriorVehicleData.json")
+        let parameters = try #require(fixture.request.parameters, "the request has parameters")
+        let request = try SDLSetInteriorVehicleDataRequest(jsonParameters: try parameters.text)
         #expect(request.moduleData.moduleType == .climate)
         let climate = try #require(request.moduleData.climateControlData)
         #expect(climate.fanSpeed == 100)

@@ -29,4 +29,18 @@ import Testing
             #expect(error.description.contains("a BSON key cannot contain a NUL byte"))
         }
     }
+
+    /// "11E311E3", which the number invariant of FuzzRPC reads as the value of a parameter: the
+    /// reader refuses 11E311 as out of range before it meets the second E (the invariant, not the
+    /// reader, was wrong: it expected Swift's `Double(String)` to read the whole text).
+    @Test func numberOutOfRangeThenMore() throws {
+        let text = String(buffer: try Self.failCase("number-out-of-range-then-more"))
+        #expect(text == "11E311E3")
+        let error = try #require(throws: RPCError.self) { try RPCValue(jsonObject: #"{"x":"# + text + "}") }
+        #expect(error.code == .numberOutOfRange)
+        #expect(error.offset == 5)
+        #expect(error.pathString == "x")
+        #expect(Double(text) == nil)
+        #expect(try RPCValue(jsonObject: #"{"x":11E3}"#) == .object(["x": .double(11_000)]))
+    }
 }

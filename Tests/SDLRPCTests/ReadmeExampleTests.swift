@@ -12,12 +12,12 @@ import Testing
         try FrameEncoder.writeMessage(
             try request.payload(correlationID: 1, format: .bson), version: .v5, serviceType: .rpc,
             sessionID: SessionID(1), messageID: MessageID(7),
-            maxPayloadPerFrame: ProtocolLimits().sendPayloadLimit(version: .v5, service: .rpc), to: &out)
+            maxPayloadPerFrame: ProtocolLimits().sendPayloadLimit(version: .v5), to: &out)
         // A control frame and a big notification in small frames too.
         var ack = ByteBuffer()
         try StartServiceACKPayload(protocolVersion: "5.4.0", hashID: 9, mtu: 131_072).write(to: &ack)
-        try FrameEncoder.writeMessage(ack, version: .v5, serviceType: .rpc, sessionID: SessionID(1), frameType: .control,
-                                      frameInfo: ControlFrameInfo.startServiceACK.rawValue, maxPayloadPerFrame: 1000, to: &out)
+        try FrameEncoder.writeMessage(ack, version: .v5, serviceType: .rpc, sessionID: SessionID(1), control: .startServiceACK,
+                                      maxPayloadPerFrame: 1000, to: &out)
         let data = SDLOnAppServiceData(serviceData: SDLAppServiceData(serviceType: "WEATHER", serviceID: "w1"))
         try FrameEncoder.writeMessage(try data.payload(correlationID: 0xFFFF_FFFF), version: .v5, serviceType: .rpc,
                                       sessionID: SessionID(1), messageID: MessageID(8), maxPayloadPerFrame: 10, to: &out)

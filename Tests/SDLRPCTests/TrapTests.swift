@@ -230,7 +230,7 @@ struct TrapTests {
         #expect(json == #"{"preferredResolution":{"resolutionWidth":800,"resolutionHeight":480},"additionalVideoStreamingCapabilities":[{"maxBitrate":2000,"additionalVideoStreamingCapabilities":[{"maxBitrate":1000,"scale":1.5},{"maxBitrate":1000,"scale":1.5}]}]}"#)
         #expect(try SDLVideoStreamingCapability(jsonParameters: json) == root)
         let invalid = SDLVideoStreamingCapability(additionalVideoStreamingCapabilities: [middle, SDLVideoStreamingCapability(maxBitrate: -1)])
-        #expect(throws: RPCError(.valueOutOfRange, path: [.key("additionalVideoStreamingCapabilities"), .index(1), .key("maxBitrate")], "below minvalue 0")) {
+        expectError(RPCError(.valueOutOfRange, path: [.key("additionalVideoStreamingCapabilities"), .index(1), .key("maxBitrate")], "below minvalue 0")) {
             try invalid.validate()
         }
         // Hostile nesting stops at the depth limit with a typed error, not a stack overflow.

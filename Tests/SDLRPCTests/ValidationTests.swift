@@ -66,7 +66,7 @@ struct ValidationTests {
         var climate = SDLClimateControlData(fanSpeed: 100)
         try climate.validate()
         climate.fanSpeed = 101
-        #expect(throws: RPCError(.valueOutOfRange, path: [.key("fanSpeed")], "above maxvalue 100")) { try climate.validate() }
+        expectError(RPCError(.valueOutOfRange, path: [.key("fanSpeed")], "above maxvalue 100")) { try climate.validate() }
         let request = SDLSetInteriorVehicleDataRequest(moduleData: SDLModuleData(moduleType: .climate, climateControlData: climate))
         #expect(request.validationErrors().map(\.description) == ["moduleData.climateControlData.fanSpeed: above maxvalue 100"])
 
@@ -93,7 +93,7 @@ struct ValidationTests {
     func encodingValidates() throws {
         let request = SDLSetInteriorVehicleDataRequest(
             moduleData: SDLModuleData(moduleType: .climate, climateControlData: SDLClimateControlData(fanSpeed: 200)))
-        #expect(throws: RPCError(.valueOutOfRange, path: [.key("moduleData"), .key("climateControlData"), .key("fanSpeed")], "above maxvalue 100")) {
+        expectError(RPCError(.valueOutOfRange, path: [.key("moduleData"), .key("climateControlData"), .key("fanSpeed")], "above maxvalue 100")) {
             try request.payload(correlationID: 1)
         }
         let unchecked = RPCCodingOptions(validate: false)

@@ -24,7 +24,7 @@ enum Vectors {
 }
 
 /// A BSON control frame payload as a document, for field checks.
-func document(_ frame: Frame) -> BSONDocument {
+func document(_ frame: ProtocolFrame) -> BSONDocument {
     try! BSONDocument(validating: frame.payload)
 }
 
@@ -68,12 +68,12 @@ struct NegotiationTests {
         #expect(document(teu)["tcpIpAddress"]?.stringValue == "127.0.0.1")
         #expect(document(teu)["tcpPort"]?.int32Value == 12346)
         let started = try #require(pair.app.events.compactMap(\.startedInfo).first)
-        #expect(started.version == SDLVersion(5, 4, 1))
+        #expect(started.version == SDLVersion(major: 5, minor: 4, patch: 1))
         #expect(started.sessionID == SessionID(1))
         #expect(started.hashID == UInt32(bitPattern: fields["hashId"]!.int32Value!))
         #expect(started.secondaryTransports == ["TCP_WIFI"])
         #expect(pair.appEvents(handle).contains(.secondaryTransport(handle, .configured(address: nil, port: nil))))
-        #expect(pair.hu.events.compactMap(\.startedInfo).first?.version == SDLVersion(5, 4, 1))
+        #expect(pair.hu.events.compactMap(\.startedInfo).first?.version == SDLVersion(major: 5, minor: 4, patch: 1))
     }
 
     @Test("2. Feature gates: 5.0.0 gets no secondary fields and no TransportEventUpdate; reason only from 5.3.0")
@@ -101,7 +101,7 @@ struct NegotiationTests {
             try StartServicePayload(videoCodec: "MJPEG").write(to: &request)
             var frame = ByteBuffer()
             FrameEncoder.write(
-                Frame(header: FrameHeader(version: .v5, frameType: .control, serviceType: .video, frameInfo: 1, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(3)), payload: request),
+                ProtocolFrame(header: FrameHeader(version: .v5, frameType: .control, serviceType: .video, frameInfo: 1, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(3)), payload: request),
                 to: &frame)
             let before = pair.hu.written[link]!.count
             pair.hu.feed(Array(frame.readableBytesView), on: link, now: pair.now)
@@ -129,7 +129,7 @@ struct NegotiationTests {
         // RegisterAppInterface in a v4 Single frame: the session becomes version 4.
         var rai = ByteBuffer()
         FrameEncoder.write(
-            Frame(header: FrameHeader(version: .v4, frameType: .single, serviceType: .rpc, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(1)), payload: ByteBuffer(bytes: [1, 2, 3])),
+            ProtocolFrame(header: FrameHeader(version: .v4, frameType: .single, serviceType: .rpc, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(1)), payload: ByteBuffer(bytes: [1, 2, 3])),
             to: &rai)
         pair.hu.feed(Array(rai.readableBytesView), on: link, now: pair.now)
         let handle = pair.hu.engine.sessionHandles[0]
@@ -140,7 +140,7 @@ struct NegotiationTests {
         var hashBytes = ByteBuffer()
         RawHashID.write(hash, to: &hashBytes)
         FrameEncoder.write(
-            Frame(header: FrameHeader(version: .v4, frameType: .control, serviceType: .rpc, frameInfo: 4, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(2)), payload: hashBytes),
+            ProtocolFrame(header: FrameHeader(version: .v4, frameType: .control, serviceType: .rpc, frameInfo: 4, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(2)), payload: hashBytes),
             to: &end)
         pair.hu.feed(Array(end.readableBytesView), on: link, now: pair.now)
         let answer = pair.hu.frames(on: link).last!
@@ -156,13 +156,13 @@ struct NegotiationTests {
         pair.hu.feed(hexBytes(Vectors.a2), on: link, now: pair.now)
         var bytes = ByteBuffer()
         FrameEncoder.write(
-            Frame(header: FrameHeader(version: .v2, frameType: .single, serviceType: .rpc, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(1)), payload: ByteBuffer(bytes: [9])),
+            ProtocolFrame(header: FrameHeader(version: .v2, frameType: .single, serviceType: .rpc, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(1)), payload: ByteBuffer(bytes: [9])),
             to: &bytes)
         FrameEncoder.write(
-            Frame(header: FrameHeader(version: .v2, frameType: .control, serviceType: .video, frameInfo: 1, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(2)), payload: ByteBuffer()),
+            ProtocolFrame(header: FrameHeader(version: .v2, frameType: .control, serviceType: .video, frameInfo: 1, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(2)), payload: ByteBuffer()),
             to: &bytes)
         FrameEncoder.write(
-            Frame(header: FrameHeader(version: .v2, frameType: .control, serviceType: .control, frameInfo: 0, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(3)), payload: ByteBuffer()),
+            ProtocolFrame(header: FrameHeader(version: .v2, frameType: .control, serviceType: .control, frameInfo: 0, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(3)), payload: ByteBuffer()),
             to: &bytes)
         let handle = pair.hu.engine.sessionHandles[0]
         try pair.hu.engine.sessionRegistered(handle, now: pair.now)
@@ -186,7 +186,7 @@ struct AppNegotiationTests {
         app.feed(hexBytes(Vectors.a3))
         let info = try #require(app.driver.events.compactMap(\.startedInfo).first)
         #expect(info.frameVersion == .v4)
-        #expect(info.version == SDLVersion(4, 0, 0))
+        #expect(info.version == SDLVersion(major: 4, minor: 0, patch: 0))
         #expect(info.hashID == 0x0001_0001)
         #expect(!app.driver.events.contains { if case .secondaryTransport = $0 { return true } else { return false } })
         try app.driver.engine.endSession(handle, now: app.now)
@@ -212,12 +212,12 @@ struct AppNegotiationTests {
     @Test("7. Version strings in the ACK are read leniently; frames always use the header's version")
     func versionTolerance() throws {
         let cases: [(String, [UInt8], SDLVersion, Anomaly.Code?)] = [
-            ("5.4", bson { $0.appendString("protocolVersion", "5.4") }, SDLVersion(5, 4, 0), nil),
-            ("5", bson { $0.appendString("protocolVersion", "5") }, SDLVersion(5, 0, 0), nil),
-            ("5.4.1-rc1", bson { $0.appendString("protocolVersion", "5.4.1-rc1") }, SDLVersion(5, 4, 1), nil),
-            ("6.0.0", bson { $0.appendString("protocolVersion", "6.0.0") }, SDLVersion(5, 4, 1), .versionMismatch),
-            ("absent", bson { $0.appendInt32("hashId", 7) }, SDLVersion(5, 0, 0), nil),
-            ("int32", bson { $0.appendInt32("protocolVersion", 5) }, SDLVersion(5, 0, 0), .unusableProtocolVersion),
+            ("5.4", bson { $0.appendString("protocolVersion", "5.4") }, SDLVersion(major: 5, minor: 4, patch: 0), nil),
+            ("5", bson { $0.appendString("protocolVersion", "5") }, SDLVersion(major: 5, minor: 0, patch: 0), nil),
+            ("5.4.1-rc1", bson { $0.appendString("protocolVersion", "5.4.1-rc1") }, SDLVersion(major: 5, minor: 4, patch: 1), nil),
+            ("6.0.0", bson { $0.appendString("protocolVersion", "6.0.0") }, SDLVersion(major: 5, minor: 4, patch: 1), .versionMismatch),
+            ("absent", bson { $0.appendInt32("hashId", 7) }, SDLVersion(major: 5, minor: 0, patch: 0), nil),
+            ("int32", bson { $0.appendInt32("protocolVersion", 5) }, SDLVersion(major: 5, minor: 0, patch: 0), .unusableProtocolVersion),
         ]
         for (name, payload, expected, anomaly) in cases {
             var app = AppUnderTest()
@@ -284,7 +284,7 @@ struct AppNegotiationTests {
 
 @Suite("A. Version negotiation, head unit role against scripted apps")
 struct HeadUnitNegotiationTests {
-    func ack(for payload: [UInt8], header: ProtocolVersion = .v1, policy: NegotiationPolicy = .spec) -> (Frame?, [Anomaly.Code]) {
+    func ack(for payload: [UInt8], header: ProtocolVersion = .v1, policy: NegotiationPolicy = .spec) -> (ProtocolFrame?, [Anomaly.Code]) {
         var hu = HeadUnitUnderTest { $0.headUnit.negotiationPolicy = policy }
         let link = hu.accept()
         hu.feed(frameBytes(version: header, type: .control, service: .rpc, info: 1, session: 0, payload: payload), on: link)

@@ -295,7 +295,7 @@ struct SecondaryTransportTests {
         var hu = HeadUnitUnderTest { $0.headUnit.secondaryTransport = SecondaryTransportOffer(tcpAddress: "127.0.0.1", tcpPort: 2) }
         let primary = hu.accept()
         let (handle, _) = hu.startSession(on: primary)
-        func register(_ session: UInt8, on transport: TransportID) -> Frame {
+        func register(_ session: UInt8, on transport: TransportID) -> ProtocolFrame {
             hu.feed(control(.registerSecondaryTransport, service: .control, session: session, messageID: 1), on: transport)
             return hu.newFrames(on: transport)[0]
         }

@@ -1,24 +1,33 @@
 import Foundation
 import Testing
 
-/// Runs the built `sdl` binary (it sits next to the test bundle) and returns its exit status,
-/// standard output and standard error.
-func runSDL(_ arguments: [String], input: String? = nil) throws -> (status: Int32, out: String, err: String) {
+/// The built `sdl` binary (it sits next to the test bundle).
+func sdlBinary() throws -> URL {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
     let binary = directory.appendingPathComponent("sdl")
     guard FileManager.default.isExecutableFile(atPath: binary.path) else {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: binary.path])
     }
+    return binary
+}
+
+/// Runs `sdl` and returns its exit status, standard output and standard error.
+func runSDL(_ arguments: [String], input: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    try runSDL(arguments, bytes: input.map { Data($0.utf8) })
+}
+
+/// Runs `executable` (`sdl` by default) with `bytes` on standard input.
+func runSDL(_ arguments: [String], bytes input: Data?, executable: URL? = nil) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
-    process.executableURL = binary
+    process.executableURL = try executable ?? sdlBinary()
     process.arguments = arguments
     let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
     process.standardOutput = stdout
     process.standardError = stderr
     process.standardInput = stdin
     try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    if let input { stdin.fileHandleForWriting.write(input) }
     try stdin.fileHandleForWriting.close()
     let out = stdout.fileHandleForReading.readDataToEndOfFile()
     let err = stderr.fileHandleForReading.readDataToEndOfFile()
@@ -144,5 +153,56 @@ func runSDL(_ arguments: [String], input: String? = nil) throws -> (status: Int3
         #expect(lines.count == 4)
         #expect(lines[1].contains(#""functionName":"SetInteriorVehicleData""#) && lines[1].contains(#""fanSpeed":500"#))
         #expect(lines[2] == #"{"event":"error","offset":0,"code":"rpcValidation","detail":"moduleData.climateControlData.fanSpeed: above maxvalue 100"}"#)
+    }
+
+    /// `{"a":"` then 0xFF: not UTF-8 at byte 6.
+    static let invalidText = Data(#"{"a":""#.utf8) + Data([0xFF]) + Data(#""}"#.utf8)
+
+    @Test("text on standard input or in a file that is not UTF-8 is refused, not repaired")
+    func invalidUTF8Input() throws {
+        let commands: [[String]] = [
+            ["rpc", "encode", "--function", "SubscribeWayPoints", "--type", "request", "-"],
+            ["rpc", "decode", "-"], ["bson", "encode", "-"], ["bson", "decode", "-"], ["dissect", "--hex", "-"],
+        ]
+        for arguments in commands {
+            let result = try runSDL(arguments, bytes: Self.invalidText)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.out.isEmpty, "\(arguments)")
+            #expect(result.err == "sdl: standard input is not valid UTF-8 (byte 6)\n", "\(arguments)")
+        }
+        let spec = try runSDL(["encode", "-"], bytes: Data(#"[{"kind":"raw","hex":""#.utf8) + Data([0xC3, 0x28]) + Data(#""}]"#.utf8))
+        #expect(spec.status == 1 && spec.out.isEmpty)
+        #expect(spec.err == "sdl: SPEC is not valid UTF-8 (byte 22)\n")
+        // UTF-16 is well-formed UTF-8 byte by byte, but its NULs cannot be in UTF-8 JSON text.
+        let utf16 = try runSDL(["encode", "-"], bytes: #"[{"kind":"raw","hex":"00"}]"#.data(using: .utf16LittleEndian)!)
+        #expect(utf16.status == 1 && utf16.out.isEmpty)
+        #expect(utf16.err == "sdl: SPEC is not UTF-8 JSON text: a NUL byte at byte 1\n")
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sdl-invalid-utf8-\(getpid()).hex")
+        try (Data("00 01".utf8) + Data([0xE2, 0x82])).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let dissected = try runSDL(["dissect", "--hex", file.path], input: nil)
+        #expect(dissected.status == 1 && dissected.out.isEmpty)
+        #expect(dissected.err == "sdl: \(file.path) is not valid UTF-8 (byte 5)\n")
+
+        // Valid UTF-8 beyond ASCII still goes through.
+        let accented = try runSDL(["bson", "encode", "-"], input: #"{"ville":"Montréal"}"#)
+        #expect(accented.status == 0)
+        #expect(accented.out == "1a0000000276696c6c65000a0000004d6f6e7472c3a9616c0000\n")
+    }
+
+    @Test("an argument that is not UTF-8 is refused before any command runs")
+    func invalidUTF8Argument() throws {
+        // Foundation's Process takes Strings, which cannot hold such bytes: a shell passes them.
+        let shell = URL(fileURLWithPath: "/bin/sh")
+        let binary = try sdlBinary().path
+        for (command, index) in [("rpc decode \"$(printf 'ab\\377')\"", 3), ("bson encode \"$(printf '{\\\"a\\\":\\\"\\351\\\"}')\"", 3),
+                                 ("rpc encode --function \"$(printf '\\300\\200')\" --type request '{}'", 4)] {
+            let result = try runSDL(["-c", "exec \"$0\" " + command, binary], bytes: nil, executable: shell)
+            #expect(result.status == 1, "\(command)")
+            #expect(result.out.isEmpty, "\(command)")
+            #expect(result.err.hasPrefix("sdl: argument \(index) is not valid UTF-8 (byte "), "\(command): \(result.err)")
+            #expect(result.err.filter { $0 == "\n" }.count == 1, "\(command)")
+        }
     }
 }

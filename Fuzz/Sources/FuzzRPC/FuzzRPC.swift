@@ -7,6 +7,8 @@ import SDLRPC
 //   a NUL, which BSON cannot carry: then a typed error), and both decode back to a message with
 //   the same JSON text;
 // - JSON text and BSON documents as generic values round-trip;
+// - bytes that are a JSON number read as Swift's `Double(String)` reads them (correctly rounded),
+//   or as that very integer, or are refused as out of range exactly when that Double is infinite;
 // - anything else is a typed error (a crash, hang or trap is a finding).
 
 @inline(never)
@@ -22,7 +24,7 @@ func check(_ bytes: UnsafeRawBufferPointer) {
             let payload: ByteBuffer
             do {
                 payload = try message.payload(format: format, options: RPCCodingOptions(validate: false))
-            } catch let error as RPCError where format == .bson && error.code == .invalidPayload && json.contains("\\u0000") {
+            } catch where format == .bson && error.code == .invalidPayload && json.contains("\\u0000") {
                 // An unknown parameter whose key holds a NUL (JSON can carry it, BSON cannot): a
                 // typed error, not a finding.
                 continue
@@ -45,6 +47,36 @@ func check(_ bytes: UnsafeRawBufferPointer) {
     }
     if let value = try? RPCValue(bsonObject: buffer), let document = try? value.bsonDocument() {
         precondition((try? RPCValue(bsonObject: document)) == value || value.containsNaN, "BSON value round trip")
+    }
+    checkNumber(bytes)
+}
+
+/// Reads the bytes, when they hold nothing but number characters, as the value of a parameter.
+func checkNumber(_ bytes: UnsafeRawBufferPointer) {
+    let numberBytes = Set("0123456789+-.eE".utf8)
+    guard !bytes.isEmpty, bytes.allSatisfy({ numberBytes.contains($0) }) else { return }
+    let text = String(decoding: bytes, as: UTF8.self)
+    let value: RPCValue
+    do {
+        value = try RPCValue(jsonObject: #"{"x":"# + text + "}")
+    } catch {
+        // The reader refuses the first number that is out of range, even when more bytes follow
+        // that make the whole no number ("11E311E3"); Swift's parser only reads whole numbers.
+        if error.code == .numberOutOfRange, let double = Double(text) {
+            precondition(double.isInfinite, "\(text) refused as out of range")
+        }
+        return
+    }
+    switch value {
+    case .object(let object) where object.count == 1:
+        switch object[0].value {
+        case .double(let double): precondition(Double(text)?.bitPattern == double.bitPattern, "\(text) read as \(double)")
+        case .int32(let int): precondition(Int64(text) == Int64(int), "\(text) read as \(int)")
+        case .int64(let int): precondition(Int64(text) == int, "\(text) read as \(int)")
+        default: preconditionFailure("\(text) read as \(object[0].value)")
+        }
+    default:
+        preconditionFailure("\(text) read as \(value)")
     }
 }
 

@@ -23,10 +23,10 @@ func hexString(_ bytes: some Sequence<UInt8>) -> String {
 }
 
 /// Decodes every frame in `bytes` (the test's own view of what an engine wrote).
-func decodeFrames(_ bytes: [UInt8]) -> [Frame] {
+func decodeFrames(_ bytes: [UInt8]) -> [ProtocolFrame] {
     var decoder = FrameDecoder(invalidHeaderPolicy: .fail)
     decoder.append(contentsOf: bytes)
-    var frames: [Frame] = []
+    var frames: [ProtocolFrame] = []
     while let frame = try! decoder.nextFrame() { frames.append(frame) }
     return frames
 }
@@ -98,7 +98,7 @@ struct EngineDriver {
     }
 
     /// The frames written on a transport so far.
-    func frames(on transport: TransportID) -> [Frame] {
+    func frames(on transport: TransportID) -> [ProtocolFrame] {
         decodeFrames(self.written[transport] ?? [])
     }
 

@@ -18,7 +18,7 @@ func frameBytes(
 ) -> [UInt8] {
     var buffer = ByteBuffer()
     FrameEncoder.write(
-        Frame(
+        ProtocolFrame(
             header: FrameHeader(
                 version: version, encrypted: encrypted, frameType: type, serviceType: service, frameInfo: info,
                 sessionID: SessionID(session), dataSize: 0, messageID: MessageID(messageID)),
@@ -61,7 +61,7 @@ struct AppUnderTest {
     }
 
     /// Frames written since the last call, on a transport.
-    mutating func newFrames(on transport: TransportID? = nil) -> [Frame] {
+    mutating func newFrames(on transport: TransportID? = nil) -> [ProtocolFrame] {
         decodeFrames(self.driver.takeOutbox(transport ?? self.link))
     }
 
@@ -100,7 +100,7 @@ struct HeadUnitUnderTest {
         self.driver.feed(bytes, on: transport, now: self.now)
     }
 
-    mutating func newFrames(on transport: TransportID) -> [Frame] {
+    mutating func newFrames(on transport: TransportID) -> [ProtocolFrame] {
         decodeFrames(self.driver.takeOutbox(transport))
     }
 

@@ -1,8 +1,8 @@
 import NIOCore
 
-/// A whole message of one service: a control message, or a data message that arrived in a Single
-/// frame or was reassembled from a First frame and its Consecutive frames.
-public struct Message: Hashable, Sendable {
+/// A whole message of one service at the protocol layer: a control message, or a data message that
+/// arrived in a Single frame or was reassembled from a First frame and its Consecutive frames.
+public struct ProtocolMessage: Hashable, Sendable {
     /// The protocol version of the frames that carried the message.
     public var version: ProtocolVersion
     /// The service the message belongs to.
@@ -45,7 +45,7 @@ public struct Message: Hashable, Sendable {
 
     /// Creates the message a single control or Single frame carries.
     @inlinable
-    public init(frame: Frame) {
+    public init(frame: ProtocolFrame) {
         self.version = frame.header.version
         self.serviceType = frame.header.serviceType
         self.sessionID = frame.header.sessionID
@@ -56,6 +56,12 @@ public struct Message: Hashable, Sendable {
         self.isCompressed = frame.header.isCompressed
         self.payload = frame.payload
         self.frameCount = 1
+    }
+
+    /// The message's reassembly key (session, service, message id).
+    @inlinable
+    public var key: MessageKey {
+        MessageKey(sessionID: self.sessionID, serviceType: self.serviceType, messageID: self.messageID ?? MessageID(0))
     }
 
     /// The control frame info of a control message, nil for data messages.

@@ -1,10 +1,14 @@
 import NIOCore
 
-/// One frame: a header and its payload (protocol spec 5.4.1 §3).
+/// One frame of the SDL transport protocol: a header and its payload (protocol spec 5.4.1 §3).
+///
+/// Naming: public types of this package never take a bare generic noun that apps use for their
+/// own types (Frame, Message, Session, Event, Action, Transport, Error, Value); the name says the
+/// layer, as in `ProtocolFrame`, `ProtocolMessage`, `SDLProtocolError`.
 ///
 /// The payload is a `ByteBuffer` slice. Frames the decoder hands out share storage with the bytes
 /// they arrived in, so a frame that arrived whole is never copied.
-public struct Frame: Hashable, Sendable {
+public struct ProtocolFrame: Hashable, Sendable {
     /// The header as received or to be sent.
     public var header: FrameHeader
     /// The payload bytes (`header.dataSize` of them in a decoded frame).
