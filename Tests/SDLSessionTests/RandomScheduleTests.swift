@@ -82,6 +82,8 @@ struct RandomScheduleTests {
             huConfiguration.makeSecurityProvider = { _ in FakeSecurityProvider(role: .client) }
         }
         var pair = EnginePair(app: appConfiguration, headUnit: huConfiguration)
+        pair.app.recordsWrites = false
+        pair.hu.recordsWrites = false
         // Tiny deliveries only with small MTUs: a 400 KB message one byte at a time is slow in a
         // debug build and proves nothing the small ones do not.
         pair.chunkSize = mtu <= 1500 ? [nil, 1, 7, 100, 4096][pick(0...4)] : [nil, 1448, 4096, 65_536][pick(0...3)]
