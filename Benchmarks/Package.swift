@@ -20,10 +20,15 @@ let package = Package(
             pkgConfig: "libbson-1.0",
             providers: [.apt(["libbson-dev"])]
         ),
-        // A plain loop for callgrind profiles of the SDLBSON side.
+        // A plain loop for callgrind profiles of the SDLBSON side (and of the typed control
+        // payloads built on it).
         .executableTarget(
             name: "BSONProfile",
-            dependencies: [.product(name: "SDLBSON", package: "swift-sdl"), .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: [
+                .product(name: "SDLBSON", package: "swift-sdl"),
+                .product(name: "SDLProtocol", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         // A plain loop over one RPC coding operation, for callgrind and quick readings.
         .executableTarget(

@@ -11,21 +11,26 @@ import NIOCore
 /// element also reads as an unkeyed container of `UInt8` bytes, which is how Foundation's `Data`
 /// decodes from it. The BSON leaf types (``BSONBinary``, ``BSONObjectID``, ``BSONDateTime``,
 /// ``BSONDecimal128``, ``BSONTimestamp``) decode from their own element types. A missing key or
-/// a null decodes an optional as nil. A key that appears more than once in a document (bsonspec.org
-/// does not forbid it) decodes as its first element, as ``BSONDocument``'s subscript finds it,
-/// and `allKeys` lists it once; keys compare as UTF-8 bytes. The top level is a document, so asking for a leaf type there (a `String`, an `Int`, a
-/// `String`-backed enum, ``BSONObjectID``, …) is a `DecodingError.typeMismatch`. Malformed bytes
-/// surface as `DecodingError.dataCorrupted` whose underlying error is the ``BSONError`` with its
-/// offset.
+/// a null decodes an optional as nil; keys compare as UTF-8 bytes. A key that appears more than
+/// once in a document decoded as a keyed container (a struct, a `[String: T]`) is refused:
+/// bsonspec.org does not forbid repeated keys, but a typed value cannot hold both, and picking
+/// one would let two readers disagree on the same bytes (see ``BSONDocument``). The refusal is a
+/// `DecodingError.dataCorrupted` whose underlying error is ``BSONError/Code/duplicateKey`` with
+/// the offset of the second occurrence; documents read as arrays are read by position, their
+/// keys ignored. The top level is a document, so asking for a leaf type there (a `String`, an
+/// `Int`, a `String`-backed enum, ``BSONObjectID``, …) is a `DecodingError.typeMismatch`.
+/// Malformed bytes surface as `DecodingError.dataCorrupted` whose underlying error is the
+/// ``BSONError`` with its offset.
 public struct BSONDecoder: Sendable {
     /// Contextual information for custom `init(from:)` implementations.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
     /// Limits applied when validating raw bytes; the nesting depth also bounds the decoder's own
     /// recursion over documents that were not validated with these limits (built in code).
     ///
-    /// Decoding holds every element of a keyed container it indexes and every value it decodes,
-    /// so memory grows with the element count, which `maximumDocumentSize` bounds (an element
-    /// takes at least 3 bytes); lower that for untrusted peers rather than relying on the default.
+    /// Decoding holds a key index of up to four slots per element for each keyed container of
+    /// more than 16 elements it opens, and every value it decodes, so memory grows with the
+    /// element count, which `maximumDocumentSize` bounds (an element takes at least 3 bytes);
+    /// lower that for untrusted peers rather than relying on the default.
     public var limits: BSONLimits = .default
 
     /// Creates a decoder.
@@ -121,7 +126,7 @@ struct _BSONDecoderImpl: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(_KeyedDecoder<Key>(decoder: self, document: try self.document([String: Any].self, array: false)))
+        KeyedDecodingContainer(try _KeyedDecoder<Key>(decoder: self, document: try self.document([String: Any].self, array: false)))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -226,75 +231,44 @@ struct _BSONDecoderImpl: Decoder {
     }
 }
 
-/// A key's UTF-8 bytes in place (in a validated document, or in a String being looked up), to
-/// index keys as bytes without making Strings: String equality is Unicode canonical
-/// equivalence, but BSON keys, like ``BSONDocument``'s lookup, compare byte for byte.
-struct _KeyBytes: Hashable {
-    let bytes: UnsafeRawBufferPointer
-
-    static func == (lhs: _KeyBytes, rhs: _KeyBytes) -> Bool { lhs.bytes.elementsEqual(rhs.bytes) }
-    func hash(into hasher: inout Hasher) { hasher.combine(bytes: self.bytes) }
-}
-
-/// Finds a keyed container's elements by key; the first element wins when a key repeats, as
-/// with ``BSONDocument``'s subscript. Up to `linearLimit` elements a scan is cheapest; past it
-/// the first lookup indexes every key once, so decoding all keys of a large document (a
-/// `[String: T]`) is linear instead of a scan per key.
-final class _KeyLookup {
-    static let linearLimit = 16
-
-    private enum State {
-        case unknown
-        case small
-        /// Each key's first element. The key bytes point into `document`, which is validated,
-        /// immutable and kept alive by this object.
-        case indexed([_KeyBytes: BSONElement])
-    }
-
+/// Finds a keyed container's elements by key, and refuses a document in which a key repeats:
+/// a typed value cannot take two values for one field. Keys compare as UTF-8 bytes (String
+/// equality is Unicode canonical equivalence, but BSON keys, like ``BSONDocument``'s lookup,
+/// compare byte for byte). Up to ``_BSONKeyIndex/linearLimit`` elements a scan is cheapest; past
+/// it every key is hashed once, so decoding all keys of a large document (a `[String: T]`) is
+/// linear instead of a scan per key.
+struct _KeyLookup {
     let document: BSONDocument
-    private var state = State.unknown
+    private let index: _BSONKeyIndex
 
-    init(_ document: BSONDocument) {
+    /// - Throws: ``BSONError/Code/duplicateKey`` at the second occurrence of a repeated key.
+    init(_ document: BSONDocument) throws(BSONError) {
         self.document = document
+        let (index, repeated) = document._bytes.withBase { base in
+            _BSONKeyIndex.build(base, from: document._offset &+ 4, end: document._offset &+ document._length, keepingTable: true)
+        }
+        if let repeated {
+            let key = document._element(at: repeated).key
+            throw BSONError(.duplicateKey, offset: repeated, "key \"\(key)\" appears more than once in one document")
+        }
+        self.index = index
     }
 
-    private func resolve() {
-        guard case .unknown = self.state else { return }
-        var iterator = self.document.makeIterator()
-        var count = 0
-        while count <= Self.linearLimit, iterator.next() != nil { count += 1 }
-        guard count > Self.linearLimit else {
-            self.state = .small
-            return
-        }
-        var index: [_KeyBytes: BSONElement] = [:]
-        for element in self.document {
-            let key = element.withUnsafeKeyBytes { _KeyBytes(bytes: $0) }
-            if index[key] == nil { index[key] = element }
-        }
-        self.state = .indexed(index)
-    }
-
-    /// The first element whose key is `key`.
+    /// The element whose key is `key`.
     func element(_ key: String) -> BSONElement? {
-        self.resolve()
-        guard case .indexed(let index) = self.state else { return self.document[key] }
         var key = key
-        return key.withUTF8 { index[_KeyBytes(bytes: UnsafeRawBufferPointer($0))] }
-    }
-
-    /// The first element of each distinct key, in wire order.
-    var uniqueElements: [BSONElement] {
-        self.resolve()
-        var elements: [BSONElement] = []
-        for element in self.document {
-            let isFirst = element.withUnsafeKeyBytes { key in
-                if case .indexed(let index) = self.state { return index[_KeyBytes(bytes: key)]?.offset == element.offset }
-                return !elements.contains { $0.withUnsafeKeyBytes { $0.elementsEqual(key) } }
+        let document = self.document
+        let position = key.withUTF8 { utf8 in
+            document._bytes.withBase { base in
+                self.index.find(
+                    UnsafeRawBufferPointer(utf8),
+                    base: base,
+                    from: document._offset &+ 4,
+                    end: document._offset &+ document._length
+                )
             }
-            if isFirst { elements.append(element) }
         }
-        return elements
+        return position.map { document._element(at: $0) }
     }
 }
 
@@ -303,13 +277,21 @@ struct _KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let lookup: _KeyLookup
     var codingPath: [any CodingKey] { self.decoder.codingPath }
 
-    init(decoder: _BSONDecoderImpl, document: BSONDocument) {
+    /// - Throws: `DecodingError.dataCorrupted` wrapping ``BSONError/Code/duplicateKey`` if a key
+    ///   of `document` repeats.
+    init(decoder: _BSONDecoderImpl, document: BSONDocument) throws {
         self.decoder = decoder
-        self.lookup = _KeyLookup(document)
+        do {
+            self.lookup = try _KeyLookup(document)
+        } catch {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.description, underlyingError: error)
+            )
+        }
     }
 
-    /// Each distinct key once, in wire order.
-    var allKeys: [Key] { self.lookup.uniqueElements.compactMap { Key(stringValue: $0.key) } }
+    /// Every key, in wire order (they are distinct).
+    var allKeys: [Key] { self.lookup.document.compactMap { Key(stringValue: $0.key) } }
 
     func contains(_ key: Key) -> Bool { self.lookup.element(key.stringValue) != nil }
 

@@ -15,20 +15,26 @@ import NIOCore
 ///
 /// Nested documents and arrays are views of the same storage (no copy). An array is a
 /// `BSONDocument` whose keys are "0", "1", …; readers ignore the keys of array items.
-public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
-    // The storage is immutable once validated and kept alive by `_storage`, so `_base` (the
-    // storage's first readable byte) stays valid for the life of this value: readers load
-    // from it directly instead of going through ByteBuffer for every field. That is also why
-    // the unchecked Sendable is sound: nothing here is ever written.
-    @usableFromInline let _storage: ByteBuffer
-    @usableFromInline let _base: UnsafeRawPointer
+///
+/// **Repeated keys.** bsonspec.org does not forbid a key that appears twice in one document
+/// (libbson accepts it), so this view keeps every element in wire order: iteration,
+/// ``forEachElement(_:)`` and ``count`` see each one, and the keyed lookup ``subscript(_:)``
+/// returns the *first* match. Every API that builds a typed value from a document refuses a
+/// repeated key instead, with ``BSONError/Code/duplicateKey`` and the offset of the second
+/// occurrence, so that no two readers can take different values from the same bytes:
+/// ``BSONDecoder`` (in each document it decodes as a keyed container),
+/// ``init(extendedJSON:limits:)`` (in every JSON object), SDLProtocol's typed control payloads
+/// and SDLRPC's parameters. To refuse repeated keys here too, validate with
+/// `rejectingDuplicateKeys: true`.
+public struct BSONDocument: Sendable, Hashable, Sequence {
+    @usableFromInline let _bytes: _BSONBytes
+    /// Where the document starts in `_bytes` (nested documents share their parent's bytes).
     @usableFromInline let _offset: Int
     @usableFromInline let _length: Int
 
     @inlinable
-    init(_storage: ByteBuffer, base: UnsafeRawPointer, offset: Int, length: Int) {
-        self._storage = _storage
-        self._base = base
+    init(_bytes: _BSONBytes, offset: Int, length: Int) {
+        self._bytes = _bytes
         self._offset = offset
         self._length = length
     }
@@ -36,49 +42,42 @@ public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
     /// Wraps bytes that were already validated (the writer's own output).
     @inlinable
     internal init(_unchecked buffer: ByteBuffer) {
-        self.init(
-            _storage: buffer,
-            base: buffer.withUnsafeReadableBytes { $0.baseAddress! },
-            offset: 0,
-            length: buffer.readableBytes
-        )
+        self.init(_bytes: _BSONBytes(readable: buffer) { _ in }, offset: 0, length: buffer.readableBytes)
     }
 
     /// Exactly the bytes of the document: its int32 length through its terminating NUL (a slice
     /// sharing the storage, no copy).
     public var buffer: ByteBuffer {
-        self._storage.getSlice(at: self._storage.readerIndex + self._offset, length: self._length)!
+        self._bytes.slice(at: self._offset, length: self._length)
     }
 
     /// Validates `buffer`'s readable bytes as exactly one BSON document and keeps them (no copy).
     ///
+    /// - Parameters:
+    ///   - rejectingDuplicateKeys: refuse a key repeated within one document (at any depth; not
+    ///     within arrays, whose keys readers ignore). Off by default: repeated keys are kept and
+    ///     lookups find the first (see the type's documentation).
     /// - Throws: ``BSONError`` with the offset of the first violation, counted from the
     ///   buffer's reader index. Bytes after the document are an error (``BSONError/Code/trailingBytes``).
     @inlinable
-    public init(validating buffer: ByteBuffer, limits: BSONLimits = .default) throws(BSONError) {
-        let base = try buffer.withUnsafeReadableBytes { (bytes: UnsafeRawBufferPointer) throws(BSONError) in
-            try _bsonValidateTopLevel(bytes, limits: limits)
-            return bytes.baseAddress!
+    public init(
+        validating buffer: ByteBuffer,
+        limits: BSONLimits = .default,
+        rejectingDuplicateKeys: Bool = false
+    ) throws(BSONError) {
+        let bytes = try _BSONBytes(readable: buffer) { (bytes) throws(BSONError) in
+            try _bsonValidateTopLevel(bytes, limits: limits, rejectingDuplicateKeys: rejectingDuplicateKeys)
         }
-        self.init(_storage: buffer, base: base, offset: 0, length: buffer.readableBytes)
-    }
-
-    /// Compares the documents' bytes.
-    public static func == (lhs: BSONDocument, rhs: BSONDocument) -> Bool {
-        lhs._length == rhs._length
-            && UnsafeRawBufferPointer(start: lhs._base + lhs._offset, count: lhs._length).elementsEqual(
-                UnsafeRawBufferPointer(start: rhs._base + rhs._offset, count: rhs._length)
-            )
-    }
-
-    /// Hashes the document's bytes.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(bytes: UnsafeRawBufferPointer(start: self._base + self._offset, count: self._length))
+        self.init(_bytes: consume bytes, offset: 0, length: buffer.readableBytes)
     }
 
     /// Validates `bytes` as exactly one BSON document and copies them into a buffer.
-    public init(validating bytes: some Sequence<UInt8>, limits: BSONLimits = .default) throws(BSONError) {
-        try self.init(validating: ByteBuffer(bytes: bytes), limits: limits)
+    public init(
+        validating bytes: some Sequence<UInt8>,
+        limits: BSONLimits = .default,
+        rejectingDuplicateKeys: Bool = false
+    ) throws(BSONError) {
+        try self.init(validating: ByteBuffer(bytes: bytes), limits: limits, rejectingDuplicateKeys: rejectingDuplicateKeys)
     }
 
     /// An empty document (`05 00 00 00 00`).
@@ -88,14 +87,27 @@ public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
         self.init(_unchecked: buffer)
     }
 
+    /// Compares the documents' bytes.
+    public static func == (lhs: BSONDocument, rhs: BSONDocument) -> Bool {
+        lhs._length == rhs._length
+            && lhs._bytes.withBytes(at: lhs._offset, count: lhs._length) { left in
+                rhs._bytes.withBytes(at: rhs._offset, count: rhs._length) { left.elementsEqual($0) }
+            }
+    }
+
+    /// Hashes the document's bytes.
+    public func hash(into hasher: inout Hasher) {
+        self._bytes.withBytes(at: self._offset, count: self._length) { hasher.combine(bytes: $0) }
+    }
+
     /// The document's bytes.
-    public var bytes: [UInt8] { Array(UnsafeRawBufferPointer(start: self._base + self._offset, count: self._length)) }
+    public var bytes: [UInt8] { self._bytes.withBytes(at: self._offset, count: self._length) { Array($0) } }
 
     /// Whether the document has no elements.
     @inlinable
     public var isEmpty: Bool { self._length == 5 }
 
-    /// The number of elements (walks the document).
+    /// The number of elements (walks the document), repeated keys included.
     public var count: Int {
         var n = 0
         var iterator = self.makeIterator()
@@ -103,14 +115,15 @@ public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
         return n
     }
 
-    /// Iterates the elements in wire order.
+    /// Iterates the elements in wire order, every repeated key included.
     @inlinable
     public func makeIterator() -> Iterator {
-        Iterator(_storage: self._storage, base: self._base, position: self._offset &+ 4, end: self._offset &+ self._length)
+        Iterator(_bytes: self._bytes, position: self._offset &+ 4, end: self._offset &+ self._length)
     }
 
-    /// The first element whose key is `key`, or nil. A linear scan comparing bytes in place;
-    /// only the match is materialised, so a lookup costs no allocation and one retain.
+    /// The first element whose key is `key` (compared as UTF-8 bytes), or nil. A linear scan
+    /// comparing bytes in place; only the match is materialised, so a lookup costs no allocation
+    /// and one retain. A repeated key finds its first element (see the type's documentation).
     @inlinable
     public subscript(key: String) -> BSONElement? {
         if let found = key.utf8.withContiguousStorageIfAvailable({ self._find(UnsafeRawBufferPointer($0)) }) {
@@ -125,38 +138,48 @@ public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
         let end = self._offset &+ self._length
         var position = self._offset &+ 4
         while true {
-            let type = self._base.load(fromByteOffset: position, as: UInt8.self)
+            let type = self._bytes.byte(at: position)
             if type == 0 { return nil }
-            let keyEnd = _bsonFindNUL(self._base, from: position &+ 1, end: end)
-            let valueEnd = _bsonValueEnd(self._base, type: type, at: keyEnd &+ 1)
-            let keyLength = keyEnd &- position &- 1
-            if keyLength == key.count
-                && (keyLength == 0 || _bsonBytesEqual(self._base + (position &+ 1), key.baseAddress!.assumingMemoryBound(to: UInt8.self), keyLength))
-            {
-                return BSONElement(
-                    _storage: self._storage,
-                    base: self._base,
-                    type: BSONType(rawValue: type),
-                    keyStart: position &+ 1,
-                    valueStart: keyEnd &+ 1,
-                    valueEnd: valueEnd
-                )
+            let keyEnd = self._bytes.findNUL(from: position &+ 1, end: end)
+            let valueEnd = self._bytes.valueEnd(type: type, at: keyEnd &+ 1)
+            if keyEnd &- position &- 1 == key.count && self._bytes.bytesEqual(at: position &+ 1, key) {
+                return BSONElement(_bytes: self._bytes, type: type, keyStart: position &+ 1, keyEnd: keyEnd, valueEnd: valueEnd)
             }
             position = valueEnd
         }
     }
 
+    /// The element whose type byte is at `position` (an offset from the start of `_bytes`).
+    @inlinable
+    func _element(at position: Int) -> BSONElement {
+        let type = self._bytes.byte(at: position)
+        let keyEnd = self._bytes.findNUL(from: position &+ 1, end: self._offset &+ self._length)
+        return BSONElement(
+            _bytes: self._bytes,
+            type: type,
+            keyStart: position &+ 1,
+            keyEnd: keyEnd,
+            valueEnd: self._bytes.valueEnd(type: type, at: keyEnd &+ 1)
+        )
+    }
+
+    /// The check `rejectingDuplicateKeys` makes, for a document validated without it: throws
+    /// ``BSONError/Code/duplicateKey`` if a key repeats in this document or in one nested in it
+    /// (arrays' keys aside). For layers that check the keys they read themselves and need the
+    /// general check only sometimes (SDLProtocol's control payloads, for unknown fields).
+    package func checkKeysAreUnique() throws(BSONError) {
+        try self._bytes.withBase { (base) throws(BSONError) in try _bsonCheckKeysAreUnique(base, document: self._offset) }
+    }
+
     /// Walks the elements of a validated document.
-    public struct Iterator: IteratorProtocol, @unchecked Sendable {
-        @usableFromInline let _storage: ByteBuffer
-        @usableFromInline let _base: UnsafeRawPointer
+    public struct Iterator: IteratorProtocol, Sendable {
+        @usableFromInline let _bytes: _BSONBytes
         @usableFromInline var _position: Int
         @usableFromInline let _end: Int
 
         @inlinable
-        init(_storage: ByteBuffer, base: UnsafeRawPointer, position: Int, end: Int) {
-            self._storage = _storage
-            self._base = base
+        init(_bytes: _BSONBytes, position: Int, end: Int) {
+            self._bytes = _bytes
             self._position = position
             self._end = end
         }
@@ -165,22 +188,17 @@ public struct BSONDocument: @unchecked Sendable, Hashable, Sequence {
         @inlinable
         public mutating func next() -> BSONElement? {
             let position = self._position
-            let type = self._base.load(fromByteOffset: position, as: UInt8.self)
+            let type = self._bytes.byte(at: position)
             if type == 0 { return nil }
-            let keyEnd = _bsonFindNUL(self._base, from: position &+ 1, end: self._end)
-            let valueEnd = _bsonValueEnd(self._base, type: type, at: keyEnd &+ 1)
+            let keyEnd = self._bytes.findNUL(from: position &+ 1, end: self._end)
+            let valueEnd = self._bytes.valueEnd(type: type, at: keyEnd &+ 1)
             self._position = valueEnd
-            return BSONElement(
-                _storage: self._storage,
-                base: self._base,
-                type: BSONType(rawValue: type),
-                keyStart: position &+ 1,
-                valueStart: keyEnd &+ 1,
-                valueEnd: valueEnd
-            )
+            return BSONElement(_bytes: self._bytes, type: type, keyStart: position &+ 1, keyEnd: keyEnd, valueEnd: valueEnd)
         }
     }
 }
+
+// MARK: - Layout of validated bytes (bsonspec.org 1.1)
 
 /// The offset of the first NUL at or after `from` in validated bytes (one is known to exist
 /// before `end`), eight bytes at a time while a whole word fits.
@@ -189,66 +207,13 @@ internal func _bsonFindNUL(_ base: UnsafeRawPointer, from: Int, end: Int) -> Int
     var i = from
     while i &+ 8 <= end {
         let v = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-        // The lowest flagged byte is the first zero byte (later flags may be false positives).
+        // The lowest flagged byte is the first zero byte (flags above it may be false positives).
         let zeros = (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080
         if zeros != 0 { return i &+ zeros.trailingZeroBitCount &>> 3 }
         i &+= 8
     }
     while base.load(fromByteOffset: i, as: UInt8.self) != 0 { i &+= 1 }
     return i
-}
-
-extension ByteBuffer {
-    /// Reads one BSON document at the reader index, the streaming way: nil (consuming nothing)
-    /// while fewer bytes than its declared length are readable, the validated document (reader
-    /// index moved past it) once they are all there.
-    ///
-    /// - Throws: ``BSONError`` when the declared length is below 5 or the document is malformed;
-    ///   the reader index is then unchanged.
-    public mutating func readBSONDocument(limits: BSONLimits = .default) throws(BSONError) -> BSONDocument? {
-        guard let length = self.getInteger(at: self.readerIndex, endianness: .little, as: Int32.self) else {
-            return nil
-        }
-        if length < 5 {
-            throw BSONError(.invalidDocumentLength, offset: 0, "document length \(length) is below the minimum of 5")
-        }
-        if length > limits.maximumDocumentSize {
-            throw BSONError(
-                .invalidDocumentLength,
-                offset: 0,
-                "document length \(length) exceeds the limit of \(limits.maximumDocumentSize) bytes"
-            )
-        }
-        guard let slice = self.getSlice(at: self.readerIndex, length: Int(length)) else { return nil }
-        let document = try BSONDocument(validating: slice, limits: limits)
-        self.moveReaderIndex(forwardBy: Int(length))
-        return document
-    }
-}
-
-@usableFromInline
-internal func _bsonValidateTopLevel(_ bytes: UnsafeRawBufferPointer, limits: BSONLimits) throws(BSONError) {
-    let count = bytes.count
-    if count < 4 {
-        throw BSONError(.truncated, offset: 0, "a document needs at least 5 bytes, got \(count)")
-    }
-    let declared = Int(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: Int32.self)))
-    if declared > limits.maximumDocumentSize {
-        throw BSONError(
-            .invalidDocumentLength,
-            offset: 0,
-            "document length \(declared) exceeds the limit of \(limits.maximumDocumentSize) bytes"
-        )
-    }
-    if declared >= 5 && declared < count {
-        throw BSONError(
-            .trailingBytes,
-            offset: declared,
-            "document length \(declared) leaves \(count - declared) bytes after the document"
-        )
-    }
-    let validator = _BSONValidator(bytes: bytes, maximumDepth: limits.effectiveNestingDepth)
-    _ = try validator.validateDocument(at: 0, limit: count, depth: 1)
 }
 
 /// Offset one past the value of a validated element of `type` starting at `at`.
@@ -277,15 +242,93 @@ internal func _bsonValueEnd(_ base: UnsafeRawPointer, type: UInt8, at: Int) -> I
     }
 }
 
+extension _BSONBytes {
+    /// ``_bsonFindNUL(_:from:end:)`` over the pinned bytes.
+    @inlinable
+    @inline(__always)
+    func findNUL(from: Int, end: Int) -> Int {
+        _bsonFindNUL(self._base, from: from, end: end)
+    }
+
+    /// ``_bsonValueEnd(_:type:at:)`` over the pinned bytes.
+    @inlinable
+    @inline(__always)
+    func valueEnd(type: UInt8, at: Int) -> Int {
+        _bsonValueEnd(self._base, type: type, at: at)
+    }
+}
+
+extension ByteBuffer {
+    /// Reads one BSON document at the reader index, the streaming way: nil (consuming nothing)
+    /// while fewer bytes than its declared length are readable, the validated document (reader
+    /// index moved past it) once they are all there.
+    ///
+    /// - Parameter rejectingDuplicateKeys: as for ``BSONDocument/init(validating:limits:rejectingDuplicateKeys:)``.
+    /// - Throws: ``BSONError`` when the declared length is below 5 or the document is malformed;
+    ///   the reader index is then unchanged.
+    public mutating func readBSONDocument(
+        limits: BSONLimits = .default,
+        rejectingDuplicateKeys: Bool = false
+    ) throws(BSONError) -> BSONDocument? {
+        guard let length = self.getInteger(at: self.readerIndex, endianness: .little, as: Int32.self) else {
+            return nil
+        }
+        if length < 5 {
+            throw BSONError(.invalidDocumentLength, offset: 0, "document length \(length) is below the minimum of 5")
+        }
+        if length > limits.maximumDocumentSize {
+            throw BSONError(
+                .invalidDocumentLength,
+                offset: 0,
+                "document length \(length) exceeds the limit of \(limits.maximumDocumentSize) bytes"
+            )
+        }
+        guard let slice = self.getSlice(at: self.readerIndex, length: Int(length)) else { return nil }
+        let document = try BSONDocument(validating: slice, limits: limits, rejectingDuplicateKeys: rejectingDuplicateKeys)
+        self.moveReaderIndex(forwardBy: Int(length))
+        return document
+    }
+}
+
+@usableFromInline
+internal func _bsonValidateTopLevel(
+    _ bytes: UnsafeRawBufferPointer,
+    limits: BSONLimits,
+    rejectingDuplicateKeys: Bool
+) throws(BSONError) {
+    let count = bytes.count
+    if count < 4 {
+        throw BSONError(.truncated, offset: 0, "a document needs at least 5 bytes, got \(count)")
+    }
+    let declared = Int(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: Int32.self)))
+    if declared > limits.maximumDocumentSize {
+        throw BSONError(
+            .invalidDocumentLength,
+            offset: 0,
+            "document length \(declared) exceeds the limit of \(limits.maximumDocumentSize) bytes"
+        )
+    }
+    if declared >= 5 && declared < count {
+        throw BSONError(
+            .trailingBytes,
+            offset: declared,
+            "document length \(declared) leaves \(count - declared) bytes after the document"
+        )
+    }
+    let validator = _BSONValidator(bytes: bytes, maximumDepth: limits.effectiveNestingDepth)
+    _ = try validator.validateDocument(at: 0, limit: count, depth: 1)
+    if rejectingDuplicateKeys {
+        try _bsonCheckKeysAreUnique(bytes.baseAddress!, document: 0)
+    }
+}
+
 /// One element of a validated ``BSONDocument``: its type, key and typed value accessors.
 ///
 /// Typed accessors return nil when the element has another type, so a reader states the wire
 /// type it expects (`element.int64Value`) or accepts several (`element.integerValue`).
-public struct BSONElement: @unchecked Sendable {
-    // `_storage` keeps the validated, immutable bytes alive; `_base` points at its first
-    // readable byte and all offsets are relative to it (see BSONDocument).
-    @usableFromInline let _storage: ByteBuffer
-    @usableFromInline let _base: UnsafeRawPointer
+public struct BSONElement: Sendable {
+    /// The validated bytes the element lies in; all offsets below are relative to them.
+    @usableFromInline let _bytes: _BSONBytes
     /// The element's type.
     public let type: BSONType
     @usableFromInline let _keyStart: Int
@@ -293,12 +336,11 @@ public struct BSONElement: @unchecked Sendable {
     @usableFromInline let _valueEnd: Int
 
     @inlinable
-    init(_storage: ByteBuffer, base: UnsafeRawPointer, type: BSONType, keyStart: Int, valueStart: Int, valueEnd: Int) {
-        self._storage = _storage
-        self._base = base
-        self.type = type
+    init(_bytes: _BSONBytes, type: UInt8, keyStart: Int, keyEnd: Int, valueEnd: Int) {
+        self._bytes = _bytes
+        self.type = BSONType(rawValue: type)
         self._keyStart = keyStart
-        self._valueStart = valueStart
+        self._valueStart = keyEnd &+ 1
         self._valueEnd = valueEnd
     }
 
@@ -306,9 +348,7 @@ public struct BSONElement: @unchecked Sendable {
     /// escape `body`.
     @inlinable
     public func withUnsafeKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try withExtendedLifetime(self._storage) {
-            try body(self._bytes(from: self._keyStart, to: self._valueStart &- 1))
-        }
+        try self._bytes.withBytes(at: self._keyStart, count: self.keyByteCount, body)
     }
 
     /// The byte offset of the element (its type byte), counted from the start of the outermost
@@ -318,29 +358,12 @@ public struct BSONElement: @unchecked Sendable {
 
     @inlinable
     func _load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-        T(littleEndian: self._base.loadUnaligned(fromByteOffset: offset, as: T.self))
-    }
-
-    @inlinable
-    func _bytes(from: Int, to: Int) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: self._base + from, count: to &- from)
+        self._bytes.load(T.self, at: offset)
     }
 
     @inlinable
     func _string(from: Int, to: Int) -> String {
-        String(decoding: self._bytes(from: from, to: to), as: UTF8.self)
-    }
-
-    @inlinable
-    func _keyEquals(_ key: UnsafeRawBufferPointer) -> Bool {
-        let length = self._valueStart &- 1 &- self._keyStart
-        guard length == key.count else { return false }
-        var i = 0
-        while i < length {
-            if self._base.load(fromByteOffset: self._keyStart &+ i, as: UInt8.self) != key[i] { return false }
-            i &+= 1
-        }
-        return true
+        self._bytes.string(from: from, to: to)
     }
 
     /// The element's key (allocates for keys longer than 15 bytes; see ``hasKey(_:)``).
@@ -355,7 +378,7 @@ public struct BSONElement: @unchecked Sendable {
     @inlinable
     public func hasKey(_ key: String) -> Bool {
         var key = key
-        return key.withUTF8 { self._keyEquals(UnsafeRawBufferPointer($0)) }
+        return key.withUTF8 { $0.count == self.keyByteCount && self._bytes.bytesEqual(at: self._keyStart, UnsafeRawBufferPointer($0)) }
     }
 
     /// The value of a double element.
@@ -377,7 +400,7 @@ public struct BSONElement: @unchecked Sendable {
     }
 
     /// The value of an int32 or int64 element, widened: SDL peers disagree on integer widths,
-    /// so readers of integer fields accept either (DESIGN.md §3).
+    /// so readers of integer fields accept either (ARCHITECTURE.md §3).
     @inlinable
     public var integerValue: Int64? {
         switch self.type {
@@ -405,7 +428,7 @@ public struct BSONElement: @unchecked Sendable {
     public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
         switch self.type {
         case .string, .javascript, .symbol:
-            return try body(self._bytes(from: self._valueStart &+ 4, to: self._valueEnd &- 1))
+            return try self._bytes.withBytes(at: self._valueStart &+ 4, count: self._valueEnd &- self._valueStart &- 5, body)
         default:
             return nil
         }
@@ -425,7 +448,7 @@ public struct BSONElement: @unchecked Sendable {
 
     @inlinable
     var _nestedDocument: BSONDocument {
-        BSONDocument(_storage: self._storage, base: self._base, offset: self._valueStart, length: self._valueEnd &- self._valueStart)
+        BSONDocument(_bytes: self._bytes, offset: self._valueStart, length: self._valueEnd &- self._valueStart)
     }
 
     /// The value of a binary element (the old-binary inner length stripped for subtype 0x02).
@@ -433,7 +456,7 @@ public struct BSONElement: @unchecked Sendable {
         guard self.type == .binary else { return nil }
         let subtype = self._load(UInt8.self, at: self._valueStart &+ 4)
         let start = self._valueStart &+ 5 &+ (subtype == 0x02 ? 4 : 0)
-        let bytes = Array(self._bytes(from: start, to: self._valueEnd))
+        let bytes = self._bytes.withBytes(at: start, count: self._valueEnd &- start) { Array($0) }
         return BSONBinary(subtype: BSONBinary.Subtype(rawValue: subtype), bytes: bytes)
     }
 
@@ -480,7 +503,7 @@ public struct BSONElement: @unchecked Sendable {
     public var regularExpressionValue: BSONRegularExpression? {
         guard self.type == .regularExpression else { return nil }
         var patternEnd = self._valueStart
-        while self._base.load(fromByteOffset: patternEnd, as: UInt8.self) != 0 { patternEnd += 1 }
+        while self._bytes.byte(at: patternEnd) != 0 { patternEnd += 1 }
         return BSONRegularExpression(
             pattern: self._string(from: self._valueStart, to: patternEnd),
             options: self._string(from: patternEnd + 1, to: self._valueEnd - 1)
@@ -512,7 +535,7 @@ public struct BSONElement: @unchecked Sendable {
         let codeLength = Int(self._load(Int32.self, at: self._valueStart + 4))
         let code = self._string(from: self._valueStart + 8, to: self._valueStart + 8 + codeLength - 1)
         let scopeStart = self._valueStart + 8 + codeLength
-        let scope = BSONDocument(_storage: self._storage, base: self._base, offset: scopeStart, length: self._valueEnd - scopeStart)
+        let scope = BSONDocument(_bytes: self._bytes, offset: scopeStart, length: self._valueEnd - scopeStart)
         return (code, scope)
     }
 

@@ -4,7 +4,8 @@
 // storage alive on their own, so each one costs a retain and a release – about half the time
 // of a full read of a small document. `forEachElement` instead lends each element to a closure
 // as a non-copyable `BSONElementView`: it cannot be copied, stored or escape the closure, so it
-// needs no reference of its own and reads straight from the validated bytes.
+// needs no reference of its own and reads straight from the validated bytes. Its pointer comes
+// from `_BSONBytes.withBase` and is lent with the view for the duration of that call only.
 
 /// One element of a validated document, lent to a ``BSONDocument/forEachElement(_:)`` closure.
 ///
@@ -143,8 +144,9 @@ extension BSONDocument {
     public func forEachElement<Failure: Error>(
         _ body: (borrowing BSONElementView) throws(Failure) -> Void
     ) throws(Failure) {
-        // `self` is borrowed for the whole call, so its storage outlives every view.
-        try _bsonForEach(self._base, from: self._offset &+ 4, end: self._offset &+ self._length, body)
+        try self._bytes.withBase { (base) throws(Failure) in
+            try _bsonForEach(base, from: self._offset &+ 4, end: self._offset &+ self._length, body)
+        }
     }
 }
 
@@ -171,14 +173,4 @@ internal func _bsonForEach<Failure: Error>(
         try body(view)
         position = valueEnd
     }
-}
-
-@inlinable
-internal func _bsonBytesEqual(_ a: UnsafeRawPointer, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-    var i = 0
-    while i < count {
-        if a.load(fromByteOffset: i, as: UInt8.self) != b[i] { return false }
-        i &+= 1
-    }
-    return true
 }

@@ -11,7 +11,10 @@
 // - nesting is at most `BSONLimits.effectiveNestingDepth` (checked before recursing, so a
 //   nesting bomb costs at most that many stack frames, and never more than the ceiling).
 //
-// The validator runs over the raw readable bytes (one `withUnsafeReadableBytes`), the only
+// Repeated keys, refused only on request, are a second pass over the validated layout
+// (`_bsonFirstRepeatedKey`), so that validation without it pays nothing for it.
+//
+// The validator runs over the raw readable bytes (lent by `_BSONBytes` while it pins them), the only
 // way to make the per-byte key and UTF-8 scans cheap. Errors are built in a cold function so
 // the hot loop carries no string formatting.
 

@@ -92,7 +92,9 @@ public indirect enum BSONValue: Hashable, Sendable {
     }
 }
 
-/// An owned BSON document: ordered key/value pairs, duplicates allowed (as on the wire).
+/// An owned BSON document: ordered key/value pairs, duplicates allowed (as on the wire, and as
+/// ``BSONDocument`` keeps them). A tree with a repeated key encodes, but every reader that builds
+/// a typed value refuses the result (see ``BSONDocument``).
 public struct BSONOrderedDocument: Hashable, Sendable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
     /// One key/value pair.
     public struct Field: Hashable, Sendable {

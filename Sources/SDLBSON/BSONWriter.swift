@@ -5,18 +5,22 @@ import NIOCore
 //   document ::= int32 e_list "\x00"        int32 = total byte count, little-endian
 //   element  ::= type(byte) e_name value    e_name = cstring (no NUL inside)
 //
-// The writer appends straight into the caller's ByteBuffer: it reserves the int32 length,
-// writes the elements in place (nested documents and arrays too) and back-fills the length
-// when the document closes. It allocates nothing of its own: keys are copied from the String's
-// UTF-8 storage (literals and small strings need no heap) and array keys "0", "1", … are
-// formatted on the stack.
+// Every writer appends straight into the caller's ByteBuffer through one output primitive,
+// `_BSONOutput`: it reserves a document's int32 length, writes the elements in place (nested
+// documents and arrays too) and back-fills the length when the document closes. It allocates
+// nothing of its own: keys are copied from the String's UTF-8 storage (literals and small
+// strings need no heap) and array keys "0", "1", … are formatted on the stack.
+//
+// The three ways in all write through it: the closure writers (`writeBSONDocument`,
+// `BSONDocumentWriter`, `BSONArrayWriter`), the begin/end `BSONStreamWriter` the RPC layer
+// drives, and the generic tree (`BSONValue`, which the Codable encoder builds).
 //
 // Speed: going through ByteBuffer's API for every field costs a uniqueness check, a capacity
 // check and (for code inlined into another module) dynamic exclusivity checks per call. So the
-// writer takes the buffer over for the duration of `writeBSONDocument`, holds a cursor into its
-// writable bytes (`_BSONOutput`, the one raw-pointer primitive) and only calls back into
-// ByteBuffer to grow it and, at the end, to commit the writer index. The writers are
-// non-copyable, so no copy of a cursor can outlive or race the buffer it points into.
+// output takes the buffer over for the duration of a document, pins its storage (`_BSONBytes`)
+// and only calls back into ByteBuffer to grow it and, at the end, to commit the writer index.
+// The output and the writers holding it are non-copyable, so no copy of a pin can outlive or
+// race the buffer it points into.
 //
 // The entry points are @inlinable so that a caller in another module (the RPC layer, the
 // control-payload layer) gets the closure bodies inlined and specialised.
@@ -49,7 +53,7 @@ extension ByteBuffer {
         // never copy on write; `ByteBuffer()` is a shared empty buffer and allocates nothing.
         let taken = self
         self = ByteBuffer()
-        var writer = BSONDocumentWriter(_out: _BSONOutput(taking: consume taken))
+        var writer = BSONDocumentWriter(_out: _BSONOutput(taking: consume taken, minimumWritableBytes: 64))
         writer._out.beginDocument()
         do throws(Failure) {
             try body(&writer)
@@ -64,78 +68,88 @@ extension ByteBuffer {
     }
 }
 
-/// A write cursor into the writable bytes of a ByteBuffer that the writer owns for the moment.
+/// The growable output every BSON writer appends through: a write cursor into the pinned
+/// storage of a ByteBuffer that the writer owns for the moment.
 ///
-/// `base + position` is where the next byte goes; `limit` is the capacity of the buffer's
-/// slice. Indices are the buffer's own (as `writerIndex`), so lengths can be back-filled at an
-/// earlier index after the storage moved.
+/// `position` is the buffer index where the next byte goes and `limit` the storage's capacity.
+/// Indices are the buffer's own (as `writerIndex`), so lengths can be back-filled at an earlier
+/// index after the storage moved. Non-copyable: it holds a writable pin (see ``_BSONBytes``).
 @usableFromInline
-internal struct _BSONOutput {
-    @usableFromInline var buffer: ByteBuffer?
-    @usableFromInline var base: UnsafeMutableRawPointer?
+internal struct _BSONOutput: ~Copyable {
+    /// The buffer being written; nil only while a nested writer holds the output (``nested(start:_:)``).
+    @usableFromInline var bytes: _BSONBytes?
     @usableFromInline var position: Int
     @usableFromInline var limit: Int
 
+    /// Takes `buffer` over, with at least `minimumWritableBytes` of room.
     @inlinable
-    init(taking buffer: consuming ByteBuffer) {
-        if buffer.writableBytes < 64 {
-            buffer.reserveCapacity(minimumWritableBytes: 64)
+    init(taking buffer: consuming ByteBuffer, minimumWritableBytes: Int) {
+        if buffer.writableBytes < minimumWritableBytes {
+            buffer.reserveCapacity(minimumWritableBytes: minimumWritableBytes)
         }
-        let (base, limit) = buffer.withVeryUnsafeMutableBytes { ($0.baseAddress!, $0.count) }
-        self.base = base
-        self.limit = limit
         self.position = buffer.writerIndex
-        self.buffer = buffer
+        let bytes = _BSONBytes(writable: consume buffer)
+        self.limit = bytes.capacity
+        self.bytes = bytes
     }
 
-    /// A cursor with no buffer, to swap in while a nested writer holds the real one.
     @inlinable
-    static var empty: _BSONOutput { _BSONOutput() }
+    init(bytes: _BSONBytes?, position: Int, limit: Int) {
+        self.bytes = bytes
+        self.position = position
+        self.limit = limit
+    }
 
+    /// Writes the elements of a nested document or array (its header and length placeholder,
+    /// at `start`, already written) through a writer of type `Writer` that takes the output over
+    /// while `body` runs, then closes the nested document, whether or not `body` throws.
     @inlinable
-    init() {
-        self.buffer = nil
-        self.base = nil
-        self.position = 0
-        self.limit = 0
+    @inline(__always)
+    mutating func nested<Writer: _BSONScopeWriter & ~Copyable, Failure: Error>(
+        start: Int,
+        _ body: (inout Writer) throws(Failure) -> Void
+    ) throws(Failure) {
+        var writer = Writer(_out: _BSONOutput(bytes: self.bytes.take(), position: self.position, limit: self.limit))
+        defer {
+            // Fields swapped back rather than the output reassigned: nothing to destroy.
+            writer._withOutput { swap(&self.bytes, &$0.bytes); self.position = $0.position; self.limit = $0.limit }
+            self.endDocument(start: start)
+        }
+        try body(&writer)
     }
 
     /// The buffer back, with the writer index moved past what was written.
     @inlinable
     mutating func finish() -> ByteBuffer {
-        var buffer = self.buffer.unsafelyUnwrapped
-        self.buffer = nil
-        self.base = nil
+        var buffer = self.bytes.take().unsafelyUnwrapped.unpin()
         buffer.moveWriterIndex(to: self.position)
         return buffer
     }
 
-    /// A pointer with room for `count` bytes at the cursor.
+    /// A pointer with room for `count` bytes at the cursor, for the stores of one element.
     @inlinable
     @inline(__always)
     mutating func reserve(_ count: Int) -> UnsafeMutableRawPointer {
         if _slowPath(self.limit &- self.position < count) {
             self.grow(count)
         }
-        return self.base.unsafelyUnwrapped + self.position
+        return self.bytes.unsafelyUnwrapped.address(self.position)
     }
 
     @usableFromInline
     @inline(never)
     mutating func grow(_ count: Int) {
-        var buffer = self.buffer.unsafelyUnwrapped
-        self.buffer = nil
-        buffer.moveWriterIndex(to: self.position)
+        var buffer = self.finish()
         // At least double, so a long document costs O(log n) reallocations.
         buffer.reserveCapacity(minimumWritableBytes: Swift.max(count, buffer.capacity))
-        let (base, limit) = buffer.withVeryUnsafeMutableBytes { ($0.baseAddress!, $0.count) }
-        self.base = base
-        self.limit = limit
-        self.buffer = buffer
+        let bytes = _BSONBytes(writable: consume buffer)
+        self.limit = bytes.capacity
+        self.bytes = bytes
     }
 
     /// The int32 length placeholder of a document.
     @inlinable
+    @inline(__always)
     mutating func beginDocument() {
         let p = self.reserve(4)
         p.storeBytes(of: 0, as: UInt32.self)
@@ -144,6 +158,7 @@ internal struct _BSONOutput {
 
     /// The terminating NUL of the document that started at `start`, and its back-filled length.
     @inlinable
+    @inline(__always)
     mutating func endDocument(start: Int) {
         let p = self.reserve(1)
         p.storeBytes(of: 0, as: UInt8.self)
@@ -152,9 +167,10 @@ internal struct _BSONOutput {
     }
 
     @inlinable
+    @inline(__always)
     mutating func backfillLength(start: Int) {
         let length = UInt32(truncatingIfNeeded: self.position &- start)
-        (self.base.unsafelyUnwrapped + start).storeBytes(of: length.littleEndian, as: UInt32.self)
+        self.bytes.unsafelyUnwrapped.address(start).storeBytes(of: length.littleEndian, as: UInt32.self)
     }
 
     /// Writes type + key + NUL at `p`; returns the offset past them.
@@ -406,6 +422,27 @@ internal func _bsonWithIndexKey<R>(_ index: Int, _ body: (UnsafeRawBufferPointer
     }
 }
 
+/// A writer that a nested document or array is written through (``BSONDocumentWriter``,
+/// ``BSONArrayWriter``): made on an output it holds until ``_BSONOutput/nested(start:_:)`` takes
+/// it back.
+@usableFromInline
+internal protocol _BSONScopeWriter: ~Copyable {
+    init(_out: consuming _BSONOutput)
+    mutating func _withOutput(_ body: (inout _BSONOutput) -> Void)
+}
+
+extension BSONDocumentWriter: _BSONScopeWriter {
+    @inlinable
+    @inline(__always)
+    mutating func _withOutput(_ body: (inout _BSONOutput) -> Void) { body(&self._out) }
+}
+
+extension BSONArrayWriter: _BSONScopeWriter {
+    @inlinable
+    @inline(__always)
+    mutating func _withOutput(_ body: (inout _BSONOutput) -> Void) { body(&self._out) }
+}
+
 /// Writes the elements of one BSON document (and, in place, of its nested documents).
 ///
 /// Obtained from ``NIOCore/ByteBuffer/writeBSONDocument(_:)``; each `append…` method writes one
@@ -417,7 +454,7 @@ public struct BSONDocumentWriter: ~Copyable {
     internal var _out: _BSONOutput
 
     @inlinable
-    internal init(_out: _BSONOutput) {
+    internal init(_out: consuming _BSONOutput) {
         self._out = _out
     }
 
@@ -466,7 +503,7 @@ public struct BSONDocumentWriter: ~Copyable {
     public mutating func appendDocument(_ key: String, _ document: BSONDocument) {
         self._withKey(key) { out, key in
             out.appendHeader(0x03, key)
-            out.appendRaw(UnsafeRawBufferPointer(start: document._base + document._offset, count: document._length))
+            document._bytes.withBytes(at: document._offset, count: document._length) { out.appendRaw($0) }
         }
     }
 
@@ -477,13 +514,7 @@ public struct BSONDocumentWriter: ~Copyable {
         _ body: (inout BSONArrayWriter) throws(Failure) -> Void
     ) throws(Failure) {
         let start = self._withKey(key) { $0.beginElement(0x04, $1) }
-        var array = BSONArrayWriter(_out: .empty)
-        swap(&self._out, &array._out)
-        defer {
-            swap(&self._out, &array._out)
-            self._out.endDocument(start: start)
-        }
-        try body(&array)
+        try self._out.nested(start: start, body)
     }
 
     /// Appends binary data (type 0x05). For subtype 0x02 (old binary) the inner length is added.
@@ -635,7 +666,7 @@ public struct BSONArrayWriter: ~Copyable {
     internal var _index: Int = 0
 
     @inlinable
-    internal init(_out: _BSONOutput) {
+    internal init(_out: consuming _BSONOutput) {
         self._out = _out
     }
 
@@ -669,13 +700,7 @@ public struct BSONArrayWriter: ~Copyable {
         _ body: (inout BSONDocumentWriter) throws(Failure) -> Void
     ) throws(Failure) {
         let start = self._withKey { $0.beginElement(0x03, $1) }
-        var document = BSONDocumentWriter(_out: .empty)
-        swap(&self._out, &document._out)
-        defer {
-            swap(&self._out, &document._out)
-            self._out.endDocument(start: start)
-        }
-        try body(&document)
+        try self._out.nested(start: start, body)
     }
 
     /// Appends a document item by copying an already validated document.
@@ -683,7 +708,7 @@ public struct BSONArrayWriter: ~Copyable {
     public mutating func appendDocument(_ document: BSONDocument) {
         self._withKey { out, key in
             out.appendHeader(0x03, key)
-            out.appendRaw(UnsafeRawBufferPointer(start: document._base + document._offset, count: document._length))
+            document._bytes.withBytes(at: document._offset, count: document._length) { out.appendRaw($0) }
         }
     }
 
@@ -693,13 +718,7 @@ public struct BSONArrayWriter: ~Copyable {
         _ body: (inout BSONArrayWriter) throws(Failure) -> Void
     ) throws(Failure) {
         let start = self._withKey { $0.beginElement(0x04, $1) }
-        var array = BSONArrayWriter(_out: .empty)
-        swap(&self._out, &array._out)
-        defer {
-            swap(&self._out, &array._out)
-            self._out.endDocument(start: start)
-        }
-        try body(&array)
+        try self._out.nested(start: start, body)
     }
 
     /// Appends a binary item.

@@ -22,10 +22,9 @@ extension BSONDocument {
     ///
     /// Regular-expression options are written sorted, as the spec's canonical form requires.
     public func extendedJSON(_ mode: ExtendedJSONMode = .canonical) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(self._length * 2)
-        _writeExtendedJSONDocument(self, mode: mode, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        var writer = _ExtendedJSONWriter(mode: mode, capacity: self._length * 2)
+        writer.elements(of: self)
+        return String(decoding: writer.out, as: UTF8.self)
     }
 
     /// Canonical Extended JSON v2 text of the document.
@@ -39,7 +38,9 @@ extension BSONDocument {
     /// - Throws: ``BSONError/Code/invalidJSON`` for text that is not RFC 8259 JSON or whose
     ///   top-level value is not an object, ``BSONError/Code/invalidExtendedJSON`` for a malformed
     ///   `$`-wrapper, ``BSONError/Code/invalidKey`` for a NUL in a key or regex,
-    ///   ``BSONError/Code/invalidDecimal128`` for a bad `$numberDecimal`, and
+    ///   ``BSONError/Code/invalidDecimal128`` for a bad `$numberDecimal`,
+    ///   ``BSONError/Code/duplicateKey`` for a name that appears twice in one object (RFC 8259
+    ///   leaves its meaning undefined; the offset is that of the second name in the text), and
     ///   ``BSONError/Code/nestingTooDeep`` past `limits.effectiveNestingDepth`.
     public init(extendedJSON text: String, limits: BSONLimits = .default) throws(BSONError) {
         // Wrappers such as {"$date": {"$numberLong": …}} add up to two JSON levels below the
@@ -66,164 +67,180 @@ extension BSONOrderedDocument {
 
 // MARK: - Output
 
-private func _append(_ out: inout [UInt8], _ s: StaticString) {
-    s.withUTF8Buffer { out.append(contentsOf: $0) }
-}
+/// Writes Extended JSON text for elements read in place: one method per kind of value, each a
+/// few appends; ``value(_:)`` dispatches on the element type.
+private struct _ExtendedJSONWriter {
+    let mode: ExtendedJSONMode
+    var out: [UInt8] = []
 
-private func _appendString(_ out: inout [UInt8], _ s: String) {
-    _appendJSONString(&out, Array(s.utf8)[...])
-}
+    init(mode: ExtendedJSONMode, capacity: Int) {
+        self.mode = mode
+        self.out.reserveCapacity(capacity)
+    }
 
-private let _hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-private func _appendJSONString(_ out: inout [UInt8], _ bytes: ArraySlice<UInt8>) {
-    out.append(UInt8(ascii: "\""))
-    for b in bytes {
-        switch b {
-        case 0x22: _append(&out, "\\\"")
-        case 0x5C: _append(&out, "\\\\")
-        case 0x08: _append(&out, "\\b")
-        case 0x0C: _append(&out, "\\f")
-        case 0x0A: _append(&out, "\\n")
-        case 0x0D: _append(&out, "\\r")
-        case 0x09: _append(&out, "\\t")
-        case 0..<0x20:
-            _append(&out, "\\u00")
-            out.append(_hexDigits[Int(b >> 4)])
-            out.append(_hexDigits[Int(b & 0xF)])
-        default: out.append(b)
+    mutating func append(_ text: StaticString) {
+        text.withUTF8Buffer { self.out.append(contentsOf: $0) }
+    }
+
+    mutating func appendString(_ text: String) {
+        var text = text
+        text.withUTF8 { self.appendJSONString(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `bytes` (UTF-8) as a JSON string, escaped per RFC 8259 §7.
+    mutating func appendJSONString(_ bytes: UnsafeRawBufferPointer) {
+        self.out.append(UInt8(ascii: "\""))
+        for b in bytes {
+            switch b {
+            case 0x22: self.append("\\\"")
+            case 0x5C: self.append("\\\\")
+            case 0x08: self.append("\\b")
+            case 0x0C: self.append("\\f")
+            case 0x0A: self.append("\\n")
+            case 0x0D: self.append("\\r")
+            case 0x09: self.append("\\t")
+            case 0..<0x20:
+                self.append("\\u00")
+                self.out.append(Self.hexDigits[Int(b >> 4)])
+                self.out.append(Self.hexDigits[Int(b & 0xF)])
+            default: self.out.append(b)
+            }
         }
+        self.out.append(UInt8(ascii: "\""))
     }
-    out.append(UInt8(ascii: "\""))
-}
 
-private func _elementUTF8(_ element: BSONElement) -> ArraySlice<UInt8> {
-    element.withUTF8 { Array($0)[...] } ?? []
-}
-
-private func _writeExtendedJSONDocument(_ document: BSONDocument, mode: ExtendedJSONMode, into out: inout [UInt8]) {
-    out.append(UInt8(ascii: "{"))
-    var first = true
-    for element in document {
-        if !first { _append(&out, ", ") }
-        first = false
-        _appendString(&out, element.key)
-        _append(&out, ": ")
-        _writeExtendedJSONValue(element, mode: mode, into: &out)
+    /// `{"key": "string"}`.
+    mutating func wrapped(_ key: StaticString, _ string: String) {
+        self.append("{\"")
+        self.append(key)
+        self.append("\": ")
+        self.appendString(string)
+        self.out.append(UInt8(ascii: "}"))
     }
-    out.append(UInt8(ascii: "}"))
-}
 
-private func _writeExtendedJSONValue(_ element: BSONElement, mode: ExtendedJSONMode, into out: inout [UInt8]) {
-    func wrapped(_ key: StaticString, _ string: String) {
-        _append(&out, "{\"")
-        _append(&out, key)
-        _append(&out, "\": ")
-        _appendString(&out, string)
-        out.append(UInt8(ascii: "}"))
+    /// `{"key": ` + the UTF-8 of a string, code or symbol element + `}`.
+    mutating func wrappedUTF8(_ key: StaticString, _ element: BSONElement) {
+        self.append("{\"")
+        self.append(key)
+        self.append("\": ")
+        element.withUTF8 { self.appendJSONString($0) }
+        self.out.append(UInt8(ascii: "}"))
     }
-    switch element.type {
-    case .double:
-        let value = element.doubleValue!
-        if mode == .relaxed && value.isFinite {
-            out.append(contentsOf: _formatDouble(value).utf8)
-        } else {
-            wrapped("$numberDouble", _formatDouble(value))
-        }
-    case .string:
-        _appendJSONString(&out, _elementUTF8(element))
-    case .document:
-        _writeExtendedJSONDocument(element.documentValue!, mode: mode, into: &out)
-    case .array:
-        out.append(UInt8(ascii: "["))
+
+    /// A document as a JSON object, or an array's items as a JSON array (their keys dropped).
+    mutating func elements(of document: BSONDocument, asArray: Bool = false) {
+        self.out.append(asArray ? UInt8(ascii: "[") : UInt8(ascii: "{"))
         var first = true
-        for item in element.arrayValue! {
-            if !first { _append(&out, ", ") }
+        for element in document {
+            if !first { self.append(", ") }
             first = false
-            _writeExtendedJSONValue(item, mode: mode, into: &out)
+            if !asArray {
+                element.withUnsafeKeyBytes { self.appendJSONString($0) }
+                self.append(": ")
+            }
+            self.value(element)
         }
-        out.append(UInt8(ascii: "]"))
-    case .binary:
-        let binary = element.binaryValue!
-        _append(&out, "{\"$binary\": {\"base64\": ")
-        _appendString(&out, _base64Encode(binary.bytes))
-        _append(&out, ", \"subType\": \"")
-        out.append(_hexDigits[Int(binary.subtype.rawValue >> 4)])
-        out.append(_hexDigits[Int(binary.subtype.rawValue & 0xF)])
-        _append(&out, "\"}}")
-    case .undefined:
-        _append(&out, "{\"$undefined\": true}")
-    case .objectID:
-        wrapped("$oid", element.objectIDValue!.description)
-    case .bool:
-        _append(&out, element.boolValue! ? "true" : "false")
-    case .datetime:
-        let ms = element.dateTimeValue!.millisecondsSinceEpoch
-        if mode == .relaxed && ms >= 0 && ms <= 253_402_300_799_999 {
-            _append(&out, "{\"$date\": ")
-            _appendString(&out, _iso8601(ms))
-            out.append(UInt8(ascii: "}"))
+        self.out.append(asArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+    }
+
+    mutating func value(_ element: BSONElement) {
+        switch element.type {
+        case .double: self.double(element.doubleValue!)
+        case .string: element.withUTF8 { self.appendJSONString($0) }
+        case .document: self.elements(of: element.documentValue!)
+        case .array: self.elements(of: element.arrayValue!, asArray: true)
+        case .binary: self.binary(element.binaryValue!)
+        case .undefined: self.append("{\"$undefined\": true}")
+        case .objectID: self.wrapped("$oid", element.objectIDValue!.description)
+        case .bool: self.append(element.boolValue! ? "true" : "false")
+        case .datetime: self.dateTime(element.dateTimeValue!.millisecondsSinceEpoch)
+        case .null: self.append("null")
+        case .regularExpression: self.regularExpression(element.regularExpressionValue!)
+        case .dbPointer: self.dbPointer(element.dbPointerValue!)
+        case .javascript: self.wrappedUTF8("$code", element)
+        case .symbol: self.wrappedUTF8("$symbol", element)
+        case .javascriptWithScope: self.codeWithScope(element.javascriptWithScopeValue!)
+        case .int32: self.integer(String(element.int32Value!), "$numberInt")
+        case .timestamp: self.timestamp(element.timestampValue!)
+        case .int64: self.integer(String(element.int64Value!), "$numberLong")
+        case .decimal128: self.wrapped("$numberDecimal", element.decimal128Value!.description)
+        case .minKey: self.append("{\"$minKey\": 1}")
+        default: self.append("{\"$maxKey\": 1}")  // validation admits no other type
+        }
+    }
+
+    /// Relaxed mode writes finite doubles as JSON numbers; the rest is `$numberDouble`.
+    mutating func double(_ value: Double) {
+        if self.mode == .relaxed && value.isFinite {
+            self.out.append(contentsOf: _formatDouble(value).utf8)
         } else {
-            _append(&out, "{\"$date\": {\"$numberLong\": \"")
-            out.append(contentsOf: String(ms).utf8)
-            _append(&out, "\"}}")
+            self.wrapped("$numberDouble", _formatDouble(value))
         }
-    case .null:
-        _append(&out, "null")
-    case .regularExpression:
-        let regex = element.regularExpressionValue!
-        _append(&out, "{\"$regularExpression\": {\"pattern\": ")
-        _appendString(&out, regex.pattern)
-        _append(&out, ", \"options\": ")
-        _appendString(&out, regex.sortedOptions)
-        _append(&out, "}}")
-    case .dbPointer:
-        let pointer = element.dbPointerValue!
-        _append(&out, "{\"$dbPointer\": {\"$ref\": ")
-        _appendString(&out, pointer.ref)
-        _append(&out, ", \"$id\": ")
-        wrapped("$oid", pointer.id.description)
-        _append(&out, "}}")
-    case .javascript:
-        _append(&out, "{\"$code\": ")
-        _appendJSONString(&out, _elementUTF8(element))
-        out.append(UInt8(ascii: "}"))
-    case .symbol:
-        _append(&out, "{\"$symbol\": ")
-        _appendJSONString(&out, _elementUTF8(element))
-        out.append(UInt8(ascii: "}"))
-    case .javascriptWithScope:
-        let cws = element.javascriptWithScopeValue!
-        _append(&out, "{\"$code\": ")
-        _appendString(&out, cws.code)
-        _append(&out, ", \"$scope\": ")
-        _writeExtendedJSONDocument(cws.scope, mode: mode, into: &out)
-        out.append(UInt8(ascii: "}"))
-    case .int32:
-        if mode == .relaxed {
-            out.append(contentsOf: String(element.int32Value!).utf8)
+    }
+
+    /// Relaxed mode writes integers as JSON numbers; canonical mode wraps them in `wrapper`.
+    mutating func integer(_ digits: String, _ wrapper: StaticString) {
+        if self.mode == .relaxed {
+            self.out.append(contentsOf: digits.utf8)
         } else {
-            wrapped("$numberInt", String(element.int32Value!))
+            self.wrapped(wrapper, digits)
         }
-    case .timestamp:
-        let ts = element.timestampValue!
-        _append(&out, "{\"$timestamp\": {\"t\": ")
-        out.append(contentsOf: String(ts.timestamp).utf8)
-        _append(&out, ", \"i\": ")
-        out.append(contentsOf: String(ts.increment).utf8)
-        _append(&out, "}}")
-    case .int64:
-        if mode == .relaxed {
-            out.append(contentsOf: String(element.int64Value!).utf8)
+    }
+
+    /// Relaxed mode writes the years 1970…9999 as ISO-8601; the rest is `$numberLong`.
+    mutating func dateTime(_ ms: Int64) {
+        if self.mode == .relaxed && ms >= 0 && ms <= 253_402_300_799_999 {
+            self.append("{\"$date\": ")
+            self.appendString(_iso8601(ms))
+            self.out.append(UInt8(ascii: "}"))
         } else {
-            wrapped("$numberLong", String(element.int64Value!))
+            self.append("{\"$date\": {\"$numberLong\": \"")
+            self.out.append(contentsOf: String(ms).utf8)
+            self.append("\"}}")
         }
-    case .decimal128:
-        wrapped("$numberDecimal", element.decimal128Value!.description)
-    case .minKey:
-        _append(&out, "{\"$minKey\": 1}")
-    default:
-        _append(&out, "{\"$maxKey\": 1}")
+    }
+
+    mutating func binary(_ binary: BSONBinary) {
+        self.append("{\"$binary\": {\"base64\": ")
+        self.appendString(_base64Encode(binary.bytes))
+        self.append(", \"subType\": \"")
+        self.out.append(Self.hexDigits[Int(binary.subtype.rawValue >> 4)])
+        self.out.append(Self.hexDigits[Int(binary.subtype.rawValue & 0xF)])
+        self.append("\"}}")
+    }
+
+    mutating func regularExpression(_ regex: BSONRegularExpression) {
+        self.append("{\"$regularExpression\": {\"pattern\": ")
+        self.appendString(regex.pattern)
+        self.append(", \"options\": ")
+        self.appendString(regex.sortedOptions)
+        self.append("}}")
+    }
+
+    mutating func dbPointer(_ pointer: BSONDBPointer) {
+        self.append("{\"$dbPointer\": {\"$ref\": ")
+        self.appendString(pointer.ref)
+        self.append(", \"$id\": ")
+        self.wrapped("$oid", pointer.id.description)
+        self.append("}}")
+    }
+
+    mutating func codeWithScope(_ cws: (code: String, scope: BSONDocument)) {
+        self.append("{\"$code\": ")
+        self.appendString(cws.code)
+        self.append(", \"$scope\": ")
+        self.elements(of: cws.scope)
+        self.out.append(UInt8(ascii: "}"))
+    }
+
+    mutating func timestamp(_ ts: BSONTimestamp) {
+        self.append("{\"$timestamp\": {\"t\": ")
+        self.out.append(contentsOf: String(ts.timestamp).utf8)
+        self.append(", \"i\": ")
+        self.out.append(contentsOf: String(ts.increment).utf8)
+        self.append("}}")
     }
 }
 
@@ -455,7 +472,20 @@ private enum _ExtendedJSONReader {
         BSONError(.invalidExtendedJSON, offset: nil, "\(path.isEmpty ? "top level" : path): \(detail)")
     }
 
+    /// Refuses an object in which a name repeats: RFC 8259 leaves its meaning undefined, and a
+    /// document (or a wrapper) can take only one value per key.
+    static func requireUniqueNames(_ members: [_JSONMember], path: String) throws(BSONError) {
+        if let repeated = _MemberNames.firstRepeat(in: members) {
+            throw BSONError(
+                .duplicateKey,
+                offset: repeated.keyOffset,
+                "\(path.isEmpty ? "top level" : path): the name \"\(repeated.key)\" appears more than once in one object"
+            )
+        }
+    }
+
     static func document(_ members: [_JSONMember], path: String) throws(BSONError) -> BSONOrderedDocument {
+        try self.requireUniqueNames(members, path: path)
         var document = BSONOrderedDocument()
         document.fields.reserveCapacity(members.count)
         for member in members {
@@ -520,6 +550,7 @@ private enum _ExtendedJSONReader {
         path: String
     ) throws(BSONError) -> [String: _JSONValue] {
         guard case .object(let members) = value else { throw self.fail(path, "\(what) must be an object") }
+        try self.requireUniqueNames(members, path: path)
         var found: [String: _JSONValue] = [:]
         for member in members {
             let key = member.key
@@ -547,45 +578,84 @@ private enum _ExtendedJSONReader {
         return id
     }
 
+    /// An object with a `$` key.
     static func wrapper(_ members: [_JSONMember], path: String) throws(BSONError) -> BSONValue {
-        let keys = Set(members.map(\.key))
-        if keys.contains("$code") || keys.contains("$scope") {
-            guard let code = members.first(where: { $0.key == "$code" }) else {
-                throw self.fail(path, "$scope without $code")
-            }
-            let text = try self.string(code.value, "$code", path: path)
-            if members.count == 1 { return .javascript(text) }
-            guard members.count == 2, let scope = members.first(where: { $0.key == "$scope" }) else {
-                throw self.fail(path, "$code allows only $scope beside it")
-            }
-            guard case .object(let scopeMembers) = scope.value else { throw self.fail(path, "$scope must be an object") }
-            return .javascriptWithScope(BSONCodeWithScope(code: text, scope: try self.document(scopeMembers, path: path)))
+        try self.requireUniqueNames(members, path: path)
+        if members.contains(where: { $0.key == "$code" || $0.key == "$scope" }) {
+            return try self.code(members, path: path)
         }
-        if keys.contains("$binary"), members.count == 2, keys.contains("$type"),
-            case .string(let base64)? = members.first(where: { $0.key == "$binary" })?.value
-        {
-            // Legacy form {"$binary": "<base64>", "$type": "<hex>"}.
-            let type = try self.string(members.first(where: { $0.key == "$type" })!.value, "$type", path: path)
-            return .binary(try self.binary(base64: base64, subtype: type, path: path))
+        if members.count == 2, let binary = try self.legacyBinary(members, path: path) {
+            return .binary(binary)
         }
         guard members.count == 1 else { throw self.fail(path, "\(members[0].key) must be the only key of its object") }
-        let key = members[0].key
         let value = members[0].value
+        switch members[0].key {
+        case "$oid": return .objectID(try self.objectID(.object(members), path: path))
+        case "$symbol": return .symbol(try self.string(value, "$symbol", path: path))
+        case "$numberInt", "$numberLong", "$numberDouble", "$numberDecimal":
+            return try self.number(members[0].key, value, path: path)
+        case "$binary":
+            let f = try self.fields(value, ["base64", "subType"], "$binary", path: path)
+            let base64 = try self.string(f["base64"]!, "base64", path: path)
+            return .binary(try self.binary(base64: base64, subtype: try self.string(f["subType"]!, "subType", path: path), path: path))
+        case "$uuid": return .binary(try self.uuid(try self.string(value, "$uuid", path: path), path: path))
+        case "$timestamp":
+            let f = try self.fields(value, ["t", "i"], "$timestamp", path: path)
+            let t = try self.uint32(f["t"]!, "$timestamp.t", path: path)
+            return .timestamp(BSONTimestamp(timestamp: t, increment: try self.uint32(f["i"]!, "$timestamp.i", path: path)))
+        case "$regularExpression": return .regularExpression(try self.regularExpression(value, path: path))
+        case "$dbPointer":
+            let f = try self.fields(value, ["$ref", "$id"], "$dbPointer", path: path)
+            let ref = try self.string(f["$ref"]!, "$ref", path: path)
+            return .dbPointer(BSONDBPointer(ref: ref, id: try self.objectID(f["$id"]!, path: path)))
+        case "$date": return .datetime(try self.date(value, path: path))
+        case "$minKey":
+            guard case .number("1") = value else { throw self.fail(path, "$minKey must be 1") }
+            return .minKey
+        case "$maxKey":
+            guard case .number("1") = value else { throw self.fail(path, "$maxKey must be 1") }
+            return .maxKey
+        case "$undefined":
+            guard case .bool(true) = value else { throw self.fail(path, "$undefined must be true") }
+            return .undefined
+        default:
+            throw self.fail(path, "\(members[0].key) is not an Extended JSON wrapper")
+        }
+    }
+
+    /// `{"$code": …}` or `{"$code": …, "$scope": {…}}`.
+    static func code(_ members: [_JSONMember], path: String) throws(BSONError) -> BSONValue {
+        guard let code = members.first(where: { $0.key == "$code" }) else { throw self.fail(path, "$scope without $code") }
+        let text = try self.string(code.value, "$code", path: path)
+        if members.count == 1 { return .javascript(text) }
+        guard members.count == 2, let scope = members.first(where: { $0.key == "$scope" }) else {
+            throw self.fail(path, "$code allows only $scope beside it")
+        }
+        guard case .object(let scopeMembers) = scope.value else { throw self.fail(path, "$scope must be an object") }
+        return .javascriptWithScope(BSONCodeWithScope(code: text, scope: try self.document(scopeMembers, path: path)))
+    }
+
+    /// The legacy form `{"$binary": "<base64>", "$type": "<hex>"}`, or nil for another object.
+    static func legacyBinary(_ members: [_JSONMember], path: String) throws(BSONError) -> BSONBinary? {
+        guard case .string(let base64)? = members.first(where: { $0.key == "$binary" })?.value,
+            let type = members.first(where: { $0.key == "$type" })
+        else { return nil }
+        return try self.binary(base64: base64, subtype: try self.string(type.value, "$type", path: path), path: path)
+    }
+
+    /// `$numberInt`, `$numberLong`, `$numberDouble` and `$numberDecimal`: the number as a string.
+    static func number(_ key: String, _ value: _JSONValue, path: String) throws(BSONError) -> BSONValue {
+        let text = try self.string(value, key, path: path)
         switch key {
-        case "$oid":
-            return .objectID(try self.objectID(.object(members), path: path))
-        case "$symbol":
-            return .symbol(try self.string(value, "$symbol", path: path))
         case "$numberInt":
-            let text = try self.string(value, "$numberInt", path: path)
             guard self.isInteger(text), let v = Int32(text) else { throw self.fail(path, "$numberInt \"\(text)\" is not an int32") }
             return .int32(v)
         case "$numberLong":
-            let text = try self.string(value, "$numberLong", path: path)
             guard self.isInteger(text), let v = Int64(text) else { throw self.fail(path, "$numberLong \"\(text)\" is not an int64") }
             return .int64(v)
-        case "$numberDouble":
-            let text = try self.string(value, "$numberDouble", path: path)
+        case "$numberDecimal":
+            return .decimal128(try BSONDecimal128(text))
+        default:
             switch text {
             case "Infinity": return .double(.infinity)
             case "-Infinity": return .double(-.infinity)
@@ -596,83 +666,57 @@ private enum _ExtendedJSONReader {
                 }
                 return .double(d)
             }
-        case "$numberDecimal":
-            return .decimal128(try BSONDecimal128(try self.string(value, "$numberDecimal", path: path)))
-        case "$binary":
-            let f = try self.fields(value, ["base64", "subType"], "$binary", path: path)
-            return .binary(
-                try self.binary(
-                    base64: try self.string(f["base64"]!, "base64", path: path),
-                    subtype: try self.string(f["subType"]!, "subType", path: path),
-                    path: path
-                )
-            )
-        case "$uuid":
-            let text = try self.string(value, "$uuid", path: path)
-            let utf8 = Array(text.utf8)
-            guard utf8.count == 36 else { throw self.fail(path, "$uuid must be 36 characters") }
-            var bytes: [UInt8] = []
-            var i = 0
-            while i < 36 {
-                if i == 8 || i == 13 || i == 18 || i == 23 {
-                    guard utf8[i] == UInt8(ascii: "-") else { throw self.fail(path, "$uuid hyphens misplaced") }
-                    i += 1
-                    continue
-                }
-                guard i + 1 < 36, let hi = hexValue(utf8[i]), let lo = hexValue(utf8[i + 1]) else {
-                    throw self.fail(path, "$uuid must be hex digits")
-                }
-                bytes.append(hi << 4 | lo)
-                i += 2
+        }
+    }
+
+    /// `$uuid`: 32 hex digits in the 8-4-4-4-12 layout, as binary subtype 4.
+    static func uuid(_ text: String, path: String) throws(BSONError) -> BSONBinary {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 36 else { throw self.fail(path, "$uuid must be 36 characters") }
+        var bytes: [UInt8] = []
+        var i = 0
+        while i < 36 {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                guard utf8[i] == UInt8(ascii: "-") else { throw self.fail(path, "$uuid hyphens misplaced") }
+                i += 1
+                continue
             }
-            guard bytes.count == 16 else { throw self.fail(path, "$uuid must hold 16 bytes") }
-            return .binary(BSONBinary(subtype: .uuid, bytes: bytes))
-        case "$timestamp":
-            let f = try self.fields(value, ["t", "i"], "$timestamp", path: path)
-            return .timestamp(
-                BSONTimestamp(
-                    timestamp: try self.uint32(f["t"]!, "$timestamp.t", path: path),
-                    increment: try self.uint32(f["i"]!, "$timestamp.i", path: path)
-                )
-            )
-        case "$regularExpression":
-            let f = try self.fields(value, ["pattern", "options"], "$regularExpression", path: path)
-            let pattern = try self.string(f["pattern"]!, "pattern", path: path)
-            let options = try self.string(f["options"]!, "options", path: path)
-            if pattern.utf8.contains(0) || options.utf8.contains(0) {
-                throw BSONError(.invalidKey, offset: nil, "\(path): regular expression contains a NUL byte")
+            guard i + 1 < 36, let hi = hexValue(utf8[i]), let lo = hexValue(utf8[i + 1]) else {
+                throw self.fail(path, "$uuid must be hex digits")
             }
-            return .regularExpression(
-                BSONRegularExpression(pattern: pattern, options: BSONRegularExpression(pattern: "", options: options).sortedOptions)
-            )
-        case "$dbPointer":
-            let f = try self.fields(value, ["$ref", "$id"], "$dbPointer", path: path)
-            return .dbPointer(
-                BSONDBPointer(ref: try self.string(f["$ref"]!, "$ref", path: path), id: try self.objectID(f["$id"]!, path: path))
-            )
-        case "$date":
-            switch value {
-            case .string(let iso):
-                do {
-                    return .datetime(BSONDateTime(millisecondsSinceEpoch: try _parseISO8601(iso)))
-                } catch {
-                    throw self.fail(path, "$date \"\(iso)\" \(error.detail)")
-                }
-            case .object(let inner):
-                let text = try self.string(try self.single(inner, "$numberLong", path: path), "$numberLong", path: path)
-                guard self.isInteger(text), let ms = Int64(text) else { throw self.fail(path, "$date $numberLong is not an int64") }
-                return .datetime(BSONDateTime(millisecondsSinceEpoch: ms))
-            default:
-                throw self.fail(path, "$date must be an ISO-8601 string or {\"$numberLong\": …}")
+            bytes.append(hi << 4 | lo)
+            i += 2
+        }
+        guard bytes.count == 16 else { throw self.fail(path, "$uuid must hold 16 bytes") }
+        return BSONBinary(subtype: .uuid, bytes: bytes)
+    }
+
+    /// `$regularExpression`: pattern and options; the options are stored sorted (canonical).
+    static func regularExpression(_ value: _JSONValue, path: String) throws(BSONError) -> BSONRegularExpression {
+        let f = try self.fields(value, ["pattern", "options"], "$regularExpression", path: path)
+        let pattern = try self.string(f["pattern"]!, "pattern", path: path)
+        let options = try self.string(f["options"]!, "options", path: path)
+        if pattern.utf8.contains(0) || options.utf8.contains(0) {
+            throw BSONError(.invalidKey, offset: nil, "\(path): regular expression contains a NUL byte")
+        }
+        return BSONRegularExpression(pattern: pattern, options: BSONRegularExpression(pattern: "", options: options).sortedOptions)
+    }
+
+    /// `$date`: an ISO-8601 string (relaxed) or `{"$numberLong": …}` (canonical).
+    static func date(_ value: _JSONValue, path: String) throws(BSONError) -> BSONDateTime {
+        switch value {
+        case .string(let iso):
+            do {
+                return BSONDateTime(millisecondsSinceEpoch: try _parseISO8601(iso))
+            } catch {
+                throw self.fail(path, "$date \"\(iso)\" \(error.detail)")
             }
-        case "$minKey", "$maxKey":
-            guard case .number("1") = value else { throw self.fail(path, "\(key) must be 1") }
-            return key == "$minKey" ? .minKey : .maxKey
-        case "$undefined":
-            guard case .bool(true) = value else { throw self.fail(path, "$undefined must be true") }
-            return .undefined
+        case .object(let inner):
+            let text = try self.string(try self.single(inner, "$numberLong", path: path), "$numberLong", path: path)
+            guard self.isInteger(text), let ms = Int64(text) else { throw self.fail(path, "$date $numberLong is not an int64") }
+            return BSONDateTime(millisecondsSinceEpoch: ms)
         default:
-            throw self.fail(path, "\(key) is not an Extended JSON wrapper")
+            throw self.fail(path, "$date must be an ISO-8601 string or {\"$numberLong\": …}")
         }
     }
 
@@ -718,5 +762,43 @@ private enum _ExtendedJSONReader {
             guard digits() > 0 else { return false }
         }
         return i == b.count
+    }
+}
+
+/// The first member of a JSON object whose name an earlier member has, found in time linear in
+/// the object's size: a scan of the few members of a typical object, a hash set past
+/// ``linearLimit``. Names compare as UTF-8 bytes, as BSON keys do (String equality is canonical
+/// equivalence, which would call two different keys the same).
+private struct _MemberNames {
+    static let linearLimit = 16
+
+    static func firstRepeat(in members: [_JSONMember]) -> _JSONMember? {
+        var names = _MemberNames()
+        for (i, member) in members.enumerated() where !names.insert(member.key, members: members[..<i]) {
+            return member
+        }
+        return nil
+    }
+
+    /// A name hashed and compared by its UTF-8 bytes.
+    private struct Name: Hashable {
+        let text: String
+        static func == (lhs: Name, rhs: Name) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
+        func hash(into hasher: inout Hasher) {
+            for byte in self.text.utf8 { hasher.combine(byte) }
+        }
+    }
+
+    private var set: Set<Name>?
+
+    /// Records `name`, the next member's, after `members`; false if one of them has it already.
+    mutating func insert(_ name: String, members: ArraySlice<_JSONMember>) -> Bool {
+        if self.set == nil {
+            if members.count < Self.linearLimit {
+                return !members.contains { $0.key.utf8.elementsEqual(name.utf8) }
+            }
+            self.set = Set(members.map { Name(text: $0.key) })
+        }
+        return self.set!.insert(Name(text: name)).inserted
     }
 }

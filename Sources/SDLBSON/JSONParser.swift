@@ -2,13 +2,17 @@
 // Foundation, so it carries its own. Strictness, because Extended JSON comes from untrusted
 // peers and tools: no trailing commas, no comments, no leading zeros or '+', no bare control
 // characters in strings, no lone surrogates in \u escapes, nothing after the top-level value,
-// and nesting bounded by a limit checked before each recursion.
+// and nesting bounded by a limit checked before each recursion. Repeated member names are valid
+// JSON (RFC 8259 §4 only says they SHOULD be unique), so they parse; each member keeps the
+// offset of its name, for the readers that refuse them.
 
 /// A parsed JSON value. Numbers keep their source text so that Extended JSON can decide between
 /// int32, int64 and double exactly as the text says.
 internal struct _JSONMember {
     var key: String
     var value: _JSONValue
+    /// The UTF-8 offset of the name's opening quote in the text.
+    var keyOffset: Int
 }
 
 internal indirect enum _JSONValue {
@@ -113,6 +117,7 @@ internal struct _JSONParser {
             guard self.position < self.bytes.count, self.bytes[self.position] == UInt8(ascii: "\"") else {
                 throw self.error("expected a string key")
             }
+            let keyOffset = self.position
             let key = try self.parseString()
             self.skipWhitespace()
             guard self.position < self.bytes.count, self.bytes[self.position] == UInt8(ascii: ":") else {
@@ -121,7 +126,7 @@ internal struct _JSONParser {
             self.position += 1
             self.skipWhitespace()
             let value = try self.parseValue(depth: depth + 1)
-            members.append(_JSONMember(key: key, value: value))
+            members.append(_JSONMember(key: key, value: value, keyOffset: keyOffset))
             self.skipWhitespace()
             guard self.position < self.bytes.count else { throw self.error("unterminated object") }
             let c = self.bytes[self.position]

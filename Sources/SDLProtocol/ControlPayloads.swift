@@ -6,6 +6,12 @@ import SDLBSON
 // the spec's width (`mtu` int64, every other integer int32) and read from either width, since
 // peers disagree. Keys this library does not know are kept in `otherFields` and written back
 // after the known ones, so a payload from a newer peer round-trips.
+//
+// A key that appears twice in a payload (at any depth, arrays aside) is refused with
+// `invalidControlPayload` at the offset of the second occurrence: the spec says nothing of
+// repeated keys, SDL Core's BSON reader keeps the last and a first-match reader the first, so
+// accepting them would let two stacks act on different values from the same bytes. Decoding is
+// linear in the payload's size, however many unknown fields it carries.
 
 /// StartService (0x01): what the app asks for. RPC service: `protocolVersion`; video service:
 /// `height`, `width`, `videoProtocol`, `videoCodec`.
@@ -33,17 +39,17 @@ public struct StartServicePayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "StartService", limits: limits)
         try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
-            if field.hasKey("protocolVersion") { payload.protocolVersion = try reader.string(field) }
-            else if field.hasKey("height") { payload.height = try reader.int32(field) }
-            else if field.hasKey("width") { payload.width = try reader.int32(field) }
-            else if field.hasKey("videoProtocol") { payload.videoProtocol = try reader.string(field) }
-            else if field.hasKey("videoCodec") { payload.videoCodec = try reader.string(field) }
+            if field.hasKey("protocolVersion") { try reader.assign(&payload.protocolVersion, reader.string(field), field) }
+            else if field.hasKey("height") { try reader.assign(&payload.height, reader.int32(field), field) }
+            else if field.hasKey("width") { try reader.assign(&payload.width, reader.int32(field), field) }
+            else if field.hasKey("videoProtocol") { try reader.assign(&payload.videoProtocol, reader.string(field), field) }
+            else if field.hasKey("videoCodec") { try reader.assign(&payload.videoCodec, reader.string(field), field) }
             else { return false }
             return true
         }
@@ -125,29 +131,29 @@ public struct StartServiceACKPayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "StartServiceACK", limits: limits)
         try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
-            if field.hasKey("protocolVersion") { payload.protocolVersion = try reader.string(field) }
-            else if field.hasKey("hashId") { payload.hashID = try reader.int32(field) }
-            else if field.hasKey("mtu") { payload.mtu = try reader.int64(field) }
-            else if field.hasKey("secondaryTransports") { payload.secondaryTransports = try reader.strings(field) }
-            else if field.hasKey("audioServiceTransports") { payload.audioServiceTransports = try reader.int32s(field) }
-            else if field.hasKey("videoServiceTransports") { payload.videoServiceTransports = try reader.int32s(field) }
-            else if field.hasKey("authToken") { payload.authToken = try reader.string(field) }
-            else if field.hasKey("make") { payload.make = try reader.string(field) }
-            else if field.hasKey("model") { payload.model = try reader.string(field) }
-            else if field.hasKey("modelYear") { payload.modelYear = try reader.string(field) }
-            else if field.hasKey("trim") { payload.trim = try reader.string(field) }
-            else if field.hasKey("systemSoftwareVersion") { payload.systemSoftwareVersion = try reader.string(field) }
-            else if field.hasKey("systemHardwareVersion") { payload.systemHardwareVersion = try reader.string(field) }
-            else if field.hasKey("height") { payload.height = try reader.int32(field) }
-            else if field.hasKey("width") { payload.width = try reader.int32(field) }
-            else if field.hasKey("videoProtocol") { payload.videoProtocol = try reader.string(field) }
-            else if field.hasKey("videoCodec") { payload.videoCodec = try reader.string(field) }
+            if field.hasKey("protocolVersion") { try reader.assign(&payload.protocolVersion, reader.string(field), field) }
+            else if field.hasKey("hashId") { try reader.assign(&payload.hashID, reader.int32(field), field) }
+            else if field.hasKey("mtu") { try reader.assign(&payload.mtu, reader.int64(field), field) }
+            else if field.hasKey("secondaryTransports") { try reader.assign(&payload.secondaryTransports, reader.strings(field), field) }
+            else if field.hasKey("audioServiceTransports") { try reader.assign(&payload.audioServiceTransports, reader.int32s(field), field) }
+            else if field.hasKey("videoServiceTransports") { try reader.assign(&payload.videoServiceTransports, reader.int32s(field), field) }
+            else if field.hasKey("authToken") { try reader.assign(&payload.authToken, reader.string(field), field) }
+            else if field.hasKey("make") { try reader.assign(&payload.make, reader.string(field), field) }
+            else if field.hasKey("model") { try reader.assign(&payload.model, reader.string(field), field) }
+            else if field.hasKey("modelYear") { try reader.assign(&payload.modelYear, reader.string(field), field) }
+            else if field.hasKey("trim") { try reader.assign(&payload.trim, reader.string(field), field) }
+            else if field.hasKey("systemSoftwareVersion") { try reader.assign(&payload.systemSoftwareVersion, reader.string(field), field) }
+            else if field.hasKey("systemHardwareVersion") { try reader.assign(&payload.systemHardwareVersion, reader.string(field), field) }
+            else if field.hasKey("height") { try reader.assign(&payload.height, reader.int32(field), field) }
+            else if field.hasKey("width") { try reader.assign(&payload.width, reader.int32(field), field) }
+            else if field.hasKey("videoProtocol") { try reader.assign(&payload.videoProtocol, reader.string(field), field) }
+            else if field.hasKey("videoCodec") { try reader.assign(&payload.videoCodec, reader.string(field), field) }
             else { return false }
             return true
         }
@@ -199,14 +205,14 @@ public struct ServiceNAKPayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "ServiceNAK", limits: limits)
         try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
-            if field.hasKey("rejectedParams") { payload.rejectedParams = try reader.strings(field) }
-            else if field.hasKey("reason") { payload.reason = try reader.string(field) }
+            if field.hasKey("rejectedParams") { try reader.assign(&payload.rejectedParams, reader.strings(field), field) }
+            else if field.hasKey("reason") { try reader.assign(&payload.reason, reader.string(field), field) }
             else { return false }
             return true
         }
@@ -236,13 +242,13 @@ public struct EndServicePayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "EndService", limits: limits)
         try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
-            if field.hasKey("hashId") { payload.hashID = try reader.int32(field) }
+            if field.hasKey("hashId") { try reader.assign(&payload.hashID, reader.int32(field), field) }
             else { return false }
             return true
         }
@@ -268,13 +274,13 @@ public struct RegisterSecondaryTransportNAKPayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "RegisterSecondaryTransportNAK", limits: limits)
         try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
-            if field.hasKey("reason") { payload.reason = try reader.string(field) }
+            if field.hasKey("reason") { try reader.assign(&payload.reason, reader.string(field), field) }
             else { return false }
             return true
         }
@@ -303,14 +309,14 @@ public struct TransportEventUpdatePayload: Hashable, Sendable {
         self.otherFields = otherFields
     }
 
-    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON or a field of the
-    /// wrong type, naming the field and its offset.
+    /// Decodes a BSON payload; throws `invalidControlPayload` for malformed BSON, a field of the
+    /// wrong type or a key that appears twice, naming the field and its offset.
     public init(bson payload: ByteBuffer, limits: BSONLimits = .default) throws(SDLProtocolError) {
         self.init()
         let reader = try ControlFieldReader(payload, frame: "TransportEventUpdate", limits: limits)
         try reader.read(into: &self) { (payload, field) throws(SDLProtocolError) -> Bool in
-            if field.hasKey("tcpIpAddress") { payload.tcpIPAddress = try reader.string(field) }
-            else if field.hasKey("tcpPort") { payload.tcpPort = try reader.int32(field) }
+            if field.hasKey("tcpIpAddress") { try reader.assign(&payload.tcpIPAddress, reader.string(field), field) }
+            else if field.hasKey("tcpPort") { try reader.assign(&payload.tcpPort, reader.int32(field), field) }
             else { return false }
             return true
         }
@@ -365,7 +371,9 @@ public enum ControlPayload: Hashable, Sendable {
     ///
     /// Before protocol version 5, StartServiceACK and EndService carry the raw 4-byte hash id;
     /// every other non-empty control payload is a BSON document (StartService may arrive with an
-    /// older header before the version is negotiated, still with a BSON payload).
+    /// older header before the version is negotiated, still with a BSON payload). A document in
+    /// which a key repeats is refused (`invalidControlPayload` at the repeat), `.document`
+    /// payloads included, so that every control payload reads the same whichever API reads it.
     public init(
         frameInfo: ControlFrameInfo, version: ProtocolVersion, payload: ByteBuffer, limits: BSONLimits = .default
     ) throws(SDLProtocolError) {
@@ -422,38 +430,84 @@ struct ControlFieldReader {
     let frame: String
     let document: BSONDocument
 
+    /// Validates the payload; the repeated-key check is `read`'s (see there).
     init(_ payload: ByteBuffer, frame: String, limits: BSONLimits) throws(SDLProtocolError) {
         self.frame = frame
-        self.document = try Self.validate(payload, frame: frame, limits: limits)
+        self.document = try Self.validate(payload, frame: frame, limits: limits, rejectingDuplicateKeys: false)
     }
 
-    static func validate(_ payload: ByteBuffer, frame: String, limits: BSONLimits) throws(SDLProtocolError) -> BSONDocument {
+    /// The payload as a validated document; with `rejectingDuplicateKeys`, one in which no key
+    /// repeats (at any depth, arrays aside).
+    static func validate(
+        _ payload: ByteBuffer, frame: String, limits: BSONLimits, rejectingDuplicateKeys: Bool = true
+    ) throws(SDLProtocolError) -> BSONDocument {
         do {
-            return try BSONDocument(validating: payload, limits: limits)
+            return try BSONDocument(validating: payload, limits: limits, rejectingDuplicateKeys: rejectingDuplicateKeys)
         } catch {
-            throw SDLProtocolError(.invalidControlPayload, offset: error.offset, "\(frame) payload is not valid BSON: \(error.detail)")
+            throw Self.error(error, frame: frame)
         }
+    }
+
+    private static func error(_ error: BSONError, frame: String) -> SDLProtocolError {
+        if error.code == .duplicateKey {
+            return SDLProtocolError(.invalidControlPayload, offset: error.offset, "\(frame) payload: \(error.detail)")
+        }
+        return SDLProtocolError(.invalidControlPayload, offset: error.offset, "\(frame) payload is not valid BSON: \(error.detail)")
+    }
+
+    /// Stores a known field's value, refusing a second occurrence of the field: with the check of
+    /// the unknown fields in `read`, that refuses every repeated key of a payload, and the usual
+    /// payload, all known fields, pays one comparison per field for it.
+    @inline(__always)
+    func assign<Value>(_ slot: inout Value?, _ value: Value, _ field: borrowing BSONElementView) throws(SDLProtocolError) {
+        if slot != nil {
+            throw SDLProtocolError(
+                .invalidControlPayload, offset: field.offset,
+                "\(self.frame) payload: key \"\(field.key)\" appears more than once in one document")
+        }
+        slot = value
     }
 
     /// Lends each field to `match` with the payload being decoded (passed through, not
     /// captured: a captured payload was copied twice per decode). `match` reads the fields it
-    /// knows and returns false for the others, which end up in `payload.otherFields`, in wire
-    /// order, as a tree kept for the round trip (a second, owning pass that payloads without
-    /// unknown fields never make).
+    /// knows (through ``assign(_:_:_:)``, which refuses a known field twice) and returns false for
+    /// the others, which end up in `payload.otherFields`, in wire order, as a tree kept for the
+    /// round trip (a second, owning pass that payloads without unknown fields never make). Unknown
+    /// fields may repeat each other or nest documents, so a payload that has any is checked for
+    /// repeated keys as a whole first.
+    ///
+    /// Returns how many elements the two passes stepped over, at most twice the element count:
+    /// the merge walks the document once, in step with the unknown fields' offsets.
+    @discardableResult
     func read<Payload: ControlPayloadFields>(
         into payload: inout Payload,
         _ match: (inout Payload, borrowing BSONElementView) throws(SDLProtocolError) -> Bool
-    ) throws(SDLProtocolError) {
+    ) throws(SDLProtocolError) -> Int {
         var unknown: [Int] = []
-        var index = 0
+        var steps = 0
         try self.document.forEachElement { (field) throws(SDLProtocolError) in
-            if try !match(&payload, field) { unknown.append(index) }
-            index &+= 1
+            if try !match(&payload, field) { unknown.append(field.offset) }
+            steps &+= 1
         }
-        guard !unknown.isEmpty else { return }
-        for (index, element) in self.document.enumerated() where unknown.contains(index) {
+        guard !unknown.isEmpty else { return steps }
+        do {
+            try self.document.checkKeysAreUnique()
+        } catch {
+            throw Self.error(error, frame: self.frame)
+        }
+        payload.otherFields.fields.reserveCapacity(payload.otherFields.count + unknown.count)
+        var elements = self.document.makeIterator()
+        for offset in unknown {
+            // Every offset is that of an element still ahead: the walk never goes back.
+            var element = elements.next().unsafelyUnwrapped
+            steps &+= 1
+            while element.offset != offset {
+                element = elements.next().unsafelyUnwrapped
+                steps &+= 1
+            }
             payload.otherFields.append(element.key, element.value)
         }
+        return steps
     }
 
     private func mismatch(_ field: borrowing BSONElementView, _ expected: String) -> SDLProtocolError {

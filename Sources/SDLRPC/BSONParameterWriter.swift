@@ -8,18 +8,24 @@ import SDLBSON
 /// parameters are doubles (BSON carries NaN and the infinities, so nothing is refused there).
 /// A parameter the spec does not define may have a name BSON cannot carry (a NUL byte, possible
 /// in JSON); it is recorded as `invalidPayload` and reported by `finish()`.
-public struct BSONParameterWriter: RPCParameterWriter {
-    var stream: BSONStreamWriter
-    var firstError: RPCError?
+///
+/// A class: the stream writer is non-copyable (it holds the buffer's pinned storage), and
+/// generated code takes its writer as an `inout` generic parameter, which must be copyable. One
+/// writer encodes one document; `finish()` ends it.
+final class BSONParameterWriter: RPCParameterWriter {
+    /// Nil once finished. Only this object touches it, one call at a time, so the dynamic
+    /// exclusivity check of a class property buys nothing on this path.
+    @exclusivity(unchecked) private var stream: BSONStreamWriter?
+    private var firstError: RPCError?
 
     /// Starts the top-level document at the end of `buffer`.
-    public init(buffer: ByteBuffer = ByteBuffer()) {
-        self.stream = BSONStreamWriter(appendingTo: buffer)
+    init(buffer: consuming ByteBuffer = ByteBuffer()) {
+        self.stream = BSONStreamWriter(appendingTo: consume buffer)
     }
 
     /// Closes the top-level document and returns the buffer; throws if a value could not be written.
-    public mutating func finish() throws(RPCError) -> ByteBuffer {
-        let buffer = self.stream.finish()
+    func finish() throws(RPCError) -> ByteBuffer {
+        let buffer = self.stream.take()!.finish()
         if let firstError = self.firstError {
             throw firstError
         }
@@ -27,52 +33,52 @@ public struct BSONParameterWriter: RPCParameterWriter {
     }
 
     @inline(__always)
-    public mutating func writeBool(_ value: Bool, forKey key: RPCKey) {
-        self.stream.appendBool(value, forKey: key.name)
+    func writeBool(_ value: Bool, forKey key: RPCKey) {
+        self.stream!.appendBool(value, forKey: key.name)
     }
 
     @inline(__always)
-    public mutating func writeInt32(_ value: Int32, forKey key: RPCKey) {
-        self.stream.appendInt32(value, forKey: key.name)
+    func writeInt32(_ value: Int32, forKey key: RPCKey) {
+        self.stream!.appendInt32(value, forKey: key.name)
     }
 
     @inline(__always)
-    public mutating func writeInt64(_ value: Int64, forKey key: RPCKey) {
-        self.stream.appendInt64(value, forKey: key.name)
+    func writeInt64(_ value: Int64, forKey key: RPCKey) {
+        self.stream!.appendInt64(value, forKey: key.name)
     }
 
     @inline(__always)
-    public mutating func writeDouble(_ value: Double, forKey key: RPCKey) {
-        self.stream.appendDouble(value, forKey: key.name)
+    func writeDouble(_ value: Double, forKey key: RPCKey) {
+        self.stream!.appendDouble(value, forKey: key.name)
     }
 
     @inline(__always)
-    public mutating func writeString(_ value: String, forKey key: RPCKey) {
-        self.stream.appendString(value, forKey: key.name)
+    func writeString(_ value: String, forKey key: RPCKey) {
+        self.stream!.appendString(value, forKey: key.name)
     }
 
-    public mutating func beginObject(forKey key: RPCKey) {
-        self.stream.beginDocument(forKey: key.name)
+    func beginObject(forKey key: RPCKey) {
+        self.stream!.beginDocument(forKey: key.name)
     }
 
-    public mutating func endObject() {
-        self.stream.end()
+    func endObject() {
+        self.stream!.end()
     }
 
-    public mutating func beginArray(forKey key: RPCKey) {
-        self.stream.beginArray(forKey: key.name)
+    func beginArray(forKey key: RPCKey) {
+        self.stream!.beginArray(forKey: key.name)
     }
 
-    public mutating func endArray() {
-        self.stream.end()
+    func endArray() {
+        self.stream!.end()
     }
 
-    public mutating func writeUnknown(_ value: RPCValue, forKey key: String) {
+    func writeUnknown(_ value: RPCValue, forKey key: String) {
         guard self.checkKey(key) else { return }
         self.write(value, forKey: key)
     }
 
-    private mutating func checkKey(_ key: String) -> Bool {
+    private func checkKey(_ key: String) -> Bool {
         if BSONDocumentWriter.isValidKey(key) { return true }
         if self.firstError == nil {
             self.firstError = RPCError(.invalidPayload, path: [.key(key)], "a BSON key cannot contain a NUL byte")
@@ -81,26 +87,26 @@ public struct BSONParameterWriter: RPCParameterWriter {
     }
 
     /// Writes any value; in an array scope the key is ignored.
-    private mutating func write(_ value: RPCValue, forKey key: String) {
+    private func write(_ value: RPCValue, forKey key: String) {
         switch value {
-        case .null: self.stream.appendNull(forKey: key)
-        case .bool(let bool): self.stream.appendBool(bool, forKey: key)
-        case .int32(let int): self.stream.appendInt32(int, forKey: key)
-        case .int64(let int): self.stream.appendInt64(int, forKey: key)
-        case .double(let double): self.stream.appendDouble(double, forKey: key)
-        case .string(let string): self.stream.appendString(string, forKey: key)
+        case .null: self.stream!.appendNull(forKey: key)
+        case .bool(let bool): self.stream!.appendBool(bool, forKey: key)
+        case .int32(let int): self.stream!.appendInt32(int, forKey: key)
+        case .int64(let int): self.stream!.appendInt64(int, forKey: key)
+        case .double(let double): self.stream!.appendDouble(double, forKey: key)
+        case .string(let string): self.stream!.appendString(string, forKey: key)
         case .array(let elements):
-            self.stream.beginArray(forKey: key)
+            self.stream!.beginArray(forKey: key)
             for element in elements {
                 self.write(element, forKey: "")
             }
-            self.stream.end()
+            self.stream!.end()
         case .object(let object):
-            self.stream.beginDocument(forKey: key)
+            self.stream!.beginDocument(forKey: key)
             for entry in object.entries where self.checkKey(entry.key) {
                 self.write(entry.value, forKey: entry.key)
             }
-            self.stream.end()
+            self.stream!.end()
         }
     }
 }

@@ -124,7 +124,7 @@ struct JSONParameterReader: RPCParameterReader {
     mutating func finish() throws(RPCError) {
         self.skipWhitespace()
         if self.index < self.bytes.count {
-            throw self.malformed("unexpected \(self.describeByte()) after the parameters object")
+            throw self.malformed("unexpected \(self.describeByte()) after the top-level value")
         }
     }
 

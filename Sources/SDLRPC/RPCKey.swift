@@ -1,3 +1,5 @@
+import SDLBSON
+
 /// The key a parameter is written under: a parameter name known at compile time, or
 /// `RPCKey.element` for the next element of an array.
 ///
@@ -36,19 +38,17 @@ public struct RPCKey: Sendable, ExpressibleByStringLiteral {
 }
 
 /// The hash decoders compute over each parameter name so that generated code finds a name with a
-/// `switch` on an integer instead of comparing strings: the length (low 8 bits) and the first,
-/// middle and last bytes, packed into 32 bits. It costs the same for any length and needs no pass
-/// over the key; sdl-rpc-gen computes the same function (its `KeyHash`). A match is always
-/// confirmed by comparing the bytes, so two names with one hash cost a comparison, never
-/// correctness.
+/// `switch` on an integer instead of comparing strings: the UTF-8 length in the high 8 bits, then
+/// the first, middle and last bytes, packed into 32 bits. It costs the same for any length and
+/// needs no pass over the key. It is SDLBSON's `_BSONKeyHash`, the one runtime implementation, which
+/// the JSON and BSON readers both use; sdl-rpc-gen computes the same function at generation time
+/// (its `KeyHash`) for the constants it emits. A match is always confirmed by comparing the bytes,
+/// so two names with one hash cost a comparison, never correctness.
 public enum RPCKeyHash {
     /// The hash of a key's UTF-8 bytes.
     @inlinable
     public static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        let count = bytes.count
-        guard count > 0 else { return 0 }
-        return UInt32(truncatingIfNeeded: count) << 24 | UInt32(bytes[0]) << 16 | UInt32(bytes[count / 2]) << 8
-            | UInt32(bytes[count - 1])
+        _BSONKeyHash.hash(UnsafeRawBufferPointer(bytes))
     }
 
     /// The hash of a key given as bytes of any collection.

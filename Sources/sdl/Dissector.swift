@@ -1,7 +1,7 @@
-import Foundation
 import NIOCore
 import SDLBSON
 import SDLProtocol
+import SDLRPC
 
 /// Turns one direction of a byte stream into the events `sdl dissect` prints (ARCHITECTURE.md §5):
 /// each frame, each whole message with its payload interpreted, each error, and a closing `end`.
@@ -129,7 +129,11 @@ struct Dissector {
             }
         } else if message.serviceType == .control {
             switch PayloadDescription.securityQuery(message.payload) {
-            case .success(let query): members.append(("securityQuery", query))
+            case .success((let query, let problem)):
+                members.append(("securityQuery", query))
+                if let problem {
+                    problems.append(Problem(code: problem.code, offset: offset, detail: problem.detail))
+                }
             case .failure(let error):
                 members.append(("payloadSize", .int(message.payload.readableBytes)))
                 problems.append(Problem(error, offset: offset))
@@ -188,10 +192,11 @@ enum PayloadDescription {
     /// The RPC a message carries, and the problems found in it (each becomes an error event).
     static func rpc(_ message: ProtocolMessage) -> Result<RPCDescription, Problem> {
         if message.version == .v1 {
-            guard let description = RPCDescription(v1Envelope: message.payload) else {
-                return .failure(Problem(code: "invalidJSON", offset: 0, detail: "v1 RPC payload is not a JSON envelope"))
+            do {
+                return .success(try RPCDescription(v1Envelope: message.payload))
+            } catch {
+                return .failure(error)
             }
-            return .success(description)
         }
         do {
             return .success(RPCDescription(payload: try RPCPayload(parsing: message.payload)))
@@ -200,18 +205,33 @@ enum PayloadDescription {
         }
     }
 
-    static func securityQuery(_ bytes: ByteBuffer) -> Result<OutputJSON, SDLProtocolError> {
+    /// A security query: its header, its JSON and the size of its binary data. The JSON is read
+    /// strictly and shown in the peer's key order; JSON that is not valid (a repeated key, bad
+    /// syntax) is reported as an error and shown as hex, never repaired or dropped.
+    static func securityQuery(_ bytes: ByteBuffer) -> Result<(OutputJSON, Problem?), SDLProtocolError> {
         let query: SecurityQuery
         do {
             query = try SecurityQuery(parsing: bytes)
         } catch {
             return .failure(error)
         }
-        let json = try? JSONSerialization.jsonObject(with: Data(query.json.readableBytesView), options: [.fragmentsAllowed])
-        return .success(.object([
+        var members: [(String, OutputJSON)] = [
             ("queryType", .string(query.header.queryType.description)), ("queryId", .string(query.header.queryID.description)),
-            ("sequenceNumber", .int(Int(query.header.sequenceNumber))), ("json", json.map(OutputJSON.init(foundation:)) ?? .null),
-            ("binarySize", .int(query.binaryData.readableBytes)),
-        ]))
+            ("sequenceNumber", .int(Int(query.header.sequenceNumber))),
+        ]
+        var problem: Problem?
+        if query.json.readableBytes == 0 {
+            members.append(("json", .null))
+        } else {
+            do {
+                let value = try RPCValue(jsonObject: query.json, options: RPCCodingOptions(validate: false))
+                members.append(("json", .raw(try value.jsonText())))
+            } catch {
+                members += [("json", .null), ("jsonHex", .string(query.json.readableBytesView.hexString))]
+                problem = Problem(code: "invalidJSON", offset: nil, detail: "security query JSON: \(error)")
+            }
+        }
+        members.append(("binarySize", .int(query.binaryData.readableBytes)))
+        return .success((.object(members), problem))
     }
 }

@@ -17,30 +17,6 @@ enum OutputJSON: Equatable, Sendable {
         lhs.text == rhs.text
     }
 
-    /// Converts a value from JSONSerialization (keys sorted, since its dictionaries have no order).
-    init(foundation value: Any) {
-        switch value {
-        case is NSNull:
-            self = .null
-        case let number as NSNumber:
-            if number.isJSONBool {
-                self = .bool(number.boolValue)
-            } else if !number.isJSONDouble, let int = Int(exactly: number) {
-                self = .int(int)
-            } else {
-                self = .double(number.doubleValue)
-            }
-        case let string as String:
-            self = .string(string)
-        case let array as [Any]:
-            self = .array(array.map(OutputJSON.init(foundation:)))
-        case let dictionary as [String: Any]:
-            self = .object(dictionary.keys.sorted().map { ($0, OutputJSON(foundation: dictionary[$0]!)) })
-        default:
-            self = .string("\(value)")
-        }
-    }
-
     /// The compact JSON text.
     var text: String {
         var out = ""
@@ -134,11 +110,4 @@ func parseHex(_ text: some StringProtocol) -> [UInt8]? {
         }
     }
     return high == nil ? bytes : nil
-}
-
-extension NSNumber {
-    /// Whether JSONSerialization made this number from `true` or `false`.
-    var isJSONBool: Bool { String(cString: self.objCType) == "c" }
-    /// Whether JSONSerialization made this number from a literal with a fraction or exponent.
-    var isJSONDouble: Bool { String(cString: self.objCType) == "d" }
 }

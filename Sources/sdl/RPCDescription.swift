@@ -30,30 +30,50 @@ struct RPCDescription {
     }
 
     /// Describes a version 1 RPC: the JSON envelope `{"request"|"response"|"notification":
-    /// {"name", "correlationID", "parameters"}}`, which has no binary header.
-    init?(v1Envelope payload: ByteBuffer) {
-        guard case .object(let envelope)? = try? RPCValue(jsonObject: payload, options: RPCCodingOptions(validate: false)),
-            let (typeName, bodyValue) = envelope.entries.first.map({ ($0.key, $0.value) }), case .object(let body) = bodyValue
-        else { return nil }
+    /// {"name", "correlationID", "parameters"}}`, which has no binary header. Throws when the
+    /// payload is no such envelope (the JSON reader's error, or the envelope's shape); a member of
+    /// the body that is missing, of another type or unknown is a problem, never ignored.
+    init(v1Envelope payload: ByteBuffer) throws(Problem) {
+        let envelope: RPCValue
+        do {
+            envelope = try RPCValue(jsonObject: payload, options: RPCCodingOptions(validate: false))
+        } catch {
+            throw Problem(code: "invalidJSON", offset: 0, detail: "v1 RPC payload is not a JSON envelope: \(error)")
+        }
+        guard case .object(let members) = envelope, members.count == 1, let typeName = members.first?.key,
+            ["request", "response", "notification"].contains(typeName), case .object(let body) = members[0].value
+        else {
+            throw Problem(
+                code: "invalidJSON", offset: 0,
+                detail: "v1 RPC envelope must be an object with one member, request, response or notification, whose value is an object")
+        }
         let rpcType: RPCType = typeName == "response" ? .response : typeName == "notification" ? .notification : .request
         var name: String?
         var correlationID: OutputJSON = .null
         var parameters = RPCObject()
+        var problems: [(code: String, detail: String)] = []
         for entry in body.entries {
             switch (entry.key, entry.value) {
             case ("name", .string(let value)): name = value
-            case ("correlationID", .int32(let value)): correlationID = .int(Int(value))
-            case ("correlationID", .int64(let value)): correlationID = .int(Int(value))
+            case ("correlationID", .int32(let value)) where value >= 0: correlationID = .int(Int(value))
+            case ("correlationID", .int64(let value)) where value <= UInt32.max: correlationID = .int(Int(value))
             case ("parameters", .object(let value)): parameters = value
-            default: break
+            case ("name", _): problems.append(("rpcDecoding", "v1 envelope: name is not a string"))
+            case ("correlationID", _): problems.append(("rpcDecoding", "v1 envelope: correlationID is not an integer in 0...4294967295"))
+            case ("parameters", _): problems.append(("rpcDecoding", "v1 envelope: parameters is not an object"))
+            default: problems.append(("rpcDecoding", "v1 envelope: unknown member \(entry.key)"))
             }
+        }
+        // Notifications answer nothing, so they need no correlation id.
+        for member in typeName == "notification" ? ["name"] : ["name", "correlationID"] where body[member] == nil {
+            problems.append(("rpcDecoding", "v1 envelope: no \(member)"))
         }
         let functionID = name.flatMap { FunctionID(name: $0.hasSuffix("Response") ? String($0.dropLast(8)) : $0) }
         self.fields = [
             ("rpcType", .string(typeName)), ("functionId", functionID.map { .int(Int($0.rawValue)) } ?? .null),
             ("functionName", name.map(OutputJSON.string) ?? .null), ("correlationId", correlationID), ("encoding", .string("json")),
         ]
-        self.problems = []
+        self.problems = problems
         let text = (try? RPCValue.object(parameters).jsonText()) ?? "{}"
         var params = OutputJSON.raw(text)
         if let functionID {

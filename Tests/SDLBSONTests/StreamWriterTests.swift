@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func generatedValuesAndEmptyDocument() throws {
-        var writer = BSONStreamWriter(appendingTo: ByteBuffer())
+        let writer = BSONStreamWriter(appendingTo: ByteBuffer())
         let empty = writer.finish()
         #expect(Array(empty.readableBytesView) == [5, 0, 0, 0, 0])
 
@@ -71,14 +71,26 @@ import Testing
         #expect(document.canonicalExtendedJSON == #"{"values": [{"$numberInt": "1"}, "two", {"three": {"$numberDouble": "3.0"}}]}"#)
     }
 
-    /// Copies of a writer are independent: each writes into its own storage.
-    @Test func copiesAreIndependent() throws {
-        var first = BSONStreamWriter(appendingTo: ByteBuffer())
-        first.appendInt32(1, forKey: "a")
-        var second = first
-        second.appendString("x", forKey: "b")
-        first.appendBool(true, forKey: "c")
-        #expect(try BSONDocument(validating: first.finish()).canonicalExtendedJSON == #"{"a": {"$numberInt": "1"}, "c": true}"#)
-        #expect(try BSONDocument(validating: second.finish()).canonicalExtendedJSON == #"{"a": {"$numberInt": "1"}, "b": "x"}"#)
+    /// The writer writes into the buffer it was given (after its bytes, whatever its reader
+    /// index), through the same output as the closure writer, growing it as needed.
+    @Test func appendsToTheGivenBufferAndGrowsThroughManyReallocations() throws {
+        var buffer = ByteBuffer()
+        buffer.writeBytes([0xAA, 0xBB, 0xCC])
+        buffer.moveReaderIndex(forwardBy: 2)
+        var writer = BSONStreamWriter(appendingTo: buffer)
+        writer.beginArray(forKey: "items")
+        for i in 0..<10_000 { writer.appendString("item \(i)", forKey: "") }
+        writer.end()
+        let written = writer.finish()
+
+        var expected = ByteBuffer()
+        expected.writeBytes([0xAA, 0xBB, 0xCC])
+        expected.moveReaderIndex(forwardBy: 2)
+        expected.writeBSONDocument { doc in
+            doc.appendArray("items") { array in for i in 0..<10_000 { array.appendString("item \(i)") } }
+        }
+        #expect(written.readerIndex == 2)
+        #expect(Array(written.readableBytesView) == Array(expected.readableBytesView))
+        #expect(written.readableBytes > 100_000)
     }
 }

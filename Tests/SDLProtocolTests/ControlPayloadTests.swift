@@ -1,7 +1,8 @@
 import NIOCore
 import SDLBSON
-import SDLProtocol
 import Testing
+
+@testable import SDLProtocol
 
 /// control_payloads.json: BSON control payloads from sdl_ios, sdl_java_suite and sdl_core, and
 /// the pre-v5 raw hash ids.
@@ -209,5 +210,118 @@ import Testing
             return
         }
         #expect(document["x"]?.stringValue == "y")
+    }
+}
+
+/// Repeated keys and payloads with very many unknown fields.
+@Suite struct ControlPayloadHostileTests {
+    func refusal(_ body: () throws -> Void) -> SDLProtocolError? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return error as? SDLProtocolError
+        }
+    }
+
+    /// A repeated key is refused wherever it is, by the typed payloads and by `ControlPayload`
+    /// (documents of frames without defined fields too), at the second occurrence; the validated
+    /// view of the same bytes keeps both.
+    @Test func aRepeatedKeyIsRefusedAtItsSecondOccurrence() throws {
+        var known = ByteBuffer()  // {protocolVersion "5.4.1", protocolVersion "9.9.9"}: the repeat at 31
+        known.writeBSONDocument { doc in
+            doc.appendString("protocolVersion", "5.4.1")
+            doc.appendString("protocolVersion", "9.9.9")
+        }
+        var unknown = ByteBuffer()  // {hashId 1, x {a 1, a 2}}: the nested repeat at 30
+        unknown.writeBSONDocument { doc in
+            doc.appendInt32("hashId", 1)
+            doc.appendDocument("x") { $0.appendInt32("a", 1); $0.appendInt32("a", 2) }
+        }
+        let cases: [(ControlFrameInfo, ByteBuffer, String, Int)] = [
+            (.startService, known, "StartService", 31),
+            (.startServiceACK, known, "StartServiceACK", 31),
+            (.endService, unknown, "EndService", 30),
+            (.startServiceNAK, unknown, "ServiceNAK", 30),
+            (.transportEventUpdate, unknown, "TransportEventUpdate", 30),
+            (.heartbeat, unknown, "Heartbeat", 30),
+        ]
+        var twoUnknown = ByteBuffer()  // {hashId 1, future 2, future 3}: the repeat at 28, both unknown to StartService
+        twoUnknown.writeBSONDocument { doc in
+            doc.appendInt32("hashId", 1)
+            doc.appendInt32("future", 2)
+            doc.appendInt32("future", 3)
+        }
+        let unknownTwice = refusal { _ = try StartServicePayload(bson: twoUnknown) }
+        #expect(unknownTwice?.offset == 28)
+        #expect(unknownTwice?.detail == "StartService payload: key \"future\" appears more than once in one document")
+        for (info, payload, frame, offset) in cases {
+            let error = refusal { _ = try ControlPayload(frameInfo: info, version: .v5, payload: payload) }
+            #expect(error?.code == .invalidControlPayload, "\(info)")
+            #expect(error?.offset == offset, "\(info)")
+            let key = offset == 31 ? "protocolVersion" : "a"
+            #expect(error?.detail == "\(frame) payload: key \"\(key)\" appears more than once in one document", "\(info)")
+        }
+        #expect(refusal { _ = try StartServicePayload(bson: known) }?.offset == 31)
+        #expect(refusal { _ = try StartServiceACKPayload(bson: known) }?.offset == 31)
+        #expect(refusal { _ = try ServiceNAKPayload(bson: unknown) }?.offset == 30)
+        #expect(refusal { _ = try EndServicePayload(bson: unknown) }?.offset == 30)
+        #expect(refusal { _ = try RegisterSecondaryTransportNAKPayload(bson: unknown) }?.offset == 30)
+        #expect(refusal { _ = try TransportEventUpdatePayload(bson: unknown) }?.offset == 30)
+        #expect(try BSONDocument(validating: known).count == 2)
+        #expect(try BSONDocument(validating: known)["protocolVersion"]?.stringValue == "5.4.1")
+
+        // Array items carry keys nobody reads: "0", "0" is still a list of two.
+        var array = ByteBuffer()
+        array.writeBSONDocument { doc in
+            doc.appendDocument("secondaryTransports") { $0.appendString("0", "TCP_WIFI"); $0.appendString("0", "USB") }
+        }
+        array.setInteger(UInt8(0x04), at: 4)
+        #expect(try StartServiceACKPayload(bson: array).secondaryTransports == ["TCP_WIFI", "USB"])
+    }
+
+    /// A StartService of `count` unknown boolean fields u00000, u00001, … after a known one.
+    static func startService(unknownFields count: Int) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeBSONDocument { doc in
+            doc.appendString("protocolVersion", "5.4.1")
+            for i in 0..<count {
+                let digits = String(i)
+                doc.appendBool("u" + String(repeating: "0", count: 5 - digits.count) + digits, i % 2 == 0)
+            }
+        }
+        return buffer
+    }
+
+    /// Merging unknown fields walks the document once: it was a scan of the unknown list per
+    /// element (14,000 fields: about 10^8 comparisons, most of a second).
+    @Test func decodingManyUnknownFieldsIsLinear() throws {
+        func steps(_ count: Int) throws -> Int {
+            let payload = Self.startService(unknownFields: count)
+            let reader = try ControlFieldReader(payload, frame: "StartService", limits: .default)
+            var decoded = StartServicePayload()
+            let steps = try reader.read(into: &decoded) { (payload, field) throws(SDLProtocolError) -> Bool in
+                guard field.hasKey("protocolVersion") else { return false }
+                payload.protocolVersion = try reader.string(field)
+                return true
+            }
+            #expect(decoded.otherFields.count == count)
+            return steps
+        }
+        // Both passes together step over each element at most twice.
+        #expect(try steps(1_400) <= 2 * 1_401)
+        #expect(try steps(14_000) <= 2 * 14_001)
+
+        // The whole decode of a 130 KB payload: every field kept, in order, and written back.
+        let payload = Self.startService(unknownFields: 14_000)
+        #expect(payload.readableBytes > 125_000)
+        let decoded = try StartServicePayload(bson: payload)
+        #expect(decoded.protocolVersion == "5.4.1")
+        #expect(decoded.otherFields.count == 14_000)
+        #expect(decoded.otherFields.first?.key == "u00000" && decoded.otherFields.last?.key == "u13999")
+        #expect(decoded.otherFields[13_999].value == .bool(false))
+        var written = ByteBuffer()
+        try decoded.write(to: &written)
+        #expect(written == payload)
     }
 }

@@ -86,8 +86,9 @@ struct BSONCodingTests {
         var deep = BSONStreamWriter(appendingTo: ByteBuffer())
         for _ in 0..<40 { deep.beginDocument(forKey: "x") }
         for _ in 0..<40 { deep.end() }
+        let deepBytes = deep.finish()
         let tooDeep = try #require(throws: RPCError.self) {
-            try SDLUnsubscribeWayPointsRequest(bsonParameters: deep.finish())
+            try SDLUnsubscribeWayPointsRequest(bsonParameters: deepBytes)
         }
         #expect(tooDeep.code == .nestingTooDeep)
 

@@ -14,7 +14,7 @@ private let packageRoot: URL = {
     fatalError("no Package.swift above \(#filePath)")
 }()
 
-private func dissect(_ stream: ByteBuffer, chunkSize: Int? = nil) -> [OutputJSON] {
+func dissect(_ stream: ByteBuffer, chunkSize: Int? = nil) -> [OutputJSON] {
     var events: [OutputJSON] = []
     var dissector = Dissector()
     if let chunkSize {
@@ -29,12 +29,12 @@ private func dissect(_ stream: ByteBuffer, chunkSize: Int? = nil) -> [OutputJSON
     return events
 }
 
-private func field(_ event: OutputJSON, _ key: String) -> OutputJSON? {
+func field(_ event: OutputJSON, _ key: String) -> OutputJSON? {
     guard case .object(let members) = event else { return nil }
     return members.first { $0.0 == key }?.1
 }
 
-private func spec(_ json: String) throws -> ByteBuffer {
+func spec(_ json: String) throws -> ByteBuffer {
     try StreamSpec.encode(specJSON: Data(json.utf8))
 }
 

@@ -5,7 +5,10 @@ import SDLProtocol
 // BSON reader, Extended JSON and control payloads over arbitrary bytes. Invariants:
 // - a document that validates re-encodes from its value tree to a stable encoding with the same
 //   Extended JSON;
-// - its canonical Extended JSON parses back to a document with the same Extended JSON;
+// - its canonical Extended JSON parses back to a document with the same Extended JSON, unless a
+//   key repeats in one of its documents: then validation refusing repeats, the Extended JSON
+//   reader and the control payloads all refuse it with `duplicateKey` (one policy, whichever
+//   reader);
 // - a control payload that decodes writes a payload that decodes and writes the same bytes;
 // - anything else is a typed error (a crash, hang or trap is a finding).
 
@@ -22,10 +25,26 @@ func check(_ bytes: UnsafeRawBufferPointer) {
         precondition(again.bytes == encoded.bytes, "tree encoding is not stable")
         if encoded.count == document.count { precondition(encoded.canonicalExtendedJSON == document.canonicalExtendedJSON) }
         let canonical = document.canonicalExtendedJSON
-        guard let reparsed = try? BSONDocument(extendedJSON: canonical) else {
-            preconditionFailure("canonical Extended JSON does not parse: \(canonical)")
+        let keysRepeat: Bool
+        do {
+            _ = try BSONDocument(validating: buffer, rejectingDuplicateKeys: true)
+            keysRepeat = false
+        } catch {
+            precondition(error.code == .duplicateKey, "a valid document refused for \(error)")
+            keysRepeat = true
         }
-        precondition(reparsed.canonicalExtendedJSON == canonical, "Extended JSON is not stable")
+        do {
+            let reparsed = try BSONDocument(extendedJSON: canonical)
+            precondition(!keysRepeat, "Extended JSON with a repeated name parsed: \(canonical)")
+            precondition(reparsed.canonicalExtendedJSON == canonical, "Extended JSON is not stable")
+        } catch {
+            precondition(keysRepeat && error.code == .duplicateKey, "canonical Extended JSON does not parse: \(canonical): \(error)")
+        }
+        if keysRepeat {
+            for info in [ControlFrameInfo.startService, .startServiceACK, .heartbeat] {
+                precondition((try? ControlPayload(frameInfo: info, version: .v5, payload: buffer)) == nil, "a repeated key in a control payload")
+            }
+        }
         _ = document.relaxedExtendedJSON
     }
     // The same bytes as Extended JSON text.
