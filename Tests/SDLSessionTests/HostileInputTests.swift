@@ -20,8 +20,11 @@ struct HostileInputTests {
             $0.protocolLimits.maxReassembliesPerSession = 4
         }
         let link = hu.accept()
-        let (attacker, _) = hu.startSession(on: link, registered: Bool.random(using: &random))
-        let (victim, _) = hu.startSession(on: link)
+        let (attacker, attackerInfo) = hu.startSession(on: link, registered: Bool.random(using: &random))
+        let (victim, victimInfo) = hu.startSession(on: link)
+        let a = attackerInfo.sessionID.rawValue, v = victimInfo.sessionID.rawValue
+        #expect(a != v)
+        let eventsBefore = hu.driver.events.count
         var expected = 0
         var attackerEnded = false
         for step in 0..<60 {
@@ -30,25 +33,25 @@ struct HostileInputTests {
                 hu.feed((0..<Int.random(in: 1...300, using: &random)).map { _ in UInt8.random(in: 0xF0...0xFF, using: &random) }, on: link)
             case 1:  // bogus First frames declaring large messages, never completed
                 let total = UInt32.random(in: 1000...(16 << 20), using: &random)
-                hu.feed(frameBytes(type: .first, service: .rpc, session: 1, messageID: UInt32(step) + 1000,
+                hu.feed(frameBytes(type: .first, service: .rpc, session: a, messageID: UInt32(step) + 1000,
                                    payload: [UInt8(total >> 24), UInt8(total >> 16 & 0xFF), UInt8(total >> 8 & 0xFF), UInt8(total & 0xFF), 0, 0, 0, 200]), on: link)
             case 2:  // a flood of small messages
                 var flood: [UInt8] = []
                 for i in 0..<Int.random(in: 10...300, using: &random) {
-                    flood += frameBytes(type: .single, service: .rpc, session: 1, messageID: UInt32(i), payload: [0])
+                    flood += frameBytes(type: .single, service: .rpc, session: a, messageID: UInt32(i), payload: [0])
                 }
                 hu.feed(flood, on: link)
             case 3:  // RegisterSecondaryTransport on the primary
-                hu.feed(control(.registerSecondaryTransport, service: .control, session: 1, messageID: 1), on: link)
+                hu.feed(control(.registerSecondaryTransport, service: .control, session: a, messageID: 1), on: link)
             case 4:  // StartService for video, registered or not
-                hu.feed(control(.startService, service: .video, session: 1, messageID: 2), on: link)
+                hu.feed(control(.startService, service: .video, session: a, messageID: 2), on: link)
             case 5:  // Consecutive frames of messages that never started, wrong versions
-                hu.feed(frameBytes(version: .v4, type: .consecutive, service: .rpc, info: 3, session: 1, messageID: 5, payload: [1, 2]), on: link)
+                hu.feed(frameBytes(version: .v4, type: .consecutive, service: .rpc, info: 3, session: a, messageID: 5, payload: [1, 2]), on: link)
             default:  // EndService with a wrong hash
-                hu.feed(control(.endService, service: .rpc, session: 1, messageID: 3, payload: bson { $0.appendInt32("hashId", 1) }), on: link)
+                hu.feed(control(.endService, service: .rpc, session: a, messageID: 3, payload: bson { $0.appendInt32("hashId", 1) }), on: link)
             }
             hu.advance(by: .milliseconds(Int64.random(in: 1...50, using: &random)))
-            hu.feed(frameBytes(type: .single, service: .rpc, session: 2, messageID: UInt32(step) + 1, payload: [0xAB, UInt8(step)]), on: link)
+            hu.feed(frameBytes(type: .single, service: .rpc, session: v, messageID: UInt32(step) + 1, payload: [0xAB, UInt8(step)]), on: link)
             expected += 1
             let record = hu.driver.engine.transports[link]
             #expect(record != nil, "the transport stays open")
@@ -60,7 +63,7 @@ struct HostileInputTests {
         let delivered = hu.driver.receivedMessages(victim).map { Array($0.payload.readableBytesView) }
         #expect(delivered == (0..<expected).map { [0xAB, UInt8($0)] })
         // Nothing but the victim's own messages reached it: no event of the attacker's names it.
-        let victimEvents = hu.driver.events.filter { $0.handle == victim }
+        let victimEvents = hu.driver.events[eventsBefore...].filter { $0.handle == victim }
         #expect(victimEvents.allSatisfy { if case .message = $0 { return true } else { return false } })
         _ = attackerEnded
     }
@@ -70,11 +73,12 @@ struct HostileInputTests {
         var hu = HeadUnitUnderTest()
         let bad = hu.accept()
         let good = hu.accept()
-        let (victim, _) = hu.startSession(on: good)
-        _ = hu.startSession(on: bad)
+        let (victim, victimInfo) = hu.startSession(on: good)
+        let (_, attackerInfo) = hu.startSession(on: bad)
+        let a = attackerInfo.sessionID.rawValue, v = victimInfo.sessionID.rawValue
         for i in 0..<30 {
-            hu.feed([0xFF, 0xEE, 0xDD] + frameBytes(type: .single, service: .rpc, session: 1, messageID: UInt32(i), payload: [1]), on: bad)
-            hu.feed(frameBytes(type: .single, service: .rpc, session: 2, messageID: UInt32(i), payload: [2]), on: good)
+            hu.feed([0xFF, 0xEE, 0xDD] + frameBytes(type: .single, service: .rpc, session: a, messageID: UInt32(i), payload: [1]), on: bad)
+            hu.feed(frameBytes(type: .single, service: .rpc, session: v, messageID: UInt32(i), payload: [2]), on: good)
         }
         #expect(hu.driver.closed.map(\.0) == [bad])
         #expect(hu.driver.receivedMessages(victim).count == 30)
