@@ -44,10 +44,21 @@ struct FrameScheduler: Sendable {
 
     private struct Stream: Sendable {
         var messages: CircularBuffer<OutgoingMessage>
+
+        /// Takes the next frame of the first message; `finished`: that was its last frame.
+        mutating func takeFrame() -> (frame: ProtocolFrame, isProtected: Bool, finished: Bool) {
+            let front = self.messages.startIndex
+            let frame = self.messages[front].frames.next()!
+            let isProtected = self.messages[front].isProtected
+            self.messages[front].remainingFrames -= 1
+            guard self.messages[front].remainingFrames == 0 else { return (frame, isProtected, false) }
+            self.messages.removeFirst()
+            return (frame, isProtected, true)
+        }
     }
 
     /// Streams keyed by session id << 8 | service byte (0 for the control stream of a session).
-    private var streams: [UInt16: Stream] = [:]
+    private var streams = RecordTable<UInt16, Stream>()
     /// Per lane, the streams with frames waiting, in turn order.
     private var active: [CircularBuffer<UInt16>]
     /// Per lane, how many times in a row it was passed over while it had frames (data lanes).
@@ -85,29 +96,24 @@ struct FrameScheduler: Sendable {
         let lane = Self.lane(frameType: frameType, service: service)
         let key = Self.key(session: session, lane: lane, service: service)
         self.queuedMessages += 1
-        if self.streams[key]?.messages.append(message) == nil {
-            var messages = CircularBuffer<OutgoingMessage>(initialCapacity: 2)
-            messages.append(message)
-            self.streams[key] = Stream(messages: messages)
+        // A stream stays once made (its buffer is reused); it is active while it has messages.
+        if !self.streams.contains(key) {
+            self.streams[key] = Stream(messages: CircularBuffer(initialCapacity: 2))
+        }
+        if self.streams[existing: key].messages.isEmpty {
             self.active[lane.rawValue].append(key)
         }
+        self.streams[existing: key].messages.append(message)
     }
 
     /// The next frame to write, or nil when nothing waits.
     mutating func next() -> ScheduledFrame? {
         guard let lane = self.pickLane() else { return nil }
         let key = self.active[lane.rawValue].removeFirst()
-        var stream = self.streams.removeValue(forKey: key)!
-        let front = stream.messages.startIndex
-        let frame = stream.messages[front].frames.next()!
-        let isProtected = stream.messages[front].isProtected
-        stream.messages[front].remainingFrames -= 1
-        if stream.messages[front].remainingFrames == 0 {
-            stream.messages.removeFirst()
-            self.queuedMessages -= 1
-        }
-        if !stream.messages.isEmpty {
-            self.streams[key] = stream
+        // In place: the stream record is not moved out of the table and back.
+        let (frame, isProtected, finished) = self.streams[existing: key].takeFrame()
+        if finished { self.queuedMessages -= 1 }
+        if !self.streams[existing: key].messages.isEmpty {
             self.active[lane.rawValue].append(key)
         }
         // First frames are never protected (protocol spec 5.4.1 §3.1.1).
@@ -143,9 +149,9 @@ struct FrameScheduler: Sendable {
 
     /// Drops everything queued for a session, control frames included.
     mutating func removeSession(_ session: SessionID) {
-        for lane in Lane.allCases {
-            let keys = self.active[lane.rawValue].filter { $0 >> 8 == UInt16(session.rawValue) }
-            for key in keys { self.remove(key: key, lane: lane) }
+        for key in self.streams.keys where key >> 8 == UInt16(session.rawValue) {
+            let service = ServiceType(rawValue: UInt8(truncatingIfNeeded: key))
+            self.remove(key: key, lane: service == .control ? .control : Self.lane(frameType: .single, service: service))
         }
     }
 

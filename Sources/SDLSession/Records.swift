@@ -179,6 +179,25 @@ struct SessionRecord: Sendable {
         slot == .primary ? self.primary : self.secondary
     }
 
+    /// Where and how a data message of `service` goes: the transport, whether it is protected,
+    /// the frame version and the wire id; throws when the session or service cannot carry it.
+    /// Mutating only so that a call through ``RecordTable/subscript(existing:)`` borrows the
+    /// record in place (a non-mutating call there copies it).
+    mutating func sendRoute(for service: ServiceType) throws(SessionError) -> SendRoute {
+        guard self.isRunning else { throw SessionError(.sessionNotRunning, "\(self.handle) is not running") }
+        switch service {
+        case .rpc, .hybrid:
+            return SendRoute(transport: self.primary, isProtected: self.rpcProtected, version: self.frameVersion, id: self.id)
+        case .audio, .video:
+            guard let running = self[service: service].running else {
+                throw SessionError(.serviceNotRunning, "\(service) is not running on \(self.handle)")
+            }
+            return SendRoute(transport: running.transport, isProtected: running.isProtected, version: self.frameVersion, id: self.id)
+        default:
+            throw SessionError(.notAStartableService, "\(service) carries no data messages")
+        }
+    }
+
     mutating func takeMessageID() -> UInt32 {
         let id = self.nextMessageID
         self.nextMessageID = id == .max ? 1 : id + 1
@@ -207,7 +226,7 @@ struct TransportRecord: Sendable {
     var writeRequested = false
     /// The sessions on this transport by wire id: started on it (primary) or registered on it
     /// (secondary).
-    var sessions: [UInt8: SessionHandle] = [:]
+    var sessions = RecordTable<UInt8, SessionHandle>()
     /// App role: sessions whose session-0 StartService waits on this transport, the first one
     /// sent (one outstanding at a time, answers matched in order: SESSION.md §2 #23).
     var pendingStarts = CircularBuffer<SessionHandle>(initialCapacity: 1)
@@ -239,4 +258,12 @@ struct TransportRecord: Sendable {
             self.sessionZeroFlood = configuration.headUnit.sessionZeroFloodLimit.map(RateMeter.init)
         }
     }
+}
+
+/// What ``SessionRecord/sendRoute(for:)`` finds for a data message.
+struct SendRoute {
+    var transport: TransportID
+    var isProtected: Bool
+    var version: ProtocolVersion
+    var id: SessionID
 }

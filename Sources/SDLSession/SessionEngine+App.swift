@@ -11,7 +11,7 @@ extension SessionEngine {
     /// `{protocolVersion}`; older ones send it without payload.
     mutating func sendNextSessionStart(on transport: TransportID, now: NIODeadline) {
         guard let record = self.transports[transport], !record.startSent, let handle = record.pendingStarts.first else { return }
-        self.transports[transport]!.startSent = true
+        self.transports[existing: transport].startSent = true
         let ours = self.configuration.maxProtocolVersion
         var payload = ByteBuffer()
         if ours.major >= 5 {
@@ -32,7 +32,7 @@ extension SessionEngine {
         let wasSent = index == record.pendingStarts.startIndex && record.startSent
         if wasSent && failure == nil {
             // Cancelled while its StartService is out: the ACK will be ended at once.
-            self.sessions[handle]!.phase = .ending(deadline: now + self.configuration.app.sessionStartTimeout)
+            self.sessions[existing: handle].phase = .ending(deadline: now + self.configuration.app.sessionStartTimeout)
             return
         }
         record.pendingStarts.remove(at: index)
@@ -50,8 +50,8 @@ extension SessionEngine {
     /// The StartServiceACK or NAK of the session-0 StartService on its way.
     mutating func sessionStartAnswered(_ frame: ProtocolFrame, isACK: Bool, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
-        let handle = self.transports[transport]!.pendingStarts.removeFirst()
-        self.transports[transport]!.startSent = false
+        let handle = self.transports[existing: transport].pendingStarts.removeFirst()
+        self.transports[existing: transport].startSent = false
         defer { self.sendNextSessionStart(on: transport, now: now) }
         guard let pending = self.sessions[handle] else { return }
         var payload = LenientPayload(frame.payload)
@@ -64,7 +64,7 @@ extension SessionEngine {
             return
         }
         let id = header.sessionID
-        guard id.rawValue != 0, self.transports[transport]!.sessions[id.rawValue] == nil else {
+        guard id.rawValue != 0, self.transports[existing: transport].sessions[id.rawValue] == nil else {
             self.anomaly(.unsolicitedAnswer, session: handle, transport: transport, "StartServiceACK with session id \(id), which is 0 or taken")
             self.sessions[handle] = nil
             self.emit(.sessionStartFailed(handle, .rejected(NAKContent(reason: "StartServiceACK with unusable session id \(id)"))))
@@ -130,7 +130,7 @@ extension SessionEngine {
         let usable = version >= .secondaryTransports && info.secondaryTransports.contains("TCP_WIFI")
         session.secondaryMachine = SecondaryMachine(offered: usable)
         self.sessions[handle] = session
-        self.transports[transport]!.sessions[id.rawValue] = handle
+        self.transports[existing: transport].sessions[id.rawValue] = handle
         // The RPC ACK's mtu bounds what we send on the primary's services until A/V ACKs say more.
         self.setMTU(info.mtu, session: id, services: [.control, .rpc, .hybrid, .audio, .video], direction: .send)
         self.emit(.sessionStarted(handle, info))
@@ -144,8 +144,8 @@ extension SessionEngine {
         if self.configuration.heartbeat.origination == .always && frameVersion.rawValue >= 3 {
             self.startWatching(handle, now: now)
         }
-        if let early = self.transports[transport]!.earlyTransportEvent, early.session == id {
-            self.transports[transport]!.earlyTransportEvent = nil
+        if let early = self.transports[existing: transport].earlyTransportEvent, early.session == id {
+            self.transports[existing: transport].earlyTransportEvent = nil
             self.receivedTransportEvent(early.payload, of: handle, on: transport, now: now)
         }
     }
@@ -154,14 +154,14 @@ extension SessionEngine {
 
     mutating func appTransportEventUpdate(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let sid = frame.header.sessionID
-        guard self.transports[transport]!.kind == .primary else {
+        guard self.transports[existing: transport].kind == .primary else {
             self.anomaly(.oddTransportEventUpdate, transport: transport, "TransportEventUpdate on a secondary transport; ignored (primary only)")
             return
         }
         guard let handle = self.sessionHandle(sid, on: transport) else {
-            if self.transports[transport]!.startSent {
+            if self.transports[existing: transport].startSent {
                 // Before the ACK of the session it names (a reordering head unit): kept for after it.
-                self.transports[transport]!.earlyTransportEvent = (sid, frame.payload)
+                self.transports[existing: transport].earlyTransportEvent = (sid, frame.payload)
             } else {
                 self.anomaly(.oddTransportEventUpdate, transport: transport, "TransportEventUpdate for unknown session \(sid)")
             }
@@ -179,7 +179,7 @@ extension SessionEngine {
         if !payload.problems.isEmpty {
             self.anomaly(.malformedControlPayload, session: handle, transport: transport, "TransportEventUpdate: " + payload.problems.joined(separator: "; "))
         }
-        guard self.sessions[handle]?.secondaryMachine != nil, self.sessions[handle]!.secondaryMachine!.state != .disabled else {
+        guard self.sessions[handle]?.secondaryMachine != nil, self.sessions[existing: handle].secondaryMachine!.state != .disabled else {
             return
         }
         if address == nil && port != nil {
@@ -187,7 +187,7 @@ extension SessionEngine {
             return
         }
         let deadline = now + self.configuration.app.transportEventDebounce
-        self.sessions[handle]!.secondaryMachine!.pendingUpdate = (address, port, deadline)
+        self.sessions[existing: handle].secondaryMachine!.pendingUpdate = (address, port, deadline)
         self.noteDeadline(deadline)
     }
 
@@ -197,7 +197,7 @@ extension SessionEngine {
         let changed = machine.address != address || machine.port != port
         machine.address = address
         machine.port = port
-        self.sessions[handle]!.secondaryMachine = machine
+        self.sessions[existing: handle].secondaryMachine = machine
         if address == "" {
             // TCP unavailable: end what runs on the secondary, close it, no retries (scenario 31).
             self.dropSecondary(handle, to: .unavailable, now: now)
@@ -209,9 +209,9 @@ extension SessionEngine {
             // A new address: leave the old one and connect to the new one (§2 #33).
             self.dropSecondary(handle, to: .idle, now: now)
         case .rejected, .unavailable, .backoff:
-            self.sessions[handle]!.secondaryMachine!.state = .idle
-            self.sessions[handle]!.secondaryMachine!.rejections = 0
-            self.sessions[handle]!.secondaryMachine!.failures = 0
+            self.sessions[existing: handle].secondaryMachine!.state = .idle
+            self.sessions[existing: handle].secondaryMachine!.rejections = 0
+            self.sessions[existing: handle].secondaryMachine!.failures = 0
             self.emit(.secondaryTransport(handle, .configured(address: address, port: port)))
         case .idle:
             self.emit(.secondaryTransport(handle, .configured(address: address, port: port)))
@@ -232,7 +232,7 @@ extension SessionEngine {
         case .registered(let transport), .registering(let transport, _):
             // Best effort: EndService for each service on it, answered within a second, and only
             // then may the service start elsewhere (never two of a kind at once on the head unit).
-            let session = self.sessions[handle]!
+            let session = self.sessions[existing: handle]
             let deadline = now + min(.seconds(1), self.configuration.serviceEndTimeout)
             var ending = false
             for service in [ServiceType.audio, .video] {
@@ -240,10 +240,10 @@ extension SessionEngine {
                 self.sendEndService(service, of: handle, on: transport, now: now)
                 let request = ServiceRequest(isProtected: running.isProtected, video: running.video)
                 let reason: ServiceEndReason = self.slots(for: service, of: session).contains(.primary) ? .moving(to: .primary) : .transportLost
-                self.sessions[handle]![service: service] = .ending(.init(running: running, deadline: deadline, restart: (request, reason)))
+                self.sessions[existing: handle][service: service] = .ending(.init(running: running, deadline: deadline, restart: (request, reason)))
                 ending = true
             }
-            self.sessions[handle]!.secondary = nil
+            self.sessions[existing: handle].secondary = nil
             if ending {
                 self.transports[transport]?.retiring = deadline
                 self.noteDeadline(deadline)
@@ -254,9 +254,9 @@ extension SessionEngine {
         default:
             break
         }
-        machine = self.sessions[handle]!.secondaryMachine!
+        machine = self.sessions[existing: handle].secondaryMachine!
         machine.state = state
-        self.sessions[handle]!.secondaryMachine = machine
+        self.sessions[existing: handle].secondaryMachine = machine
         self.emit(.secondaryTransport(handle, machine.publicState))
         self.placeWaitingServices(of: handle, now: now)
     }
@@ -295,11 +295,11 @@ extension SessionEngine {
     }
 
     mutating func connectSecondary(_ handle: SessionHandle, now: NIODeadline) {
-        let machine = self.sessions[handle]!.secondaryMachine!
+        let machine = self.sessions[existing: handle].secondaryMachine!
         let request = ConnectRequestID(rawValue: self.nextConnectRequest)
         self.nextConnectRequest &+= 1
         self.connectRequests[request] = handle
-        self.sessions[handle]!.secondaryMachine!.state = .connecting(request)
+        self.sessions[existing: handle].secondaryMachine!.state = .connecting(request)
         self.actions.append(.connect(ConnectRequest(id: request, session: handle, host: machine.address!, port: machine.port!)))
         self.emit(.secondaryTransport(handle, .connecting))
     }
@@ -313,9 +313,9 @@ extension SessionEngine {
             self.close(transport, reason: .secondaryNotUsable, now: now)
             return
         }
-        self.transports[transport]!.sessions[session.id.rawValue] = handle
+        self.transports[existing: transport].sessions[session.id.rawValue] = handle
         let deadline = now + self.configuration.app.secondaryRegisterTimeout
-        self.sessions[handle]!.secondaryMachine!.state = .registering(transport, deadline: deadline)
+        self.sessions[existing: handle].secondaryMachine!.state = .registering(transport, deadline: deadline)
         self.noteDeadline(deadline)
         self.sendControl(.registerSecondaryTransport, service: .control, session: session.id, version: session.frameVersion, messageID: 1, on: transport)
         self.emit(.secondaryTransport(handle, .registering(transport)))
@@ -335,22 +335,22 @@ extension SessionEngine {
             return
         }
         if frame.header.frameInfo == ControlFrameInfo.registerSecondaryTransportACK.rawValue {
-            self.sessions[handle]!.secondaryMachine!.state = .registered(transport)
-            self.sessions[handle]!.secondaryMachine!.failures = 0
-            self.sessions[handle]!.secondaryMachine!.rejections = 0
-            self.sessions[handle]!.secondary = transport
+            self.sessions[existing: handle].secondaryMachine!.state = .registered(transport)
+            self.sessions[existing: handle].secondaryMachine!.failures = 0
+            self.sessions[existing: handle].secondaryMachine!.rejections = 0
+            self.sessions[existing: handle].secondary = transport
             self.emit(.secondaryTransport(handle, .registered(transport)))
             self.secondaryRegistered(handle, now: now)
             return
         }
         var payload = LenientPayload(frame.payload)
         let reason = payload.string("reason")
-        self.sessions[handle]!.secondaryMachine!.rejections += 1
+        self.sessions[existing: handle].secondaryMachine!.rejections += 1
         self.emit(.secondaryTransport(handle, .rejected(reason: reason)))
         // No frame goes on a refused transport (protocol spec 5.4.1 §3.1.6).
         self.transports[transport]?.sessions[frame.header.sessionID.rawValue] = nil
-        if self.sessions[handle]!.secondaryMachine!.rejections > self.configuration.app.secondaryMaxRejections {
-            self.sessions[handle]!.secondaryMachine!.state = .rejected(reason: reason)
+        if self.sessions[existing: handle].secondaryMachine!.rejections > self.configuration.app.secondaryMaxRejections {
+            self.sessions[existing: handle].secondaryMachine!.state = .rejected(reason: reason)
         } else {
             self.backOffSecondary(handle, now: now)
         }
@@ -362,14 +362,14 @@ extension SessionEngine {
     /// (EndService on the primary, then StartService on the secondary: never two at once).
     mutating func secondaryRegistered(_ handle: SessionHandle, now: NIODeadline) {
         for service in [ServiceType.audio, .video] {
-            let session = self.sessions[handle]!
+            let session = self.sessions[existing: handle]
             guard case .running(let running) = session[service: service], running.slot == .primary,
                 self.slots(for: service, of: session).first == .secondary
             else { continue }
             self.sendEndService(service, of: handle, on: running.transport, now: now)
             let deadline = now + self.configuration.serviceEndTimeout
             let request = ServiceRequest(isProtected: running.isProtected, video: running.video)
-            self.sessions[handle]![service: service] = .ending(.init(running: running, deadline: deadline, restart: (request, .moving(to: .secondary))))
+            self.sessions[existing: handle][service: service] = .ending(.init(running: running, deadline: deadline, restart: (request, .moving(to: .secondary))))
             self.noteDeadline(deadline)
         }
         self.placeWaitingServices(of: handle, now: now)
@@ -396,7 +396,7 @@ extension SessionEngine {
         for _ in 1..<attempt where delay < settings.secondaryRetryCap { delay = delay + delay }
         delay = min(delay, settings.secondaryRetryCap)
         machine.state = .backoff(attempt: attempt, until: now + delay)
-        self.sessions[handle]!.secondaryMachine = machine
+        self.sessions[existing: handle].secondaryMachine = machine
         self.noteDeadline(now + delay)
         self.emit(.secondaryTransport(handle, .backoff(attempt: attempt)))
     }

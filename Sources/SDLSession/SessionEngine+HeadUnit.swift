@@ -114,7 +114,7 @@ extension SessionEngine {
             self.headUnitAnswerStart(service, of: handle, starting: starting, protected: false, now: now)
             return
         }
-        switch self.sessions[handle]!.security.state {
+        switch self.sessions[existing: handle].security.state {
         case .established:
             self.headUnitAnswerStart(service, of: handle, starting: starting, protected: true, now: now)
         case .handshaking:
@@ -122,7 +122,7 @@ extension SessionEngine {
             var joined = starting
             joined.handshaking = true
             joined.deadline = now + self.configuration.serviceStartTimeout
-            self.sessions[handle]![service: service] = .starting(joined)
+            self.sessions[existing: handle][service: service] = .starting(joined)
             self.noteDeadline(joined.deadline!)
         case .none:
             guard let factory = self.configuration.makeSecurityProvider else {
@@ -130,13 +130,13 @@ extension SessionEngine {
                 self.headUnitProtectionFailed(service, of: handle, starting: starting, now: now)
                 return
             }
-            if self.sessions[handle]!.security.provider == nil {
-                self.sessions[handle]!.security.provider = factory(handle)
+            if self.sessions[existing: handle].security.provider == nil {
+                self.sessions[existing: handle].security.provider = factory(handle)
             }
             var handshaking = starting
             handshaking.handshaking = true
             handshaking.deadline = now + self.configuration.serviceStartTimeout
-            self.sessions[handle]![service: service] = .starting(handshaking)
+            self.sessions[existing: handle][service: service] = .starting(handshaking)
             self.noteDeadline(handshaking.deadline!)
             self.beginHandshake(of: handle, for: service, now: now)
         }
@@ -147,7 +147,7 @@ extension SessionEngine {
     mutating func headUnitProtectionFailed(_ service: ServiceType, of handle: SessionHandle, starting: ServiceState.Starting, now: NIODeadline) {
         guard let session = self.sessions[handle] else { return }
         if self.configuration.headUnit.forceProtectedServices.contains(service) || service == .rpc {
-            self.sessions[handle]![service: service] = .stopped
+            self.sessions[existing: handle][service: service] = .stopped
             self.sendStartServiceNAK(
                 service: service, session: session.id, version: session.frameVersion, fullVersion: session.version,
                 messageID: starting.messageID, refusal: .protectionFailed, on: starting.transport)
@@ -162,7 +162,7 @@ extension SessionEngine {
     mutating func headUnitAnswerStart(
         _ service: ServiceType, of handle: SessionHandle, starting: ServiceState.Starting, protected: Bool, now: NIODeadline
     ) {
-        let session = self.sessions[handle]!
+        let session = self.sessions[existing: handle]
         let mtu = self.configuration.headUnit.advertisedMTU
         var payload = ByteBuffer()
         if session.frameVersion >= .v5 {
@@ -178,14 +178,14 @@ extension SessionEngine {
             messageID: starting.messageID, payload: payload, eBit: protected, protectPayload: protected,
             on: starting.transport)
         if service == .rpc {
-            self.sessions[handle]!.rpcProtected = protected
-            self.sessions[handle]!.rpcUpgrade = .stopped
+            self.sessions[existing: handle].rpcProtected = protected
+            self.sessions[existing: handle].rpcUpgrade = .stopped
             self.emit(.serviceStarted(handle, .rpc, self.serviceInfo(.rpc, of: handle)!))
             return
         }
         let running = ServiceState.Running(
             transport: starting.transport, slot: starting.slot, isProtected: protected, mtu: mtu, video: starting.request.video)
-        self.sessions[handle]![service: service] = .running(running)
+        self.sessions[existing: handle][service: service] = .running(running)
         self.emit(
             .serviceStarted(
                 handle, service,
@@ -197,7 +197,7 @@ extension SessionEngine {
     mutating func headUnitStartSession(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let messageID = header.messageID?.rawValue ?? 0
-        guard self.transports[transport]!.kind != .secondary else {
+        guard self.transports[existing: transport].kind != .secondary else {
             self.sendStartServiceNAK(
                 service: .rpc, session: SessionID(0), version: min(header.version, .v5), fullVersion: nil,
                 messageID: messageID, refusal: .notAllowedOnTransport, on: transport)
@@ -267,8 +267,8 @@ extension SessionEngine {
         self.sessionsByID[Int(id.rawValue)] = handle
         // What we advertise is what we accept, on every service of the session.
         self.setMTU(session.mtu, session: id, services: [.control, .rpc, .hybrid, .audio, .video], direction: .receive)
-        self.transports[transport]!.kind = .primary
-        self.transports[transport]!.sessions[id.rawValue] = handle
+        self.transports[existing: transport].kind = .primary
+        self.transports[existing: transport].sessions[id.rawValue] = handle
 
         var ackPayload = ByteBuffer()
         if speaksV5 {
@@ -287,7 +287,7 @@ extension SessionEngine {
         self.sendControl(.startServiceACK, service: .rpc, session: id, version: frameVersion, messageID: messageID, payload: ackPayload, on: transport)
         if let offer {
             // After the ACK in the session's control queue, so never ahead of it (§2 #36).
-            self.sendTransportEventUpdate(to: self.sessions[handle]!, offer: offer)
+            self.sendTransportEventUpdate(to: self.sessions[existing: handle], offer: offer)
         }
         if self.configuration.heartbeat.origination == .always && frameVersion.rawValue >= 3 {
             self.startWatching(handle, now: now)
@@ -302,7 +302,7 @@ extension SessionEngine {
         try! update.write(to: &payload)
         self.sendControl(
             .transportEventUpdate, service: .control, session: session.id, version: session.frameVersion,
-            messageID: self.sessions[session.handle]!.takeMessageID(), payload: payload, on: session.primary)
+            messageID: self.sessions[existing: session.handle].takeMessageID(), payload: payload, on: session.primary)
     }
 
     /// A StartServiceNAK: BSON `{rejectedParams, reason}` at version 5 (`reason` from 5.3.0),
@@ -352,7 +352,7 @@ extension SessionEngine {
             refuse(&self, session.frameVersion, "RegisterSecondaryTransport must be sent on a secondary transport")
             return
         }
-        if self.transports[transport]!.kind == .primary {
+        if self.transports[existing: transport].kind == .primary {
             refuse(&self, session.frameVersion, "RegisterSecondaryTransport on a connection that is another session's primary")
             return
         }
@@ -364,9 +364,9 @@ extension SessionEngine {
             refuse(&self, session.frameVersion, "RegisterSecondaryTransport session ID has already been registered")
             return
         }
-        self.sessions[handle]!.secondary = transport
-        self.transports[transport]!.kind = .secondary
-        self.transports[transport]!.sessions[sid.rawValue] = handle
+        self.sessions[existing: handle].secondary = transport
+        self.transports[existing: transport].kind = .secondary
+        self.transports[existing: transport].sessions[sid.rawValue] = handle
         self.sendControl(.registerSecondaryTransportACK, service: .control, session: sid, version: session.frameVersion, messageID: 2, on: transport)
     }
 

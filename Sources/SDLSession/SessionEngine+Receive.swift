@@ -21,7 +21,7 @@ extension SessionEngine {
     /// EndService frames (Core: `MalformedFrequencyCount`).
     mutating func countMalformed(on transport: TransportID, now: NIODeadline) {
         guard self.transports[transport]?.malformed?.record(now: now) == true else { return }
-        let limit = self.transports[transport]!.malformed!.limit
+        let limit = self.transports[existing: transport].malformed!.limit
         self.anomaly(.malformedLimitReached, transport: transport, "more than \(limit.count) malformed runs in \(limit.period)")
         self.close(transport, reason: .malformedInput, now: now)
     }
@@ -40,7 +40,7 @@ extension SessionEngine {
             return
         }
         self.touch(handle, countsAsMessage: header.frameType != .consecutive && header.serviceType != .audio && header.serviceType != .video, now: now)
-        guard self.sessions[handle] != nil else { return }
+        guard self.sessions.contains(handle) else { return }
         var frame = frame
         if header.isEncrypted && header.frameType != .first {
             guard let clear = self.unprotectIncoming(frame.payload, of: handle, on: transport, now: now) else { return }
@@ -48,13 +48,13 @@ extension SessionEngine {
         }
         let message: ProtocolMessage?
         do {
-            message = try self.transports[transport]!.reassembler.process(frame, now: now, mtus: self.mtus)
+            message = try self.transports[existing: transport].reassembler.process(frame, now: now, mtus: self.mtus)
         } catch {
             self.emit(.protocolError(transport, error))
             self.countMalformed(on: transport, now: now)
             return
         }
-        if let nextExpiry = self.transports[transport]?.reassembler.nextExpiry {
+        if self.transports.contains(transport), let nextExpiry = self.transports[existing: transport].reassembler.nextExpiry {
             self.noteDeadline(nextExpiry)
         }
         guard let message else { return }
@@ -67,39 +67,39 @@ extension SessionEngine {
 
     /// Any frame of a session resets its heartbeat timer; messages count against the flood limit.
     mutating func touch(_ handle: SessionHandle, countsAsMessage: Bool, now: NIODeadline) {
-        if self.sessions[handle]!.heartbeat.watched {
-            self.sessions[handle]!.heartbeat.probing = false
-            self.sessions[handle]!.heartbeat.deadline = now + self.configuration.heartbeat.timeout
+        if self.sessions[existing: handle].heartbeat.watched {
+            self.sessions[existing: handle].heartbeat.probing = false
+            self.sessions[existing: handle].heartbeat.deadline = now + self.configuration.heartbeat.timeout
         }
-        guard countsAsMessage, self.sessions[handle]!.flood?.record(now: now) == true else { return }
-        let limit = self.sessions[handle]!.flood!.limit
+        guard countsAsMessage, self.sessions[existing: handle].flood?.record(now: now) == true else { return }
+        let limit = self.sessions[existing: handle].flood!.limit
         self.anomaly(.floodDetected, session: handle, "more than \(limit.count) messages in \(limit.period)")
-        self.sessions[handle]!.flood = nil
+        self.sessions[existing: handle].flood = nil
         self.endSessionByHeadUnit(handle, reason: .flood, now: now)
     }
 
     /// Hands a whole data message to the layer above if its service runs on this transport.
     mutating func deliver(_ message: ProtocolMessage, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) {
-        let session = self.sessions[handle]!
         let service = message.serviceType
-        if session.versionFromFirstFrame {
+        // Fields read in place: a copy of the record costs more than the rest of a delivery.
+        if self.sessions[existing: handle].versionFromFirstFrame {
             // Version 1–4 negotiation: the app's first frame after the ACK says its version.
-            self.sessions[handle]!.versionFromFirstFrame = false
-            self.sessions[handle]!.frameVersion = message.version
-            self.sessions[handle]!.version = SDLVersion(major: UInt16(message.version.rawValue))
-            self.sessions[handle]!.info?.frameVersion = message.version
-            self.sessions[handle]!.info?.version = SDLVersion(major: UInt16(message.version.rawValue))
+            self.sessions[existing: handle].versionFromFirstFrame = false
+            self.sessions[existing: handle].frameVersion = message.version
+            self.sessions[existing: handle].version = SDLVersion(major: UInt16(message.version.rawValue))
+            self.sessions[existing: handle].info?.frameVersion = message.version
+            self.sessions[existing: handle].info?.version = SDLVersion(major: UInt16(message.version.rawValue))
         }
         let allowed: Bool
         switch service {
         case .rpc, .hybrid:
-            allowed = session.isRunning && transport == session.primary
-            if !allowed && transport == session.secondary {
+            allowed = self.sessions[existing: handle].isRunning && transport == self.sessions[existing: handle].primary
+            if !allowed && transport == self.sessions[existing: handle].secondary {
                 self.anomaly(.unexpectedFrame, session: handle, transport: transport, "\(service) data on the secondary transport, dropped (RPC runs on the primary only)")
                 return
             }
         case .audio, .video:
-            switch session[service: service] {
+            switch self.sessions[existing: handle][service: service] {
             case .running(let running):
                 allowed = running.transport == transport
             case .ending(let ending):
@@ -135,15 +135,15 @@ extension SessionEngine {
     mutating func handleControlFrame(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let info = ControlFrameInfo(rawValue: header.frameInfo)
-        if let handle = self.sessionHandle(header.sessionID, on: transport), self.sessions[handle] != nil {
+        if let handle = self.sessionHandle(header.sessionID, on: transport), self.sessions.contains(handle) {
             self.touch(handle, countsAsMessage: true, now: now)
         } else if header.sessionID.rawValue == 0, self.transports[transport]?.sessionZeroFlood?.record(now: now) == true {
-            let limit = self.transports[transport]!.sessionZeroFlood!.limit
+            let limit = self.transports[existing: transport].sessionZeroFlood!.limit
             self.anomaly(.floodDetected, transport: transport, "more than \(limit.count) session-0 control frames in \(limit.period)")
             self.close(transport, reason: .flood, now: now)
             return
         }
-        guard self.transports[transport] != nil else { return }
+        guard self.transports.contains(transport) else { return }
         switch (info, self.role) {
         case (.heartbeat, _):
             self.receivedHeartbeat(frame, on: transport, now: now)
@@ -200,7 +200,7 @@ extension SessionEngine {
 
     mutating func startWatching(_ handle: SessionHandle, now: NIODeadline) {
         let deadline = now + self.configuration.heartbeat.timeout
-        self.sessions[handle]!.heartbeat = HeartbeatState(watched: true, probing: false, deadline: deadline)
+        self.sessions[existing: handle].heartbeat = HeartbeatState(watched: true, probing: false, deadline: deadline)
         self.noteDeadline(deadline)
     }
 }

@@ -5,9 +5,9 @@ extension SessionEngine {
     /// Head unit role (the TLS client): first handshake message, as a "Send Handshake Data"
     /// request (protocol spec 5.4.1 §7.2).
     mutating func beginHandshake(of handle: SessionHandle, for service: ServiceType, now: NIODeadline) {
-        let sequence = self.sessions[handle]!.security.nextSequence
-        self.sessions[handle]!.security.nextSequence &+= 1
-        self.sessions[handle]!.security.state = .handshaking(service: service, sequence: sequence)
+        let sequence = self.sessions[existing: handle].security.nextSequence
+        self.sessions[existing: handle].security.nextSequence &+= 1
+        self.sessions[existing: handle].security.state = .handshaking(service: service, sequence: sequence)
         self.stepHandshake(of: handle, input: nil, sequence: sequence, now: now)
     }
 
@@ -16,7 +16,7 @@ extension SessionEngine {
     mutating func stepHandshake(of handle: SessionHandle, input: ByteBuffer?, sequence: UInt32, now: NIODeadline) {
         let step: HandshakeStep
         do {
-            step = try self.sessions[handle]!.security.provider!.handshake(input)
+            step = try self.sessions[existing: handle].security.provider!.handshake(input)
         } catch {
             self.sendInternalError(error.code, error.detail, of: handle, sequence: sequence)
             self.handshakeFailed(handle, now: now)
@@ -31,7 +31,7 @@ extension SessionEngine {
                 self.sendSecurityQuery(type, id: .sendHandshakeData, sequence: sequence, binary: bytes, of: handle)
             }
             if self.role == .headUnit {
-                self.sessions[handle]!.security.state = .established
+                self.sessions[existing: handle].security.state = .established
                 self.answerProtectedStarts(of: handle, protected: true, now: now)
             }
         }
@@ -50,7 +50,7 @@ extension SessionEngine {
         let header = query.header
         if header.queryID == .sendInternalError {
             self.anomaly(.unexpectedSecurityQuery, session: handle, transport: transport, "peer's internal error: \(String(buffer: query.json))")
-            if case .handshaking = self.sessions[handle]!.security.state {
+            if case .handshaking = self.sessions[existing: handle].security.state {
                 self.handshakeFailed(handle, now: now)
             } else {
                 self.securityFailed(handle, now: now)
@@ -73,21 +73,21 @@ extension SessionEngine {
                 self.sendInternalError(.notSupported, "security is not supported", of: handle, sequence: header.sequenceNumber)
                 return
             }
-            if self.sessions[handle]!.security.provider == nil {
-                self.sessions[handle]!.security.provider = factory(handle)
+            if self.sessions[existing: handle].security.provider == nil {
+                self.sessions[existing: handle].security.provider = factory(handle)
             }
-            if case .none = self.sessions[handle]!.security.state {
-                self.sessions[handle]!.security.state = .handshaking(service: .control, sequence: header.sequenceNumber)
+            if case .none = self.sessions[existing: handle].security.state {
+                self.sessions[existing: handle].security.state = .handshaking(service: .control, sequence: header.sequenceNumber)
             }
             // The answer echoes the request's sequential number (spec:1262-1265).
             self.stepHandshake(of: handle, input: query.binaryData, sequence: header.sequenceNumber, now: now)
         case .headUnit:
-            guard case .handshaking = self.sessions[handle]!.security.state, header.queryType == .response else {
+            guard case .handshaking = self.sessions[existing: handle].security.state, header.queryType == .response else {
                 self.anomaly(.unexpectedSecurityQuery, session: handle, transport: transport, "handshake data with no handshake running")
                 return
             }
-            let sequence = self.sessions[handle]!.security.nextSequence
-            self.sessions[handle]!.security.nextSequence &+= 1
+            let sequence = self.sessions[existing: handle].security.nextSequence
+            self.sessions[existing: handle].security.nextSequence &+= 1
             self.stepHandshake(of: handle, input: query.binaryData, sequence: sequence, now: now)
         }
     }
@@ -117,29 +117,29 @@ extension SessionEngine {
     /// every protected service stops (protocol spec 5.4.1 §7.3), the RPC service goes on
     /// unprotected.
     mutating func securityFailed(_ handle: SessionHandle, now: NIODeadline) {
-        guard self.sessions[handle] != nil else { return }
+        guard self.sessions.contains(handle) else { return }
         self.resetSecurity(of: handle)
-        if self.sessions[handle]!.rpcProtected {
-            self.sessions[handle]!.rpcProtected = false
+        if self.sessions[existing: handle].rpcProtected {
+            self.sessions[existing: handle].rpcProtected = false
             self.emit(.serviceEnded(handle, .rpc, .securityFailure))
         }
         for service in [ServiceType.audio, .video] {
-            guard let running = self.sessions[handle]![service: service].running, running.isProtected else { continue }
+            guard let running = self.sessions[existing: handle][service: service].running, running.isProtected else { continue }
             self.sendEndService(service, of: handle, on: running.transport, now: now)
             self.stopService(service, of: handle, reason: .securityFailure, now: now)
         }
     }
 
     mutating func resetSecurity(of handle: SessionHandle) {
-        self.sessions[handle]!.security.state = .none
-        self.sessions[handle]!.security.provider?.reset()
+        self.sessions[existing: handle].security.state = .none
+        self.sessions[existing: handle].security.provider?.reset()
     }
 
     mutating func sendSecurityQuery(
         _ type: SecurityQueryType, id: SecurityQueryID, sequence: UInt32, json: ByteBuffer = ByteBuffer(), binary: ByteBuffer,
         of handle: SessionHandle
     ) {
-        let session = self.sessions[handle]!
+        let session = self.sessions[existing: handle]
         let query = SecurityQuery(
             header: SecurityQueryHeader(queryType: type, queryID: id, sequenceNumber: sequence, jsonSize: UInt32(json.readableBytes)),
             json: json, binaryData: binary)
@@ -148,7 +148,7 @@ extension SessionEngine {
         // Handshake queries are Single frames of the control service, never protected (spec:1685).
         let fragmenter = try! MessageFragmenter(
             payload: payload, version: session.frameVersion, serviceType: .control, sessionID: session.id,
-            messageID: MessageID(self.sessions[handle]!.takeMessageID()), maxPayloadPerFrame: Int(UInt32.max))
+            messageID: MessageID(self.sessions[existing: handle].takeMessageID()), maxPayloadPerFrame: Int(UInt32.max))
         self.enqueue(OutgoingMessage(fragmenter, isProtected: false), session: session.id, service: .control, frameType: .single, on: session.primary)
     }
 
@@ -178,7 +178,7 @@ extension SessionEngine {
             return nil
         }
         do {
-            return try self.sessions[handle]!.security.provider!.protect(frame.payload)
+            return try self.sessions[existing: handle].security.provider!.protect(frame.payload)
         } catch {
             self.anomaly(.unprotectFailed, session: handle, transport: transport, "protect failed: \(error)")
             self.sendInternalError(.encryptionFailed, error.detail, of: handle, sequence: 0)
@@ -190,7 +190,7 @@ extension SessionEngine {
     /// the frame is dropped, the peer is told with Internal Error 6 (or 3 without a provider) and
     /// the session's protected services stop (spec 7.3; §2 #45: never a crash).
     mutating func unprotectIncoming(_ payload: ByteBuffer, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) -> ByteBuffer? {
-        guard self.sessions[handle]!.security.provider != nil, case .established = self.sessions[handle]!.security.state else {
+        guard self.sessions[existing: handle].security.provider != nil, case .established = self.sessions[existing: handle].security.state else {
             self.anomaly(.unprotectFailed, session: handle, transport: transport, "a protected frame without a security context; dropped")
             self.sendInternalError(
                 self.configuration.makeSecurityProvider == nil ? .notSupported : .serviceNotProtected,
@@ -198,7 +198,7 @@ extension SessionEngine {
             return nil
         }
         do {
-            return try self.sessions[handle]!.security.provider!.unprotect(payload)
+            return try self.sessions[existing: handle].security.provider!.unprotect(payload)
         } catch {
             self.anomaly(.unprotectFailed, session: handle, transport: transport, "unprotect failed: \(error)")
             self.sendInternalError(.decryptionFailed, error.detail, of: handle, sequence: 0)

@@ -43,7 +43,7 @@ extension SessionEngine {
             guard session.frameVersion.hasMessageID else {
                 throw SessionError(.versionTooLow, "protection needs protocol version 2 or later")
             }
-            self.sessions[handle]!.rpcUpgrade = .wanted(request)
+            self.sessions[existing: handle].rpcUpgrade = .wanted(request)
             self.placeService(.rpc, of: handle, now: now)
         case .audio, .video:
             guard session.frameVersion.rawValue >= 3 else {
@@ -55,7 +55,7 @@ extension SessionEngine {
             guard !session[service: service].isActive else {
                 throw SessionError(.serviceActive, "\(service) is already wanted, starting, running or ending")
             }
-            self.sessions[handle]![service: service] = .wanted(request)
+            self.sessions[existing: handle][service: service] = .wanted(request)
             self.placeService(service, of: handle, now: now)
         default:
             throw SessionError(.notAStartableService, "\(service) cannot be started")
@@ -73,16 +73,16 @@ extension SessionEngine {
         }
         switch session[service: service] {
         case .wanted:
-            self.sessions[handle]![service: service] = .stopped
+            self.sessions[existing: handle][service: service] = .stopped
         case .running(let running):
             self.sendEndService(service, of: handle, on: running.transport, now: now)
             if self.role == .headUnit {
                 let until = now + self.configuration.headUnit.streamingGracePeriod
-                self.sessions[handle]![service: service] = .draining(until: until, reported: false)
+                self.sessions[existing: handle][service: service] = .draining(until: until, reported: false)
                 self.noteDeadline(until)
             } else {
                 let deadline = now + self.configuration.serviceEndTimeout
-                self.sessions[handle]![service: service] = .ending(.init(running: running, deadline: deadline, restart: nil))
+                self.sessions[existing: handle][service: service] = .ending(.init(running: running, deadline: deadline, restart: nil))
                 self.noteDeadline(deadline)
             }
         default:
@@ -113,7 +113,7 @@ extension SessionEngine {
             self.sendServiceStart(service, of: handle, request: request, slot: slot, now: now)
             return
         }
-        let canComeUp = self.sessions[handle]!.secondaryMachine?.canComeUp ?? false
+        let canComeUp = self.sessions[existing: handle].secondaryMachine?.canComeUp ?? false
         self.emit(.serviceWaiting(handle, service, canComeUp ? .waitingForSecondary : .noSecondary))
     }
 
@@ -133,7 +133,7 @@ extension SessionEngine {
 
     /// Sends the StartService of a service on a slot the session has.
     mutating func sendServiceStart(_ service: ServiceType, of handle: SessionHandle, request: ServiceRequest, slot: TransportSlot, now: NIODeadline) {
-        let session = self.sessions[handle]!
+        let session = self.sessions[existing: handle]
         guard let transport = session.transport(for: slot) else { return }
         var payload = ByteBuffer()
         if session.frameVersion >= .v5, let video = request.video, service == .video {
@@ -141,14 +141,14 @@ extension SessionEngine {
                 height: video.height, width: video.width, videoProtocol: video.videoProtocol, videoCodec: video.videoCodec
             ).write(to: &payload)
         }
-        let messageID = self.sessions[handle]!.takeMessageID()
+        let messageID = self.sessions[existing: handle].takeMessageID()
         // The StartService of a protected service carries E=1 over a clear payload: Core never
         // decrypts incoming control frames (ph:2317-2439).
         self.sendControl(
             .startService, service: service, session: session.id, version: session.frameVersion, messageID: messageID,
             payload: payload, eBit: request.isProtected, on: transport)
         let deadline = now + self.configuration.serviceStartTimeout
-        self.sessions[handle]![service: service] = .starting(
+        self.sessions[existing: handle][service: service] = .starting(
             .init(request: request, transport: transport, slot: slot, deadline: deadline, messageID: messageID, handshaking: false))
         self.noteDeadline(deadline)
     }
@@ -170,7 +170,7 @@ extension SessionEngine {
         if header.serviceType == .rpc {
             if let handle = self.sessionHandle(header.sessionID, on: transport), case .starting = self.sessions[handle]?.rpcUpgrade {
                 self.serviceStartAnswered(.rpc, of: handle, frame: frame, isACK: isACK, on: transport, now: now)
-            } else if self.transports[transport]!.startSent {
+            } else if self.transports[existing: transport].startSent {
                 self.sessionStartAnswered(frame, isACK: isACK, on: transport, now: now)
             } else {
                 self.anomaly(.unsolicitedAnswer, transport: transport, "\(isACK ? "ACK" : "NAK") for an RPC start nobody sent")
@@ -190,7 +190,7 @@ extension SessionEngine {
     mutating func serviceStartAnswered(
         _ service: ServiceType, of handle: SessionHandle, frame: ProtocolFrame, isACK: Bool, on transport: TransportID, now: NIODeadline
     ) {
-        guard case .starting(let starting) = self.sessions[handle]![service: service] else { return }
+        guard case .starting(let starting) = self.sessions[existing: handle][service: service] else { return }
         var payload = self.readAnswerPayload(frame, of: handle)
         defer {
             if !payload.problems.isEmpty {
@@ -198,8 +198,8 @@ extension SessionEngine {
             }
         }
         guard isACK else {
-            self.sessions[handle]![service: service] = .stopped
-            if case .handshaking = self.sessions[handle]!.security.state {
+            self.sessions[existing: handle][service: service] = .stopped
+            if case .handshaking = self.sessions[existing: handle].security.state {
                 self.resetSecurity(of: handle)
             }
             self.emit(.serviceStartFailed(handle, service, .rejectedByPeer(payload.nakContent())))
@@ -208,14 +208,14 @@ extension SessionEngine {
         }
         let isProtected = frame.header.isEncrypted && starting.request.isProtected
         if isProtected {
-            self.sessions[handle]!.security.state = .established
+            self.sessions[existing: handle].security.state = .established
         } else if starting.request.isProtected {
-            if case .handshaking = self.sessions[handle]!.security.state { self.resetSecurity(of: handle) }
+            if case .handshaking = self.sessions[existing: handle].security.state { self.resetSecurity(of: handle) }
             self.anomaly(.protectionDowngraded, session: handle, transport: transport, "\(service) was started unprotected")
         }
         if service == .rpc {
-            self.sessions[handle]!.rpcUpgrade = .stopped
-            self.sessions[handle]!.rpcProtected = isProtected
+            self.sessions[existing: handle].rpcUpgrade = .stopped
+            self.sessions[existing: handle].rpcProtected = isProtected
             self.emit(.serviceStarted(handle, .rpc, self.serviceInfo(.rpc, of: handle)!))
             self.placeWaitingServices(of: handle, now: now)
             return
@@ -230,8 +230,8 @@ extension SessionEngine {
         }
         let running = ServiceState.Running(
             transport: transport, slot: starting.slot, isProtected: isProtected, mtu: payload.integer("mtu"), video: video)
-        self.setMTU(running.mtu, session: self.sessions[handle]!.id, services: [service], direction: .send)
-        self.sessions[handle]![service: service] = .running(running)
+        self.setMTU(running.mtu, session: self.sessions[existing: handle].id, services: [service], direction: .send)
+        self.sessions[existing: handle][service: service] = .running(running)
         self.emit(
             .serviceStarted(
                 handle, service,
@@ -248,7 +248,7 @@ extension SessionEngine {
         var payload = LenientPayload(frame.payload)
         if frame.header.isEncrypted, !payload.isBSON, frame.payload.readableBytes > 0,
             self.sessions[handle]?.security.provider != nil,
-            let clear = try? self.sessions[handle]!.security.provider!.unprotect(frame.payload)
+            let clear = try? self.sessions[existing: handle].security.provider!.unprotect(frame.payload)
         {
             payload = LenientPayload(clear)
         }
@@ -261,7 +261,7 @@ extension SessionEngine {
     /// big-endian 4 bytes at v2–v4, nothing at v1: SESSION.md §2 #20, #21). The service's queued
     /// data frames are dropped: nothing of it follows the EndService.
     mutating func sendEndService(_ service: ServiceType, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) {
-        let session = self.sessions[handle]!
+        let session = self.sessions[existing: handle]
         var payload = ByteBuffer()
         if service == .rpc, self.role == .app, let hash = session.hashID {
             if session.frameVersion >= .v5 {
@@ -273,7 +273,7 @@ extension SessionEngine {
         self.transports[transport]?.scheduler.removeStream(session: session.id, service: service)
         self.sendControl(
             .endService, service: service, session: session.id, version: session.frameVersion,
-            messageID: self.sessions[handle]!.takeMessageID(), payload: payload, on: transport)
+            messageID: self.sessions[existing: handle].takeMessageID(), payload: payload, on: transport)
     }
 
     /// A peer's EndService: always answered, exactly once (SESSION.md D.9). A head unit checks the
@@ -318,7 +318,7 @@ extension SessionEngine {
                     // Crossing EndServices: ours is answered by theirs.
                     ack(&self)
                     if !reported {
-                        self.sessions[handle]![service: service] = .draining(until: until, reported: true)
+                        self.sessions[existing: handle][service: service] = .draining(until: until, reported: true)
                         self.emit(.serviceEnded(handle, service, .peer))
                     }
                 default:
@@ -371,7 +371,7 @@ extension SessionEngine {
         let header = frame.header
         let service = header.serviceType
         guard let handle = self.role == .headUnit ? self.sessionsByID[Int(header.sessionID.rawValue)] : self.sessionHandle(header.sessionID, on: transport),
-            self.sessions[handle] != nil
+            self.sessions.contains(handle)
         else {
             // A head unit forgets a session when it sends EndService(RPC); its answer comes later.
             if !(self.role == .headUnit && service == .rpc) {
@@ -380,24 +380,24 @@ extension SessionEngine {
             return
         }
         if service == .rpc {
-            if case .ending = self.sessions[handle]!.phase {
+            if case .ending = self.sessions[existing: handle].phase {
                 self.endSessionNow(handle, reason: .local, now: now)
             } else if self.role == .app {
                 self.anomaly(.unsolicitedAnswer, session: handle, transport: transport, "EndService(RPC) answer without our EndService")
             }
             return
         }
-        switch self.sessions[handle]![service: service] {
+        switch self.sessions[existing: handle][service: service] {
         case .ending(let ending):
-            self.sessions[handle]![service: service] = .stopped
+            self.sessions[existing: handle][service: service] = .stopped
             self.emit(.serviceEnded(handle, service, ending.restart?.reason ?? .local))
             if let request = ending.restart?.request {
-                self.sessions[handle]![service: service] = .wanted(request)
+                self.sessions[existing: handle][service: service] = .wanted(request)
                 self.placeService(service, of: handle, now: now)
             }
             self.closeIdleRetiringTransports(now: now)
         case .draining(let until, false):
-            self.sessions[handle]![service: service] = .draining(until: until, reported: true)
+            self.sessions[existing: handle][service: service] = .draining(until: until, reported: true)
             self.emit(.serviceEnded(handle, service, .local))
         default:
             // Already stopped (a crossing peer EndService): the late answer changes nothing (scenario 24).
@@ -409,7 +409,7 @@ extension SessionEngine {
     mutating func stopService(_ service: ServiceType, of handle: SessionHandle, reason: ServiceEndReason, now: NIODeadline) {
         guard let session = self.sessions[handle] else { return }
         let state = session[service: service]
-        self.sessions[handle]![service: service] = .stopped
+        self.sessions[existing: handle][service: service] = .stopped
         switch state {
         case .running(let running):
             self.transports[running.transport]?.scheduler.removeStream(session: session.id, service: service)
@@ -472,9 +472,9 @@ extension SessionEngine {
     /// Removes a session from its secondary transport; the transport closes (after its queued
     /// frames) when no session uses it any more.
     mutating func unbindSecondary(_ transport: TransportID, from session: SessionRecord, immediately: Bool, now: NIODeadline) {
-        guard self.transports[transport] != nil else { return }
-        self.transports[transport]!.sessions[session.id.rawValue] = nil
-        guard self.transports[transport]!.sessions.isEmpty else { return }
+        guard self.transports.contains(transport) else { return }
+        self.transports[existing: transport].sessions[session.id.rawValue] = nil
+        guard self.transports[existing: transport].sessions.isEmpty else { return }
         if immediately {
             // The primary is gone: nothing on the secondary is worth waiting for (scenario 35).
             self.close(transport, reason: .primaryClosed, now: now)
@@ -499,7 +499,7 @@ extension SessionEngine {
             return
         }
         let deadline = now + self.configuration.serviceEndTimeout
-        self.transports[transport]!.closeAfterFlush = (reason, deadline)
+        self.transports[existing: transport].closeAfterFlush = (reason, deadline)
         self.noteDeadline(deadline)
     }
 
@@ -537,9 +537,9 @@ extension SessionEngine {
     /// registration is cleared for every session bound to it (§2 #26); app role, the secondary
     /// machine backs off and the services wait or move.
     mutating func secondaryLost(_ handle: SessionHandle, transport: TransportID, now: NIODeadline) {
-        if self.sessions[handle]!.secondary == transport { self.sessions[handle]!.secondary = nil }
+        if self.sessions[existing: handle].secondary == transport { self.sessions[existing: handle].secondary = nil }
         for service in [ServiceType.audio, .video] {
-            let state = self.sessions[handle]![service: service]
+            let state = self.sessions[existing: handle][service: service]
             var request: ServiceRequest?
             switch state {
             case .running(let running) where running.transport == transport:
@@ -554,11 +554,11 @@ extension SessionEngine {
             self.stopService(service, of: handle, reason: .transportLost, now: now)
             if self.role == .app, let request {
                 // Still wanted: it waits for the secondary or moves to the primary (scenarios 28, 29).
-                self.sessions[handle]![service: service] = .wanted(request)
+                self.sessions[existing: handle][service: service] = .wanted(request)
             }
         }
         if self.role == .app {
-            if self.sessions[handle]!.secondaryMachine?.transport == transport {
+            if self.sessions[existing: handle].secondaryMachine?.transport == transport {
                 self.appSecondaryLost(handle, now: now)
             }
             self.placeWaitingServices(of: handle, now: now)

@@ -6,15 +6,15 @@ extension SessionEngine {
     /// same inputs always give the same actions.
     mutating func runTimers(now: NIODeadline) {
         for transport in self.transports.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard self.transports[transport] != nil else { continue }
-            if let next = self.transports[transport]!.reassembler.nextExpiry, next <= now {
-                for error in self.transports[transport]!.reassembler.expire(now: now) {
+            guard self.transports.contains(transport) else { continue }
+            if let next = self.transports[existing: transport].reassembler.nextExpiry, next <= now {
+                for error in self.transports[existing: transport].reassembler.expire(now: now) {
                     self.emit(.protocolError(transport, error))
                 }
             }
-            if let (reason, deadline) = self.transports[transport]!.closeAfterFlush, deadline <= now {
+            if let (reason, deadline) = self.transports[existing: transport].closeAfterFlush, deadline <= now {
                 self.close(transport, reason: reason, now: now)
-            } else if let deadline = self.transports[transport]!.retiring, deadline <= now {
+            } else if let deadline = self.transports[existing: transport].retiring, deadline <= now {
                 self.close(transport, reason: .secondaryNotUsable, now: now)
             }
         }
@@ -51,9 +51,9 @@ extension SessionEngine {
             }
             self.sendControl(
                 .heartbeat, service: .control, session: session.id, version: session.frameVersion,
-                messageID: self.sessions[handle]!.takeMessageID(), on: session.primary)
-            self.sessions[handle]!.heartbeat.probing = true
-            self.sessions[handle]!.heartbeat.deadline = now + self.configuration.heartbeat.timeout
+                messageID: self.sessions[existing: handle].takeMessageID(), on: session.primary)
+            self.sessions[existing: handle].heartbeat.probing = true
+            self.sessions[existing: handle].heartbeat.deadline = now + self.configuration.heartbeat.timeout
         }
         for service in [ServiceType.rpc, .audio, .video] {
             self.runServiceTimer(service, of: handle, now: now)
@@ -69,24 +69,24 @@ extension SessionEngine {
                 // The handshake did not finish in time.
                 self.handshakeFailed(handle, now: now)
             } else {
-                self.sessions[handle]![service: service] = .stopped
-                if starting.request.isProtected, case .handshaking = self.sessions[handle]!.security.state {
+                self.sessions[existing: handle][service: service] = .stopped
+                if starting.request.isProtected, case .handshaking = self.sessions[existing: handle].security.state {
                     self.resetSecurity(of: handle)
                 }
                 self.emit(.serviceStartFailed(handle, service, .timeout))
                 self.placeWaitingServices(of: handle, now: now)
             }
         case .ending(let ending) where ending.deadline <= now:
-            self.sessions[handle]![service: service] = .stopped
+            self.sessions[existing: handle][service: service] = .stopped
             self.emit(.serviceEnded(handle, service, ending.restart?.reason ?? .local))
             if let request = ending.restart?.request {
-                self.sessions[handle]![service: service] = .wanted(request)
+                self.sessions[existing: handle][service: service] = .wanted(request)
                 self.placeService(service, of: handle, now: now)
             }
             self.closeIdleRetiringTransports(now: now)
         case .draining(let until, false) where until <= now:
             // The grace is over without an ACK: ended all the same (Core 8.0, scenario 23).
-            self.sessions[handle]![service: service] = .draining(until: until, reported: true)
+            self.sessions[existing: handle][service: service] = .draining(until: until, reported: true)
             self.emit(.serviceEnded(handle, service, .local))
         default:
             break
@@ -96,18 +96,18 @@ extension SessionEngine {
     mutating func runSecondaryTimers(_ handle: SessionHandle, now: NIODeadline) {
         guard let machine = self.sessions[handle]?.secondaryMachine else { return }
         if let update = machine.pendingUpdate, update.deadline <= now {
-            self.sessions[handle]!.secondaryMachine!.pendingUpdate = nil
+            self.sessions[existing: handle].secondaryMachine!.pendingUpdate = nil
             self.applyTransportEvent(handle, address: update.address, port: update.port, now: now)
         }
         guard let machine = self.sessions[handle]?.secondaryMachine else { return }
         switch machine.state {
         case .registering(let transport, let deadline) where deadline <= now:
-            self.transports[transport]?.sessions[self.sessions[handle]!.id.rawValue] = nil
+            self.transports[transport]?.sessions[self.sessions[existing: handle].id.rawValue] = nil
             self.backOffSecondary(handle, now: now)
             self.close(transport, reason: .secondaryNotUsable, now: now)
             self.placeWaitingServices(of: handle, now: now)
         case .backoff(_, let until) where until <= now:
-            self.sessions[handle]!.secondaryMachine!.state = .idle
+            self.sessions[existing: handle].secondaryMachine!.state = .idle
             self.emit(.secondaryTransport(handle, .configured(address: machine.address, port: machine.port)))
             self.connectSecondaryIfNeeded(handle, now: now)
         default:
@@ -122,8 +122,8 @@ extension SessionEngine {
         for handle in record.pendingStarts where self.sessions.removeValue(forKey: handle) != nil {
             self.emit(.sessionStartFailed(handle, .timeout))
         }
-        self.transports[transport]!.pendingStarts.removeAll()
-        self.transports[transport]!.startSent = false
+        self.transports[existing: transport].pendingStarts.removeAll()
+        self.transports[existing: transport].startSent = false
         self.close(transport, reason: .noSessionsLeft, now: now)
     }
 

@@ -22,8 +22,8 @@ import SDLProtocol
 public struct SessionEngine: Sendable {
     /// The settings the engine was made with.
     public let configuration: SessionConfiguration
-    var transports: [TransportID: TransportRecord] = [:]
-    var sessions: [SessionHandle: SessionRecord] = [:]
+    var transports = RecordTable<TransportID, TransportRecord>()
+    var sessions = RecordTable<SessionHandle, SessionRecord>()
     /// Head unit role: live sessions by wire id.
     var sessionsByID = [SessionHandle?](repeating: nil, count: 256)
     var allocator: SessionIDAllocator
@@ -60,7 +60,7 @@ public struct SessionEngine: Sendable {
 
     /// Whether frames wait on the transport.
     public func hasPendingWrites(on transport: TransportID) -> Bool {
-        self.transports[transport].map { !$0.scheduler.isEmpty } ?? false
+        self.transports.contains(transport) && !self.transports[existing: transport].scheduler.isEmpty
     }
 
     /// Writes the next frames of `transport` into `buffer`, highest priority first, until at least
@@ -68,9 +68,9 @@ public struct SessionEngine: Sendable {
     /// whole: the last one may go past `maxBytes`. Protected frames are protected here, at write
     /// time, by their session's security provider.
     public mutating func nextWrite(on transport: TransportID, maxBytes: Int, into buffer: inout ByteBuffer) -> Int {
-        guard self.transports[transport] != nil else { return 0 }
+        guard self.transports.contains(transport) else { return 0 }
         var written = 0
-        while written < maxBytes, let scheduled = self.transports[transport]!.scheduler.next() {
+        while written < maxBytes, let scheduled = self.transports[existing: transport].scheduler.next() {
             var frame = scheduled.frame
             if scheduled.needsProtection {
                 guard let protected = self.protectOutgoing(frame, on: transport) else { continue }
@@ -80,8 +80,8 @@ public struct SessionEngine: Sendable {
             FrameEncoder.write(frame, to: &buffer)
             written += buffer.writerIndex - before
         }
-        if self.transports[transport]?.scheduler.isEmpty == true {
-            self.transports[transport]!.writeRequested = false
+        if self.transports.contains(transport), self.transports[existing: transport].scheduler.isEmpty {
+            self.transports[existing: transport].writeRequested = false
             self.transportFlushed(transport)
         }
         return written
@@ -92,7 +92,7 @@ public struct SessionEngine: Sendable {
     /// A transport is open. App role: `.primary` for the link to the head unit,
     /// `.secondary(request)` for a ``SessionAction/connect(_:)``; head unit role: `.accepted`.
     public mutating func transportOpened(_ transport: TransportID, as opening: TransportOpening, now: NIODeadline) throws(SessionError) {
-        guard self.transports[transport] == nil else {
+        guard !self.transports.contains(transport) else {
             throw SessionError(.unknownTransport, "\(transport) is already open")
         }
         switch (self.role, opening) {
@@ -123,25 +123,25 @@ public struct SessionEngine: Sendable {
     /// ran on it as its primary ends; services on it as a secondary end. Ignored for a transport
     /// the engine closed itself.
     public mutating func transportClosed(_ transport: TransportID, now: NIODeadline) {
-        guard self.transports[transport] != nil else { return }
+        guard self.transports.contains(transport) else { return }
         self.forgetTransport(transport, closure: .closedByPeer, now: now)
     }
 
     /// Closes a transport on the layer above's request, ending what runs on it as
     /// ``transportClosed(_:now:)`` would, and emits ``SessionAction/close(_:_:)``.
     public mutating func closeTransport(_ transport: TransportID, now: NIODeadline) {
-        guard self.transports[transport] != nil else { return }
+        guard self.transports.contains(transport) else { return }
         self.close(transport, reason: .requested, now: now)
     }
 
     /// Bytes arrived on a transport: they are decoded, reassembled and acted on at once.
     public mutating func received(_ bytes: ByteBuffer, on transport: TransportID, now: NIODeadline) {
-        guard self.transports[transport] != nil else { return }
-        self.transports[transport]!.decoder.append(bytes)
-        while self.transports[transport] != nil {
+        guard self.transports.contains(transport) else { return }
+        self.transports[existing: transport].decoder.append(bytes)
+        while self.transports.contains(transport) {
             let frame: ProtocolFrame?
             do {
-                frame = try self.transports[transport]!.decoder.nextFrame(mtus: self.mtus)
+                frame = try self.transports[existing: transport].decoder.nextFrame(mtus: self.mtus)
             } catch {
                 self.malformedInput(error, on: transport, now: now)
                 continue
@@ -166,7 +166,7 @@ public struct SessionEngine: Sendable {
         self.sessions[handle] = SessionRecord(
             handle: handle, phase: .starting(deadline: nil), primary: transport,
             frameVersion: ProtocolVersion(rawValue: UInt8(min(5, Int(max.major)))), version: max)
-        self.transports[transport]!.pendingStarts.append(handle)
+        self.transports[existing: transport].pendingStarts.append(handle)
         self.sendNextSessionStart(on: transport, now: now)
         return handle
     }
@@ -190,7 +190,7 @@ public struct SessionEngine: Sendable {
         if self.role == .headUnit {
             self.endSessionNow(handle, reason: .local, now: now)
         } else {
-            self.sessions[handle]!.phase = .ending(deadline: now + self.configuration.serviceEndTimeout)
+            self.sessions[existing: handle].phase = .ending(deadline: now + self.configuration.serviceEndTimeout)
             self.noteDeadline(now + self.configuration.serviceEndTimeout)
         }
     }
@@ -201,8 +201,8 @@ public struct SessionEngine: Sendable {
         guard self.sessions[handle]?.isRunning == true else {
             throw SessionError(.sessionNotRunning, "\(handle) is not running")
         }
-        self.sessions[handle]!.registered = true
-        self.sessions[handle]!.registrationDeadline = nil
+        self.sessions[existing: handle].registered = true
+        self.sessions[existing: handle].registrationDeadline = nil
     }
 
     /// The session's state, if the engine still knows it.
@@ -236,38 +236,27 @@ public struct SessionEngine: Sendable {
     public mutating func send(
         _ payload: ByteBuffer, on service: ServiceType, of handle: SessionHandle, now: NIODeadline
     ) throws(SessionError) -> MessageID {
-        guard let session = self.sessions[handle] else { throw SessionError(.unknownSession, "\(handle)") }
-        guard session.isRunning else { throw SessionError(.sessionNotRunning, "\(handle) is not running") }
-        let transport: TransportID
-        let isProtected: Bool
-        switch service {
-        case .rpc, .hybrid:
-            transport = session.primary
-            isProtected = session.rpcProtected
-        case .audio, .video:
-            guard let running = session[service: service].running else {
-                throw SessionError(.serviceNotRunning, "\(service) is not running on \(handle)")
-            }
-            transport = running.transport
-            isProtected = running.isProtected
-        default:
-            throw SessionError(.notAStartableService, "\(service) carries no data messages")
-        }
+        guard self.sessions.contains(handle) else { throw SessionError(.unknownSession, "\(handle)") }
+        // The record is read in place, field by field: copying it costs more than the rest of a send.
+        let route = try self.sessions[existing: handle].sendRoute(for: service)
         guard payload.readableBytes > 0, payload.readableBytes <= self.configuration.protocolLimits.maxMessageSize else {
             throw SessionError(
                 .invalidMessage,
                 "a message of \(payload.readableBytes) bytes (1...\(self.configuration.protocolLimits.maxMessageSize) allowed)")
         }
-        let messageID = self.sessions[handle]!.takeMessageID()
-        var limit = self.sendPayloadLimit(service: service, session: session)
-        if isProtected, let provider = session.security.provider {
+        let messageID = self.sessions[existing: handle].takeMessageID()
+        var limit = self.mtus.sendPayloadLimit(
+            version: route.version, session: route.id, service: service, limits: self.configuration.protocolLimits)
+        if route.isProtected, let provider = self.sessions[existing: handle].security.provider {
             limit = max(1, provider.maxPlaintextSize(fittingIn: limit))
         }
         do {
             let fragmenter = try MessageFragmenter(
-                payload: payload, version: session.frameVersion, serviceType: service, sessionID: session.id,
-                messageID: MessageID(messageID), encrypted: isProtected, maxPayloadPerFrame: limit)
-            self.enqueue(OutgoingMessage(fragmenter, isProtected: isProtected), session: session.id, service: service, frameType: .single, on: transport)
+                payload: payload, version: route.version, serviceType: service, sessionID: route.id,
+                messageID: MessageID(messageID), encrypted: route.isProtected, maxPayloadPerFrame: limit)
+            self.enqueue(
+                OutgoingMessage(fragmenter, isProtected: route.isProtected), session: route.id, service: service, frameType: .single,
+                on: route.transport)
         } catch {
             throw SessionError(.invalidMessage, "\(error)")
         }
@@ -311,10 +300,10 @@ public struct SessionEngine: Sendable {
     }
 
     mutating func enqueue(_ message: OutgoingMessage, session: SessionID, service: ServiceType, frameType: FrameType, on transport: TransportID) {
-        guard self.transports[transport] != nil else { return }
-        self.transports[transport]!.scheduler.enqueue(message, session: session, service: service, frameType: frameType)
-        if !self.transports[transport]!.writeRequested {
-            self.transports[transport]!.writeRequested = true
+        guard self.transports.contains(transport) else { return }
+        self.transports[existing: transport].scheduler.enqueue(message, session: session, service: service, frameType: frameType)
+        if !self.transports[existing: transport].writeRequested {
+            self.transports[existing: transport].writeRequested = true
             self.actions.append(.write(transport))
         }
     }
@@ -354,13 +343,14 @@ public struct SessionEngine: Sendable {
 
     /// The session that owns frames with this wire id on this transport.
     func sessionHandle(_ id: SessionID, on transport: TransportID) -> SessionHandle? {
-        self.transports[transport]?.sessions[id.rawValue]
+        guard self.transports.contains(transport) else { return nil }
+        return self.transports[existing: transport].sessions[id.rawValue]
     }
 
     /// Closes a transport the engine gave up on: forgets it, ends what ran on it, and asks the
     /// I/O layer to close it.
     mutating func close(_ transport: TransportID, reason: TransportCloseReason, now: NIODeadline) {
-        guard self.transports[transport] != nil else { return }
+        guard self.transports.contains(transport) else { return }
         self.actions.append(.close(transport, reason))
         self.forgetTransport(transport, closure: .closedByEngine(reason), now: now)
     }

@@ -2,100 +2,10 @@ import Benchmark
 import NIOCore
 import SDLProtocol
 import SDLSession
-
+import SessionBenchSupport
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// An app engine and a head-unit engine joined in memory, as a test or a router would run them:
-/// bytes the app writes are handed to the head unit whole, and the head unit's actions are drained
-/// (messages counted, their payloads dropped).
-struct EnginePair {
-    var app: SessionEngine
-    var hu: SessionEngine
-    let link = TransportID(1)
-    var now = NIODeadline.uptimeNanoseconds(1_000_000_000)
-    var wire = ByteBuffer()
-    var appSessions: [SessionHandle] = []
-    var huSessions: [SessionHandle] = []
-
-    init(sessions: Int, video: Bool, advertisedMTU: Int64 = 131_072) {
-        var appConfiguration = SessionConfiguration(role: .app)
-        appConfiguration.protocolLimits.maxMessageSize = 64 << 20
-        var huConfiguration = SessionConfiguration(role: .headUnit)
-        huConfiguration.headUnit.hashSeed = 1
-        huConfiguration.headUnit.floodLimit = nil
-        huConfiguration.headUnit.advertisedMTU = advertisedMTU
-        self.app = SessionEngine(configuration: appConfiguration)
-        self.hu = SessionEngine(configuration: huConfiguration)
-        try! self.app.transportOpened(self.link, as: .primary, now: self.now)
-        try! self.hu.transportOpened(self.link, as: .accepted, now: self.now)
-        for _ in 0..<sessions {
-            self.appSessions.append(try! self.app.startSession(on: self.link, now: self.now))
-        }
-        self.settle()
-        while let action = self.hu.nextAction() {
-            if case .event(.sessionStarted(let handle, _)) = action { self.huSessions.append(handle) }
-        }
-        for (app, hu) in zip(self.appSessions, self.huSessions) {
-            try! self.app.sessionRegistered(app, now: self.now)
-            try! self.hu.sessionRegistered(hu, now: self.now)
-            if video { try! self.app.startService(.video, of: app, now: self.now) }
-        }
-        self.settle()
-        _ = self.drainHeadUnit()
-        while self.app.nextAction() != nil {}
-    }
-
-    /// Moves bytes both ways until both engines are quiet (setup only).
-    mutating func settle() {
-        for _ in 0..<10_000 {
-            var moved = false
-            var buffer = ByteBuffer()
-            if self.app.nextWrite(on: self.link, maxBytes: .max, into: &buffer) > 0 {
-                self.hu.received(buffer, on: self.link, now: self.now)
-                moved = true
-            }
-            buffer.clear()
-            if self.hu.nextWrite(on: self.link, maxBytes: .max, into: &buffer) > 0 {
-                self.app.received(buffer, on: self.link, now: self.now)
-                moved = true
-            }
-            if !moved { return }
-        }
-    }
-
-    /// Moves what the app wrote to the head unit, in writes of up to `chunk` bytes.
-    mutating func transfer(chunk: Int) -> Int {
-        var delivered = 0
-        while self.app.hasPendingWrites(on: self.link) {
-            self.wire.clear()
-            _ = self.app.nextWrite(on: self.link, maxBytes: chunk, into: &self.wire)
-            self.hu.received(self.wire, on: self.link, now: self.now)
-            delivered += self.drainHeadUnit()
-        }
-        while self.app.nextAction() != nil {}
-        return delivered
-    }
-
-    /// Drains the head unit's actions; returns the bytes of the messages delivered.
-    mutating func drainHeadUnit() -> Int {
-        var bytes = 0
-        while let action = self.hu.nextAction() {
-            if case .event(.message(_, let message)) = action { bytes += message.payload.readableBytes }
-        }
-        return bytes
-    }
-}
-
-/// Heap bytes in use (glibc), for the idle-memory row.
-func heapInUse() -> Int {
-    #if canImport(Glibc)
-    return Int(mallinfo2().uordblks)
-    #else
-    return 0
-    #endif
-}
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -183,37 +93,6 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.measurement(.custom("worst RPC wait (frames)", polarity: .prefersSmaller, useScalingFactor: false), worst)
     }
-
-    // Heap bytes per idle session: a head unit with 255 sessions started on 255 connections, less
-    // one with none, divided by 255 (glibc's mallinfo2).
-    Benchmark(
-        "Idle memory per session (bytes, 255 sessions)",
-        configuration: .init(metrics: [.custom("bytes per idle session", polarity: .prefersSmaller, useScalingFactor: false)], maxIterations: 5)
-    ) { benchmark in
-        let start = ByteBuffer(bytes: [0x10, 0x07, 0x01, 0x00, 0x00, 0x00, 0x00, 0x20, 0x20, 0x00, 0x00, 0x00, 0x02] + Array("protocolVersion".utf8) + [0x00, 0x06, 0x00, 0x00, 0x00] + Array("5.4.1".utf8) + [0x00, 0x00])
-        var configuration = SessionConfiguration(role: .headUnit)
-        configuration.headUnit.hashSeed = 1
-        let before = heapInUse()
-        var engine = SessionEngine(configuration: configuration)
-        for index in 0..<255 {
-            let transport = TransportID(UInt64(index + 1))
-            try! engine.transportOpened(transport, as: .accepted, now: .uptimeNanoseconds(0))
-            engine.received(start, on: transport, now: .uptimeNanoseconds(0))
-            var sink = ByteBuffer()
-            _ = engine.nextWrite(on: transport, maxBytes: .max, into: &sink)
-        }
-        while engine.nextAction() != nil {}
-        let withSessions = heapInUse()
-        var empty = SessionEngine(configuration: configuration)
-        for index in 0..<255 {
-            try! empty.transportOpened(TransportID(UInt64(index + 1)), as: .accepted, now: .uptimeNanoseconds(0))
-        }
-        let withTransports = heapInUse()
-        blackHole(empty)
-        blackHole(engine)
-        // Sessions and transports both: the transports' share is (withTransports - withSessions).
-        benchmark.measurement(
-            .custom("bytes per idle session", polarity: .prefersSmaller, useScalingFactor: false),
-            max(0, (withSessions - before) - (withTransports - withSessions)) / 255)
-    }
+    // Idle memory per session is read by SessionProfile (`SessionProfile idle`): glibc's heap
+    // statistics mean nothing under this runner's allocator.
 }
