@@ -43,16 +43,30 @@ struct FrameScheduler: Sendable {
     }
 
     private struct Stream: Sendable {
-        var messages: CircularBuffer<OutgoingMessage>
+        /// The message being written, kept apart from the queue so that taking a frame changes
+        /// it in place (a ring buffer's subscript copies the element out and back).
+        var current: OutgoingMessage?
+        var waiting = CircularBuffer<OutgoingMessage>(initialCapacity: 2)
+
+        var isEmpty: Bool { self.current == nil }
+
+        var count: Int { (self.current == nil ? 0 : 1) + self.waiting.count }
+
+        mutating func append(_ message: OutgoingMessage) {
+            if self.current == nil {
+                self.current = message
+            } else {
+                self.waiting.append(message)
+            }
+        }
 
         /// Takes the next frame of the first message; `finished`: that was its last frame.
         mutating func takeFrame() -> (frame: ProtocolFrame, isProtected: Bool, finished: Bool) {
-            let front = self.messages.startIndex
-            let frame = self.messages[front].frames.next()!
-            let isProtected = self.messages[front].isProtected
-            self.messages[front].remainingFrames -= 1
-            guard self.messages[front].remainingFrames == 0 else { return (frame, isProtected, false) }
-            self.messages.removeFirst()
+            let frame = self.current!.frames.next()!
+            let isProtected = self.current!.isProtected
+            self.current!.remainingFrames -= 1
+            guard self.current!.remainingFrames == 0 else { return (frame, isProtected, false) }
+            self.current = self.waiting.popFirst()
             return (frame, isProtected, true)
         }
     }
@@ -98,12 +112,12 @@ struct FrameScheduler: Sendable {
         self.queuedMessages += 1
         // A stream stays once made (its buffer is reused); it is active while it has messages.
         if !self.streams.contains(key) {
-            self.streams[key] = Stream(messages: CircularBuffer(initialCapacity: 2))
+            self.streams[key] = Stream()
         }
-        if self.streams[existing: key].messages.isEmpty {
+        if self.streams[existing: key].isEmpty {
             self.active[lane.rawValue].append(key)
         }
-        self.streams[existing: key].messages.append(message)
+        self.streams[existing: key].append(message)
     }
 
     /// The next frame to write, or nil when nothing waits.
@@ -113,7 +127,7 @@ struct FrameScheduler: Sendable {
         // In place: the stream record is not moved out of the table and back.
         let (frame, isProtected, finished) = self.streams[existing: key].takeFrame()
         if finished { self.queuedMessages -= 1 }
-        if !self.streams[existing: key].messages.isEmpty {
+        if !self.streams[existing: key].isEmpty {
             self.active[lane.rawValue].append(key)
         }
         // First frames are never protected (protocol spec 5.4.1 §3.1.1).
@@ -157,7 +171,7 @@ struct FrameScheduler: Sendable {
 
     private mutating func remove(key: UInt16, lane: Lane) {
         guard let stream = self.streams.removeValue(forKey: key) else { return }
-        self.queuedMessages -= stream.messages.count
+        self.queuedMessages -= stream.count
         if let index = self.active[lane.rawValue].firstIndex(of: key) {
             self.active[lane.rawValue].remove(at: index)
         }
@@ -166,6 +180,6 @@ struct FrameScheduler: Sendable {
     /// The number of messages queued for a session's service (control frames: service `.control`).
     func queuedMessages(session: SessionID, service: ServiceType, frameType: FrameType = .single) -> Int {
         let lane = Self.lane(frameType: frameType, service: service)
-        return self.streams[Self.key(session: session, lane: lane, service: service)]?.messages.count ?? 0
+        return self.streams[Self.key(session: session, lane: lane, service: service)]?.count ?? 0
     }
 }

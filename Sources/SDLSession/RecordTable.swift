@@ -92,9 +92,11 @@ extension RecordTable: Sequence {
 /// table until one changes (the table copies it first); never mutated while shared, hence
 /// Sendable when its keys and records are.
 final class SlotStorage<Key: Sendable, Value: Sendable>: @unchecked Sendable {
-    private(set) var values: UnsafeMutablePointer<Value>
+    // Unchecked: the table is a value type with exclusive access of its own; a dynamic check
+    // per record access would cost more than the lookup.
+    @exclusivity(unchecked) private(set) var values: UnsafeMutablePointer<Value>
     /// The owner of each slot below `count`; nil for a free slot (its record is uninitialized).
-    private(set) var keys: [Key?] = []
+    @exclusivity(unchecked) private(set) var keys: [Key?] = []
     private var freeSlots: [Int] = []
     private var capacity: Int
 
@@ -174,10 +176,12 @@ struct SlotIndex: Sendable {
 
     var isEmpty: Bool { self.count == 0 }
 
+    @inline(__always)
     private func home(_ bits: UInt64) -> Int {
         Int(truncatingIfNeeded: (bits &* 0x9E37_79B9_7F4A_7C15) >> UInt64(self.shift))
     }
 
+    @inline(__always)
     private func position(of bits: UInt64) -> Int? {
         guard self.count > 0 else { return nil }
         let mask = self.slots.count - 1

@@ -52,37 +52,40 @@ public enum TransportCloseReason: Hashable, Sendable {
 
 /// Events the engine reports. Sessions are named by ``SessionHandle``; their wire session id is in
 /// ``SessionInfo``.
+///
+/// Every case but ``message(_:_:)`` is `indirect`: the events of a message's path stay small
+/// and are copied cheaply through the action queue, and the rare large ones are boxed.
 public enum SessionEvent: Hashable, Sendable {
     /// A session's RPC service is running.
-    case sessionStarted(SessionHandle, SessionInfo)
+    indirect case sessionStarted(SessionHandle, SessionInfo)
     /// A session did not start (app role: the head unit's NAK, a timeout, a lost transport).
-    case sessionStartFailed(SessionHandle, SessionStartFailure)
+    indirect case sessionStartFailed(SessionHandle, SessionStartFailure)
     /// A session ended; every service it ran has been reported ended before.
-    case sessionEnded(SessionHandle, SessionEndReason)
+    indirect case sessionEnded(SessionHandle, SessionEndReason)
     /// Head unit role: a session-0 StartService was refused because no session id was free.
     case sessionLimitReached(TransportID)
     /// A service is running.
-    case serviceStarted(SessionHandle, ServiceType, ServiceInfo)
+    indirect case serviceStarted(SessionHandle, ServiceType, ServiceInfo)
     /// A service did not start.
-    case serviceStartFailed(SessionHandle, ServiceType, ServiceStartFailure)
+    indirect case serviceStartFailed(SessionHandle, ServiceType, ServiceStartFailure)
     /// A running service stopped.
-    case serviceEnded(SessionHandle, ServiceType, ServiceEndReason)
+    indirect case serviceEnded(SessionHandle, ServiceType, ServiceEndReason)
     /// App role: a wanted service cannot start yet, or at all, where it is allowed to run.
-    case serviceWaiting(SessionHandle, ServiceType, ServiceWait)
+    indirect case serviceWaiting(SessionHandle, ServiceType, ServiceWait)
     /// A whole data message (RPC, hybrid, audio, video) arrived for a running service.
     case message(SessionHandle, ReceivedMessage)
     /// App role: the secondary transport of a session changed state.
-    case secondaryTransport(SessionHandle, SecondaryTransportState)
+    indirect case secondaryTransport(SessionHandle, SecondaryTransportState)
     /// Head unit role: frames of a service this head unit ended kept coming after the grace
     /// period (SESSION.md §2 #16); they are dropped.
     case protocolViolation(SessionHandle, ServiceType)
     /// A transport was closed by the engine or reported closed by the I/O layer.
-    case transportClosed(TransportID, TransportClosure)
+    indirect case transportClosed(TransportID, TransportClosure)
     /// A frame or message the engine could not use: a bad header, a broken reassembly, an
     /// undecodable payload. The transport goes on (unless a limit closes it).
-    case protocolError(TransportID, SDLProtocolError)
+    indirect case protocolError(TransportID, SDLProtocolError)
     /// Something legal but odd, or a peer's departure from the spec the engine worked around.
-    case anomaly(Anomaly)
+    indirect case anomaly(Anomaly)
 }
 
 /// What a running session looks like.

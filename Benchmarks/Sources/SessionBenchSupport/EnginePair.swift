@@ -90,8 +90,8 @@ public func heapInUse() -> Int {
 
 /// Heap bytes one idle session costs a head unit: 255 sessions, each started with a v5
 /// StartService on its own accepted transport and answered, less the same engine with the 255
-/// transports and no session, divided by 255.
-public func idleBytesPerSession() -> Int {
+/// transports and no session, divided by 255; and what each of those transports costs alone.
+public func idleBytesPerSession() -> (session: Int, transport: Int) {
     let start = ByteBuffer(
         bytes: [0x50, 0x07, 0x01, 0x00, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x01, 0x20, 0x00, 0x00, 0x00, 0x02]
             + Array("protocolVersion".utf8) + [0x00, 0x06, 0x00, 0x00, 0x00] + Array("5.4.1".utf8) + [0x00, 0x00])
@@ -120,5 +120,5 @@ public func idleBytesPerSession() -> Int {
     }
     let transportsOnly = heapInUse() - beforeEmpty
     withExtendedLifetime((engine, empty)) {}
-    return max(0, withSessions - transportsOnly) / 255
+    return (max(0, withSessions - transportsOnly) / 255, transportsOnly / 255)
 }

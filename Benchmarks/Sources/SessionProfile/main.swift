@@ -34,7 +34,8 @@ case "video":
     }
     print("video: \(delivered) bytes delivered")
 case "idle":
-    print("idle: \(idleBytesPerSession()) heap bytes per session")
+    let idle = idleBytesPerSession()
+    print("idle: \(idle.session) heap bytes per session, \(idle.transport) per accepted transport")
 default:
     fatalError("unknown mode \(mode)")
 }
