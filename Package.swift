@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "SDLBSON", targets: ["SDLBSON"]),
         .library(name: "SDLProtocol", targets: ["SDLProtocol"]),
         .library(name: "SDLRPC", targets: ["SDLRPC"]),
+        .library(name: "SDLSession", targets: ["SDLSession"]),
         .executable(name: "sdl", targets: ["sdl"]),
         .executable(name: "sdl-rpc-gen", targets: ["sdl-rpc-gen"]),
     ],
@@ -29,6 +30,12 @@ let package = Package(
         .target(
             name: "SDLRPC",
             dependencies: ["SDLBSON", "SDLProtocol", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        // The sans-IO session engine: negotiation, sessions, services, scheduling, secondary
+        // transports, heartbeat, security hooks. Knows frames and control payloads, not RPCs.
+        .target(
+            name: "SDLSession",
+            dependencies: ["SDLProtocol", "SDLBSON", .product(name: "NIOCore", package: "swift-nio")]
         ),
         // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated. No product: only sdl-rpc-gen
         // and the tests use it.
@@ -80,6 +87,10 @@ let package = Package(
                 // The spec model drives the generic round-trip tests of every message.
                 "SDLRPCGenerator",
             ]
+        ),
+        .testTarget(
+            name: "SDLSessionTests",
+            dependencies: ["SDLSession", "SDLProtocol", "SDLBSON", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "SDLRPCGeneratorTests",

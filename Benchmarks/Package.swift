@@ -69,6 +69,35 @@ let package = Package(
             path: "Benchmarks/FrameBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // glibc's heap statistics, which Swift's Glibc module does not export.
+        .target(name: "CHeapInUse"),
+        // The in-memory app and head-unit engine pair the session rows and SessionProfile drive.
+        .target(
+            name: "SessionBenchSupport",
+            dependencies: [
+                "CHeapInUse",
+                .product(name: "SDLSession", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // A plain loop through the engine pair for callgrind, and the idle-memory reading (glibc's
+        // heap statistics are meaningless under the benchmark runner's allocator).
+        .executableTarget(
+            name: "SessionProfile",
+            dependencies: ["SessionBenchSupport", .product(name: "SDLSession", package: "swift-sdl"), .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .executableTarget(
+            name: "SessionBenchmarks",
+            dependencies: [
+                "SessionBenchSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "SDLSession", package: "swift-sdl"),
+                .product(name: "SDLProtocol", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/SessionBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

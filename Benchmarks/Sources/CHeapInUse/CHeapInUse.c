@@ -1,0 +1,13 @@
+#include "CHeapInUse.h"
+#if defined(__linux__)
+#include <malloc.h>
+#endif
+
+size_t c_heap_in_use(void) {
+// __GLIBC__ comes from <features.h>, which <malloc.h> includes: test it only after that.
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    return mallinfo2().uordblks;
+#else
+    return 0;
+#endif
+}

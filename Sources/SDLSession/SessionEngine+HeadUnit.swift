@@ -1,0 +1,382 @@
+import NIOCore
+import SDLBSON
+import SDLProtocol
+
+extension SessionEngine {
+    // MARK: - Inputs only a head unit takes
+
+    /// Head unit role: changes the secondary transport offer (an address came up or went away)
+    /// and sends a TransportEventUpdate to every session at 5.1.0 or later (protocol spec 5.4.1
+    /// §3.1.7, SESSION.md §1.4). nil withdraws the offer: sessions get an empty address.
+    public mutating func updateSecondaryTransport(_ offer: SecondaryTransportOffer?, now: NIODeadline) throws(SessionError) {
+        guard self.role == .headUnit else { throw SessionError(.wrongRole, "only a head unit offers secondary transports") }
+        self.secondaryOffer = offer
+        for handle in self.sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let session = self.sessions[handle], session.isRunning, session.version >= .secondaryTransports else { continue }
+            self.sendTransportEventUpdate(to: session, offer: offer ?? SecondaryTransportOffer(tcpAddress: "", tcpPort: nil))
+        }
+    }
+
+    // MARK: - StartService
+
+    mutating func headUnitStartService(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
+        let header = frame.header
+        let messageID = header.messageID?.rawValue ?? 0
+        if header.serviceType == .rpc && header.sessionID.rawValue == 0 {
+            self.headUnitStartSession(frame, on: transport, now: now)
+            return
+        }
+        let service = header.serviceType
+        guard let handle = self.sessionsByID[Int(header.sessionID.rawValue)], let session = self.sessions[handle], session.isRunning
+        else {
+            self.sendStartServiceNAK(
+                service: service, session: header.sessionID, version: min(header.version, .v5), fullVersion: nil,
+                messageID: messageID, refusal: .unknownSession, on: transport)
+            return
+        }
+        let refuse = { (engine: inout SessionEngine, refusal: Refusal) in
+            engine.sendStartServiceNAK(
+                service: service, session: session.id, version: session.frameVersion, fullVersion: session.version,
+                messageID: messageID, refusal: refusal, on: transport)
+            engine.emit(.serviceStartFailed(handle, service, .refused(refusal)))
+        }
+        let slot: TransportSlot
+        if transport == session.primary {
+            slot = .primary
+        } else if transport == session.secondary {
+            slot = .secondary
+        } else {
+            refuse(&self, .transportNotRegistered)
+            return
+        }
+        // E on a version 1 header means "compressed"; Core ignores it there (§2 #12).
+        let wantsProtection = header.isEncrypted
+        switch service {
+        case .rpc:
+            guard wantsProtection, slot == .primary, !session.rpcProtected, !session.rpcUpgrade.isActive else {
+                refuse(&self, .alreadyStarted)
+                return
+            }
+            self.headUnitAcceptStart(
+                .rpc, of: handle, starting: .init(
+                    request: ServiceRequest(isProtected: true), transport: transport, slot: slot, deadline: nil,
+                    messageID: messageID, handshaking: false), now: now)
+        case .audio, .video:
+            if session.frameVersion.rawValue < 3 {
+                refuse(&self, .versionTooLow)
+            } else if !session.registered {
+                refuse(&self, .notRegistered)
+            } else if session[service: service].isActive {
+                refuse(&self, .alreadyStarted)
+            } else if !self.headUnitAllows(service, on: slot, session: session) {
+                refuse(&self, .notAllowedOnTransport)
+            } else {
+                var video: VideoParameters?
+                if service == .video {
+                    var payload = LenientPayload(frame.payload)
+                    video = VideoParameters(
+                        height: payload.integer("height").flatMap { Int32(exactly: $0) },
+                        width: payload.integer("width").flatMap { Int32(exactly: $0) },
+                        videoProtocol: payload.string("videoProtocol"), videoCodec: payload.string("videoCodec"))
+                    var rejected: [String] = []
+                    if let value = video?.videoProtocol, !self.configuration.headUnit.videoProtocols.contains(value) {
+                        rejected.append("videoProtocol")
+                    }
+                    if let value = video?.videoCodec, !self.configuration.headUnit.videoCodecs.contains(value) {
+                        rejected.append("videoCodec")
+                    }
+                    if !rejected.isEmpty {
+                        refuse(&self, .rejectedParameters(rejected))
+                        return
+                    }
+                }
+                self.headUnitAcceptStart(
+                    service, of: handle, starting: .init(
+                        request: ServiceRequest(isProtected: wantsProtection, video: video), transport: transport, slot: slot,
+                        deadline: nil, messageID: messageID, handshaking: false), now: now)
+            }
+        default:
+            refuse(&self, .unsupportedService)
+        }
+    }
+
+    /// Whether the offer lets `service` run on `slot` for this session: without an offer, or below
+    /// 5.1.0, only the primary.
+    func headUnitAllows(_ service: ServiceType, on slot: TransportSlot, session: SessionRecord) -> Bool {
+        guard let offer = self.secondaryOffer, session.version >= .secondaryTransports else { return slot == .primary }
+        let list = service == .audio ? offer.audioServiceTransports : offer.videoServiceTransports
+        return list.contains(slot)
+    }
+
+    /// Starts a service the head unit accepted: at once, or after a protection handshake.
+    mutating func headUnitAcceptStart(_ service: ServiceType, of handle: SessionHandle, starting: ServiceState.Starting, now: NIODeadline) {
+        guard starting.request.isProtected else {
+            self.headUnitAnswerStart(service, of: handle, starting: starting, protected: false, now: now)
+            return
+        }
+        switch self.sessions[existing: handle].security.state {
+        case .established:
+            self.headUnitAnswerStart(service, of: handle, starting: starting, protected: true, now: now)
+        case .handshaking:
+            // A second protected start joins the running handshake (Core, ph:2072).
+            var joined = starting
+            joined.handshaking = true
+            joined.deadline = now + self.configuration.serviceStartTimeout
+            self.sessions[existing: handle][service: service] = .starting(joined)
+            self.noteDeadline(joined.deadline!)
+        case .none:
+            guard let factory = self.configuration.makeSecurityProvider else {
+                self.anomaly(.unprotectFailed, session: handle, "a protected \(service) start without a security provider")
+                self.headUnitProtectionFailed(service, of: handle, starting: starting, now: now)
+                return
+            }
+            if self.sessions[existing: handle].security.provider == nil {
+                self.sessions[existing: handle].security.provider = factory(handle)
+            }
+            var handshaking = starting
+            handshaking.handshaking = true
+            handshaking.deadline = now + self.configuration.serviceStartTimeout
+            self.sessions[existing: handle][service: service] = .starting(handshaking)
+            self.noteDeadline(handshaking.deadline!)
+            self.beginHandshake(of: handle, for: service, now: now)
+        }
+    }
+
+    /// The handshake for a protected start failed: a forced service is refused, any other one
+    /// starts unprotected (ACK with E=0), as Core does (SESSION.md §2 #11).
+    mutating func headUnitProtectionFailed(_ service: ServiceType, of handle: SessionHandle, starting: ServiceState.Starting, now: NIODeadline) {
+        guard let session = self.sessions[handle] else { return }
+        if self.configuration.headUnit.forceProtectedServices.contains(service) || service == .rpc {
+            self.sessions[existing: handle][service: service] = .stopped
+            self.sendStartServiceNAK(
+                service: service, session: session.id, version: session.frameVersion, fullVersion: session.version,
+                messageID: starting.messageID, refusal: .protectionFailed, on: starting.transport)
+            self.emit(.serviceStartFailed(handle, service, .refused(.protectionFailed)))
+        } else {
+            self.anomaly(.protectionDowngraded, session: handle, "\(service) starts unprotected after a failed handshake")
+            self.headUnitAnswerStart(service, of: handle, starting: starting, protected: false, now: now)
+        }
+    }
+
+    /// Sends the StartServiceACK of a started service and reports it.
+    mutating func headUnitAnswerStart(
+        _ service: ServiceType, of handle: SessionHandle, starting: ServiceState.Starting, protected: Bool, now: NIODeadline
+    ) {
+        let session = self.sessions[existing: handle]
+        let mtu = self.configuration.headUnit.advertisedMTU
+        var payload = ByteBuffer()
+        if session.frameVersion >= .v5 {
+            let video = starting.request.video
+            let ack = StartServiceACKPayload(
+                mtu: mtu, height: video?.height, width: video?.width, videoProtocol: video?.videoProtocol,
+                videoCodec: video?.videoCodec)
+            try! ack.write(to: &payload)
+        }
+        // D.3: an E=1 control frame never carries a clear payload.
+        self.sendControl(
+            .startServiceACK, service: service, session: session.id, version: session.frameVersion,
+            messageID: starting.messageID, payload: payload, eBit: protected, protectPayload: protected,
+            on: starting.transport)
+        if service == .rpc {
+            self.sessions[existing: handle].rpcProtected = protected
+            self.sessions[existing: handle].rpcUpgrade = .stopped
+            self.emit(.serviceStarted(handle, .rpc, self.serviceInfo(.rpc, of: handle)!))
+            return
+        }
+        let running = ServiceState.Running(
+            transport: starting.transport, slot: starting.slot, isProtected: protected, mtu: mtu, video: starting.request.video)
+        self.sessions[existing: handle][service: service] = .running(running)
+        self.emit(
+            .serviceStarted(
+                handle, service,
+                ServiceInfo(transport: running.transport, slot: running.slot, isProtected: protected, mtu: mtu, video: running.video)))
+    }
+
+    // MARK: - Negotiation (protocol spec 5.4.1 §3.1.1, SESSION.md §1.1)
+
+    mutating func headUnitStartSession(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
+        let header = frame.header
+        let messageID = header.messageID?.rawValue ?? 0
+        guard self.transports[existing: transport].kind != .secondary else {
+            self.sendStartServiceNAK(
+                service: .rpc, session: SessionID(0), version: min(header.version, .v5), fullVersion: nil,
+                messageID: messageID, refusal: .notAllowedOnTransport, on: transport)
+            return
+        }
+        let ours = self.configuration.maxProtocolVersion
+        // What the app offers: a version 5 offer is a BSON protocolVersion ≥ 5.0.0 (v1 header, the
+        // spec's way) or a header of version 5 or more (the JavaScript suite's way, Core accepts it).
+        var offered: SDLVersion?
+        var payload = LenientPayload(frame.payload)
+        var unusable = false
+        if let text = payload.string("protocolVersion") {
+            if let version = SDLVersion(parsing: text), version.major >= 5 {
+                offered = version
+            } else {
+                unusable = true
+            }
+        } else if frame.payload.readableBytes > 0 {
+            // BSON without a usable protocolVersion, or bytes that are not BSON: "not supplied".
+            unusable = true
+        }
+        if offered == nil && header.version.rawValue >= 5 {
+            // A version 5 header counts as version 5 support (Core, ph:278-281).
+            offered = ours
+        }
+        if !payload.problems.isEmpty {
+            self.anomaly(.malformedControlPayload, transport: transport, "StartService(RPC): " + payload.problems.joined(separator: "; "))
+        }
+        let coreCompatible = self.configuration.headUnit.negotiationPolicy == .coreCompatible
+        if unusable && offered == nil && coreCompatible {
+            // Core: ParseFullVersion fails → NAK in the request's header version, without payload.
+            self.sendControl(.startServiceNAK, service: .rpc, session: SessionID(0), version: header.version, messageID: messageID, on: transport)
+            return
+        }
+        let speaksV5 = offered != nil && ours.major >= 5
+        guard let (id, hash) = self.allocator.allocate() else {
+            self.emit(.sessionLimitReached(transport))
+            if coreCompatible {
+                self.sendControl(.startServiceNAK, service: .rpc, session: SessionID(0), version: .v1, messageID: 0, on: transport)
+            } else {
+                self.sendStartServiceNAK(
+                    service: .rpc, session: SessionID(0), version: speaksV5 ? .v5 : .v4, fullVersion: offered,
+                    messageID: messageID, refusal: .noFreeSessionID, on: transport)
+            }
+            return
+        }
+        let negotiated = speaksV5 ? min(offered!, ours) : SDLVersion(major: min(4, ours.major))
+        let frameVersion = ProtocolVersion(rawValue: UInt8(min(speaksV5 ? 5 : 4, Int(ours.major))))
+        let handle = self.makeHandle()
+        var session = SessionRecord(handle: handle, phase: .running, primary: transport, frameVersion: frameVersion, version: negotiated)
+        session.id = id
+        session.hashID = hash
+        session.versionFromFirstFrame = !speaksV5
+        session.mtu = self.configuration.headUnit.advertisedMTU
+        session.flood = self.configuration.headUnit.floodLimit.map(RateMeter.init)
+        if let timeout = self.configuration.headUnit.registrationTimeout {
+            session.registrationDeadline = now + timeout
+            self.noteDeadline(now + timeout)
+        }
+        let offer = negotiated >= .secondaryTransports ? self.secondaryOffer : nil
+        let vehicle = negotiated >= .vehicleType ? self.configuration.headUnit.vehicleInfo : VehicleInfo()
+        session.info = SessionInfo(
+            sessionID: id, version: negotiated, frameVersion: frameVersion, hashID: hash, mtu: session.mtu, transport: transport,
+            secondaryTransports: offer?.transportTypes ?? [], audioServiceTransports: offer?.audioServiceTransports,
+            videoServiceTransports: offer?.videoServiceTransports, vehicle: vehicle, authToken: nil)
+        self.sessions[handle] = session
+        self.sessionsByID[Int(id.rawValue)] = handle
+        // What we advertise is what we accept, on every service of the session.
+        self.setMTU(session.mtu, session: id, services: [.control, .rpc, .hybrid, .audio, .video], direction: .receive)
+        self.transports[existing: transport].kind = .primary
+        self.transports[existing: transport].sessions[id.rawValue] = handle
+
+        var ackPayload = ByteBuffer()
+        if speaksV5 {
+            let ack = StartServiceACKPayload(
+                protocolVersion: negotiated.description, hashID: Int32(bitPattern: hash),
+                mtu: self.configuration.headUnit.advertisedMTU,
+                secondaryTransports: negotiated >= .secondaryTransports && offer != nil ? offer!.transportTypes : nil,
+                audioServiceTransports: offer?.audioServiceTransports.map(\.rawValue),
+                videoServiceTransports: offer?.videoServiceTransports.map(\.rawValue),
+                make: vehicle.make, model: vehicle.model, modelYear: vehicle.modelYear, trim: vehicle.trim,
+                systemSoftwareVersion: vehicle.systemSoftwareVersion, systemHardwareVersion: vehicle.systemHardwareVersion)
+            try! ack.write(to: &ackPayload)
+        } else if frameVersion.hasMessageID {
+            RawHashID.write(hash, to: &ackPayload)
+        }
+        self.sendControl(.startServiceACK, service: .rpc, session: id, version: frameVersion, messageID: messageID, payload: ackPayload, on: transport)
+        if let offer {
+            // After the ACK in the session's control queue, so never ahead of it (§2 #36).
+            self.sendTransportEventUpdate(to: self.sessions[existing: handle], offer: offer)
+        }
+        if self.configuration.heartbeat.origination == .always && frameVersion.rawValue >= 3 {
+            self.startWatching(handle, now: now)
+        }
+        self.emit(.sessionStarted(handle, session.info!))
+    }
+
+    mutating func sendTransportEventUpdate(to session: SessionRecord, offer: SecondaryTransportOffer) {
+        var payload = ByteBuffer()
+        let update = TransportEventUpdatePayload(
+            tcpIPAddress: offer.tcpAddress, tcpPort: offer.tcpAddress.isEmpty ? nil : offer.tcpPort)
+        try! update.write(to: &payload)
+        self.sendControl(
+            .transportEventUpdate, service: .control, session: session.id, version: session.frameVersion,
+            messageID: self.sessions[existing: session.handle].takeMessageID(), payload: payload, on: session.primary)
+    }
+
+    /// A StartServiceNAK: BSON `{rejectedParams, reason}` at version 5 (`reason` from 5.3.0),
+    /// no payload below.
+    mutating func sendStartServiceNAK(
+        service: ServiceType, session: SessionID, version: ProtocolVersion, fullVersion: SDLVersion?, messageID: UInt32,
+        refusal: Refusal, on transport: TransportID
+    ) {
+        self.sendNAK(
+            .startServiceNAK, service: service, session: session, version: version, fullVersion: fullVersion,
+            messageID: messageID, rejectedParams: refusal.rejectedParams, reason: refusal.description, on: transport)
+    }
+
+    mutating func sendNAK(
+        _ info: ControlFrameInfo, service: ServiceType, session: SessionID, version: ProtocolVersion, fullVersion: SDLVersion?,
+        messageID: UInt32, rejectedParams: [String], reason: String, on transport: TransportID
+    ) {
+        var payload = ByteBuffer()
+        if version >= .v5 {
+            let withReason = (fullVersion ?? .nakReason) >= .nakReason
+            let nak = ServiceNAKPayload(
+                rejectedParams: rejectedParams.isEmpty ? nil : rejectedParams, reason: withReason ? reason : nil)
+            try! nak.write(to: &payload)
+        }
+        self.sendControl(info, service: service, session: session, version: version, messageID: messageID, payload: payload, on: transport)
+    }
+
+    // MARK: - RegisterSecondaryTransport (protocol spec 5.4.1 §3.1.6, SESSION.md §1.3, scenario 34)
+
+    mutating func headUnitRegisterSecondary(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
+        let sid = frame.header.sessionID
+        let refuse = { (engine: inout SessionEngine, version: ProtocolVersion, reason: String) in
+            var payload = ByteBuffer()
+            try! RegisterSecondaryTransportNAKPayload(reason: reason).write(to: &payload)
+            engine.sendControl(.registerSecondaryTransportNAK, service: .control, session: sid, version: version, messageID: 2, payload: payload, on: transport)
+        }
+        guard sid.rawValue != 0 else {
+            refuse(&self, .v5, "RegisterSecondaryTransport MUST include a non-zero session ID")
+            return
+        }
+        guard let handle = self.sessionsByID[Int(sid.rawValue)], let session = self.sessions[handle], session.isRunning else {
+            refuse(&self, .v5, "RegisterSecondaryTransport session ID not found")
+            return
+        }
+        if transport == session.primary {
+            // Core wedges on this (§2 #24); refuse it and keep serving.
+            refuse(&self, session.frameVersion, "RegisterSecondaryTransport must be sent on a secondary transport")
+            return
+        }
+        if self.transports[existing: transport].kind == .primary {
+            refuse(&self, session.frameVersion, "RegisterSecondaryTransport on a connection that is another session's primary")
+            return
+        }
+        guard session.version >= .secondaryTransports, self.secondaryOffer != nil else {
+            refuse(&self, session.frameVersion, "secondary transport not enabled for this session")
+            return
+        }
+        guard session.secondary == nil else {
+            refuse(&self, session.frameVersion, "RegisterSecondaryTransport session ID has already been registered")
+            return
+        }
+        self.sessions[existing: handle].secondary = transport
+        self.transports[existing: transport].kind = .secondary
+        self.transports[existing: transport].sessions[sid.rawValue] = handle
+        self.sendControl(.registerSecondaryTransportACK, service: .control, session: sid, version: session.frameVersion, messageID: 2, on: transport)
+    }
+
+    // MARK: - Ending sessions from the head unit
+
+    /// Ends a session on the head unit's initiative (flood, timeouts, violations): EndService(RPC)
+    /// on its primary, then everything is released at once.
+    mutating func endSessionByHeadUnit(_ handle: SessionHandle, reason: SessionEndReason, now: NIODeadline) {
+        guard let session = self.sessions[handle], session.isRunning else { return }
+        self.sendEndService(.rpc, of: handle, on: session.primary, now: now)
+        self.endSessionNow(handle, reason: reason, now: now)
+    }
+}
