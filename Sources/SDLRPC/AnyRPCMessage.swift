@@ -12,8 +12,10 @@ extension RPCParameterFormat {
 }
 
 extension RPCStruct {
-    /// Decodes the parameters section of an RPC payload in the given format; validates unless
-    /// `options.validate` is false. An empty section is an empty object (binary header JSON size
+    /// Decodes the parameters section of an RPC payload in the given format, under
+    /// `options.receivePolicy`: strictly (the default) it validates unless `options.validate` is
+    /// false; leniently it keeps what does not conform in `droppedParameters` (``RPCDecoded``
+    /// lists the violations too). An empty section is an empty object (binary header JSON size
     /// 0), so a message without mandatory parameters decodes from it and one with them throws
     /// `missingParameter`.
     public init(parameters: ByteBuffer, format: RPCParameterFormat, options: RPCCodingOptions = .default) throws(RPCError) {
@@ -101,6 +103,10 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
     /// Whether the binary header says `erroneousResponse` rather than `response`; only a response
     /// `message` can be one (`payload` refuses others).
     public var isErroneousResponse: Bool
+    /// What lenient decoding (``RPCReceivePolicy/lenient``) found wrong with the message, in
+    /// parameter order; empty otherwise, and for messages built in code. Not compared by `==`:
+    /// it describes how the message arrived, not the message.
+    public var violations: [RPCViolation] = []
 
     public init(
         _ message: any RPCMessage, correlationID: UInt32, bulkData: ByteBuffer = ByteBuffer(), isErroneousResponse: Bool = false
@@ -135,8 +141,9 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Decodes a whole RPC payload (protocol spec 5.4.1 §5.1): the binary header picks the
-    /// generated type, the parameters are decoded (and validated unless `options.validate` is
-    /// false), the rest is bulk data. `format` nil tells JSON from BSON by the bytes. A JSON size
+    /// generated type, the parameters are decoded under `options.receivePolicy` (strictly by
+    /// default, validated unless `options.validate` is false; leniently with `violations`
+    /// listed), the rest is bulk data. `format` nil tells JSON from BSON by the bytes. A JSON size
     /// of 0 means no parameters: they decode as an empty object.
     public init(payload: ByteBuffer, format: RPCParameterFormat? = nil, options: RPCCodingOptions = .default) throws(RPCError) {
         let parsed: RPCPayload
@@ -151,6 +158,7 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
         }
         let format = format ?? RPCParameterFormat.detect(parsed.parameters.readableBytesView)
         self.message = try type.init(parameters: parsed.parameters, format: format, options: options)
+        self.violations = self.message.violations(options: options)
         self.correlationID = parsed.header.correlationID
         self.bulkData = parsed.bulkData
         self.isErroneousResponse = parsed.header.rpcType == .erroneousResponse

@@ -12,10 +12,18 @@ import SDLBSON
 struct BSONParameterReader: RPCParameterReader {
     /// Stands on the current element, which the next read consumes (`hasElement` false once read).
     var cursor: _BSONCursor
+    let _keepsNonconformingParts: Bool
 
     /// A reader standing on `document` itself; `beginObject()` enters it.
-    init(_ document: BSONDocument) {
+    init(_ document: BSONDocument, keepsNonconformingParts: Bool = false) {
         self.cursor = _BSONCursor(document)
+        self._keepsNonconformingParts = keepsNonconformingParts
+    }
+
+    var _mark: _BSONCursor._Mark { self.cursor._mark }
+
+    mutating func _rewind(to mark: _BSONCursor._Mark) {
+        self.cursor._rewind(to: mark)
     }
 
     // MARK: Structure
@@ -167,7 +175,8 @@ func withBSONParameterReader<T>(
     _ buffer: ByteBuffer, options: RPCCodingOptions,
     _ body: (inout BSONParameterReader) throws(RPCError) -> T
 ) throws(RPCError) -> T {
-    var reader = BSONParameterReader(try validatedBSON(buffer, options: options))
+    var reader = BSONParameterReader(
+        try validatedBSON(buffer, options: options), keepsNonconformingParts: options.receivePolicy.keepsNonconformingParts)
     try reader.beginObject()
     return try body(&reader)
 }
@@ -200,9 +209,7 @@ extension RPCStruct {
         let value = try withBSONParameterReader(bytes, options: options) { (reader) throws(RPCError) in
             try Self(parametersFrom: &reader)
         }
-        if options.validate {
-            try value.check(options)
-        }
+        try value.checkDecoded(options)
         return value
     }
 

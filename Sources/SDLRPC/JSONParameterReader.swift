@@ -27,12 +27,29 @@ struct JSONParameterReader: RPCParameterReader {
     /// The key, when it had escapes and its bytes differ from the input's.
     var escapedKey: String?
     private(set) var keyHash: UInt32 = 0
+    let _keepsNonconformingParts: Bool
 
     /// A reader over `bytes`, which must stay valid while it is used; callers get one from
     /// `withJSONParameterReader(_:options:_:)` or the message APIs.
-    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, keepsNonconformingParts: Bool = false) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self._keepsNonconformingParts = keepsNonconformingParts
+    }
+
+    /// Where a value starts: its byte offset and the nesting depth there.
+    struct _Mark {
+        var index: Int
+        var depth: Int
+    }
+
+    var _mark: _Mark { _Mark(index: self.index, depth: self.depth) }
+
+    mutating func _rewind(to mark: _Mark) {
+        self.index = mark.index
+        self.depth = mark.depth
+        // A value is marked after its key or its array's comma: no comma is due before it.
+        self.atFirstMember = false
     }
 
     // MARK: Structure

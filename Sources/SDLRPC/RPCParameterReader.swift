@@ -46,6 +46,18 @@ public protocol RPCParameterReader {
     mutating func readString() throws(RPCError) -> String
     /// Reads any value, for parameters the spec does not define.
     mutating func readUnknown() throws(RPCError) -> RPCValue
+
+    /// Implementation detail of lenient decoding: a saved reading position.
+    associatedtype _Mark
+    /// Implementation detail: the position of the value about to be read (after `nextKey()` or
+    /// `nextElement()` returned true).
+    var _mark: _Mark { get }
+    /// Implementation detail: goes back to a mark taken in a container that is still open, so that
+    /// the marked value is read again (as raw parameters, after it failed to read typed).
+    mutating func _rewind(to mark: _Mark)
+    /// Implementation detail: whether non-conforming optional parts are kept raw instead of
+    /// failing the decode (`RPCReceivePolicy.lenient` and `.off`).
+    var _keepsNonconformingParts: Bool { get }
 }
 
 extension RPCParameterReader {
@@ -60,6 +72,116 @@ extension RPCParameterReader {
         } catch {
             throw error.prefixed(.key(key.description))
         }
+    }
+
+    /// Decodes the optional parameter `key` into its slot, as `decode(_:_:)` does; when the reader
+    /// keeps non-conforming parts (``RPCReceivePolicy/lenient``, ``RPCReceivePolicy/off``) a value
+    /// that does not conform in a way the typed value cannot hold (a mandatory parameter missing
+    /// inside it, a wrong type, a number out of the Swift type's range) leaves the slot nil and
+    /// goes into `dropped` as received. The strict path is `decode(_:_:)` itself.
+    @inline(__always)
+    public mutating func decode<Value: RPCParameterValue>(
+        _ slot: inout Value?, _ key: StaticString, droppingInto dropped: inout RPCDroppedParameters
+    ) throws(RPCError) {
+        if self._keepsNonconformingParts {
+            try self.decodeKeepingRaw(&slot, key, droppingInto: &dropped)
+        } else {
+            try self.decode(&slot, key)
+        }
+    }
+
+    /// Decodes the array parameter `key` into its slot, as `decode(_:_:)` does; when the reader
+    /// keeps non-conforming parts, an element that does not conform goes into `dropped` with its
+    /// index on the wire and the conforming ones make the typed array, and an optional parameter
+    /// that is no array at all goes into `dropped` whole.
+    @inline(__always)
+    public mutating func decodeArray<Element: RPCParameterValue>(
+        _ slot: inout [Element]?, _ key: StaticString, isOptional: Bool, droppingInto dropped: inout RPCDroppedParameters
+    ) throws(RPCError) {
+        if self._keepsNonconformingParts {
+            try self.decodeArrayKeepingRaw(&slot, key, isOptional: isOptional, droppingInto: &dropped)
+        } else {
+            try self.decode(&slot, key)
+        }
+    }
+
+    /// The lenient path of `decode(_:_:droppingInto:)`.
+    mutating func decodeKeepingRaw<Value: RPCParameterValue>(
+        _ slot: inout Value?, _ key: StaticString, droppingInto dropped: inout RPCDroppedParameters
+    ) throws(RPCError) {
+        if slot != nil || dropped.contains(key) {
+            throw RPCError.duplicate(key.description)
+        }
+        let mark = self._mark
+        do throws(RPCError) {
+            slot = try Value(parameterFrom: &self)
+        } catch {
+            guard error.isContainable else { throw error.prefixed(.key(key.description)) }
+            try self.drop(at: mark, key, index: nil, because: error, into: &dropped)
+        }
+    }
+
+    /// The lenient path of `decodeArray(_:_:isOptional:droppingInto:)`.
+    mutating func decodeArrayKeepingRaw<Element: RPCParameterValue>(
+        _ slot: inout [Element]?, _ key: StaticString, isOptional: Bool, droppingInto dropped: inout RPCDroppedParameters
+    ) throws(RPCError) {
+        if slot != nil || dropped.contains(key) {
+            throw RPCError.duplicate(key.description)
+        }
+        let mark = self._mark
+        do throws(RPCError) {
+            try self.beginArray()
+        } catch {
+            guard isOptional, error.isContainable else { throw error.prefixed(.key(key.description)) }
+            try self.drop(at: mark, key, index: nil, because: error, into: &dropped)
+            return
+        }
+        var elements: [Element] = []
+        var index = 0
+        while true {
+            let more: Bool
+            do throws(RPCError) {
+                more = try self.nextElement()
+            } catch {
+                throw error.prefixed(.key(key.description))
+            }
+            guard more else { break }
+            let elementMark = self._mark
+            do throws(RPCError) {
+                elements.append(try Element(parameterFrom: &self))
+            } catch {
+                guard error.isContainable else { throw error.prefixed(.index(index)).prefixed(.key(key.description)) }
+                try self.drop(at: elementMark, key, index: index, because: error, into: &dropped)
+            }
+            index += 1
+        }
+        slot = elements
+    }
+
+    /// Reads the value at `mark` again as raw parameters and adds it to `dropped` with the error
+    /// (its path relative to the value) that kept it out of the typed value. What cannot be read
+    /// raw either (a BSON type no `RPCValue` holds) fails the decode, marked so that no
+    /// enclosing optional part tries again.
+    private mutating func drop(
+        at mark: _Mark, _ key: StaticString, index: Int?, because error: RPCError, into dropped: inout RPCDroppedParameters
+    ) throws(RPCError) {
+        var prefix: [RPCError.PathComponent] = [.key(key.description)]
+        if let index {
+            prefix.append(.index(index))
+        }
+        self._rewind(to: mark)
+        let value: RPCValue
+        do throws(RPCError) {
+            value = try self.readUnknown()
+        } catch {
+            var final = error
+            final.path.insert(contentsOf: prefix, at: 0)
+            final.isFinal = true
+            throw final
+        }
+        var relative = error
+        relative.path.insert(contentsOf: prefix, at: 0)
+        try dropped.add(key: key, index: index, value: value, error: relative)
     }
 
     /// Keeps the current parameter, unknown to this spec version, with its name. The caller checks
