@@ -400,7 +400,7 @@ public struct BSONElement: Sendable {
     }
 
     /// The value of an int32 or int64 element, widened: SDL peers disagree on integer widths,
-    /// so readers of integer fields accept either (DESIGN.md §3).
+    /// so readers of integer fields accept either (ARCHITECTURE.md §3).
     @inlinable
     public var integerValue: Int64? {
         switch self.type {

@@ -118,7 +118,7 @@ public struct BSONError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Resource limits applied to untrusted input (DESIGN.md §3: every limit is a named value).
+/// Resource limits applied to untrusted input (ARCHITECTURE.md §7: every limit is a named value).
 public struct BSONLimits: Hashable, Sendable {
     /// The deepest nesting accepted, counting the outermost document (or JSON value) as depth 1;
     /// every embedded document, array or code-with-scope scope adds one. Default 100.

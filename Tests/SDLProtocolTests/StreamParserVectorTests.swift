@@ -83,7 +83,7 @@ import Testing
             if expect["errorAtByteIndex"] != nil || expect["framesAfterResync"] != nil { expectedErrors = 1 }
             if id == "java-sdlpsm-v1-control-startservice-too-big" {
                 // Java refuses a v1 data size of 1493 (above 1500 − 8). We receive tolerantly
-                // (DESIGN.md §3): a v1/v2 frame may carry up to the 1500-byte MTU as payload, so
+                // (ARCHITECTURE.md §3): a v1/v2 frame may carry up to the 1500-byte MTU as payload, so
                 // the header is good and the decoder waits for its payload.
                 expectedErrors = 0
             }
@@ -212,7 +212,7 @@ import Testing
         }
     }
 
-    /// The MTU tables: what each peer uses, and what we use (DESIGN.md §3).
+    /// The MTU tables: what each peer uses, and what we use (ARCHITECTURE.md §3).
     @Test func mtuTables() throws {
         let vectors = try loadVectors("multiframe.json").filter { $0["kind"] as? String == "mtu_table" }
         #expect(vectors.count == 3)
