@@ -165,7 +165,8 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Builds a message from a function name, an RPC type and JSON parameters text (what the `sdl
-    /// rpc encode` command gets), validated unless `options.validate` is false.
+    /// rpc encode` command gets), decoded under `options.receivePolicy` as
+    /// `init(payload:format:options:)` decodes.
     public init(
         functionName: String, rpcType: RPCType, correlationID: UInt32 = 0, jsonParameters: String,
         bulkData: ByteBuffer = ByteBuffer(), options: RPCCodingOptions = .default
@@ -187,9 +188,33 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
             throw RPCError(.unknownFunction, "no \(rpcType) of function \(functionID) in the spec")
         }
         self.message = try type.init(jsonParameters: jsonParameters, options: options)
+        self.violations = self.message.violations(options: options)
         self.correlationID = correlationID
         self.bulkData = bulkData
         self.isErroneousResponse = rpcType == .erroneousResponse
+    }
+
+    /// The answer to a request that could not be read: its function's response with `success`
+    /// false, `resultCode` INVALID_DATA and the error as `info` (its first 1,000 characters, the
+    /// spec's `maxlength`), as SDL Core answers a request whose parameters break the spec. What a
+    /// head unit, which reads requests with the ``RPCReceivePolicy/strict`` policy, sends back;
+    /// `functionID` and `correlationID` come from the request's binary header
+    /// (`RPCPayload(parsing:)`), which a parameter error leaves readable. Nil when the function
+    /// has no response in the spec (an unknown function id gets UNSUPPORTED_REQUEST instead).
+    public static func invalidDataResponse(functionID: FunctionID, correlationID: UInt32, error: RPCError) -> AnyRPCMessage? {
+        guard let type = Self.messageType(functionID: functionID, rpcType: .response) else { return nil }
+        var info = String(String.UnicodeScalarView(error.description.unicodeScalars.prefix(1000)))
+        if info.isEmpty {
+            info = "invalid data"
+        }
+        let parameters = RPCValue.object([
+            "success": .bool(false), "resultCode": .string(SDLResult.invalidData.wireName), "info": .string(info),
+        ])
+        // Every response of the spec has these three parameters and no other mandatory one.
+        guard let text = try? parameters.jsonText(), let message = try? type.init(jsonParameters: text) else {
+            return nil
+        }
+        return AnyRPCMessage(message, correlationID: correlationID)
     }
 
     /// The whole RPC payload: binary header (with this message's `rpcType`), parameters in

@@ -193,8 +193,8 @@ func validatedBSON(_ buffer: ByteBuffer, options: RPCCodingOptions) throws(RPCEr
 }
 
 extension RPCStruct {
-    /// Decodes a value from a BSON parameters document (protocol version 5), validating it unless
-    /// `options.validate` is false.
+    /// Decodes a value from a BSON parameters document (protocol version 5) under
+    /// `options.receivePolicy`, as `init(jsonParameters:options:)` decodes JSON.
     public init(bsonParameters: ByteBuffer, options: RPCCodingOptions = .default) throws(RPCError) {
         self = try Self._decodeBSONParameters(bsonParameters, options: options)
     }

@@ -89,19 +89,23 @@ public struct RPCDroppedParameters: Hashable, Sendable, RandomAccessCollection {
         }
     }
 
-    /// Adds a dropped part; duplicateParameter when the whole parameter `key` was dropped before
-    /// (it is then repeated on the wire). Keeps the order; elements of one array come in
-    /// increasing index order, so the common case appends.
-    mutating func add(key: StaticString, index: Int?, value: RPCValue, error: RPCError) throws(RPCError) {
-        let name = key.description
-        if index == nil && !self.entries[self.range(forKey: name)].isEmpty {
-            throw RPCError.duplicate(name)
-        }
+    /// An entry for the part of parameter `key` (its element `index`) dropped because of `error`,
+    /// whose path starts at `key`.
+    static func entry(key: StaticString, index: Int?, value: RPCValue, error: RPCError) -> Entry {
         let droppedPathCount = index == nil ? 1 : 2
         let violation = RPCViolation(error, depthInsideDroppedPart: error.path.count - droppedPathCount)
-        let entry = Entry(key: name, index: index, value: value, violation: violation)
-        let position = self.entries.partitioningIndex { Self.precedes(entry, $0) }
-        self.entries.insert(entry, at: position)
+        return Entry(key: key.description, index: index, value: value, violation: violation)
+    }
+
+    /// Adds the entries of one parameter that has none yet (decoders check for a repeated key
+    /// before reading): a whole value, or the dropped elements of one array in increasing index
+    /// order. One insertion per parameter, so that a struct whose arrays arrive in the reverse of
+    /// key order still costs time linear in its entries (per element, earlier entries would be
+    /// moved once per element of a later array).
+    mutating func add(_ run: [Entry]) {
+        guard let first = run.first else { return }
+        let position = self.range(forKey: first.key).lowerBound
+        self.entries.insert(contentsOf: run, at: position)
     }
 
     /// Whether parameter `key` has an entry (a whole one or elements), compared by bytes.

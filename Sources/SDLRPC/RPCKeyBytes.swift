@@ -25,13 +25,13 @@ enum RPCKeyBytes {
         }
 
         func hash(into hasher: inout Hasher) {
+            // Both paths feed the hasher the same bytes in one call, so equal keys hash equally
+            // whichever path each takes.
             let hashed: Void? = self.name.utf8.withContiguousStorageIfAvailable { bytes in
                 hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
             }
             if hashed == nil {
-                for byte in self.name.utf8 {
-                    hasher.combine(byte)
-                }
+                Array(self.name.utf8).withUnsafeBytes { hasher.combine(bytes: $0) }
             }
         }
     }

@@ -117,7 +117,7 @@ extension RPCParameterReader {
             slot = try Value(parameterFrom: &self)
         } catch {
             guard error.isContainable else { throw error.prefixed(.key(key.description)) }
-            try self.drop(at: mark, key, index: nil, because: error, into: &dropped)
+            dropped.add([try self.readDropped(at: mark, key, index: nil, because: error)])
         }
     }
 
@@ -133,10 +133,11 @@ extension RPCParameterReader {
             try self.beginArray()
         } catch {
             guard isOptional, error.isContainable else { throw error.prefixed(.key(key.description)) }
-            try self.drop(at: mark, key, index: nil, because: error, into: &dropped)
+            dropped.add([try self.readDropped(at: mark, key, index: nil, because: error)])
             return
         }
         var elements: [Element] = []
+        var droppedElements: [RPCDroppedParameters.Entry] = []
         var index = 0
         while true {
             let more: Bool
@@ -151,20 +152,25 @@ extension RPCParameterReader {
                 elements.append(try Element(parameterFrom: &self))
             } catch {
                 guard error.isContainable else { throw error.prefixed(.index(index)).prefixed(.key(key.description)) }
-                try self.drop(at: elementMark, key, index: index, because: error, into: &dropped)
+                droppedElements.append(try self.readDropped(at: elementMark, key, index: index, because: error))
             }
             index += 1
         }
+        dropped.add(droppedElements)
         slot = elements
     }
 
-    /// Reads the value at `mark` again as raw parameters and adds it to `dropped` with the error
+    /// Reads the value at `mark` again as raw parameters: the entry for `dropped`, with the error
     /// (its path relative to the value) that kept it out of the typed value. What cannot be read
-    /// raw either (a BSON type no `RPCValue` holds) fails the decode, marked so that no
-    /// enclosing optional part tries again.
-    private mutating func drop(
-        at mark: _Mark, _ key: StaticString, index: Int?, because error: RPCError, into dropped: inout RPCDroppedParameters
-    ) throws(RPCError) {
+    /// raw either (a BSON type no `RPCValue` holds) fails the decode, marked so that no enclosing
+    /// optional part tries again.
+    ///
+    /// A part inside a part that is dropped later is read raw again then, so a byte is read at
+    /// most once typed and once per enclosing dropped part: linear in the input, times at most
+    /// `maxNestingDepth`.
+    private mutating func readDropped(
+        at mark: _Mark, _ key: StaticString, index: Int?, because error: RPCError
+    ) throws(RPCError) -> RPCDroppedParameters.Entry {
         var prefix: [RPCError.PathComponent] = [.key(key.description)]
         if let index {
             prefix.append(.index(index))
@@ -181,7 +187,7 @@ extension RPCParameterReader {
         }
         var relative = error
         relative.path.insert(contentsOf: prefix, at: 0)
-        try dropped.add(key: key, index: index, value: value, error: relative)
+        return RPCDroppedParameters.entry(key: key, index: index, value: value, error: relative)
     }
 
     /// Keeps the current parameter, unknown to this spec version, with its name. The caller checks
