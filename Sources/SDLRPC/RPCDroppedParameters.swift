@@ -17,6 +17,10 @@
 /// so equal messages have equal stores. Only decoders add entries.
 public struct RPCDroppedParameters: Hashable, Sendable, RandomAccessCollection {
     /// One dropped part.
+    ///
+    /// Equal when key, index, value and the violation's code and path are: the violation's
+    /// `detail` is text for people, and names the format the part came in ("found BSON string"),
+    /// so that the same message read from JSON and from BSON compares equal.
     public struct Entry: Hashable, Sendable {
         /// The spec parameter of the struct holding this store.
         public let key: String
@@ -27,6 +31,19 @@ public struct RPCDroppedParameters: Hashable, Sendable, RandomAccessCollection {
         /// Why: the first violation found inside the part, its paths relative to the struct
         /// holding this store (`droppedPath` is `key`, or `key[index]`).
         public let violation: RPCViolation
+
+        public static func == (lhs: Entry, rhs: Entry) -> Bool {
+            lhs.key == rhs.key && lhs.index == rhs.index && lhs.value == rhs.value
+                && lhs.violation.code == rhs.violation.code && lhs.violation.path == rhs.violation.path
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(self.key)
+            hasher.combine(self.index)
+            hasher.combine(self.value)
+            hasher.combine(self.violation.code)
+            hasher.combine(self.violation.path)
+        }
     }
 
     /// The entries, sorted by key and index.
