@@ -317,16 +317,7 @@ public struct RPCValidator: Sendable {
         _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped: RPCDroppedParameters = RPCDroppedParameters()
     ) {
         guard self.fits(level: self.depth + 1, key) else { return }
-        if !dropped.isEmpty {
-            let elementsFit = value.isEmpty || self.fits(level: self.depth + 2, key, index: 0)
-            if self.mergingDropped(value, key, minSize, maxSize, dropped, { validator, element, index in
-                if elementsFit {
-                    validator.element(element, key, index: index)
-                }
-            }) {
-                return
-            }
-        }
+        if !dropped.isEmpty, self.structuresMergingDropped(value, key, minSize, maxSize, dropped) { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         guard !value.isEmpty, self.fits(level: self.depth + 2, key, index: 0) else { return }
         self.depth += 2
@@ -337,6 +328,21 @@ public struct RPCValidator: Sendable {
             self.prefix(since: start, key: key, index: index)
         }
         self.depth -= 2
+    }
+
+    /// `structures` when lenient decoding dropped elements of `key` (see `mergingDropped`). Out of
+    /// line, so that the common path of `structures` stays as small as it was: inlined, this made
+    /// the optimizer copy every element the loop there validates.
+    @inline(never)
+    private mutating func structuresMergingDropped<Value: RPCStruct>(
+        _ value: [Value], _ key: StaticString, _ minSize: Int?, _ maxSize: Int?, _ dropped: RPCDroppedParameters
+    ) -> Bool {
+        let elementsFit = value.isEmpty || self.fits(level: self.depth + 2, key, index: 0)
+        return self.mergingDropped(value, key, minSize, maxSize, dropped) { validator, element, index in
+            if elementsFit {
+                validator.element(element, key, index: index)
+            }
+        }
     }
 
     /// Checks element `index` of a struct array.
@@ -364,7 +370,8 @@ public struct RPCValidator: Sendable {
     /// The array checks when lenient decoding dropped elements of `key`: the size counts the
     /// elements on the wire, each kept element is checked (`check`) with its index on the wire,
     /// each dropped one reported where it was. False, having done nothing, when none of `key`'s
-    /// elements was dropped.
+    /// elements was dropped. Out of line: only leniently decoded values come here.
+    @inline(never)
     private mutating func mergingDropped<Element>(
         _ value: [Element], _ key: StaticString, _ minSize: Int?, _ maxSize: Int?, _ dropped: RPCDroppedParameters,
         _ check: (inout RPCValidator, Element, Int) -> Void

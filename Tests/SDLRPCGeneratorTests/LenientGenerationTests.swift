@@ -41,7 +41,7 @@ struct LenientGenerationTests {
             #"validator.strings(self.tags, "tags", minSize: 1, maxSize: 5, minLength: 1, maxLength: nil, dropped: self.droppedParameters)"#,
             #"if let value = self.colors { validator.enumerations(value, "colors", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "colors") }"#,
             // The property every struct has.
-            "public var droppedParameters = RPCDroppedParameters()\n",
+            "public var droppedParameters: RPCDroppedParameters\n",
         ]
         for line in expected {
             #expect(structs.contains(line), "missing: \(line)")
@@ -51,7 +51,7 @@ struct LenientGenerationTests {
     @Test("a struct of mandatory scalars has the property but no local store: nothing in it can be dropped")
     func mandatoryScalarsOnly() throws {
         let structs = try Self.structs(structBody: "")
-        #expect(structs.contains("public var droppedParameters = RPCDroppedParameters()\n"))
+        #expect(structs.contains("public var droppedParameters: RPCDroppedParameters\n"))
         #expect(!structs.contains("var droppedParameters = RPCDroppedParameters()\n        while"))
         #expect(!structs.contains("self.droppedParameters = droppedParameters"))
         #expect(!structs.contains("droppingInto"))

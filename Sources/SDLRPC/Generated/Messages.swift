@@ -42,7 +42,7 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         syncMsgVersion: SDLSyncMsgVersion,
@@ -80,6 +80,7 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -129,7 +130,23 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         guard let languageDesired else { throw RPCError.missingParameter("languageDesired") }
         guard let hmiDisplayLanguageDesired else { throw RPCError.missingParameter("hmiDisplayLanguageDesired") }
         guard let appID else { throw RPCError.missingParameter("appID") }
-        self.init(syncMsgVersion: syncMsgVersion, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, isMediaApplication: isMediaApplication, languageDesired: languageDesired, hmiDisplayLanguageDesired: hmiDisplayLanguageDesired, appHMIType: appHMIType, hashID: hashID, deviceInfo: deviceInfo, appID: appID, fullAppID: fullAppID, appInfo: appInfo, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters)
+        self.syncMsgVersion = syncMsgVersion
+        self.appName = appName
+        self.ttsName = ttsName
+        self.ngnMediaScreenAppName = ngnMediaScreenAppName
+        self.vrSynonyms = vrSynonyms
+        self.isMediaApplication = isMediaApplication
+        self.languageDesired = languageDesired
+        self.hmiDisplayLanguageDesired = hmiDisplayLanguageDesired
+        self.appHMIType = appHMIType
+        self.hashID = hashID
+        self.deviceInfo = deviceInfo
+        self.appID = appID
+        self.fullAppID = fullAppID
+        self.appInfo = appInfo
+        self.dayColorScheme = dayColorScheme
+        self.nightColorScheme = nightColorScheme
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -227,7 +244,7 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -277,6 +294,7 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         self.systemSoftwareVersion = systemSoftwareVersion
         self.iconResumed = iconResumed
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -334,7 +352,29 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, syncMsgVersion: syncMsgVersion, language: language, hmiDisplayLanguage: hmiDisplayLanguage, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, hmiZoneCapabilities: hmiZoneCapabilities, speechCapabilities: speechCapabilities, prerecordedSpeech: prerecordedSpeech, vrCapabilities: vrCapabilities, audioPassThruCapabilities: audioPassThruCapabilities, pcmStreamCapabilities: pcmStreamCapabilities, vehicleType: vehicleType, supportedDiagModes: supportedDiagModes, hmiCapabilities: hmiCapabilities, sdlVersion: sdlVersion, systemSoftwareVersion: systemSoftwareVersion, iconResumed: iconResumed, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.syncMsgVersion = syncMsgVersion
+        self.language = language
+        self.hmiDisplayLanguage = hmiDisplayLanguage
+        self.displayCapabilities = displayCapabilities
+        self.buttonCapabilities = buttonCapabilities
+        self.softButtonCapabilities = softButtonCapabilities
+        self.presetBankCapabilities = presetBankCapabilities
+        self.hmiZoneCapabilities = hmiZoneCapabilities
+        self.speechCapabilities = speechCapabilities
+        self.prerecordedSpeech = prerecordedSpeech
+        self.vrCapabilities = vrCapabilities
+        self.audioPassThruCapabilities = audioPassThruCapabilities
+        self.pcmStreamCapabilities = pcmStreamCapabilities
+        self.vehicleType = vehicleType
+        self.supportedDiagModes = supportedDiagModes
+        self.hmiCapabilities = hmiCapabilities
+        self.sdlVersion = sdlVersion
+        self.systemSoftwareVersion = systemSoftwareVersion
+        self.iconResumed = iconResumed
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -400,12 +440,13 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -414,7 +455,8 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(unknownParameters: unknownParameters)
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -442,7 +484,7 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -454,6 +496,7 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -473,7 +516,10 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -511,7 +557,7 @@ public struct SDLCreateWindowRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         windowID: Int32,
@@ -527,6 +573,7 @@ public struct SDLCreateWindowRequest: RPCMessage {
         self.associatedServiceType = associatedServiceType
         self.duplicateUpdatesFromWindowID = duplicateUpdatesFromWindowID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -551,7 +598,12 @@ public struct SDLCreateWindowRequest: RPCMessage {
         guard let windowID else { throw RPCError.missingParameter("windowID") }
         guard let windowName else { throw RPCError.missingParameter("windowName") }
         guard let type else { throw RPCError.missingParameter("type") }
-        self.init(windowID: windowID, windowName: windowName, type: type, associatedServiceType: associatedServiceType, duplicateUpdatesFromWindowID: duplicateUpdatesFromWindowID, unknownParameters: unknownParameters)
+        self.windowID = windowID
+        self.windowName = windowName
+        self.type = type
+        self.associatedServiceType = associatedServiceType
+        self.duplicateUpdatesFromWindowID = duplicateUpdatesFromWindowID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -589,7 +641,7 @@ public struct SDLCreateWindowResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -601,6 +653,7 @@ public struct SDLCreateWindowResponse: RPCMessage {
         self.info = info
         self.resultCode = resultCode
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -620,7 +673,10 @@ public struct SDLCreateWindowResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters)
+        self.success = success
+        self.info = info
+        self.resultCode = resultCode
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -650,7 +706,7 @@ public struct SDLDeleteWindowRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         windowID: Int32,
@@ -658,6 +714,7 @@ public struct SDLDeleteWindowRequest: RPCMessage {
     ) {
         self.windowID = windowID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -671,7 +728,9 @@ public struct SDLDeleteWindowRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let windowID else { throw RPCError.missingParameter("windowID") }
-        self.init(windowID: windowID, unknownParameters: unknownParameters)
+        self.windowID = windowID
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -700,7 +759,7 @@ public struct SDLDeleteWindowResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -712,6 +771,7 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         self.info = info
         self.resultCode = resultCode
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -731,7 +791,10 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters)
+        self.success = success
+        self.info = info
+        self.resultCode = resultCode
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -777,7 +840,7 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         userLocation: SDLSeatLocation? = nil,
@@ -801,6 +864,7 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         self.keyboardProperties = keyboardProperties
         self.menuLayout = menuLayout
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -830,7 +894,16 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(userLocation: userLocation, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, vrHelpTitle: vrHelpTitle, vrHelp: vrHelp, menuTitle: menuTitle, menuIcon: menuIcon, keyboardProperties: keyboardProperties, menuLayout: menuLayout, unknownParameters: unknownParameters)
+        self.userLocation = userLocation
+        self.helpPrompt = helpPrompt
+        self.timeoutPrompt = timeoutPrompt
+        self.vrHelpTitle = vrHelpTitle
+        self.vrHelp = vrHelp
+        self.menuTitle = menuTitle
+        self.menuIcon = menuIcon
+        self.keyboardProperties = keyboardProperties
+        self.menuLayout = menuLayout
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -877,7 +950,7 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -889,6 +962,7 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -908,7 +982,10 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -938,7 +1015,7 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         properties: [SDLGlobalProperty],
@@ -946,6 +1023,7 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
     ) {
         self.properties = properties
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -960,7 +1038,8 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let properties else { throw RPCError.missingParameter("properties") }
-        self.init(properties: properties, unknownParameters: unknownParameters)
+        self.properties = properties
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -991,7 +1070,7 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -1003,6 +1082,7 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1022,7 +1102,10 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1060,7 +1143,7 @@ public struct SDLAddCommandRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         cmdID: Int32,
@@ -1076,6 +1159,7 @@ public struct SDLAddCommandRequest: RPCMessage {
         self.cmdIcon = cmdIcon
         self.secondaryImage = secondaryImage
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1098,7 +1182,12 @@ public struct SDLAddCommandRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
-        self.init(cmdID: cmdID, menuParams: menuParams, vrCommands: vrCommands, cmdIcon: cmdIcon, secondaryImage: secondaryImage, unknownParameters: unknownParameters)
+        self.cmdID = cmdID
+        self.menuParams = menuParams
+        self.vrCommands = vrCommands
+        self.cmdIcon = cmdIcon
+        self.secondaryImage = secondaryImage
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1137,7 +1226,7 @@ public struct SDLAddCommandResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -1149,6 +1238,7 @@ public struct SDLAddCommandResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1168,7 +1258,10 @@ public struct SDLAddCommandResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1198,7 +1291,7 @@ public struct SDLDeleteCommandRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         cmdID: Int32,
@@ -1206,6 +1299,7 @@ public struct SDLDeleteCommandRequest: RPCMessage {
     ) {
         self.cmdID = cmdID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1219,7 +1313,9 @@ public struct SDLDeleteCommandRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
-        self.init(cmdID: cmdID, unknownParameters: unknownParameters)
+        self.cmdID = cmdID
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1249,7 +1345,7 @@ public struct SDLDeleteCommandResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -1261,6 +1357,7 @@ public struct SDLDeleteCommandResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1280,7 +1377,10 @@ public struct SDLDeleteCommandResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1326,7 +1426,7 @@ public struct SDLAddSubMenuRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         menuID: Int32,
@@ -1350,6 +1450,7 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         self.tertiaryText = tertiaryText
         self.secondaryImage = secondaryImage
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1381,7 +1482,16 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
         guard let menuName else { throw RPCError.missingParameter("menuName") }
-        self.init(menuID: menuID, position: position, menuName: menuName, menuIcon: menuIcon, menuLayout: menuLayout, parentID: parentID, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters)
+        self.menuID = menuID
+        self.position = position
+        self.menuName = menuName
+        self.menuIcon = menuIcon
+        self.menuLayout = menuLayout
+        self.parentID = parentID
+        self.secondaryText = secondaryText
+        self.tertiaryText = tertiaryText
+        self.secondaryImage = secondaryImage
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1428,7 +1538,7 @@ public struct SDLAddSubMenuResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -1440,6 +1550,7 @@ public struct SDLAddSubMenuResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1459,7 +1570,10 @@ public struct SDLAddSubMenuResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1489,7 +1603,7 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         menuID: Int32,
@@ -1497,6 +1611,7 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
     ) {
         self.menuID = menuID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1510,7 +1625,9 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
-        self.init(menuID: menuID, unknownParameters: unknownParameters)
+        self.menuID = menuID
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1540,7 +1657,7 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -1552,6 +1669,7 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1571,7 +1689,10 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1601,7 +1722,7 @@ public struct SDLShowAppMenuRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         menuID: Int32? = nil,
@@ -1609,6 +1730,7 @@ public struct SDLShowAppMenuRequest: RPCMessage {
     ) {
         self.menuID = menuID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1622,7 +1744,8 @@ public struct SDLShowAppMenuRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(menuID: menuID, unknownParameters: unknownParameters)
+        self.menuID = menuID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1653,7 +1776,7 @@ public struct SDLShowAppMenuResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -1665,6 +1788,7 @@ public struct SDLShowAppMenuResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1684,7 +1808,10 @@ public struct SDLShowAppMenuResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1716,7 +1843,7 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         interactionChoiceSetID: Int32,
@@ -1726,6 +1853,7 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
         self.interactionChoiceSetID = interactionChoiceSetID
         self.choiceSet = choiceSet
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1743,7 +1871,9 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
         guard let choiceSet else { throw RPCError.missingParameter("choiceSet") }
-        self.init(interactionChoiceSetID: interactionChoiceSetID, choiceSet: choiceSet, unknownParameters: unknownParameters)
+        self.interactionChoiceSetID = interactionChoiceSetID
+        self.choiceSet = choiceSet
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1776,7 +1906,7 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -1788,6 +1918,7 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1807,7 +1938,10 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1855,7 +1989,7 @@ public struct SDLPerformInteractionRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         initialText: String,
@@ -1881,6 +2015,7 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         self.interactionLayout = interactionLayout
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1915,7 +2050,17 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         guard let initialText else { throw RPCError.missingParameter("initialText") }
         guard let interactionMode else { throw RPCError.missingParameter("interactionMode") }
         guard let interactionChoiceSetIDList else { throw RPCError.missingParameter("interactionChoiceSetIDList") }
-        self.init(initialText: initialText, initialPrompt: initialPrompt, interactionMode: interactionMode, interactionChoiceSetIDList: interactionChoiceSetIDList, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, timeout: timeout, vrHelp: vrHelp, interactionLayout: interactionLayout, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.initialText = initialText
+        self.initialPrompt = initialPrompt
+        self.interactionMode = interactionMode
+        self.interactionChoiceSetIDList = interactionChoiceSetIDList
+        self.helpPrompt = helpPrompt
+        self.timeoutPrompt = timeoutPrompt
+        self.timeout = timeout
+        self.vrHelp = vrHelp
+        self.interactionLayout = interactionLayout
+        self.cancelID = cancelID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1970,7 +2115,7 @@ public struct SDLPerformInteractionResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -1988,6 +2133,7 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         self.manualTextEntry = manualTextEntry
         self.triggerSource = triggerSource
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2013,7 +2159,13 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, choiceID: choiceID, manualTextEntry: manualTextEntry, triggerSource: triggerSource, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.choiceID = choiceID
+        self.manualTextEntry = manualTextEntry
+        self.triggerSource = triggerSource
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2049,7 +2201,7 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         interactionChoiceSetID: Int32,
@@ -2057,6 +2209,7 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
     ) {
         self.interactionChoiceSetID = interactionChoiceSetID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2070,7 +2223,9 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
-        self.init(interactionChoiceSetID: interactionChoiceSetID, unknownParameters: unknownParameters)
+        self.interactionChoiceSetID = interactionChoiceSetID
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2100,7 +2255,7 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -2112,6 +2267,7 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2131,7 +2287,10 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2179,7 +2338,7 @@ public struct SDLAlertRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         alertText1: String? = nil,
@@ -2205,6 +2364,7 @@ public struct SDLAlertRequest: RPCMessage {
         self.alertIcon = alertIcon
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2236,7 +2396,17 @@ public struct SDLAlertRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(alertText1: alertText1, alertText2: alertText2, alertText3: alertText3, ttsChunks: ttsChunks, duration: duration, playTone: playTone, progressIndicator: progressIndicator, softButtons: softButtons, alertIcon: alertIcon, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.alertText1 = alertText1
+        self.alertText2 = alertText2
+        self.alertText3 = alertText3
+        self.ttsChunks = ttsChunks
+        self.duration = duration
+        self.playTone = playTone
+        self.progressIndicator = progressIndicator
+        self.softButtons = softButtons
+        self.alertIcon = alertIcon
+        self.cancelID = cancelID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2287,7 +2457,7 @@ public struct SDLAlertResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -2301,6 +2471,7 @@ public struct SDLAlertResponse: RPCMessage {
         self.info = info
         self.tryAgainTime = tryAgainTime
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2322,7 +2493,11 @@ public struct SDLAlertResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.tryAgainTime = tryAgainTime
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2366,7 +2541,7 @@ public struct SDLSubtleAlertRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         alertText1: String? = nil,
@@ -2386,6 +2561,7 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         self.softButtons = softButtons
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2411,7 +2587,14 @@ public struct SDLSubtleAlertRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(alertText1: alertText1, alertText2: alertText2, alertIcon: alertIcon, ttsChunks: ttsChunks, duration: duration, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.alertText1 = alertText1
+        self.alertText2 = alertText2
+        self.alertIcon = alertIcon
+        self.ttsChunks = ttsChunks
+        self.duration = duration
+        self.softButtons = softButtons
+        self.cancelID = cancelID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2456,7 +2639,7 @@ public struct SDLSubtleAlertResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -2470,6 +2653,7 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         self.info = info
         self.tryAgainTime = tryAgainTime
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2491,7 +2675,11 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.tryAgainTime = tryAgainTime
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2521,12 +2709,13 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2535,7 +2724,8 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(unknownParameters: unknownParameters)
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2589,7 +2779,7 @@ public struct SDLShowRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         mainField1: String? = nil,
@@ -2627,6 +2817,7 @@ public struct SDLShowRequest: RPCMessage {
         self.windowID = windowID
         self.templateConfiguration = templateConfiguration
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2670,7 +2861,23 @@ public struct SDLShowRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, alignment: alignment, statusBar: statusBar, mediaClock: mediaClock, mediaTrack: mediaTrack, graphic: graphic, secondaryGraphic: secondaryGraphic, softButtons: softButtons, customPresets: customPresets, metadataTags: metadataTags, templateTitle: templateTitle, windowID: windowID, templateConfiguration: templateConfiguration, unknownParameters: unknownParameters)
+        self.mainField1 = mainField1
+        self.mainField2 = mainField2
+        self.mainField3 = mainField3
+        self.mainField4 = mainField4
+        self.alignment = alignment
+        self.statusBar = statusBar
+        self.mediaClock = mediaClock
+        self.mediaTrack = mediaTrack
+        self.graphic = graphic
+        self.secondaryGraphic = secondaryGraphic
+        self.softButtons = softButtons
+        self.customPresets = customPresets
+        self.metadataTags = metadataTags
+        self.templateTitle = templateTitle
+        self.windowID = windowID
+        self.templateConfiguration = templateConfiguration
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2731,7 +2938,7 @@ public struct SDLShowResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -2743,6 +2950,7 @@ public struct SDLShowResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2762,7 +2970,10 @@ public struct SDLShowResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2792,7 +3003,7 @@ public struct SDLSpeakRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         ttsChunks: [SDLTTSChunk],
@@ -2800,6 +3011,7 @@ public struct SDLSpeakRequest: RPCMessage {
     ) {
         self.ttsChunks = ttsChunks
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2814,7 +3026,8 @@ public struct SDLSpeakRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let ttsChunks else { throw RPCError.missingParameter("ttsChunks") }
-        self.init(ttsChunks: ttsChunks, unknownParameters: unknownParameters)
+        self.ttsChunks = ttsChunks
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2845,7 +3058,7 @@ public struct SDLSpeakResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -2857,6 +3070,7 @@ public struct SDLSpeakResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2876,7 +3090,10 @@ public struct SDLSpeakResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2918,7 +3135,7 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         startTime: SDLStartTime? = nil,
@@ -2938,6 +3155,7 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         self.backSeekIndicator = backSeekIndicator
         self.countRate = countRate
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2964,7 +3182,14 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let updateMode else { throw RPCError.missingParameter("updateMode") }
-        self.init(startTime: startTime, endTime: endTime, updateMode: updateMode, audioStreamingIndicator: audioStreamingIndicator, forwardSeekIndicator: forwardSeekIndicator, backSeekIndicator: backSeekIndicator, countRate: countRate, unknownParameters: unknownParameters)
+        self.startTime = startTime
+        self.endTime = endTime
+        self.updateMode = updateMode
+        self.audioStreamingIndicator = audioStreamingIndicator
+        self.forwardSeekIndicator = forwardSeekIndicator
+        self.backSeekIndicator = backSeekIndicator
+        self.countRate = countRate
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3007,7 +3232,7 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -3019,6 +3244,7 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3038,7 +3264,10 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3082,7 +3311,7 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         initialPrompt: [SDLTTSChunk]? = nil,
@@ -3104,6 +3333,7 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         self.audioType = audioType
         self.muteAudio = muteAudio
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3135,7 +3365,15 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         guard let maxDuration else { throw RPCError.missingParameter("maxDuration") }
         guard let bitsPerSample else { throw RPCError.missingParameter("bitsPerSample") }
         guard let audioType else { throw RPCError.missingParameter("audioType") }
-        self.init(initialPrompt: initialPrompt, audioPassThruDisplayText1: audioPassThruDisplayText1, audioPassThruDisplayText2: audioPassThruDisplayText2, samplingRate: samplingRate, maxDuration: maxDuration, bitsPerSample: bitsPerSample, audioType: audioType, muteAudio: muteAudio, unknownParameters: unknownParameters)
+        self.initialPrompt = initialPrompt
+        self.audioPassThruDisplayText1 = audioPassThruDisplayText1
+        self.audioPassThruDisplayText2 = audioPassThruDisplayText2
+        self.samplingRate = samplingRate
+        self.maxDuration = maxDuration
+        self.bitsPerSample = bitsPerSample
+        self.audioType = audioType
+        self.muteAudio = muteAudio
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3180,7 +3418,7 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -3192,6 +3430,7 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3211,7 +3450,10 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3239,12 +3481,13 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3253,7 +3496,8 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(unknownParameters: unknownParameters)
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3281,7 +3525,7 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -3293,6 +3537,7 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3312,7 +3557,10 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3342,7 +3590,7 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         buttonName: SDLButtonName,
@@ -3350,6 +3598,7 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
     ) {
         self.buttonName = buttonName
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3363,7 +3612,9 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
-        self.init(buttonName: buttonName, unknownParameters: unknownParameters)
+        self.buttonName = buttonName
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3393,7 +3644,7 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -3405,6 +3656,7 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3424,7 +3676,10 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3454,7 +3709,7 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         buttonName: SDLButtonName,
@@ -3462,6 +3717,7 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
     ) {
         self.buttonName = buttonName
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3475,7 +3731,9 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
-        self.init(buttonName: buttonName, unknownParameters: unknownParameters)
+        self.buttonName = buttonName
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3505,7 +3763,7 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -3517,6 +3775,7 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3536,7 +3795,10 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3634,7 +3896,7 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         gps: Bool? = nil,
@@ -3710,6 +3972,7 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3791,7 +4054,42 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.gps = gps
+        self.speed = speed
+        self.rpm = rpm
+        self.fuelLevel = fuelLevel
+        self.fuelLevel_State = fuelLevel_State
+        self.instantFuelConsumption = instantFuelConsumption
+        self.fuelRange = fuelRange
+        self.climateData = climateData
+        self.externalTemperature = externalTemperature
+        self.turnSignal = turnSignal
+        self.gearStatus = gearStatus
+        self.prndl = prndl
+        self.tirePressure = tirePressure
+        self.odometer = odometer
+        self.beltStatus = beltStatus
+        self.bodyInformation = bodyInformation
+        self.deviceStatus = deviceStatus
+        self.driverBraking = driverBraking
+        self.wiperStatus = wiperStatus
+        self.headLampStatus = headLampStatus
+        self.engineTorque = engineTorque
+        self.accPedalPosition = accPedalPosition
+        self.steeringWheelAngle = steeringWheelAngle
+        self.engineOilLife = engineOilLife
+        self.electronicParkBrakeStatus = electronicParkBrakeStatus
+        self.cloudAppVehicleID = cloudAppVehicleID
+        self.stabilityControlsStatus = stabilityControlsStatus
+        self.eCallInfo = eCallInfo
+        self.airbagStatus = airbagStatus
+        self.emergencyEvent = emergencyEvent
+        self.clusterModeStatus = clusterModeStatus
+        self.myKey = myKey
+        self.windowStatus = windowStatus
+        self.handsOffSteering = handsOffSteering
+        self.seatOccupancy = seatOccupancy
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3960,7 +4258,7 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -4042,6 +4340,7 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4131,7 +4430,45 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.gps = gps
+        self.speed = speed
+        self.rpm = rpm
+        self.fuelLevel = fuelLevel
+        self.fuelLevel_State = fuelLevel_State
+        self.instantFuelConsumption = instantFuelConsumption
+        self.fuelRange = fuelRange
+        self.climateData = climateData
+        self.externalTemperature = externalTemperature
+        self.turnSignal = turnSignal
+        self.gearStatus = gearStatus
+        self.prndl = prndl
+        self.tirePressure = tirePressure
+        self.odometer = odometer
+        self.beltStatus = beltStatus
+        self.bodyInformation = bodyInformation
+        self.deviceStatus = deviceStatus
+        self.driverBraking = driverBraking
+        self.wiperStatus = wiperStatus
+        self.headLampStatus = headLampStatus
+        self.engineTorque = engineTorque
+        self.accPedalPosition = accPedalPosition
+        self.steeringWheelAngle = steeringWheelAngle
+        self.engineOilLife = engineOilLife
+        self.electronicParkBrakeStatus = electronicParkBrakeStatus
+        self.cloudAppVehicleID = cloudAppVehicleID
+        self.stabilityControlsStatus = stabilityControlsStatus
+        self.eCallInfo = eCallInfo
+        self.airbagStatus = airbagStatus
+        self.emergencyEvent = emergencyEvent
+        self.clusterModes = clusterModes
+        self.myKey = myKey
+        self.windowStatus = windowStatus
+        self.handsOffSteering = handsOffSteering
+        self.seatOccupancy = seatOccupancy
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4299,7 +4636,7 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         gps: Bool? = nil,
@@ -4375,6 +4712,7 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4456,7 +4794,42 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.gps = gps
+        self.speed = speed
+        self.rpm = rpm
+        self.fuelLevel = fuelLevel
+        self.fuelLevel_State = fuelLevel_State
+        self.instantFuelConsumption = instantFuelConsumption
+        self.fuelRange = fuelRange
+        self.climateData = climateData
+        self.externalTemperature = externalTemperature
+        self.turnSignal = turnSignal
+        self.gearStatus = gearStatus
+        self.prndl = prndl
+        self.tirePressure = tirePressure
+        self.odometer = odometer
+        self.beltStatus = beltStatus
+        self.bodyInformation = bodyInformation
+        self.deviceStatus = deviceStatus
+        self.driverBraking = driverBraking
+        self.wiperStatus = wiperStatus
+        self.headLampStatus = headLampStatus
+        self.engineTorque = engineTorque
+        self.accPedalPosition = accPedalPosition
+        self.steeringWheelAngle = steeringWheelAngle
+        self.engineOilLife = engineOilLife
+        self.electronicParkBrakeStatus = electronicParkBrakeStatus
+        self.cloudAppVehicleID = cloudAppVehicleID
+        self.stabilityControlsStatus = stabilityControlsStatus
+        self.eCallInfo = eCallInfo
+        self.airbagStatus = airbagStatus
+        self.emergencyEvent = emergencyEvent
+        self.clusterModeStatus = clusterModeStatus
+        self.myKey = myKey
+        self.windowStatus = windowStatus
+        self.handsOffSteering = handsOffSteering
+        self.seatOccupancy = seatOccupancy
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4625,7 +4998,7 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -4707,6 +5080,7 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4796,7 +5170,45 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.gps = gps
+        self.speed = speed
+        self.rpm = rpm
+        self.fuelLevel = fuelLevel
+        self.fuelLevel_State = fuelLevel_State
+        self.instantFuelConsumption = instantFuelConsumption
+        self.fuelRange = fuelRange
+        self.climateData = climateData
+        self.externalTemperature = externalTemperature
+        self.turnSignal = turnSignal
+        self.gearStatus = gearStatus
+        self.prndl = prndl
+        self.tirePressure = tirePressure
+        self.odometer = odometer
+        self.beltStatus = beltStatus
+        self.bodyInformation = bodyInformation
+        self.deviceStatus = deviceStatus
+        self.driverBraking = driverBraking
+        self.wiperStatus = wiperStatus
+        self.headLampStatus = headLampStatus
+        self.engineTorque = engineTorque
+        self.accPedalPosition = accPedalPosition
+        self.steeringWheelAngle = steeringWheelAngle
+        self.engineOilLife = engineOilLife
+        self.electronicParkBrakeStatus = electronicParkBrakeStatus
+        self.cloudAppVehicleID = cloudAppVehicleID
+        self.stabilityControlsStatus = stabilityControlsStatus
+        self.eCallInfo = eCallInfo
+        self.airbagStatus = airbagStatus
+        self.emergencyEvent = emergencyEvent
+        self.clusterModes = clusterModes
+        self.myKey = myKey
+        self.windowStatus = windowStatus
+        self.handsOffSteering = handsOffSteering
+        self.seatOccupancy = seatOccupancy
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4966,7 +5378,7 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         gps: Bool? = nil,
@@ -5044,6 +5456,7 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5127,7 +5540,43 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.gps = gps
+        self.speed = speed
+        self.rpm = rpm
+        self.fuelLevel = fuelLevel
+        self.fuelLevel_State = fuelLevel_State
+        self.instantFuelConsumption = instantFuelConsumption
+        self.fuelRange = fuelRange
+        self.climateData = climateData
+        self.externalTemperature = externalTemperature
+        self.turnSignal = turnSignal
+        self.vin = vin
+        self.gearStatus = gearStatus
+        self.prndl = prndl
+        self.tirePressure = tirePressure
+        self.odometer = odometer
+        self.beltStatus = beltStatus
+        self.bodyInformation = bodyInformation
+        self.deviceStatus = deviceStatus
+        self.driverBraking = driverBraking
+        self.wiperStatus = wiperStatus
+        self.headLampStatus = headLampStatus
+        self.engineTorque = engineTorque
+        self.accPedalPosition = accPedalPosition
+        self.steeringWheelAngle = steeringWheelAngle
+        self.engineOilLife = engineOilLife
+        self.electronicParkBrakeStatus = electronicParkBrakeStatus
+        self.cloudAppVehicleID = cloudAppVehicleID
+        self.stabilityControlsStatus = stabilityControlsStatus
+        self.eCallInfo = eCallInfo
+        self.airbagStatus = airbagStatus
+        self.emergencyEvent = emergencyEvent
+        self.clusterModeStatus = clusterModeStatus
+        self.myKey = myKey
+        self.windowStatus = windowStatus
+        self.handsOffSteering = handsOffSteering
+        self.seatOccupancy = seatOccupancy
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5300,7 +5749,7 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -5384,6 +5833,7 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5475,7 +5925,46 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.gps = gps
+        self.speed = speed
+        self.rpm = rpm
+        self.fuelLevel = fuelLevel
+        self.fuelLevel_State = fuelLevel_State
+        self.instantFuelConsumption = instantFuelConsumption
+        self.fuelRange = fuelRange
+        self.climateData = climateData
+        self.externalTemperature = externalTemperature
+        self.turnSignal = turnSignal
+        self.vin = vin
+        self.gearStatus = gearStatus
+        self.prndl = prndl
+        self.tirePressure = tirePressure
+        self.odometer = odometer
+        self.beltStatus = beltStatus
+        self.bodyInformation = bodyInformation
+        self.deviceStatus = deviceStatus
+        self.driverBraking = driverBraking
+        self.wiperStatus = wiperStatus
+        self.headLampStatus = headLampStatus
+        self.engineTorque = engineTorque
+        self.accPedalPosition = accPedalPosition
+        self.steeringWheelAngle = steeringWheelAngle
+        self.engineOilLife = engineOilLife
+        self.electronicParkBrakeStatus = electronicParkBrakeStatus
+        self.cloudAppVehicleID = cloudAppVehicleID
+        self.stabilityControlsStatus = stabilityControlsStatus
+        self.eCallInfo = eCallInfo
+        self.airbagStatus = airbagStatus
+        self.emergencyEvent = emergencyEvent
+        self.clusterModeStatus = clusterModeStatus
+        self.myKey = myKey
+        self.windowStatus = windowStatus
+        self.handsOffSteering = handsOffSteering
+        self.seatOccupancy = seatOccupancy
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5579,7 +6068,7 @@ public struct SDLReadDIDRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         ecuName: Int32,
@@ -5589,6 +6078,7 @@ public struct SDLReadDIDRequest: RPCMessage {
         self.ecuName = ecuName
         self.didLocation = didLocation
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5606,7 +6096,9 @@ public struct SDLReadDIDRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
         guard let didLocation else { throw RPCError.missingParameter("didLocation") }
-        self.init(ecuName: ecuName, didLocation: didLocation, unknownParameters: unknownParameters)
+        self.ecuName = ecuName
+        self.didLocation = didLocation
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5641,7 +6133,7 @@ public struct SDLReadDIDResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -5655,6 +6147,7 @@ public struct SDLReadDIDResponse: RPCMessage {
         self.info = info
         self.didResult = didResult
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5676,7 +6169,11 @@ public struct SDLReadDIDResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, didResult: didResult, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.didResult = didResult
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5710,7 +6207,7 @@ public struct SDLGetDTCsRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         ecuName: Int32,
@@ -5720,6 +6217,7 @@ public struct SDLGetDTCsRequest: RPCMessage {
         self.ecuName = ecuName
         self.dtcMask = dtcMask
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5736,7 +6234,9 @@ public struct SDLGetDTCsRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
-        self.init(ecuName: ecuName, dtcMask: dtcMask, unknownParameters: unknownParameters)
+        self.ecuName = ecuName
+        self.dtcMask = dtcMask
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5773,7 +6273,7 @@ public struct SDLGetDTCsResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -5789,6 +6289,7 @@ public struct SDLGetDTCsResponse: RPCMessage {
         self.ecuHeader = ecuHeader
         self.dtc = dtc
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5812,7 +6313,12 @@ public struct SDLGetDTCsResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, ecuHeader: ecuHeader, dtc: dtc, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.ecuHeader = ecuHeader
+        self.dtc = dtc
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5850,7 +6356,7 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         targetID: Int32,
@@ -5862,6 +6368,7 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         self.messageLength = messageLength
         self.messageData = messageData
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5882,7 +6389,10 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         guard let targetID else { throw RPCError.missingParameter("targetID") }
         guard let messageLength else { throw RPCError.missingParameter("messageLength") }
         guard let messageData else { throw RPCError.missingParameter("messageData") }
-        self.init(targetID: targetID, messageLength: messageLength, messageData: messageData, unknownParameters: unknownParameters)
+        self.targetID = targetID
+        self.messageLength = messageLength
+        self.messageData = messageData
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5919,7 +6429,7 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -5933,6 +6443,7 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         self.info = info
         self.messageDataResult = messageDataResult
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5954,7 +6465,11 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, messageDataResult: messageDataResult, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.messageDataResult = messageDataResult
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5992,7 +6507,7 @@ public struct SDLScrollableMessageRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         scrollableMessageBody: String,
@@ -6006,6 +6521,7 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         self.softButtons = softButtons
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6026,7 +6542,11 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let scrollableMessageBody else { throw RPCError.missingParameter("scrollableMessageBody") }
-        self.init(scrollableMessageBody: scrollableMessageBody, timeout: timeout, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.scrollableMessageBody = scrollableMessageBody
+        self.timeout = timeout
+        self.softButtons = softButtons
+        self.cancelID = cancelID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6063,7 +6583,7 @@ public struct SDLScrollableMessageResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -6075,6 +6595,7 @@ public struct SDLScrollableMessageResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6094,7 +6615,10 @@ public struct SDLScrollableMessageResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6134,7 +6658,7 @@ public struct SDLSliderRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         numTicks: Int32,
@@ -6152,6 +6676,7 @@ public struct SDLSliderRequest: RPCMessage {
         self.timeout = timeout
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6178,7 +6703,13 @@ public struct SDLSliderRequest: RPCMessage {
         guard let numTicks else { throw RPCError.missingParameter("numTicks") }
         guard let position else { throw RPCError.missingParameter("position") }
         guard let sliderHeader else { throw RPCError.missingParameter("sliderHeader") }
-        self.init(numTicks: numTicks, position: position, sliderHeader: sliderHeader, sliderFooter: sliderFooter, timeout: timeout, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.numTicks = numTicks
+        self.position = position
+        self.sliderHeader = sliderHeader
+        self.sliderFooter = sliderFooter
+        self.timeout = timeout
+        self.cancelID = cancelID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6221,7 +6752,7 @@ public struct SDLSliderResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -6235,6 +6766,7 @@ public struct SDLSliderResponse: RPCMessage {
         self.info = info
         self.sliderPosition = sliderPosition
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6256,7 +6788,11 @@ public struct SDLSliderResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, sliderPosition: sliderPosition, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.sliderPosition = sliderPosition
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6308,7 +6844,7 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         navigationText1: String? = nil,
@@ -6336,6 +6872,7 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         self.maneuverComplete = maneuverComplete
         self.softButtons = softButtons
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6369,7 +6906,18 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(navigationText1: navigationText1, navigationText2: navigationText2, eta: eta, timeToDestination: timeToDestination, totalDistance: totalDistance, turnIcon: turnIcon, nextTurnIcon: nextTurnIcon, distanceToManeuver: distanceToManeuver, distanceToManeuverScale: distanceToManeuverScale, maneuverComplete: maneuverComplete, softButtons: softButtons, unknownParameters: unknownParameters)
+        self.navigationText1 = navigationText1
+        self.navigationText2 = navigationText2
+        self.eta = eta
+        self.timeToDestination = timeToDestination
+        self.totalDistance = totalDistance
+        self.turnIcon = turnIcon
+        self.nextTurnIcon = nextTurnIcon
+        self.distanceToManeuver = distanceToManeuver
+        self.distanceToManeuverScale = distanceToManeuverScale
+        self.maneuverComplete = maneuverComplete
+        self.softButtons = softButtons
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6420,7 +6968,7 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -6432,6 +6980,7 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6451,7 +7000,10 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6483,7 +7035,7 @@ public struct SDLAlertManeuverRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         ttsChunks: [SDLTTSChunk]? = nil,
@@ -6493,6 +7045,7 @@ public struct SDLAlertManeuverRequest: RPCMessage {
         self.ttsChunks = ttsChunks
         self.softButtons = softButtons
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6508,7 +7061,9 @@ public struct SDLAlertManeuverRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(ttsChunks: ttsChunks, softButtons: softButtons, unknownParameters: unknownParameters)
+        self.ttsChunks = ttsChunks
+        self.softButtons = softButtons
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6541,7 +7096,7 @@ public struct SDLAlertManeuverResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -6553,6 +7108,7 @@ public struct SDLAlertManeuverResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6572,7 +7128,10 @@ public struct SDLAlertManeuverResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6604,7 +7163,7 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         turnList: [SDLTurn]? = nil,
@@ -6614,6 +7173,7 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
         self.turnList = turnList
         self.softButtons = softButtons
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6629,7 +7189,9 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(turnList: turnList, softButtons: softButtons, unknownParameters: unknownParameters)
+        self.turnList = turnList
+        self.softButtons = softButtons
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6662,7 +7224,7 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -6674,6 +7236,7 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6693,7 +7256,10 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6733,7 +7299,7 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         language: SDLLanguage,
@@ -6751,6 +7317,7 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         self.ngnMediaScreenAppName = ngnMediaScreenAppName
         self.vrSynonyms = vrSynonyms
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6776,7 +7343,13 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let language else { throw RPCError.missingParameter("language") }
         guard let hmiDisplayLanguage else { throw RPCError.missingParameter("hmiDisplayLanguage") }
-        self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, unknownParameters: unknownParameters)
+        self.language = language
+        self.hmiDisplayLanguage = hmiDisplayLanguage
+        self.appName = appName
+        self.ttsName = ttsName
+        self.ngnMediaScreenAppName = ngnMediaScreenAppName
+        self.vrSynonyms = vrSynonyms
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6817,7 +7390,7 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -6829,6 +7402,7 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6848,7 +7422,10 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6882,7 +7459,7 @@ public struct SDLGenericResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -6894,6 +7471,7 @@ public struct SDLGenericResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6913,7 +7491,10 @@ public struct SDLGenericResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6955,7 +7536,7 @@ public struct SDLPutFileRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         syncFileName: String,
@@ -6975,6 +7556,7 @@ public struct SDLPutFileRequest: RPCMessage {
         self.length = length
         self.crc = crc
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7002,7 +7584,14 @@ public struct SDLPutFileRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
         guard let fileType else { throw RPCError.missingParameter("fileType") }
-        self.init(syncFileName: syncFileName, fileType: fileType, persistentFile: persistentFile, systemFile: systemFile, offset: offset, length: length, crc: crc, unknownParameters: unknownParameters)
+        self.syncFileName = syncFileName
+        self.fileType = fileType
+        self.persistentFile = persistentFile
+        self.systemFile = systemFile
+        self.offset = offset
+        self.length = length
+        self.crc = crc
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7047,7 +7636,7 @@ public struct SDLPutFileResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -7061,6 +7650,7 @@ public struct SDLPutFileResponse: RPCMessage {
         self.spaceAvailable = spaceAvailable
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7082,7 +7672,11 @@ public struct SDLPutFileResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.spaceAvailable = spaceAvailable
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7122,7 +7716,7 @@ public struct SDLGetFileRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         fileName: String,
@@ -7138,6 +7732,7 @@ public struct SDLGetFileRequest: RPCMessage {
         self.offset = offset
         self.length = length
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7160,7 +7755,12 @@ public struct SDLGetFileRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let fileName else { throw RPCError.missingParameter("fileName") }
-        self.init(fileName: fileName, appServiceId: appServiceId, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters)
+        self.fileName = fileName
+        self.appServiceId = appServiceId
+        self.fileType = fileType
+        self.offset = offset
+        self.length = length
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7207,7 +7807,7 @@ public struct SDLGetFileResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -7227,6 +7827,7 @@ public struct SDLGetFileResponse: RPCMessage {
         self.fileType = fileType
         self.crc = crc
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7254,7 +7855,14 @@ public struct SDLGetFileResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, offset: offset, length: length, fileType: fileType, crc: crc, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.offset = offset
+        self.length = length
+        self.fileType = fileType
+        self.crc = crc
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7292,7 +7900,7 @@ public struct SDLDeleteFileRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         syncFileName: String,
@@ -7300,6 +7908,7 @@ public struct SDLDeleteFileRequest: RPCMessage {
     ) {
         self.syncFileName = syncFileName
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7313,7 +7922,9 @@ public struct SDLDeleteFileRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
-        self.init(syncFileName: syncFileName, unknownParameters: unknownParameters)
+        self.syncFileName = syncFileName
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7345,7 +7956,7 @@ public struct SDLDeleteFileResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -7359,6 +7970,7 @@ public struct SDLDeleteFileResponse: RPCMessage {
         self.spaceAvailable = spaceAvailable
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7380,7 +7992,11 @@ public struct SDLDeleteFileResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.spaceAvailable = spaceAvailable
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7410,12 +8026,13 @@ public struct SDLListFilesRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7424,7 +8041,8 @@ public struct SDLListFilesRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(unknownParameters: unknownParameters)
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7456,7 +8074,7 @@ public struct SDLListFilesResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -7472,6 +8090,7 @@ public struct SDLListFilesResponse: RPCMessage {
         self.spaceAvailable = spaceAvailable
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7495,7 +8114,12 @@ public struct SDLListFilesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, filenames: filenames, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.filenames = filenames
+        self.spaceAvailable = spaceAvailable
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7529,7 +8153,7 @@ public struct SDLSetAppIconRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         syncFileName: String,
@@ -7537,6 +8161,7 @@ public struct SDLSetAppIconRequest: RPCMessage {
     ) {
         self.syncFileName = syncFileName
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7550,7 +8175,9 @@ public struct SDLSetAppIconRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
-        self.init(syncFileName: syncFileName, unknownParameters: unknownParameters)
+        self.syncFileName = syncFileName
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7580,7 +8207,7 @@ public struct SDLSetAppIconResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -7592,6 +8219,7 @@ public struct SDLSetAppIconResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7611,7 +8239,10 @@ public struct SDLSetAppIconResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7645,7 +8276,7 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         displayLayout: String,
@@ -7657,6 +8288,7 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7675,7 +8307,10 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let displayLayout else { throw RPCError.missingParameter("displayLayout") }
-        self.init(displayLayout: displayLayout, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters)
+        self.displayLayout = displayLayout
+        self.dayColorScheme = dayColorScheme
+        self.nightColorScheme = nightColorScheme
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7718,7 +8353,7 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -7738,6 +8373,7 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         self.presetBankCapabilities = presetBankCapabilities
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7765,7 +8401,14 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.displayCapabilities = displayCapabilities
+        self.buttonCapabilities = buttonCapabilities
+        self.softButtonCapabilities = softButtonCapabilities
+        self.presetBankCapabilities = presetBankCapabilities
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7807,7 +8450,7 @@ public struct SDLSystemRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         requestType: SDLRequestType,
@@ -7819,6 +8462,7 @@ public struct SDLSystemRequest: RPCMessage {
         self.requestSubType = requestSubType
         self.fileName = fileName
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7837,7 +8481,10 @@ public struct SDLSystemRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let requestType else { throw RPCError.missingParameter("requestType") }
-        self.init(requestType: requestType, requestSubType: requestSubType, fileName: fileName, unknownParameters: unknownParameters)
+        self.requestType = requestType
+        self.requestSubType = requestSubType
+        self.fileName = fileName
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7872,7 +8519,7 @@ public struct SDLSystemRequestResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -7884,6 +8531,7 @@ public struct SDLSystemRequestResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7903,7 +8551,10 @@ public struct SDLSystemRequestResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7951,7 +8602,7 @@ public struct SDLSendLocationRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         longitudeDegrees: Double? = nil,
@@ -7977,6 +8628,7 @@ public struct SDLSendLocationRequest: RPCMessage {
         self.address = address
         self.deliveryMode = deliveryMode
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8008,7 +8660,17 @@ public struct SDLSendLocationRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, locationName: locationName, locationDescription: locationDescription, addressLines: addressLines, phoneNumber: phoneNumber, locationImage: locationImage, timeStamp: timeStamp, address: address, deliveryMode: deliveryMode, unknownParameters: unknownParameters)
+        self.longitudeDegrees = longitudeDegrees
+        self.latitudeDegrees = latitudeDegrees
+        self.locationName = locationName
+        self.locationDescription = locationDescription
+        self.addressLines = addressLines
+        self.phoneNumber = phoneNumber
+        self.locationImage = locationImage
+        self.timeStamp = timeStamp
+        self.address = address
+        self.deliveryMode = deliveryMode
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8057,7 +8719,7 @@ public struct SDLSendLocationResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -8069,6 +8731,7 @@ public struct SDLSendLocationResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8088,7 +8751,10 @@ public struct SDLSendLocationResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8118,7 +8784,7 @@ public struct SDLDialNumberRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         number: String,
@@ -8126,6 +8792,7 @@ public struct SDLDialNumberRequest: RPCMessage {
     ) {
         self.number = number
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8139,7 +8806,9 @@ public struct SDLDialNumberRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let number else { throw RPCError.missingParameter("number") }
-        self.init(number: number, unknownParameters: unknownParameters)
+        self.number = number
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8169,7 +8838,7 @@ public struct SDLDialNumberResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -8181,6 +8850,7 @@ public struct SDLDialNumberResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8200,7 +8870,10 @@ public struct SDLDialNumberResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8236,7 +8909,7 @@ public struct SDLButtonPressRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -8250,6 +8923,7 @@ public struct SDLButtonPressRequest: RPCMessage {
         self.buttonName = buttonName
         self.buttonPressMode = buttonPressMode
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8272,7 +8946,11 @@ public struct SDLButtonPressRequest: RPCMessage {
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonPressMode else { throw RPCError.missingParameter("buttonPressMode") }
-        self.init(moduleType: moduleType, moduleId: moduleId, buttonName: buttonName, buttonPressMode: buttonPressMode, unknownParameters: unknownParameters)
+        self.moduleType = moduleType
+        self.moduleId = moduleId
+        self.buttonName = buttonName
+        self.buttonPressMode = buttonPressMode
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8309,7 +8987,7 @@ public struct SDLButtonPressResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         resultCode: SDLResult,
@@ -8321,6 +8999,7 @@ public struct SDLButtonPressResponse: RPCMessage {
         self.info = info
         self.success = success
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8340,7 +9019,10 @@ public struct SDLButtonPressResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.init(resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters)
+        self.resultCode = resultCode
+        self.info = info
+        self.success = success
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8374,7 +9056,7 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -8386,6 +9068,7 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
         self.moduleId = moduleId
         self.subscribe = subscribe
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8404,7 +9087,10 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
-        self.init(moduleType: moduleType, moduleId: moduleId, subscribe: subscribe, unknownParameters: unknownParameters)
+        self.moduleType = moduleType
+        self.moduleId = moduleId
+        self.subscribe = subscribe
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8443,7 +9129,7 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleData: SDLModuleData? = nil,
@@ -8459,6 +9145,7 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         self.success = success
         self.isSubscribed = isSubscribed
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8482,7 +9169,12 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, isSubscribed: isSubscribed, unknownParameters: unknownParameters)
+        self.moduleData = moduleData
+        self.resultCode = resultCode
+        self.info = info
+        self.success = success
+        self.isSubscribed = isSubscribed
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8518,7 +9210,7 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -8528,6 +9220,7 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
         self.moduleType = moduleType
         self.moduleIds = moduleIds
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8545,7 +9238,9 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         guard let moduleIds else { throw RPCError.missingParameter("moduleIds") }
-        self.init(moduleType: moduleType, moduleIds: moduleIds, unknownParameters: unknownParameters)
+        self.moduleType = moduleType
+        self.moduleIds = moduleIds
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8580,7 +9275,7 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -8594,6 +9289,7 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
         self.info = info
         self.allowed = allowed
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8615,7 +9311,11 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, allowed: allowed, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.allowed = allowed
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8649,7 +9349,7 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -8659,6 +9359,7 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
         self.moduleType = moduleType
         self.moduleId = moduleId
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8675,7 +9376,9 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
-        self.init(moduleType: moduleType, moduleId: moduleId, unknownParameters: unknownParameters)
+        self.moduleType = moduleType
+        self.moduleId = moduleId
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8708,7 +9411,7 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -8720,6 +9423,7 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8739,7 +9443,10 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8769,7 +9476,7 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleData: SDLModuleData,
@@ -8777,6 +9484,7 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
     ) {
         self.moduleData = moduleData
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8790,7 +9498,9 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
-        self.init(moduleData: moduleData, unknownParameters: unknownParameters)
+        self.moduleData = moduleData
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8822,7 +9532,7 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleData: SDLModuleData? = nil,
@@ -8836,6 +9546,7 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         self.info = info
         self.success = success
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8857,7 +9568,11 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters)
+        self.moduleData = moduleData
+        self.resultCode = resultCode
+        self.info = info
+        self.success = success
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8887,12 +9602,13 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8901,7 +9617,8 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(unknownParameters: unknownParameters)
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8929,7 +9646,7 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -8941,6 +9658,7 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8960,7 +9678,10 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8990,7 +9711,7 @@ public struct SDLGetWayPointsRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         wayPointType: SDLWayPointType,
@@ -8998,6 +9719,7 @@ public struct SDLGetWayPointsRequest: RPCMessage {
     ) {
         self.wayPointType = wayPointType
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9011,7 +9733,9 @@ public struct SDLGetWayPointsRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let wayPointType else { throw RPCError.missingParameter("wayPointType") }
-        self.init(wayPointType: wayPointType, unknownParameters: unknownParameters)
+        self.wayPointType = wayPointType
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9043,7 +9767,7 @@ public struct SDLGetWayPointsResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -9057,6 +9781,7 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         self.info = info
         self.wayPoints = wayPoints
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9078,7 +9803,11 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.wayPoints = wayPoints
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9108,12 +9837,13 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9122,7 +9852,8 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(unknownParameters: unknownParameters)
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9152,7 +9883,7 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -9166,6 +9897,7 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         self.info = info
         self.wayPoints = wayPoints
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9187,7 +9919,11 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.wayPoints = wayPoints
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9221,7 +9957,7 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         systemCapabilityType: SDLSystemCapabilityType,
@@ -9231,6 +9967,7 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
         self.systemCapabilityType = systemCapabilityType
         self.subscribe = subscribe
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9247,7 +9984,9 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
-        self.init(systemCapabilityType: systemCapabilityType, subscribe: subscribe, unknownParameters: unknownParameters)
+        self.systemCapabilityType = systemCapabilityType
+        self.subscribe = subscribe
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9282,7 +10021,7 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         systemCapability: SDLSystemCapability? = nil,
@@ -9296,6 +10035,7 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         self.info = info
         self.success = success
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9317,7 +10057,11 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.init(systemCapability: systemCapability, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters)
+        self.systemCapability = systemCapability
+        self.resultCode = resultCode
+        self.info = info
+        self.success = success
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9349,7 +10093,7 @@ public struct SDLSendHapticDataRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         hapticRectData: [SDLHapticRect]? = nil,
@@ -9357,6 +10101,7 @@ public struct SDLSendHapticDataRequest: RPCMessage {
     ) {
         self.hapticRectData = hapticRectData
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9370,7 +10115,8 @@ public struct SDLSendHapticDataRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(hapticRectData: hapticRectData, unknownParameters: unknownParameters)
+        self.hapticRectData = hapticRectData
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9401,7 +10147,7 @@ public struct SDLSendHapticDataResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -9413,6 +10159,7 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         self.info = info
         self.resultCode = resultCode
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9432,7 +10179,10 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters)
+        self.success = success
+        self.info = info
+        self.resultCode = resultCode
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9462,7 +10212,7 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         properties: SDLCloudAppProperties,
@@ -9470,6 +10220,7 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
     ) {
         self.properties = properties
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9483,7 +10234,9 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let properties else { throw RPCError.missingParameter("properties") }
-        self.init(properties: properties, unknownParameters: unknownParameters)
+        self.properties = properties
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9513,7 +10266,7 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -9525,6 +10278,7 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9544,7 +10298,10 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9574,7 +10331,7 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         appID: String,
@@ -9582,6 +10339,7 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
     ) {
         self.appID = appID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9595,7 +10353,9 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appID else { throw RPCError.missingParameter("appID") }
-        self.init(appID: appID, unknownParameters: unknownParameters)
+        self.appID = appID
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9627,7 +10387,7 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         properties: SDLCloudAppProperties? = nil,
@@ -9641,6 +10401,7 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9662,7 +10423,11 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(properties: properties, success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.properties = properties
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9694,7 +10459,7 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         appServiceManifest: SDLAppServiceManifest,
@@ -9702,6 +10467,7 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
     ) {
         self.appServiceManifest = appServiceManifest
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9715,7 +10481,9 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appServiceManifest else { throw RPCError.missingParameter("appServiceManifest") }
-        self.init(appServiceManifest: appServiceManifest, unknownParameters: unknownParameters)
+        self.appServiceManifest = appServiceManifest
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9747,7 +10515,7 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -9761,6 +10529,7 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         self.info = info
         self.appServiceRecord = appServiceRecord
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9782,7 +10551,11 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, appServiceRecord: appServiceRecord, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.appServiceRecord = appServiceRecord
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9814,7 +10587,7 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         serviceID: String,
@@ -9822,6 +10595,7 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
     ) {
         self.serviceID = serviceID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9835,7 +10609,9 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
-        self.init(serviceID: serviceID, unknownParameters: unknownParameters)
+        self.serviceID = serviceID
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9865,7 +10641,7 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -9877,6 +10653,7 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9896,7 +10673,10 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9928,7 +10708,7 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         serviceType: String,
@@ -9938,6 +10718,7 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
         self.serviceType = serviceType
         self.subscribe = subscribe
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9954,7 +10735,9 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
-        self.init(serviceType: serviceType, subscribe: subscribe, unknownParameters: unknownParameters)
+        self.serviceType = serviceType
+        self.subscribe = subscribe
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9989,7 +10772,7 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -10003,6 +10786,7 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         self.info = info
         self.serviceData = serviceData
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10024,7 +10808,11 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, serviceData: serviceData, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.serviceData = serviceData
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -10062,7 +10850,7 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         serviceUri: String,
@@ -10076,6 +10864,7 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         self.originApp = originApp
         self.requestServiceActive = requestServiceActive
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10098,7 +10887,11 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         guard let serviceUri else { throw RPCError.missingParameter("serviceUri") }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
         guard let originApp else { throw RPCError.missingParameter("originApp") }
-        self.init(serviceUri: serviceUri, serviceID: serviceID, originApp: originApp, requestServiceActive: requestServiceActive, unknownParameters: unknownParameters)
+        self.serviceUri = serviceUri
+        self.serviceID = serviceID
+        self.originApp = originApp
+        self.requestServiceActive = requestServiceActive
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -10137,7 +10930,7 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -10151,6 +10944,7 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         self.info = info
         self.serviceSpecificResult = serviceSpecificResult
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10172,7 +10966,11 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, serviceSpecificResult: serviceSpecificResult, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.serviceSpecificResult = serviceSpecificResult
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -10206,7 +11004,7 @@ public struct SDLCancelInteractionRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         cancelID: Int32? = nil,
@@ -10216,6 +11014,7 @@ public struct SDLCancelInteractionRequest: RPCMessage {
         self.cancelID = cancelID
         self.functionID = functionID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10232,7 +11031,9 @@ public struct SDLCancelInteractionRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let functionID else { throw RPCError.missingParameter("functionID") }
-        self.init(cancelID: cancelID, functionID: functionID, unknownParameters: unknownParameters)
+        self.cancelID = cancelID
+        self.functionID = functionID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -10264,7 +11065,7 @@ public struct SDLCancelInteractionResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -10276,6 +11077,7 @@ public struct SDLCancelInteractionResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10295,7 +11097,10 @@ public struct SDLCancelInteractionResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -10323,12 +11128,13 @@ public struct SDLCloseApplicationRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10337,7 +11143,8 @@ public struct SDLCloseApplicationRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(unknownParameters: unknownParameters)
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10365,7 +11172,7 @@ public struct SDLCloseApplicationResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -10377,6 +11184,7 @@ public struct SDLCloseApplicationResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10396,7 +11204,10 @@ public struct SDLCloseApplicationResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -10434,7 +11245,7 @@ public struct SDLOnHMIStatus: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         hmiLevel: SDLHMILevel,
@@ -10450,6 +11261,7 @@ public struct SDLOnHMIStatus: RPCMessage {
         self.videoStreamingState = videoStreamingState
         self.windowID = windowID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10474,7 +11286,12 @@ public struct SDLOnHMIStatus: RPCMessage {
         guard let hmiLevel else { throw RPCError.missingParameter("hmiLevel") }
         guard let audioStreamingState else { throw RPCError.missingParameter("audioStreamingState") }
         guard let systemContext else { throw RPCError.missingParameter("systemContext") }
-        self.init(hmiLevel: hmiLevel, audioStreamingState: audioStreamingState, systemContext: systemContext, videoStreamingState: videoStreamingState, windowID: windowID, unknownParameters: unknownParameters)
+        self.hmiLevel = hmiLevel
+        self.audioStreamingState = audioStreamingState
+        self.systemContext = systemContext
+        self.videoStreamingState = videoStreamingState
+        self.windowID = windowID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -10509,7 +11326,7 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         reason: SDLAppInterfaceUnregisteredReason,
@@ -10517,6 +11334,7 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
     ) {
         self.reason = reason
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10530,7 +11348,9 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let reason else { throw RPCError.missingParameter("reason") }
-        self.init(reason: reason, unknownParameters: unknownParameters)
+        self.reason = reason
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10560,7 +11380,7 @@ public struct SDLOnButtonEvent: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         buttonName: SDLButtonName,
@@ -10572,6 +11392,7 @@ public struct SDLOnButtonEvent: RPCMessage {
         self.buttonEventMode = buttonEventMode
         self.customButtonID = customButtonID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10591,7 +11412,10 @@ public struct SDLOnButtonEvent: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonEventMode else { throw RPCError.missingParameter("buttonEventMode") }
-        self.init(buttonName: buttonName, buttonEventMode: buttonEventMode, customButtonID: customButtonID, unknownParameters: unknownParameters)
+        self.buttonName = buttonName
+        self.buttonEventMode = buttonEventMode
+        self.customButtonID = customButtonID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -10626,7 +11450,7 @@ public struct SDLOnButtonPress: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         buttonName: SDLButtonName,
@@ -10638,6 +11462,7 @@ public struct SDLOnButtonPress: RPCMessage {
         self.buttonPressMode = buttonPressMode
         self.customButtonID = customButtonID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10657,7 +11482,10 @@ public struct SDLOnButtonPress: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonPressMode else { throw RPCError.missingParameter("buttonPressMode") }
-        self.init(buttonName: buttonName, buttonPressMode: buttonPressMode, customButtonID: customButtonID, unknownParameters: unknownParameters)
+        self.buttonName = buttonName
+        self.buttonPressMode = buttonPressMode
+        self.customButtonID = customButtonID
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -10758,7 +11586,7 @@ public struct SDLOnVehicleData: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         gps: SDLGPSData? = nil,
@@ -10836,6 +11664,7 @@ public struct SDLOnVehicleData: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10919,7 +11748,43 @@ public struct SDLOnVehicleData: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.gps = gps
+        self.speed = speed
+        self.rpm = rpm
+        self.fuelLevel = fuelLevel
+        self.fuelLevel_State = fuelLevel_State
+        self.instantFuelConsumption = instantFuelConsumption
+        self.fuelRange = fuelRange
+        self.climateData = climateData
+        self.externalTemperature = externalTemperature
+        self.turnSignal = turnSignal
+        self.vin = vin
+        self.gearStatus = gearStatus
+        self.prndl = prndl
+        self.tirePressure = tirePressure
+        self.odometer = odometer
+        self.beltStatus = beltStatus
+        self.bodyInformation = bodyInformation
+        self.deviceStatus = deviceStatus
+        self.driverBraking = driverBraking
+        self.wiperStatus = wiperStatus
+        self.headLampStatus = headLampStatus
+        self.engineTorque = engineTorque
+        self.accPedalPosition = accPedalPosition
+        self.steeringWheelAngle = steeringWheelAngle
+        self.engineOilLife = engineOilLife
+        self.electronicParkBrakeStatus = electronicParkBrakeStatus
+        self.cloudAppVehicleID = cloudAppVehicleID
+        self.stabilityControlsStatus = stabilityControlsStatus
+        self.eCallInfo = eCallInfo
+        self.airbagStatus = airbagStatus
+        self.emergencyEvent = emergencyEvent
+        self.clusterModeStatus = clusterModeStatus
+        self.myKey = myKey
+        self.windowStatus = windowStatus
+        self.handsOffSteering = handsOffSteering
+        self.seatOccupancy = seatOccupancy
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -11018,7 +11883,7 @@ public struct SDLOnCommand: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         cmdID: Int32,
@@ -11028,6 +11893,7 @@ public struct SDLOnCommand: RPCMessage {
         self.cmdID = cmdID
         self.triggerSource = triggerSource
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11044,7 +11910,10 @@ public struct SDLOnCommand: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
         guard let triggerSource else { throw RPCError.missingParameter("triggerSource") }
-        self.init(cmdID: cmdID, triggerSource: triggerSource, unknownParameters: unknownParameters)
+        self.cmdID = cmdID
+        self.triggerSource = triggerSource
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11072,7 +11941,7 @@ public struct SDLOnTBTClientState: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         state: SDLTBTState,
@@ -11080,6 +11949,7 @@ public struct SDLOnTBTClientState: RPCMessage {
     ) {
         self.state = state
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11093,7 +11963,9 @@ public struct SDLOnTBTClientState: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let state else { throw RPCError.missingParameter("state") }
-        self.init(state: state, unknownParameters: unknownParameters)
+        self.state = state
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11123,7 +11995,7 @@ public struct SDLOnDriverDistraction: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         state: SDLDriverDistractionState,
@@ -11135,6 +12007,7 @@ public struct SDLOnDriverDistraction: RPCMessage {
         self.lockScreenDismissalEnabled = lockScreenDismissalEnabled
         self.lockScreenDismissalWarning = lockScreenDismissalWarning
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11153,7 +12026,10 @@ public struct SDLOnDriverDistraction: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let state else { throw RPCError.missingParameter("state") }
-        self.init(state: state, lockScreenDismissalEnabled: lockScreenDismissalEnabled, lockScreenDismissalWarning: lockScreenDismissalWarning, unknownParameters: unknownParameters)
+        self.state = state
+        self.lockScreenDismissalEnabled = lockScreenDismissalEnabled
+        self.lockScreenDismissalWarning = lockScreenDismissalWarning
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -11186,7 +12062,7 @@ public struct SDLOnPermissionsChange: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         permissionItem: [SDLPermissionItem],
@@ -11196,6 +12072,7 @@ public struct SDLOnPermissionsChange: RPCMessage {
         self.permissionItem = permissionItem
         self.requireEncryption = requireEncryption
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11212,7 +12089,9 @@ public struct SDLOnPermissionsChange: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let permissionItem else { throw RPCError.missingParameter("permissionItem") }
-        self.init(permissionItem: permissionItem, requireEncryption: requireEncryption, unknownParameters: unknownParameters)
+        self.permissionItem = permissionItem
+        self.requireEncryption = requireEncryption
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -11239,12 +12118,13 @@ public struct SDLOnAudioPassThru: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11253,7 +12133,8 @@ public struct SDLOnAudioPassThru: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(unknownParameters: unknownParameters)
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11279,7 +12160,7 @@ public struct SDLOnLanguageChange: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         language: SDLLanguage,
@@ -11289,6 +12170,7 @@ public struct SDLOnLanguageChange: RPCMessage {
         self.language = language
         self.hmiDisplayLanguage = hmiDisplayLanguage
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11305,7 +12187,10 @@ public struct SDLOnLanguageChange: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let language else { throw RPCError.missingParameter("language") }
         guard let hmiDisplayLanguage else { throw RPCError.missingParameter("hmiDisplayLanguage") }
-        self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, unknownParameters: unknownParameters)
+        self.language = language
+        self.hmiDisplayLanguage = hmiDisplayLanguage
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11335,7 +12220,7 @@ public struct SDLOnKeyboardInput: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         event: SDLKeyboardEvent,
@@ -11345,6 +12230,7 @@ public struct SDLOnKeyboardInput: RPCMessage {
         self.event = event
         self.data = data
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11361,7 +12247,9 @@ public struct SDLOnKeyboardInput: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let event else { throw RPCError.missingParameter("event") }
-        self.init(event: event, data: data, unknownParameters: unknownParameters)
+        self.event = event
+        self.data = data
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -11392,7 +12280,7 @@ public struct SDLOnTouchEvent: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         type: SDLTouchType,
@@ -11402,6 +12290,7 @@ public struct SDLOnTouchEvent: RPCMessage {
         self.type = type
         self.event = event
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11419,7 +12308,9 @@ public struct SDLOnTouchEvent: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let event else { throw RPCError.missingParameter("event") }
-        self.init(type: type, event: event, unknownParameters: unknownParameters)
+        self.type = type
+        self.event = event
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -11460,7 +12351,7 @@ public struct SDLOnSystemRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         requestType: SDLRequestType,
@@ -11480,6 +12371,7 @@ public struct SDLOnSystemRequest: RPCMessage {
         self.offset = offset
         self.length = length
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11506,7 +12398,14 @@ public struct SDLOnSystemRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let requestType else { throw RPCError.missingParameter("requestType") }
-        self.init(requestType: requestType, requestSubType: requestSubType, url: url, timeout: timeout, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters)
+        self.requestType = requestType
+        self.requestSubType = requestSubType
+        self.url = url
+        self.timeout = timeout
+        self.fileType = fileType
+        self.offset = offset
+        self.length = length
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -11545,7 +12444,7 @@ public struct SDLOnHashChange: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         hashID: String,
@@ -11553,6 +12452,7 @@ public struct SDLOnHashChange: RPCMessage {
     ) {
         self.hashID = hashID
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11566,7 +12466,9 @@ public struct SDLOnHashChange: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let hashID else { throw RPCError.missingParameter("hashID") }
-        self.init(hashID: hashID, unknownParameters: unknownParameters)
+        self.hashID = hashID
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11592,7 +12494,7 @@ public struct SDLOnWayPointChange: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         wayPoints: [SDLLocationDetails],
@@ -11600,6 +12502,7 @@ public struct SDLOnWayPointChange: RPCMessage {
     ) {
         self.wayPoints = wayPoints
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11614,7 +12517,8 @@ public struct SDLOnWayPointChange: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let wayPoints else { throw RPCError.missingParameter("wayPoints") }
-        self.init(wayPoints: wayPoints, unknownParameters: unknownParameters)
+        self.wayPoints = wayPoints
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -11641,7 +12545,7 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleData: SDLModuleData,
@@ -11649,6 +12553,7 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
     ) {
         self.moduleData = moduleData
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11662,7 +12567,9 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
-        self.init(moduleData: moduleData, unknownParameters: unknownParameters)
+        self.moduleData = moduleData
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11692,7 +12599,7 @@ public struct SDLOnRCStatus: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         allowed: Bool? = nil,
@@ -11704,6 +12611,7 @@ public struct SDLOnRCStatus: RPCMessage {
         self.allocatedModules = allocatedModules
         self.freeModules = freeModules
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11723,7 +12631,10 @@ public struct SDLOnRCStatus: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let allocatedModules else { throw RPCError.missingParameter("allocatedModules") }
         guard let freeModules else { throw RPCError.missingParameter("freeModules") }
-        self.init(allowed: allowed, allocatedModules: allocatedModules, freeModules: freeModules, unknownParameters: unknownParameters)
+        self.allowed = allowed
+        self.allocatedModules = allocatedModules
+        self.freeModules = freeModules
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -11754,7 +12665,7 @@ public struct SDLOnAppServiceData: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         serviceData: SDLAppServiceData,
@@ -11762,6 +12673,7 @@ public struct SDLOnAppServiceData: RPCMessage {
     ) {
         self.serviceData = serviceData
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11775,7 +12687,9 @@ public struct SDLOnAppServiceData: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceData else { throw RPCError.missingParameter("serviceData") }
-        self.init(serviceData: serviceData, unknownParameters: unknownParameters)
+        self.serviceData = serviceData
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11801,7 +12715,7 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         systemCapability: SDLSystemCapability,
@@ -11809,6 +12723,7 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
     ) {
         self.systemCapability = systemCapability
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11822,7 +12737,9 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let systemCapability else { throw RPCError.missingParameter("systemCapability") }
-        self.init(systemCapability: systemCapability, unknownParameters: unknownParameters)
+        self.systemCapability = systemCapability
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11848,7 +12765,7 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         appCapability: SDLAppCapability,
@@ -11856,6 +12773,7 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
     ) {
         self.appCapability = appCapability
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11869,7 +12787,9 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appCapability else { throw RPCError.missingParameter("appCapability") }
-        self.init(appCapability: appCapability, unknownParameters: unknownParameters)
+        self.appCapability = appCapability
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11895,7 +12815,7 @@ public struct SDLOnUpdateFile: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         fileName: String,
@@ -11903,6 +12823,7 @@ public struct SDLOnUpdateFile: RPCMessage {
     ) {
         self.fileName = fileName
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11916,7 +12837,9 @@ public struct SDLOnUpdateFile: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let fileName else { throw RPCError.missingParameter("fileName") }
-        self.init(fileName: fileName, unknownParameters: unknownParameters)
+        self.fileName = fileName
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11944,7 +12867,7 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         menuID: Int32,
@@ -11954,6 +12877,7 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
         self.menuID = menuID
         self.updateSubCells = updateSubCells
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11970,7 +12894,9 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
-        self.init(menuID: menuID, updateSubCells: updateSubCells, unknownParameters: unknownParameters)
+        self.menuID = menuID
+        self.updateSubCells = updateSubCells
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -11999,7 +12925,7 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         data: [String],
@@ -12007,6 +12933,7 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
     ) {
         self.data = data
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12021,7 +12948,8 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let data else { throw RPCError.missingParameter("data") }
-        self.init(data: data, unknownParameters: unknownParameters)
+        self.data = data
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -12052,7 +12980,7 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         success: Bool,
@@ -12064,6 +12992,7 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12083,7 +13012,10 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -12117,7 +13049,7 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         data: [String],
@@ -12129,6 +13061,7 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         self.URL = URL
         self.Timeout = Timeout
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12147,7 +13080,10 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let data else { throw RPCError.missingParameter("data") }
-        self.init(data: data, URL: URL, Timeout: Timeout, unknownParameters: unknownParameters)
+        self.data = data
+        self.URL = URL
+        self.Timeout = Timeout
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 

@@ -11,7 +11,7 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         samplingRate: SDLSamplingRate,
@@ -23,6 +23,7 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         self.bitsPerSample = bitsPerSample
         self.audioType = audioType
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -42,7 +43,11 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         guard let samplingRate else { throw RPCError.missingParameter("samplingRate") }
         guard let bitsPerSample else { throw RPCError.missingParameter("bitsPerSample") }
         guard let audioType else { throw RPCError.missingParameter("audioType") }
-        self.init(samplingRate: samplingRate, bitsPerSample: bitsPerSample, audioType: audioType, unknownParameters: unknownParameters)
+        self.samplingRate = samplingRate
+        self.bitsPerSample = bitsPerSample
+        self.audioType = audioType
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -81,7 +86,7 @@ public struct SDLCloudAppProperties: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         nicknames: [String]? = nil,
@@ -101,6 +106,7 @@ public struct SDLCloudAppProperties: RPCStruct {
         self.hybridAppPreference = hybridAppPreference
         self.endpoint = endpoint
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -127,7 +133,14 @@ public struct SDLCloudAppProperties: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appID else { throw RPCError.missingParameter("appID") }
-        self.init(nicknames: nicknames, appID: appID, enabled: enabled, authToken: authToken, cloudTransportType: cloudTransportType, hybridAppPreference: hybridAppPreference, endpoint: endpoint, unknownParameters: unknownParameters)
+        self.nicknames = nicknames
+        self.appID = appID
+        self.enabled = enabled
+        self.authToken = authToken
+        self.cloudTransportType = cloudTransportType
+        self.hybridAppPreference = hybridAppPreference
+        self.endpoint = endpoint
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -167,7 +180,7 @@ public struct SDLImage: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         value: String,
@@ -179,6 +192,7 @@ public struct SDLImage: RPCStruct {
         self.imageType = imageType
         self.isTemplate = isTemplate
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -198,7 +212,10 @@ public struct SDLImage: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let value else { throw RPCError.missingParameter("value") }
         guard let imageType else { throw RPCError.missingParameter("imageType") }
-        self.init(value: value, imageType: imageType, isTemplate: isTemplate, unknownParameters: unknownParameters)
+        self.value = value
+        self.imageType = imageType
+        self.isTemplate = isTemplate
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -236,7 +253,7 @@ public struct SDLSoftButton: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         type: SDLSoftButtonType,
@@ -254,6 +271,7 @@ public struct SDLSoftButton: RPCStruct {
         self.softButtonID = softButtonID
         self.systemAction = systemAction
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -279,7 +297,13 @@ public struct SDLSoftButton: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let softButtonID else { throw RPCError.missingParameter("softButtonID") }
-        self.init(type: type, text: text, image: image, isHighlighted: isHighlighted, softButtonID: softButtonID, systemAction: systemAction, unknownParameters: unknownParameters)
+        self.type = type
+        self.text = text
+        self.image = image
+        self.isHighlighted = isHighlighted
+        self.softButtonID = softButtonID
+        self.systemAction = systemAction
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -325,7 +349,7 @@ public struct SDLChoice: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         choiceID: Int32,
@@ -345,6 +369,7 @@ public struct SDLChoice: RPCStruct {
         self.tertiaryText = tertiaryText
         self.secondaryImage = secondaryImage
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -372,7 +397,14 @@ public struct SDLChoice: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let choiceID else { throw RPCError.missingParameter("choiceID") }
         guard let menuName else { throw RPCError.missingParameter("menuName") }
-        self.init(choiceID: choiceID, menuName: menuName, vrCommands: vrCommands, image: image, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters)
+        self.choiceID = choiceID
+        self.menuName = menuName
+        self.vrCommands = vrCommands
+        self.image = image
+        self.secondaryText = secondaryText
+        self.tertiaryText = tertiaryText
+        self.secondaryImage = secondaryImage
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -412,7 +444,7 @@ public struct SDLVrHelpItem: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         text: String,
@@ -424,6 +456,7 @@ public struct SDLVrHelpItem: RPCStruct {
         self.image = image
         self.position = position
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -443,7 +476,10 @@ public struct SDLVrHelpItem: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let text else { throw RPCError.missingParameter("text") }
         guard let position else { throw RPCError.missingParameter("position") }
-        self.init(text: text, image: image, position: position, unknownParameters: unknownParameters)
+        self.text = text
+        self.image = image
+        self.position = position
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -475,7 +511,7 @@ public struct SDLSyncMsgVersion: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         majorVersion: Int32,
@@ -487,6 +523,7 @@ public struct SDLSyncMsgVersion: RPCStruct {
         self.minorVersion = minorVersion
         self.patchVersion = patchVersion
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -506,7 +543,10 @@ public struct SDLSyncMsgVersion: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let majorVersion else { throw RPCError.missingParameter("majorVersion") }
         guard let minorVersion else { throw RPCError.missingParameter("minorVersion") }
-        self.init(majorVersion: majorVersion, minorVersion: minorVersion, patchVersion: patchVersion, unknownParameters: unknownParameters)
+        self.majorVersion = majorVersion
+        self.minorVersion = minorVersion
+        self.patchVersion = patchVersion
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -544,7 +584,7 @@ public struct SDLFuelRange: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         type: SDLFuelType? = nil,
@@ -562,6 +602,7 @@ public struct SDLFuelRange: RPCStruct {
         self.capacity = capacity
         self.capacityUnit = capacityUnit
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -585,7 +626,13 @@ public struct SDLFuelRange: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(type: type, range: range, level: level, levelState: levelState, capacity: capacity, capacityUnit: capacityUnit, unknownParameters: unknownParameters)
+        self.type = type
+        self.range = range
+        self.level = level
+        self.levelState = levelState
+        self.capacity = capacity
+        self.capacityUnit = capacityUnit
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -623,7 +670,7 @@ public struct SDLSingleTireStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         status: SDLComponentVolumeStatus,
@@ -635,6 +682,7 @@ public struct SDLSingleTireStatus: RPCStruct {
         self.tpms = tpms
         self.pressure = pressure
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -653,7 +701,10 @@ public struct SDLSingleTireStatus: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let status else { throw RPCError.missingParameter("status") }
-        self.init(status: status, tpms: tpms, pressure: pressure, unknownParameters: unknownParameters)
+        self.status = status
+        self.tpms = tpms
+        self.pressure = pressure
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -709,7 +760,7 @@ public struct SDLBeltStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         driverBeltDeployed: SDLVehicleDataEventStatus,
@@ -745,6 +796,7 @@ public struct SDLBeltStatus: RPCStruct {
         self.middleRow1BeltDeployed = middleRow1BeltDeployed
         self.middleRow1BuckleBelted = middleRow1BuckleBelted
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -800,7 +852,23 @@ public struct SDLBeltStatus: RPCStruct {
         guard let rightRearInflatableBelted else { throw RPCError.missingParameter("rightRearInflatableBelted") }
         guard let middleRow1BeltDeployed else { throw RPCError.missingParameter("middleRow1BeltDeployed") }
         guard let middleRow1BuckleBelted else { throw RPCError.missingParameter("middleRow1BuckleBelted") }
-        self.init(driverBeltDeployed: driverBeltDeployed, passengerBeltDeployed: passengerBeltDeployed, passengerBuckleBelted: passengerBuckleBelted, driverBuckleBelted: driverBuckleBelted, leftRow2BuckleBelted: leftRow2BuckleBelted, passengerChildDetected: passengerChildDetected, rightRow2BuckleBelted: rightRow2BuckleBelted, middleRow2BuckleBelted: middleRow2BuckleBelted, middleRow3BuckleBelted: middleRow3BuckleBelted, leftRow3BuckleBelted: leftRow3BuckleBelted, rightRow3BuckleBelted: rightRow3BuckleBelted, leftRearInflatableBelted: leftRearInflatableBelted, rightRearInflatableBelted: rightRearInflatableBelted, middleRow1BeltDeployed: middleRow1BeltDeployed, middleRow1BuckleBelted: middleRow1BuckleBelted, unknownParameters: unknownParameters)
+        self.driverBeltDeployed = driverBeltDeployed
+        self.passengerBeltDeployed = passengerBeltDeployed
+        self.passengerBuckleBelted = passengerBuckleBelted
+        self.driverBuckleBelted = driverBuckleBelted
+        self.leftRow2BuckleBelted = leftRow2BuckleBelted
+        self.passengerChildDetected = passengerChildDetected
+        self.rightRow2BuckleBelted = rightRow2BuckleBelted
+        self.middleRow2BuckleBelted = middleRow2BuckleBelted
+        self.middleRow3BuckleBelted = middleRow3BuckleBelted
+        self.leftRow3BuckleBelted = leftRow3BuckleBelted
+        self.rightRow3BuckleBelted = rightRow3BuckleBelted
+        self.leftRearInflatableBelted = leftRearInflatableBelted
+        self.rightRearInflatableBelted = rightRearInflatableBelted
+        self.middleRow1BeltDeployed = middleRow1BeltDeployed
+        self.middleRow1BuckleBelted = middleRow1BuckleBelted
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -861,7 +929,7 @@ public struct SDLGrid: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         col: Int32,
@@ -879,6 +947,7 @@ public struct SDLGrid: RPCStruct {
         self.rowspan = rowspan
         self.levelspan = levelspan
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -904,7 +973,13 @@ public struct SDLGrid: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let col else { throw RPCError.missingParameter("col") }
         guard let row else { throw RPCError.missingParameter("row") }
-        self.init(col: col, row: row, level: level, colspan: colspan, rowspan: rowspan, levelspan: levelspan, unknownParameters: unknownParameters)
+        self.col = col
+        self.row = row
+        self.level = level
+        self.colspan = colspan
+        self.rowspan = rowspan
+        self.levelspan = levelspan
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -940,7 +1015,7 @@ public struct SDLDoorStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         location: SDLGrid,
@@ -950,6 +1025,7 @@ public struct SDLDoorStatus: RPCStruct {
         self.location = location
         self.status = status
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -966,7 +1042,10 @@ public struct SDLDoorStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.init(location: location, status: status, unknownParameters: unknownParameters)
+        self.location = location
+        self.status = status
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -993,7 +1072,7 @@ public struct SDLGateStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         location: SDLGrid,
@@ -1003,6 +1082,7 @@ public struct SDLGateStatus: RPCStruct {
         self.location = location
         self.status = status
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1019,7 +1099,10 @@ public struct SDLGateStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.init(location: location, status: status, unknownParameters: unknownParameters)
+        self.location = location
+        self.status = status
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1046,7 +1129,7 @@ public struct SDLWindowState: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         approximatePosition: Int32,
@@ -1056,6 +1139,7 @@ public struct SDLWindowState: RPCStruct {
         self.approximatePosition = approximatePosition
         self.deviation = deviation
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1072,7 +1156,10 @@ public struct SDLWindowState: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let approximatePosition else { throw RPCError.missingParameter("approximatePosition") }
         guard let deviation else { throw RPCError.missingParameter("deviation") }
-        self.init(approximatePosition: approximatePosition, deviation: deviation, unknownParameters: unknownParameters)
+        self.approximatePosition = approximatePosition
+        self.deviation = deviation
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1101,7 +1188,7 @@ public struct SDLRoofStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         location: SDLGrid,
@@ -1113,6 +1200,7 @@ public struct SDLRoofStatus: RPCStruct {
         self.status = status
         self.state = state
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1132,7 +1220,10 @@ public struct SDLRoofStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.init(location: location, status: status, state: state, unknownParameters: unknownParameters)
+        self.location = location
+        self.status = status
+        self.state = state
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1178,7 +1269,7 @@ public struct SDLBodyInformation: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         parkBrakeActive: Bool,
@@ -1204,6 +1295,7 @@ public struct SDLBodyInformation: RPCStruct {
         self.gateStatuses = gateStatuses
         self.roofStatuses = roofStatuses
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1238,7 +1330,17 @@ public struct SDLBodyInformation: RPCStruct {
         guard let parkBrakeActive else { throw RPCError.missingParameter("parkBrakeActive") }
         guard let ignitionStableStatus else { throw RPCError.missingParameter("ignitionStableStatus") }
         guard let ignitionStatus else { throw RPCError.missingParameter("ignitionStatus") }
-        self.init(parkBrakeActive: parkBrakeActive, ignitionStableStatus: ignitionStableStatus, ignitionStatus: ignitionStatus, driverDoorAjar: driverDoorAjar, passengerDoorAjar: passengerDoorAjar, rearLeftDoorAjar: rearLeftDoorAjar, rearRightDoorAjar: rearRightDoorAjar, doorStatuses: doorStatuses, gateStatuses: gateStatuses, roofStatuses: roofStatuses, unknownParameters: unknownParameters)
+        self.parkBrakeActive = parkBrakeActive
+        self.ignitionStableStatus = ignitionStableStatus
+        self.ignitionStatus = ignitionStatus
+        self.driverDoorAjar = driverDoorAjar
+        self.passengerDoorAjar = passengerDoorAjar
+        self.rearLeftDoorAjar = rearLeftDoorAjar
+        self.rearRightDoorAjar = rearRightDoorAjar
+        self.doorStatuses = doorStatuses
+        self.gateStatuses = gateStatuses
+        self.roofStatuses = roofStatuses
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1299,7 +1401,7 @@ public struct SDLDeviceStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         voiceRecOn: Bool,
@@ -1327,6 +1429,7 @@ public struct SDLDeviceStatus: RPCStruct {
         self.primaryAudioSource = primaryAudioSource
         self.eCallEventActive = eCallEventActive
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1370,7 +1473,19 @@ public struct SDLDeviceStatus: RPCStruct {
         guard let signalLevelStatus else { throw RPCError.missingParameter("signalLevelStatus") }
         guard let primaryAudioSource else { throw RPCError.missingParameter("primaryAudioSource") }
         guard let eCallEventActive else { throw RPCError.missingParameter("eCallEventActive") }
-        self.init(voiceRecOn: voiceRecOn, btIconOn: btIconOn, callActive: callActive, phoneRoaming: phoneRoaming, textMsgAvailable: textMsgAvailable, battLevelStatus: battLevelStatus, stereoAudioOutputMuted: stereoAudioOutputMuted, monoAudioOutputMuted: monoAudioOutputMuted, signalLevelStatus: signalLevelStatus, primaryAudioSource: primaryAudioSource, eCallEventActive: eCallEventActive, unknownParameters: unknownParameters)
+        self.voiceRecOn = voiceRecOn
+        self.btIconOn = btIconOn
+        self.callActive = callActive
+        self.phoneRoaming = phoneRoaming
+        self.textMsgAvailable = textMsgAvailable
+        self.battLevelStatus = battLevelStatus
+        self.stereoAudioOutputMuted = stereoAudioOutputMuted
+        self.monoAudioOutputMuted = monoAudioOutputMuted
+        self.signalLevelStatus = signalLevelStatus
+        self.primaryAudioSource = primaryAudioSource
+        self.eCallEventActive = eCallEventActive
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1409,7 +1524,7 @@ public struct SDLHeadLampStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         lowBeamsOn: Bool,
@@ -1421,6 +1536,7 @@ public struct SDLHeadLampStatus: RPCStruct {
         self.highBeamsOn = highBeamsOn
         self.ambientLightSensorStatus = ambientLightSensorStatus
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1440,7 +1556,10 @@ public struct SDLHeadLampStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let lowBeamsOn else { throw RPCError.missingParameter("lowBeamsOn") }
         guard let highBeamsOn else { throw RPCError.missingParameter("highBeamsOn") }
-        self.init(lowBeamsOn: lowBeamsOn, highBeamsOn: highBeamsOn, ambientLightSensorStatus: ambientLightSensorStatus, unknownParameters: unknownParameters)
+        self.lowBeamsOn = lowBeamsOn
+        self.highBeamsOn = highBeamsOn
+        self.ambientLightSensorStatus = ambientLightSensorStatus
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1472,7 +1591,7 @@ public struct SDLAppInfo: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         appDisplayName: String,
@@ -1486,6 +1605,7 @@ public struct SDLAppInfo: RPCStruct {
         self.appVersion = appVersion
         self.appIcon = appIcon
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1508,7 +1628,11 @@ public struct SDLAppInfo: RPCStruct {
         guard let appDisplayName else { throw RPCError.missingParameter("appDisplayName") }
         guard let appBundleID else { throw RPCError.missingParameter("appBundleID") }
         guard let appVersion else { throw RPCError.missingParameter("appVersion") }
-        self.init(appDisplayName: appDisplayName, appBundleID: appBundleID, appVersion: appVersion, appIcon: appIcon, unknownParameters: unknownParameters)
+        self.appDisplayName = appDisplayName
+        self.appBundleID = appBundleID
+        self.appVersion = appVersion
+        self.appIcon = appIcon
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1542,7 +1666,7 @@ public struct SDLECallInfo: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         eCallNotificationStatus: SDLVehicleDataNotificationStatus,
@@ -1554,6 +1678,7 @@ public struct SDLECallInfo: RPCStruct {
         self.auxECallNotificationStatus = auxECallNotificationStatus
         self.eCallConfirmationStatus = eCallConfirmationStatus
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1573,7 +1698,11 @@ public struct SDLECallInfo: RPCStruct {
         guard let eCallNotificationStatus else { throw RPCError.missingParameter("eCallNotificationStatus") }
         guard let auxECallNotificationStatus else { throw RPCError.missingParameter("auxECallNotificationStatus") }
         guard let eCallConfirmationStatus else { throw RPCError.missingParameter("eCallConfirmationStatus") }
-        self.init(eCallNotificationStatus: eCallNotificationStatus, auxECallNotificationStatus: auxECallNotificationStatus, eCallConfirmationStatus: eCallConfirmationStatus, unknownParameters: unknownParameters)
+        self.eCallNotificationStatus = eCallNotificationStatus
+        self.auxECallNotificationStatus = auxECallNotificationStatus
+        self.eCallConfirmationStatus = eCallConfirmationStatus
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1614,7 +1743,7 @@ public struct SDLAirbagStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         driverAirbagDeployed: SDLVehicleDataEventStatus,
@@ -1636,6 +1765,7 @@ public struct SDLAirbagStatus: RPCStruct {
         self.passengerSideAirbagDeployed = passengerSideAirbagDeployed
         self.passengerKneeAirbagDeployed = passengerKneeAirbagDeployed
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1670,7 +1800,16 @@ public struct SDLAirbagStatus: RPCStruct {
         guard let driverKneeAirbagDeployed else { throw RPCError.missingParameter("driverKneeAirbagDeployed") }
         guard let passengerSideAirbagDeployed else { throw RPCError.missingParameter("passengerSideAirbagDeployed") }
         guard let passengerKneeAirbagDeployed else { throw RPCError.missingParameter("passengerKneeAirbagDeployed") }
-        self.init(driverAirbagDeployed: driverAirbagDeployed, driverSideAirbagDeployed: driverSideAirbagDeployed, driverCurtainAirbagDeployed: driverCurtainAirbagDeployed, passengerAirbagDeployed: passengerAirbagDeployed, passengerCurtainAirbagDeployed: passengerCurtainAirbagDeployed, driverKneeAirbagDeployed: driverKneeAirbagDeployed, passengerSideAirbagDeployed: passengerSideAirbagDeployed, passengerKneeAirbagDeployed: passengerKneeAirbagDeployed, unknownParameters: unknownParameters)
+        self.driverAirbagDeployed = driverAirbagDeployed
+        self.driverSideAirbagDeployed = driverSideAirbagDeployed
+        self.driverCurtainAirbagDeployed = driverCurtainAirbagDeployed
+        self.passengerAirbagDeployed = passengerAirbagDeployed
+        self.passengerCurtainAirbagDeployed = passengerCurtainAirbagDeployed
+        self.driverKneeAirbagDeployed = driverKneeAirbagDeployed
+        self.passengerSideAirbagDeployed = passengerSideAirbagDeployed
+        self.passengerKneeAirbagDeployed = passengerKneeAirbagDeployed
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1715,7 +1854,7 @@ public struct SDLEmergencyEvent: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         emergencyEventType: SDLEmergencyEventType,
@@ -1731,6 +1870,7 @@ public struct SDLEmergencyEvent: RPCStruct {
         self.maximumChangeVelocity = maximumChangeVelocity
         self.multipleEvents = multipleEvents
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1756,7 +1896,13 @@ public struct SDLEmergencyEvent: RPCStruct {
         guard let rolloverEvent else { throw RPCError.missingParameter("rolloverEvent") }
         guard let maximumChangeVelocity else { throw RPCError.missingParameter("maximumChangeVelocity") }
         guard let multipleEvents else { throw RPCError.missingParameter("multipleEvents") }
-        self.init(emergencyEventType: emergencyEventType, fuelCutoffStatus: fuelCutoffStatus, rolloverEvent: rolloverEvent, maximumChangeVelocity: maximumChangeVelocity, multipleEvents: multipleEvents, unknownParameters: unknownParameters)
+        self.emergencyEventType = emergencyEventType
+        self.fuelCutoffStatus = fuelCutoffStatus
+        self.rolloverEvent = rolloverEvent
+        self.maximumChangeVelocity = maximumChangeVelocity
+        self.multipleEvents = multipleEvents
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1793,7 +1939,7 @@ public struct SDLClusterModeStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         powerModeActive: Bool,
@@ -1807,6 +1953,7 @@ public struct SDLClusterModeStatus: RPCStruct {
         self.carModeStatus = carModeStatus
         self.powerModeStatus = powerModeStatus
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1829,7 +1976,12 @@ public struct SDLClusterModeStatus: RPCStruct {
         guard let powerModeQualificationStatus else { throw RPCError.missingParameter("powerModeQualificationStatus") }
         guard let carModeStatus else { throw RPCError.missingParameter("carModeStatus") }
         guard let powerModeStatus else { throw RPCError.missingParameter("powerModeStatus") }
-        self.init(powerModeActive: powerModeActive, powerModeQualificationStatus: powerModeQualificationStatus, carModeStatus: carModeStatus, powerModeStatus: powerModeStatus, unknownParameters: unknownParameters)
+        self.powerModeActive = powerModeActive
+        self.powerModeQualificationStatus = powerModeQualificationStatus
+        self.carModeStatus = carModeStatus
+        self.powerModeStatus = powerModeStatus
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1857,7 +2009,7 @@ public struct SDLMyKey: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         e911Override: SDLVehicleDataStatus,
@@ -1865,6 +2017,7 @@ public struct SDLMyKey: RPCStruct {
     ) {
         self.e911Override = e911Override
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1878,7 +2031,9 @@ public struct SDLMyKey: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let e911Override else { throw RPCError.missingParameter("e911Override") }
-        self.init(e911Override: e911Override, unknownParameters: unknownParameters)
+        self.e911Override = e911Override
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1913,7 +2068,7 @@ public struct SDLTireStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         pressureTelltale: SDLWarningLightStatus? = nil,
@@ -1933,6 +2088,7 @@ public struct SDLTireStatus: RPCStruct {
         self.innerLeftRear = innerLeftRear
         self.innerRightRear = innerRightRear
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1958,7 +2114,14 @@ public struct SDLTireStatus: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(pressureTelltale: pressureTelltale, leftFront: leftFront, rightFront: rightFront, leftRear: leftRear, rightRear: rightRear, innerLeftRear: innerLeftRear, innerRightRear: innerRightRear, unknownParameters: unknownParameters)
+        self.pressureTelltale = pressureTelltale
+        self.leftFront = leftFront
+        self.rightFront = rightFront
+        self.leftRear = leftRear
+        self.rightRear = rightRear
+        self.innerLeftRear = innerLeftRear
+        self.innerRightRear = innerRightRear
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -1996,7 +2159,7 @@ public struct SDLStabilityControlsStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         escSystem: SDLVehicleDataStatus? = nil,
@@ -2006,6 +2169,7 @@ public struct SDLStabilityControlsStatus: RPCStruct {
         self.escSystem = escSystem
         self.trailerSwayControl = trailerSwayControl
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2021,7 +2185,9 @@ public struct SDLStabilityControlsStatus: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(escSystem: escSystem, trailerSwayControl: trailerSwayControl, unknownParameters: unknownParameters)
+        self.escSystem = escSystem
+        self.trailerSwayControl = trailerSwayControl
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2083,7 +2249,7 @@ public struct SDLGPSData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         longitudeDegrees: Double,
@@ -2127,6 +2293,7 @@ public struct SDLGPSData: RPCStruct {
         self.speed = speed
         self.shifted = shifted
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2178,7 +2345,26 @@ public struct SDLGPSData: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let longitudeDegrees else { throw RPCError.missingParameter("longitudeDegrees") }
         guard let latitudeDegrees else { throw RPCError.missingParameter("latitudeDegrees") }
-        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, utcYear: utcYear, utcMonth: utcMonth, utcDay: utcDay, utcHours: utcHours, utcMinutes: utcMinutes, utcSeconds: utcSeconds, compassDirection: compassDirection, pdop: pdop, hdop: hdop, vdop: vdop, actual: actual, satellites: satellites, dimension: dimension, altitude: altitude, heading: heading, speed: speed, shifted: shifted, unknownParameters: unknownParameters)
+        self.longitudeDegrees = longitudeDegrees
+        self.latitudeDegrees = latitudeDegrees
+        self.utcYear = utcYear
+        self.utcMonth = utcMonth
+        self.utcDay = utcDay
+        self.utcHours = utcHours
+        self.utcMinutes = utcMinutes
+        self.utcSeconds = utcSeconds
+        self.compassDirection = compassDirection
+        self.pdop = pdop
+        self.hdop = hdop
+        self.vdop = vdop
+        self.actual = actual
+        self.satellites = satellites
+        self.dimension = dimension
+        self.altitude = altitude
+        self.heading = heading
+        self.speed = speed
+        self.shifted = shifted
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2242,7 +2428,7 @@ public struct SDLVehicleDataResult: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         dataType: SDLVehicleDataType,
@@ -2254,6 +2440,7 @@ public struct SDLVehicleDataResult: RPCStruct {
         self.resultCode = resultCode
         self.oemCustomDataType = oemCustomDataType
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2273,7 +2460,10 @@ public struct SDLVehicleDataResult: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let dataType else { throw RPCError.missingParameter("dataType") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(dataType: dataType, resultCode: resultCode, oemCustomDataType: oemCustomDataType, unknownParameters: unknownParameters)
+        self.dataType = dataType
+        self.resultCode = resultCode
+        self.oemCustomDataType = oemCustomDataType
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2305,7 +2495,7 @@ public struct SDLDIDResult: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         resultCode: SDLVehicleDataResultCode,
@@ -2317,6 +2507,7 @@ public struct SDLDIDResult: RPCStruct {
         self.didLocation = didLocation
         self.data = data
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2336,7 +2527,10 @@ public struct SDLDIDResult: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let didLocation else { throw RPCError.missingParameter("didLocation") }
-        self.init(resultCode: resultCode, didLocation: didLocation, data: data, unknownParameters: unknownParameters)
+        self.resultCode = resultCode
+        self.didLocation = didLocation
+        self.data = data
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2368,7 +2562,7 @@ public struct SDLStartTime: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         hours: Int32,
@@ -2380,6 +2574,7 @@ public struct SDLStartTime: RPCStruct {
         self.minutes = minutes
         self.seconds = seconds
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2399,7 +2594,11 @@ public struct SDLStartTime: RPCStruct {
         guard let hours else { throw RPCError.missingParameter("hours") }
         guard let minutes else { throw RPCError.missingParameter("minutes") }
         guard let seconds else { throw RPCError.missingParameter("seconds") }
-        self.init(hours: hours, minutes: minutes, seconds: seconds, unknownParameters: unknownParameters)
+        self.hours = hours
+        self.minutes = minutes
+        self.seconds = seconds
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2432,7 +2631,7 @@ public struct SDLTextField: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         name: SDLTextFieldName,
@@ -2446,6 +2645,7 @@ public struct SDLTextField: RPCStruct {
         self.width = width
         self.rows = rows
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2468,7 +2668,12 @@ public struct SDLTextField: RPCStruct {
         guard let characterSet else { throw RPCError.missingParameter("characterSet") }
         guard let width else { throw RPCError.missingParameter("width") }
         guard let rows else { throw RPCError.missingParameter("rows") }
-        self.init(name: name, characterSet: characterSet, width: width, rows: rows, unknownParameters: unknownParameters)
+        self.name = name
+        self.characterSet = characterSet
+        self.width = width
+        self.rows = rows
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2499,7 +2704,7 @@ public struct SDLImageResolution: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         resolutionWidth: Int32,
@@ -2509,6 +2714,7 @@ public struct SDLImageResolution: RPCStruct {
         self.resolutionWidth = resolutionWidth
         self.resolutionHeight = resolutionHeight
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2525,7 +2731,10 @@ public struct SDLImageResolution: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let resolutionWidth else { throw RPCError.missingParameter("resolutionWidth") }
         guard let resolutionHeight else { throw RPCError.missingParameter("resolutionHeight") }
-        self.init(resolutionWidth: resolutionWidth, resolutionHeight: resolutionHeight, unknownParameters: unknownParameters)
+        self.resolutionWidth = resolutionWidth
+        self.resolutionHeight = resolutionHeight
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2554,7 +2763,7 @@ public struct SDLImageField: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         name: SDLImageFieldName,
@@ -2566,6 +2775,7 @@ public struct SDLImageField: RPCStruct {
         self.imageTypeSupported = imageTypeSupported
         self.imageResolution = imageResolution
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2585,7 +2795,10 @@ public struct SDLImageField: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
         guard let imageTypeSupported else { throw RPCError.missingParameter("imageTypeSupported") }
-        self.init(name: name, imageTypeSupported: imageTypeSupported, imageResolution: imageResolution, unknownParameters: unknownParameters)
+        self.name = name
+        self.imageTypeSupported = imageTypeSupported
+        self.imageResolution = imageResolution
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2615,7 +2828,7 @@ public struct SDLTouchCoord: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         x: Int32,
@@ -2625,6 +2838,7 @@ public struct SDLTouchCoord: RPCStruct {
         self.x = x
         self.y = y
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2641,7 +2855,10 @@ public struct SDLTouchCoord: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let x else { throw RPCError.missingParameter("x") }
         guard let y else { throw RPCError.missingParameter("y") }
-        self.init(x: x, y: y, unknownParameters: unknownParameters)
+        self.x = x
+        self.y = y
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2670,7 +2887,7 @@ public struct SDLTouchEvent: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         id: Int32,
@@ -2682,6 +2899,7 @@ public struct SDLTouchEvent: RPCStruct {
         self.ts = ts
         self.c = c
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2702,7 +2920,10 @@ public struct SDLTouchEvent: RPCStruct {
         guard let id else { throw RPCError.missingParameter("id") }
         guard let ts else { throw RPCError.missingParameter("ts") }
         guard let c else { throw RPCError.missingParameter("c") }
-        self.init(id: id, ts: ts, c: c, unknownParameters: unknownParameters)
+        self.id = id
+        self.ts = ts
+        self.c = c
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2734,7 +2955,7 @@ public struct SDLTouchEventCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         pressAvailable: Bool,
@@ -2746,6 +2967,7 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         self.multiTouchAvailable = multiTouchAvailable
         self.doublePressAvailable = doublePressAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2765,7 +2987,11 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         guard let pressAvailable else { throw RPCError.missingParameter("pressAvailable") }
         guard let multiTouchAvailable else { throw RPCError.missingParameter("multiTouchAvailable") }
         guard let doublePressAvailable else { throw RPCError.missingParameter("doublePressAvailable") }
-        self.init(pressAvailable: pressAvailable, multiTouchAvailable: multiTouchAvailable, doublePressAvailable: doublePressAvailable, unknownParameters: unknownParameters)
+        self.pressAvailable = pressAvailable
+        self.multiTouchAvailable = multiTouchAvailable
+        self.doublePressAvailable = doublePressAvailable
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2791,7 +3017,7 @@ public struct SDLScreenParams: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         resolution: SDLImageResolution,
@@ -2801,6 +3027,7 @@ public struct SDLScreenParams: RPCStruct {
         self.resolution = resolution
         self.touchEventAvailable = touchEventAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2817,7 +3044,9 @@ public struct SDLScreenParams: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let resolution else { throw RPCError.missingParameter("resolution") }
-        self.init(resolution: resolution, touchEventAvailable: touchEventAvailable, unknownParameters: unknownParameters)
+        self.resolution = resolution
+        self.touchEventAvailable = touchEventAvailable
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2845,7 +3074,7 @@ public struct SDLHMIPermissions: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         allowed: [SDLHMILevel],
@@ -2855,6 +3084,7 @@ public struct SDLHMIPermissions: RPCStruct {
         self.allowed = allowed
         self.userDisallowed = userDisallowed
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2872,7 +3102,9 @@ public struct SDLHMIPermissions: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let allowed else { throw RPCError.missingParameter("allowed") }
         guard let userDisallowed else { throw RPCError.missingParameter("userDisallowed") }
-        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters)
+        self.allowed = allowed
+        self.userDisallowed = userDisallowed
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2900,7 +3132,7 @@ public struct SDLParameterPermissions: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         allowed: [String],
@@ -2910,6 +3142,7 @@ public struct SDLParameterPermissions: RPCStruct {
         self.allowed = allowed
         self.userDisallowed = userDisallowed
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2927,7 +3160,9 @@ public struct SDLParameterPermissions: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let allowed else { throw RPCError.missingParameter("allowed") }
         guard let userDisallowed else { throw RPCError.missingParameter("userDisallowed") }
-        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters)
+        self.allowed = allowed
+        self.userDisallowed = userDisallowed
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -2959,7 +3194,7 @@ public struct SDLPermissionItem: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         rpcName: String,
@@ -2973,6 +3208,7 @@ public struct SDLPermissionItem: RPCStruct {
         self.parameterPermissions = parameterPermissions
         self.requireEncryption = requireEncryption
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2995,7 +3231,11 @@ public struct SDLPermissionItem: RPCStruct {
         guard let rpcName else { throw RPCError.missingParameter("rpcName") }
         guard let hmiPermissions else { throw RPCError.missingParameter("hmiPermissions") }
         guard let parameterPermissions else { throw RPCError.missingParameter("parameterPermissions") }
-        self.init(rpcName: rpcName, hmiPermissions: hmiPermissions, parameterPermissions: parameterPermissions, requireEncryption: requireEncryption, unknownParameters: unknownParameters)
+        self.rpcName = rpcName
+        self.hmiPermissions = hmiPermissions
+        self.parameterPermissions = parameterPermissions
+        self.requireEncryption = requireEncryption
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3041,7 +3281,7 @@ public struct SDLDisplayCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         displayType: SDLDisplayType,
@@ -3065,6 +3305,7 @@ public struct SDLDisplayCapabilities: RPCStruct {
         self.screenParams = screenParams
         self.numCustomPresetsAvailable = numCustomPresetsAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3098,7 +3339,16 @@ public struct SDLDisplayCapabilities: RPCStruct {
         guard let textFields else { throw RPCError.missingParameter("textFields") }
         guard let mediaClockFormats else { throw RPCError.missingParameter("mediaClockFormats") }
         guard let graphicSupported else { throw RPCError.missingParameter("graphicSupported") }
-        self.init(displayType: displayType, displayName: displayName, textFields: textFields, imageFields: imageFields, mediaClockFormats: mediaClockFormats, graphicSupported: graphicSupported, templatesAvailable: templatesAvailable, screenParams: screenParams, numCustomPresetsAvailable: numCustomPresetsAvailable, unknownParameters: unknownParameters)
+        self.displayType = displayType
+        self.displayName = displayName
+        self.textFields = textFields
+        self.imageFields = imageFields
+        self.mediaClockFormats = mediaClockFormats
+        self.graphicSupported = graphicSupported
+        self.templatesAvailable = templatesAvailable
+        self.screenParams = screenParams
+        self.numCustomPresetsAvailable = numCustomPresetsAvailable
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3139,7 +3389,7 @@ public struct SDLWindowStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         location: SDLGrid,
@@ -3149,6 +3399,7 @@ public struct SDLWindowStatus: RPCStruct {
         self.location = location
         self.state = state
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3165,7 +3416,10 @@ public struct SDLWindowStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let state else { throw RPCError.missingParameter("state") }
-        self.init(location: location, state: state, unknownParameters: unknownParameters)
+        self.location = location
+        self.state = state
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3196,7 +3450,7 @@ public struct SDLModuleInfo: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleId: String,
@@ -3210,6 +3464,7 @@ public struct SDLModuleInfo: RPCStruct {
         self.serviceArea = serviceArea
         self.allowMultipleAccess = allowMultipleAccess
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3230,7 +3485,11 @@ public struct SDLModuleInfo: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleId else { throw RPCError.missingParameter("moduleId") }
-        self.init(moduleId: moduleId, location: location, serviceArea: serviceArea, allowMultipleAccess: allowMultipleAccess, unknownParameters: unknownParameters)
+        self.moduleId = moduleId
+        self.location = location
+        self.serviceArea = serviceArea
+        self.allowMultipleAccess = allowMultipleAccess
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3268,7 +3527,7 @@ public struct SDLButtonCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         name: SDLButtonName,
@@ -3284,6 +3543,7 @@ public struct SDLButtonCapabilities: RPCStruct {
         self.longPressAvailable = longPressAvailable
         self.upDownAvailable = upDownAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3309,7 +3569,12 @@ public struct SDLButtonCapabilities: RPCStruct {
         guard let shortPressAvailable else { throw RPCError.missingParameter("shortPressAvailable") }
         guard let longPressAvailable else { throw RPCError.missingParameter("longPressAvailable") }
         guard let upDownAvailable else { throw RPCError.missingParameter("upDownAvailable") }
-        self.init(name: name, moduleInfo: moduleInfo, shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, unknownParameters: unknownParameters)
+        self.name = name
+        self.moduleInfo = moduleInfo
+        self.shortPressAvailable = shortPressAvailable
+        self.longPressAvailable = longPressAvailable
+        self.upDownAvailable = upDownAvailable
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3346,7 +3611,7 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         shortPressAvailable: Bool,
@@ -3362,6 +3627,7 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         self.imageSupported = imageSupported
         self.textSupported = textSupported
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3387,7 +3653,12 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         guard let longPressAvailable else { throw RPCError.missingParameter("longPressAvailable") }
         guard let upDownAvailable else { throw RPCError.missingParameter("upDownAvailable") }
         guard let imageSupported else { throw RPCError.missingParameter("imageSupported") }
-        self.init(shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, imageSupported: imageSupported, textSupported: textSupported, unknownParameters: unknownParameters)
+        self.shortPressAvailable = shortPressAvailable
+        self.longPressAvailable = longPressAvailable
+        self.upDownAvailable = upDownAvailable
+        self.imageSupported = imageSupported
+        self.textSupported = textSupported
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3415,7 +3686,7 @@ public struct SDLPresetBankCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         onScreenPresetsAvailable: Bool,
@@ -3423,6 +3694,7 @@ public struct SDLPresetBankCapabilities: RPCStruct {
     ) {
         self.onScreenPresetsAvailable = onScreenPresetsAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3436,7 +3708,9 @@ public struct SDLPresetBankCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let onScreenPresetsAvailable else { throw RPCError.missingParameter("onScreenPresetsAvailable") }
-        self.init(onScreenPresetsAvailable: onScreenPresetsAvailable, unknownParameters: unknownParameters)
+        self.onScreenPresetsAvailable = onScreenPresetsAvailable
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3460,7 +3734,7 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         supportedDynamicImageFieldNames: [SDLImageFieldName]? = nil,
@@ -3470,6 +3744,7 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
         self.supportedDynamicImageFieldNames = supportedDynamicImageFieldNames
         self.supportsDynamicSubMenus = supportsDynamicSubMenus
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3485,7 +3760,9 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(supportedDynamicImageFieldNames: supportedDynamicImageFieldNames, supportsDynamicSubMenus: supportsDynamicSubMenus, unknownParameters: unknownParameters)
+        self.supportedDynamicImageFieldNames = supportedDynamicImageFieldNames
+        self.supportsDynamicSubMenus = supportsDynamicSubMenus
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3513,7 +3790,7 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         keyboardLayout: SDLKeyboardLayout,
@@ -3523,6 +3800,7 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
         self.keyboardLayout = keyboardLayout
         self.numConfigurableKeys = numConfigurableKeys
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3539,7 +3817,10 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let keyboardLayout else { throw RPCError.missingParameter("keyboardLayout") }
         guard let numConfigurableKeys else { throw RPCError.missingParameter("numConfigurableKeys") }
-        self.init(keyboardLayout: keyboardLayout, numConfigurableKeys: numConfigurableKeys, unknownParameters: unknownParameters)
+        self.keyboardLayout = keyboardLayout
+        self.numConfigurableKeys = numConfigurableKeys
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3566,7 +3847,7 @@ public struct SDLKeyboardCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         maskInputCharactersSupported: Bool? = nil,
@@ -3576,6 +3857,7 @@ public struct SDLKeyboardCapabilities: RPCStruct {
         self.maskInputCharactersSupported = maskInputCharactersSupported
         self.supportedKeyboards = supportedKeyboards
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3591,7 +3873,9 @@ public struct SDLKeyboardCapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(maskInputCharactersSupported: maskInputCharactersSupported, supportedKeyboards: supportedKeyboards, unknownParameters: unknownParameters)
+        self.maskInputCharactersSupported = maskInputCharactersSupported
+        self.supportedKeyboards = supportedKeyboards
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3637,7 +3921,7 @@ public struct SDLWindowCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         windowID: Int32? = nil,
@@ -3665,6 +3949,7 @@ public struct SDLWindowCapability: RPCStruct {
         self.dynamicUpdateCapabilities = dynamicUpdateCapabilities
         self.keyboardCapabilities = keyboardCapabilities
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3698,7 +3983,18 @@ public struct SDLWindowCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(windowID: windowID, textFields: textFields, imageFields: imageFields, imageTypeSupported: imageTypeSupported, templatesAvailable: templatesAvailable, numCustomPresetsAvailable: numCustomPresetsAvailable, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, menuLayoutsAvailable: menuLayoutsAvailable, dynamicUpdateCapabilities: dynamicUpdateCapabilities, keyboardCapabilities: keyboardCapabilities, unknownParameters: unknownParameters)
+        self.windowID = windowID
+        self.textFields = textFields
+        self.imageFields = imageFields
+        self.imageTypeSupported = imageTypeSupported
+        self.templatesAvailable = templatesAvailable
+        self.numCustomPresetsAvailable = numCustomPresetsAvailable
+        self.buttonCapabilities = buttonCapabilities
+        self.softButtonCapabilities = softButtonCapabilities
+        self.menuLayoutsAvailable = menuLayoutsAvailable
+        self.dynamicUpdateCapabilities = dynamicUpdateCapabilities
+        self.keyboardCapabilities = keyboardCapabilities
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3744,7 +4040,7 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         type: SDLWindowType,
@@ -3754,6 +4050,7 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
         self.type = type
         self.maximumNumberOfWindows = maximumNumberOfWindows
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3770,7 +4067,10 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let maximumNumberOfWindows else { throw RPCError.missingParameter("maximumNumberOfWindows") }
-        self.init(type: type, maximumNumberOfWindows: maximumNumberOfWindows, unknownParameters: unknownParameters)
+        self.type = type
+        self.maximumNumberOfWindows = maximumNumberOfWindows
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3798,7 +4098,7 @@ public struct SDLDisplayCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         displayName: String? = nil,
@@ -3810,6 +4110,7 @@ public struct SDLDisplayCapability: RPCStruct {
         self.windowTypeSupported = windowTypeSupported
         self.windowCapabilities = windowCapabilities
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3827,7 +4128,10 @@ public struct SDLDisplayCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(displayName: displayName, windowTypeSupported: windowTypeSupported, windowCapabilities: windowCapabilities, unknownParameters: unknownParameters)
+        self.displayName = displayName
+        self.windowTypeSupported = windowTypeSupported
+        self.windowCapabilities = windowCapabilities
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3869,7 +4173,7 @@ public struct SDLHMICapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         navigation: Bool? = nil,
@@ -3891,6 +4195,7 @@ public struct SDLHMICapabilities: RPCStruct {
         self.seatLocation = seatLocation
         self.driverDistraction = driverDistraction
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3918,7 +4223,15 @@ public struct SDLHMICapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(navigation: navigation, phoneCall: phoneCall, videoStreaming: videoStreaming, remoteControl: remoteControl, appServices: appServices, displays: displays, seatLocation: seatLocation, driverDistraction: driverDistraction, unknownParameters: unknownParameters)
+        self.navigation = navigation
+        self.phoneCall = phoneCall
+        self.videoStreaming = videoStreaming
+        self.remoteControl = remoteControl
+        self.appServices = appServices
+        self.displays = displays
+        self.seatLocation = seatLocation
+        self.driverDistraction = driverDistraction
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -3964,7 +4277,7 @@ public struct SDLMenuParams: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         parentID: Int32? = nil,
@@ -3980,6 +4293,7 @@ public struct SDLMenuParams: RPCStruct {
         self.secondaryText = secondaryText
         self.tertiaryText = tertiaryText
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4002,7 +4316,12 @@ public struct SDLMenuParams: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let menuName else { throw RPCError.missingParameter("menuName") }
-        self.init(parentID: parentID, position: position, menuName: menuName, secondaryText: secondaryText, tertiaryText: tertiaryText, unknownParameters: unknownParameters)
+        self.parentID = parentID
+        self.position = position
+        self.menuName = menuName
+        self.secondaryText = secondaryText
+        self.tertiaryText = tertiaryText
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4036,7 +4355,7 @@ public struct SDLTTSChunk: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         text: String,
@@ -4046,6 +4365,7 @@ public struct SDLTTSChunk: RPCStruct {
         self.text = text
         self.type = type
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4062,7 +4382,10 @@ public struct SDLTTSChunk: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let text else { throw RPCError.missingParameter("text") }
         guard let type else { throw RPCError.missingParameter("type") }
-        self.init(text: text, type: type, unknownParameters: unknownParameters)
+        self.text = text
+        self.type = type
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4089,7 +4412,7 @@ public struct SDLTurn: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         navigationText: String? = nil,
@@ -4099,6 +4422,7 @@ public struct SDLTurn: RPCStruct {
         self.navigationText = navigationText
         self.turnIcon = turnIcon
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4114,7 +4438,9 @@ public struct SDLTurn: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(navigationText: navigationText, turnIcon: turnIcon, unknownParameters: unknownParameters)
+        self.navigationText = navigationText
+        self.turnIcon = turnIcon
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4146,7 +4472,7 @@ public struct SDLVehicleType: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         make: String? = nil,
@@ -4160,6 +4486,7 @@ public struct SDLVehicleType: RPCStruct {
         self.modelYear = modelYear
         self.trim = trim
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4179,7 +4506,11 @@ public struct SDLVehicleType: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(make: make, model: model, modelYear: modelYear, trim: trim, unknownParameters: unknownParameters)
+        self.make = make
+        self.model = model
+        self.modelYear = modelYear
+        self.trim = trim
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4223,7 +4554,7 @@ public struct SDLKeyboardProperties: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         language: SDLLanguage? = nil,
@@ -4245,6 +4576,7 @@ public struct SDLKeyboardProperties: RPCStruct {
         self.maskInputCharacters = maskInputCharacters
         self.customKeys = customKeys
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4272,7 +4604,15 @@ public struct SDLKeyboardProperties: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(language: language, keyboardLayout: keyboardLayout, keypressMode: keypressMode, limitedCharacterList: limitedCharacterList, autoCompleteText: autoCompleteText, autoCompleteList: autoCompleteList, maskInputCharacters: maskInputCharacters, customKeys: customKeys, unknownParameters: unknownParameters)
+        self.language = language
+        self.keyboardLayout = keyboardLayout
+        self.keypressMode = keypressMode
+        self.limitedCharacterList = limitedCharacterList
+        self.autoCompleteText = autoCompleteText
+        self.autoCompleteList = autoCompleteList
+        self.maskInputCharacters = maskInputCharacters
+        self.customKeys = customKeys
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4320,7 +4660,7 @@ public struct SDLDeviceInfo: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         hardware: String? = nil,
@@ -4338,6 +4678,7 @@ public struct SDLDeviceInfo: RPCStruct {
         self.carrier = carrier
         self.maxNumberRFCOMMPorts = maxNumberRFCOMMPorts
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4361,7 +4702,13 @@ public struct SDLDeviceInfo: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(hardware: hardware, firmwareRev: firmwareRev, os: os, osVersion: osVersion, carrier: carrier, maxNumberRFCOMMPorts: maxNumberRFCOMMPorts, unknownParameters: unknownParameters)
+        self.hardware = hardware
+        self.firmwareRev = firmwareRev
+        self.os = os
+        self.osVersion = osVersion
+        self.carrier = carrier
+        self.maxNumberRFCOMMPorts = maxNumberRFCOMMPorts
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4411,7 +4758,7 @@ public struct SDLDateTime: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         millisecond: Int32? = nil,
@@ -4435,6 +4782,7 @@ public struct SDLDateTime: RPCStruct {
         self.tz_hour = tz_hour
         self.tz_minute = tz_minute
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4464,7 +4812,16 @@ public struct SDLDateTime: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(millisecond: millisecond, second: second, minute: minute, hour: hour, day: day, month: month, year: year, tz_hour: tz_hour, tz_minute: tz_minute, unknownParameters: unknownParameters)
+        self.millisecond = millisecond
+        self.second = second
+        self.minute = minute
+        self.hour = hour
+        self.day = day
+        self.month = month
+        self.year = year
+        self.tz_hour = tz_hour
+        self.tz_minute = tz_minute
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4506,7 +4863,7 @@ public struct SDLCoordinate: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         latitudeDegrees: Double,
@@ -4516,6 +4873,7 @@ public struct SDLCoordinate: RPCStruct {
         self.latitudeDegrees = latitudeDegrees
         self.longitudeDegrees = longitudeDegrees
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4532,7 +4890,10 @@ public struct SDLCoordinate: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let latitudeDegrees else { throw RPCError.missingParameter("latitudeDegrees") }
         guard let longitudeDegrees else { throw RPCError.missingParameter("longitudeDegrees") }
-        self.init(latitudeDegrees: latitudeDegrees, longitudeDegrees: longitudeDegrees, unknownParameters: unknownParameters)
+        self.latitudeDegrees = latitudeDegrees
+        self.longitudeDegrees = longitudeDegrees
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4573,7 +4934,7 @@ public struct SDLOASISAddress: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         countryName: String? = nil,
@@ -4597,6 +4958,7 @@ public struct SDLOASISAddress: RPCStruct {
         self.thoroughfare = thoroughfare
         self.subThoroughfare = subThoroughfare
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4626,7 +4988,16 @@ public struct SDLOASISAddress: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(countryName: countryName, countryCode: countryCode, postalCode: postalCode, administrativeArea: administrativeArea, subAdministrativeArea: subAdministrativeArea, locality: locality, subLocality: subLocality, thoroughfare: thoroughfare, subThoroughfare: subThoroughfare, unknownParameters: unknownParameters)
+        self.countryName = countryName
+        self.countryCode = countryCode
+        self.postalCode = postalCode
+        self.administrativeArea = administrativeArea
+        self.subAdministrativeArea = subAdministrativeArea
+        self.locality = locality
+        self.subLocality = subLocality
+        self.thoroughfare = thoroughfare
+        self.subThoroughfare = subThoroughfare
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4678,7 +5049,7 @@ public struct SDLLocationDetails: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         coordinate: SDLCoordinate? = nil,
@@ -4698,6 +5069,7 @@ public struct SDLLocationDetails: RPCStruct {
         self.locationImage = locationImage
         self.searchAddress = searchAddress
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4723,7 +5095,14 @@ public struct SDLLocationDetails: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(coordinate: coordinate, locationName: locationName, addressLines: addressLines, locationDescription: locationDescription, phoneNumber: phoneNumber, locationImage: locationImage, searchAddress: searchAddress, unknownParameters: unknownParameters)
+        self.coordinate = coordinate
+        self.locationName = locationName
+        self.addressLines = addressLines
+        self.locationDescription = locationDescription
+        self.phoneNumber = phoneNumber
+        self.locationImage = locationImage
+        self.searchAddress = searchAddress
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4761,7 +5140,7 @@ public struct SDLNavigationCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         sendLocationEnabled: Bool? = nil,
@@ -4771,6 +5150,7 @@ public struct SDLNavigationCapability: RPCStruct {
         self.sendLocationEnabled = sendLocationEnabled
         self.getWayPointsEnabled = getWayPointsEnabled
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4786,7 +5166,9 @@ public struct SDLNavigationCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(sendLocationEnabled: sendLocationEnabled, getWayPointsEnabled: getWayPointsEnabled, unknownParameters: unknownParameters)
+        self.sendLocationEnabled = sendLocationEnabled
+        self.getWayPointsEnabled = getWayPointsEnabled
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4812,7 +5194,7 @@ public struct SDLPhoneCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         dialNumberEnabled: Bool? = nil,
@@ -4820,6 +5202,7 @@ public struct SDLPhoneCapability: RPCStruct {
     ) {
         self.dialNumberEnabled = dialNumberEnabled
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4833,7 +5216,8 @@ public struct SDLPhoneCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(dialNumberEnabled: dialNumberEnabled, unknownParameters: unknownParameters)
+        self.dialNumberEnabled = dialNumberEnabled
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -4859,7 +5243,7 @@ public struct SDLVideoStreamingFormat: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         `protocol`: SDLVideoStreamingProtocol,
@@ -4869,6 +5253,7 @@ public struct SDLVideoStreamingFormat: RPCStruct {
         self.`protocol` = `protocol`
         self.codec = codec
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4885,7 +5270,10 @@ public struct SDLVideoStreamingFormat: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let protocol_ else { throw RPCError.missingParameter("protocol") }
         guard let codec else { throw RPCError.missingParameter("codec") }
-        self.init(protocol: protocol_, codec: codec, unknownParameters: unknownParameters)
+        self.`protocol` = protocol_
+        self.codec = codec
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4926,7 +5314,7 @@ public struct SDLVideoStreamingCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         preferredResolution: SDLImageResolution? = nil,
@@ -4950,6 +5338,7 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         self.preferredFPS = preferredFPS
         self.additionalVideoStreamingCapabilities = additionalVideoStreamingCapabilities
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4979,7 +5368,16 @@ public struct SDLVideoStreamingCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(preferredResolution: preferredResolution, maxBitrate: maxBitrate, supportedFormats: supportedFormats, hapticSpatialDataSupported: hapticSpatialDataSupported, diagonalScreenSize: diagonalScreenSize, pixelPerInch: pixelPerInch, scale: scale, preferredFPS: preferredFPS, additionalVideoStreamingCapabilities: additionalVideoStreamingCapabilities, unknownParameters: unknownParameters)
+        self.preferredResolution = preferredResolution
+        self.maxBitrate = maxBitrate
+        self.supportedFormats = supportedFormats
+        self.hapticSpatialDataSupported = hapticSpatialDataSupported
+        self.diagonalScreenSize = diagonalScreenSize
+        self.pixelPerInch = pixelPerInch
+        self.scale = scale
+        self.preferredFPS = preferredFPS
+        self.additionalVideoStreamingCapabilities = additionalVideoStreamingCapabilities
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5021,7 +5419,7 @@ public struct SDLDriverDistractionCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         menuLength: Int32? = nil,
@@ -5031,6 +5429,7 @@ public struct SDLDriverDistractionCapability: RPCStruct {
         self.menuLength = menuLength
         self.subMenuDepth = subMenuDepth
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5046,7 +5445,9 @@ public struct SDLDriverDistractionCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(menuLength: menuLength, subMenuDepth: subMenuDepth, unknownParameters: unknownParameters)
+        self.menuLength = menuLength
+        self.subMenuDepth = subMenuDepth
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5076,7 +5477,7 @@ public struct SDLRGBColor: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         red: Int32,
@@ -5088,6 +5489,7 @@ public struct SDLRGBColor: RPCStruct {
         self.green = green
         self.blue = blue
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5107,7 +5509,11 @@ public struct SDLRGBColor: RPCStruct {
         guard let red else { throw RPCError.missingParameter("red") }
         guard let green else { throw RPCError.missingParameter("green") }
         guard let blue else { throw RPCError.missingParameter("blue") }
-        self.init(red: red, green: green, blue: blue, unknownParameters: unknownParameters)
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5138,7 +5544,7 @@ public struct SDLTemplateColorScheme: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         primaryColor: SDLRGBColor? = nil,
@@ -5150,6 +5556,7 @@ public struct SDLTemplateColorScheme: RPCStruct {
         self.secondaryColor = secondaryColor
         self.backgroundColor = backgroundColor
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5167,7 +5574,10 @@ public struct SDLTemplateColorScheme: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(primaryColor: primaryColor, secondaryColor: secondaryColor, backgroundColor: backgroundColor, unknownParameters: unknownParameters)
+        self.primaryColor = primaryColor
+        self.secondaryColor = secondaryColor
+        self.backgroundColor = backgroundColor
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5199,7 +5609,7 @@ public struct SDLTemplateConfiguration: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         template: String,
@@ -5211,6 +5621,7 @@ public struct SDLTemplateConfiguration: RPCStruct {
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5229,7 +5640,10 @@ public struct SDLTemplateConfiguration: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let template else { throw RPCError.missingParameter("template") }
-        self.init(template: template, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters)
+        self.template = template
+        self.dayColorScheme = dayColorScheme
+        self.nightColorScheme = nightColorScheme
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5257,7 +5671,7 @@ public struct SDLSeatLocation: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         grid: SDLGrid? = nil,
@@ -5265,6 +5679,7 @@ public struct SDLSeatLocation: RPCStruct {
     ) {
         self.grid = grid
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5278,7 +5693,8 @@ public struct SDLSeatLocation: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(grid: grid, unknownParameters: unknownParameters)
+        self.grid = grid
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5308,7 +5724,7 @@ public struct SDLSeatLocationCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         rows: Int32? = nil,
@@ -5322,6 +5738,7 @@ public struct SDLSeatLocationCapability: RPCStruct {
         self.levels = levels
         self.seats = seats
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5341,7 +5758,11 @@ public struct SDLSeatLocationCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(rows: rows, columns: columns, levels: levels, seats: seats, unknownParameters: unknownParameters)
+        self.rows = rows
+        self.columns = columns
+        self.levels = levels
+        self.seats = seats
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5373,7 +5794,7 @@ public struct SDLMassageModeData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         massageZone: SDLMassageZone,
@@ -5383,6 +5804,7 @@ public struct SDLMassageModeData: RPCStruct {
         self.massageZone = massageZone
         self.massageMode = massageMode
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5399,7 +5821,10 @@ public struct SDLMassageModeData: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let massageZone else { throw RPCError.missingParameter("massageZone") }
         guard let massageMode else { throw RPCError.missingParameter("massageMode") }
-        self.init(massageZone: massageZone, massageMode: massageMode, unknownParameters: unknownParameters)
+        self.massageZone = massageZone
+        self.massageMode = massageMode
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5426,7 +5851,7 @@ public struct SDLMassageCushionFirmness: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         cushion: SDLMassageCushion,
@@ -5436,6 +5861,7 @@ public struct SDLMassageCushionFirmness: RPCStruct {
         self.cushion = cushion
         self.firmness = firmness
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5452,7 +5878,10 @@ public struct SDLMassageCushionFirmness: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let cushion else { throw RPCError.missingParameter("cushion") }
         guard let firmness else { throw RPCError.missingParameter("firmness") }
-        self.init(cushion: cushion, firmness: firmness, unknownParameters: unknownParameters)
+        self.cushion = cushion
+        self.firmness = firmness
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5481,7 +5910,7 @@ public struct SDLSeatMemoryAction: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         id: Int32,
@@ -5493,6 +5922,7 @@ public struct SDLSeatMemoryAction: RPCStruct {
         self.label = label
         self.action = action
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5512,7 +5942,10 @@ public struct SDLSeatMemoryAction: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let action else { throw RPCError.missingParameter("action") }
-        self.init(id: id, label: label, action: action, unknownParameters: unknownParameters)
+        self.id = id
+        self.label = label
+        self.action = action
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5570,7 +6003,7 @@ public struct SDLSeatControlData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         id: SDLSupportedSeat,
@@ -5608,6 +6041,7 @@ public struct SDLSeatControlData: RPCStruct {
         self.massageCushionFirmness = massageCushionFirmness
         self.memory = memory
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5652,7 +6086,23 @@ public struct SDLSeatControlData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
-        self.init(id: id, heatingEnabled: heatingEnabled, coolingEnabled: coolingEnabled, heatingLevel: heatingLevel, coolingLevel: coolingLevel, horizontalPosition: horizontalPosition, verticalPosition: verticalPosition, frontVerticalPosition: frontVerticalPosition, backVerticalPosition: backVerticalPosition, backTiltAngle: backTiltAngle, headSupportHorizontalPosition: headSupportHorizontalPosition, headSupportVerticalPosition: headSupportVerticalPosition, massageEnabled: massageEnabled, massageMode: massageMode, massageCushionFirmness: massageCushionFirmness, memory: memory, unknownParameters: unknownParameters)
+        self.id = id
+        self.heatingEnabled = heatingEnabled
+        self.coolingEnabled = coolingEnabled
+        self.heatingLevel = heatingLevel
+        self.coolingLevel = coolingLevel
+        self.horizontalPosition = horizontalPosition
+        self.verticalPosition = verticalPosition
+        self.frontVerticalPosition = frontVerticalPosition
+        self.backVerticalPosition = backVerticalPosition
+        self.backTiltAngle = backTiltAngle
+        self.headSupportHorizontalPosition = headSupportHorizontalPosition
+        self.headSupportVerticalPosition = headSupportVerticalPosition
+        self.massageEnabled = massageEnabled
+        self.massageMode = massageMode
+        self.massageCushionFirmness = massageCushionFirmness
+        self.memory = memory
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5738,7 +6188,7 @@ public struct SDLSeatControlCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleName: String,
@@ -5778,6 +6228,7 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         self.massageCushionFirmnessAvailable = massageCushionFirmnessAvailable
         self.memoryAvailable = memoryAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5824,7 +6275,24 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, heatingEnabledAvailable: heatingEnabledAvailable, coolingEnabledAvailable: coolingEnabledAvailable, heatingLevelAvailable: heatingLevelAvailable, coolingLevelAvailable: coolingLevelAvailable, horizontalPositionAvailable: horizontalPositionAvailable, verticalPositionAvailable: verticalPositionAvailable, frontVerticalPositionAvailable: frontVerticalPositionAvailable, backVerticalPositionAvailable: backVerticalPositionAvailable, backTiltAngleAvailable: backTiltAngleAvailable, headSupportHorizontalPositionAvailable: headSupportHorizontalPositionAvailable, headSupportVerticalPositionAvailable: headSupportVerticalPositionAvailable, massageEnabledAvailable: massageEnabledAvailable, massageModeAvailable: massageModeAvailable, massageCushionFirmnessAvailable: massageCushionFirmnessAvailable, memoryAvailable: memoryAvailable, unknownParameters: unknownParameters)
+        self.moduleName = moduleName
+        self.moduleInfo = moduleInfo
+        self.heatingEnabledAvailable = heatingEnabledAvailable
+        self.coolingEnabledAvailable = coolingEnabledAvailable
+        self.heatingLevelAvailable = heatingLevelAvailable
+        self.coolingLevelAvailable = coolingLevelAvailable
+        self.horizontalPositionAvailable = horizontalPositionAvailable
+        self.verticalPositionAvailable = verticalPositionAvailable
+        self.frontVerticalPositionAvailable = frontVerticalPositionAvailable
+        self.backVerticalPositionAvailable = backVerticalPositionAvailable
+        self.backTiltAngleAvailable = backTiltAngleAvailable
+        self.headSupportHorizontalPositionAvailable = headSupportHorizontalPositionAvailable
+        self.headSupportVerticalPositionAvailable = headSupportVerticalPositionAvailable
+        self.massageEnabledAvailable = massageEnabledAvailable
+        self.massageModeAvailable = massageModeAvailable
+        self.massageCushionFirmnessAvailable = massageCushionFirmnessAvailable
+        self.memoryAvailable = memoryAvailable
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -5882,7 +6350,7 @@ public struct SDLTemperature: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unit: SDLTemperatureUnit,
@@ -5892,6 +6360,7 @@ public struct SDLTemperature: RPCStruct {
         self.unit = unit
         self.value = value
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5908,7 +6377,10 @@ public struct SDLTemperature: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let unit else { throw RPCError.missingParameter("unit") }
         guard let value else { throw RPCError.missingParameter("value") }
-        self.init(unit: unit, value: value, unknownParameters: unknownParameters)
+        self.unit = unit
+        self.value = value
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5947,7 +6419,7 @@ public struct SDLRdsData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         PS: String? = nil,
@@ -5969,6 +6441,7 @@ public struct SDLRdsData: RPCStruct {
         self.TA = TA
         self.REG = REG
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5996,7 +6469,15 @@ public struct SDLRdsData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(PS: PS, RT: RT, CT: CT, PI: PI, PTY: PTY, TP: TP, TA: TA, REG: REG, unknownParameters: unknownParameters)
+        self.PS = PS
+        self.RT = RT
+        self.CT = CT
+        self.PI = PI
+        self.PTY = PTY
+        self.TP = TP
+        self.TA = TA
+        self.REG = REG
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6036,7 +6517,7 @@ public struct SDLStationIDNumber: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         countryCode: Int32? = nil,
@@ -6046,6 +6527,7 @@ public struct SDLStationIDNumber: RPCStruct {
         self.countryCode = countryCode
         self.fccFacilityId = fccFacilityId
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6061,7 +6543,9 @@ public struct SDLStationIDNumber: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(countryCode: countryCode, fccFacilityId: fccFacilityId, unknownParameters: unknownParameters)
+        self.countryCode = countryCode
+        self.fccFacilityId = fccFacilityId
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6095,7 +6579,7 @@ public struct SDLSisData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         stationShortName: String? = nil,
@@ -6111,6 +6595,7 @@ public struct SDLSisData: RPCStruct {
         self.stationLocation = stationLocation
         self.stationMessage = stationMessage
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6132,7 +6617,12 @@ public struct SDLSisData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(stationShortName: stationShortName, stationIDNumber: stationIDNumber, stationLongName: stationLongName, stationLocation: stationLocation, stationMessage: stationMessage, unknownParameters: unknownParameters)
+        self.stationShortName = stationShortName
+        self.stationIDNumber = stationIDNumber
+        self.stationLongName = stationLongName
+        self.stationLocation = stationLocation
+        self.stationMessage = stationMessage
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6188,7 +6678,7 @@ public struct SDLRadioControlData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         frequencyInteger: Int32? = nil,
@@ -6220,6 +6710,7 @@ public struct SDLRadioControlData: RPCStruct {
         self.state = state
         self.sisData = sisData
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6257,7 +6748,20 @@ public struct SDLRadioControlData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData, unknownParameters: unknownParameters)
+        self.frequencyInteger = frequencyInteger
+        self.frequencyFraction = frequencyFraction
+        self.band = band
+        self.rdsData = rdsData
+        self.hdRadioEnable = hdRadioEnable
+        self.availableHDs = availableHDs
+        self.availableHdChannels = availableHdChannels
+        self.hdChannel = hdChannel
+        self.signalStrength = signalStrength
+        self.signalChangeThreshold = signalChangeThreshold
+        self.radioEnable = radioEnable
+        self.state = state
+        self.sisData = sisData
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6333,7 +6837,7 @@ public struct SDLClimateControlData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         fanSpeed: Int32? = nil,
@@ -6369,6 +6873,7 @@ public struct SDLClimateControlData: RPCStruct {
         self.heatedMirrorsEnable = heatedMirrorsEnable
         self.climateEnable = climateEnable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6410,7 +6915,22 @@ public struct SDLClimateControlData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(fanSpeed: fanSpeed, currentTemperature: currentTemperature, desiredTemperature: desiredTemperature, acEnable: acEnable, circulateAirEnable: circulateAirEnable, autoModeEnable: autoModeEnable, defrostZone: defrostZone, dualModeEnable: dualModeEnable, acMaxEnable: acMaxEnable, ventilationMode: ventilationMode, heatedSteeringWheelEnable: heatedSteeringWheelEnable, heatedWindshieldEnable: heatedWindshieldEnable, heatedRearWindowEnable: heatedRearWindowEnable, heatedMirrorsEnable: heatedMirrorsEnable, climateEnable: climateEnable, unknownParameters: unknownParameters)
+        self.fanSpeed = fanSpeed
+        self.currentTemperature = currentTemperature
+        self.desiredTemperature = desiredTemperature
+        self.acEnable = acEnable
+        self.circulateAirEnable = circulateAirEnable
+        self.autoModeEnable = autoModeEnable
+        self.defrostZone = defrostZone
+        self.dualModeEnable = dualModeEnable
+        self.acMaxEnable = acMaxEnable
+        self.ventilationMode = ventilationMode
+        self.heatedSteeringWheelEnable = heatedSteeringWheelEnable
+        self.heatedWindshieldEnable = heatedWindshieldEnable
+        self.heatedRearWindowEnable = heatedRearWindowEnable
+        self.heatedMirrorsEnable = heatedMirrorsEnable
+        self.climateEnable = climateEnable
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6490,7 +7010,7 @@ public struct SDLRadioControlCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleName: String,
@@ -6526,6 +7046,7 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         self.hdRadioEnableAvailable = hdRadioEnableAvailable
         self.siriusxmRadioAvailable = siriusxmRadioAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6568,7 +7089,22 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, radioEnableAvailable: radioEnableAvailable, radioBandAvailable: radioBandAvailable, radioFrequencyAvailable: radioFrequencyAvailable, hdChannelAvailable: hdChannelAvailable, rdsDataAvailable: rdsDataAvailable, availableHDsAvailable: availableHDsAvailable, availableHdChannelsAvailable: availableHdChannelsAvailable, stateAvailable: stateAvailable, signalStrengthAvailable: signalStrengthAvailable, signalChangeThresholdAvailable: signalChangeThresholdAvailable, sisDataAvailable: sisDataAvailable, hdRadioEnableAvailable: hdRadioEnableAvailable, siriusxmRadioAvailable: siriusxmRadioAvailable, unknownParameters: unknownParameters)
+        self.moduleName = moduleName
+        self.moduleInfo = moduleInfo
+        self.radioEnableAvailable = radioEnableAvailable
+        self.radioBandAvailable = radioBandAvailable
+        self.radioFrequencyAvailable = radioFrequencyAvailable
+        self.hdChannelAvailable = hdChannelAvailable
+        self.rdsDataAvailable = rdsDataAvailable
+        self.availableHDsAvailable = availableHDsAvailable
+        self.availableHdChannelsAvailable = availableHdChannelsAvailable
+        self.stateAvailable = stateAvailable
+        self.signalStrengthAvailable = signalStrengthAvailable
+        self.signalChangeThresholdAvailable = signalChangeThresholdAvailable
+        self.sisDataAvailable = sisDataAvailable
+        self.hdRadioEnableAvailable = hdRadioEnableAvailable
+        self.siriusxmRadioAvailable = siriusxmRadioAvailable
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6656,7 +7192,7 @@ public struct SDLClimateControlCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleName: String,
@@ -6700,6 +7236,7 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         self.heatedMirrorsAvailable = heatedMirrorsAvailable
         self.climateEnableAvailable = climateEnableAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6750,7 +7287,26 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, currentTemperatureAvailable: currentTemperatureAvailable, fanSpeedAvailable: fanSpeedAvailable, desiredTemperatureAvailable: desiredTemperatureAvailable, acEnableAvailable: acEnableAvailable, acMaxEnableAvailable: acMaxEnableAvailable, circulateAirEnableAvailable: circulateAirEnableAvailable, autoModeEnableAvailable: autoModeEnableAvailable, dualModeEnableAvailable: dualModeEnableAvailable, defrostZoneAvailable: defrostZoneAvailable, defrostZone: defrostZone, ventilationModeAvailable: ventilationModeAvailable, ventilationMode: ventilationMode, heatedSteeringWheelAvailable: heatedSteeringWheelAvailable, heatedWindshieldAvailable: heatedWindshieldAvailable, heatedRearWindowAvailable: heatedRearWindowAvailable, heatedMirrorsAvailable: heatedMirrorsAvailable, climateEnableAvailable: climateEnableAvailable, unknownParameters: unknownParameters)
+        self.moduleName = moduleName
+        self.moduleInfo = moduleInfo
+        self.currentTemperatureAvailable = currentTemperatureAvailable
+        self.fanSpeedAvailable = fanSpeedAvailable
+        self.desiredTemperatureAvailable = desiredTemperatureAvailable
+        self.acEnableAvailable = acEnableAvailable
+        self.acMaxEnableAvailable = acMaxEnableAvailable
+        self.circulateAirEnableAvailable = circulateAirEnableAvailable
+        self.autoModeEnableAvailable = autoModeEnableAvailable
+        self.dualModeEnableAvailable = dualModeEnableAvailable
+        self.defrostZoneAvailable = defrostZoneAvailable
+        self.defrostZone = defrostZone
+        self.ventilationModeAvailable = ventilationModeAvailable
+        self.ventilationMode = ventilationMode
+        self.heatedSteeringWheelAvailable = heatedSteeringWheelAvailable
+        self.heatedWindshieldAvailable = heatedWindshieldAvailable
+        self.heatedRearWindowAvailable = heatedRearWindowAvailable
+        self.heatedMirrorsAvailable = heatedMirrorsAvailable
+        self.climateEnableAvailable = climateEnableAvailable
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6814,7 +7370,7 @@ public struct SDLEqualizerSettings: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         channelId: Int32,
@@ -6826,6 +7382,7 @@ public struct SDLEqualizerSettings: RPCStruct {
         self.channelName = channelName
         self.channelSetting = channelSetting
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6845,7 +7402,10 @@ public struct SDLEqualizerSettings: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let channelId else { throw RPCError.missingParameter("channelId") }
         guard let channelSetting else { throw RPCError.missingParameter("channelSetting") }
-        self.init(channelId: channelId, channelName: channelName, channelSetting: channelSetting, unknownParameters: unknownParameters)
+        self.channelId = channelId
+        self.channelName = channelName
+        self.channelSetting = channelSetting
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6879,7 +7439,7 @@ public struct SDLAudioControlData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         source: SDLPrimaryAudioSource? = nil,
@@ -6893,6 +7453,7 @@ public struct SDLAudioControlData: RPCStruct {
         self.volume = volume
         self.equalizerSettings = equalizerSettings
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6912,7 +7473,11 @@ public struct SDLAudioControlData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(source: source, keepContext: keepContext, volume: volume, equalizerSettings: equalizerSettings, unknownParameters: unknownParameters)
+        self.source = source
+        self.keepContext = keepContext
+        self.volume = volume
+        self.equalizerSettings = equalizerSettings
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -6954,7 +7519,7 @@ public struct SDLAudioControlCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleName: String,
@@ -6974,6 +7539,7 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         self.equalizerAvailable = equalizerAvailable
         self.equalizerMaxChannelId = equalizerMaxChannelId
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7000,7 +7566,14 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, sourceAvailable: sourceAvailable, keepContextAvailable: keepContextAvailable, volumeAvailable: volumeAvailable, equalizerAvailable: equalizerAvailable, equalizerMaxChannelId: equalizerMaxChannelId, unknownParameters: unknownParameters)
+        self.moduleName = moduleName
+        self.moduleInfo = moduleInfo
+        self.sourceAvailable = sourceAvailable
+        self.keepContextAvailable = keepContextAvailable
+        self.volumeAvailable = volumeAvailable
+        self.equalizerAvailable = equalizerAvailable
+        self.equalizerMaxChannelId = equalizerMaxChannelId
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7042,7 +7615,7 @@ public struct SDLLightCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         name: SDLLightName,
@@ -7056,6 +7629,7 @@ public struct SDLLightCapabilities: RPCStruct {
         self.densityAvailable = densityAvailable
         self.rgbColorSpaceAvailable = rgbColorSpaceAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7076,7 +7650,11 @@ public struct SDLLightCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
-        self.init(name: name, statusAvailable: statusAvailable, densityAvailable: densityAvailable, rgbColorSpaceAvailable: rgbColorSpaceAvailable, unknownParameters: unknownParameters)
+        self.name = name
+        self.statusAvailable = statusAvailable
+        self.densityAvailable = densityAvailable
+        self.rgbColorSpaceAvailable = rgbColorSpaceAvailable
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7110,7 +7688,7 @@ public struct SDLLightControlCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleName: String,
@@ -7122,6 +7700,7 @@ public struct SDLLightControlCapabilities: RPCStruct {
         self.moduleInfo = moduleInfo
         self.supportedLights = supportedLights
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7141,7 +7720,10 @@ public struct SDLLightControlCapabilities: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
         guard let supportedLights else { throw RPCError.missingParameter("supportedLights") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, supportedLights: supportedLights, unknownParameters: unknownParameters)
+        self.moduleName = moduleName
+        self.moduleInfo = moduleInfo
+        self.supportedLights = supportedLights
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7175,7 +7757,7 @@ public struct SDLLightState: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         id: SDLLightName,
@@ -7189,6 +7771,7 @@ public struct SDLLightState: RPCStruct {
         self.density = density
         self.color = color
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7210,7 +7793,11 @@ public struct SDLLightState: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.init(id: id, status: status, density: density, color: color, unknownParameters: unknownParameters)
+        self.id = id
+        self.status = status
+        self.density = density
+        self.color = color
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7240,7 +7827,7 @@ public struct SDLLightControlData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         lightState: [SDLLightState],
@@ -7248,6 +7835,7 @@ public struct SDLLightControlData: RPCStruct {
     ) {
         self.lightState = lightState
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7262,7 +7850,8 @@ public struct SDLLightControlData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let lightState else { throw RPCError.missingParameter("lightState") }
-        self.init(lightState: lightState, unknownParameters: unknownParameters)
+        self.lightState = lightState
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7290,7 +7879,7 @@ public struct SDLHMISettingsControlData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         displayMode: SDLDisplayMode? = nil,
@@ -7302,6 +7891,7 @@ public struct SDLHMISettingsControlData: RPCStruct {
         self.temperatureUnit = temperatureUnit
         self.distanceUnit = distanceUnit
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7319,7 +7909,10 @@ public struct SDLHMISettingsControlData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(displayMode: displayMode, temperatureUnit: temperatureUnit, distanceUnit: distanceUnit, unknownParameters: unknownParameters)
+        self.displayMode = displayMode
+        self.temperatureUnit = temperatureUnit
+        self.distanceUnit = distanceUnit
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7355,7 +7948,7 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleName: String,
@@ -7371,6 +7964,7 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
         self.temperatureUnitAvailable = temperatureUnitAvailable
         self.displayModeUnitAvailable = displayModeUnitAvailable
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7393,7 +7987,12 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, distanceUnitAvailable: distanceUnitAvailable, temperatureUnitAvailable: temperatureUnitAvailable, displayModeUnitAvailable: displayModeUnitAvailable, unknownParameters: unknownParameters)
+        self.moduleName = moduleName
+        self.moduleInfo = moduleInfo
+        self.distanceUnitAvailable = distanceUnitAvailable
+        self.temperatureUnitAvailable = temperatureUnitAvailable
+        self.displayModeUnitAvailable = displayModeUnitAvailable
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7439,7 +8038,7 @@ public struct SDLModuleData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -7461,6 +8060,7 @@ public struct SDLModuleData: RPCStruct {
         self.lightControlData = lightControlData
         self.hmiSettingsControlData = hmiSettingsControlData
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7489,7 +8089,15 @@ public struct SDLModuleData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
-        self.init(moduleType: moduleType, moduleId: moduleId, radioControlData: radioControlData, climateControlData: climateControlData, seatControlData: seatControlData, audioControlData: audioControlData, lightControlData: lightControlData, hmiSettingsControlData: hmiSettingsControlData, unknownParameters: unknownParameters)
+        self.moduleType = moduleType
+        self.moduleId = moduleId
+        self.radioControlData = radioControlData
+        self.climateControlData = climateControlData
+        self.seatControlData = seatControlData
+        self.audioControlData = audioControlData
+        self.lightControlData = lightControlData
+        self.hmiSettingsControlData = hmiSettingsControlData
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7539,7 +8147,7 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         climateControlCapabilities: [SDLClimateControlCapabilities]? = nil,
@@ -7559,6 +8167,7 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         self.lightControlCapabilities = lightControlCapabilities
         self.seatControlCapabilities = seatControlCapabilities
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7584,7 +8193,14 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(climateControlCapabilities: climateControlCapabilities, radioControlCapabilities: radioControlCapabilities, buttonCapabilities: buttonCapabilities, audioControlCapabilities: audioControlCapabilities, hmiSettingsControlCapabilities: hmiSettingsControlCapabilities, lightControlCapabilities: lightControlCapabilities, seatControlCapabilities: seatControlCapabilities, unknownParameters: unknownParameters)
+        self.climateControlCapabilities = climateControlCapabilities
+        self.radioControlCapabilities = radioControlCapabilities
+        self.buttonCapabilities = buttonCapabilities
+        self.audioControlCapabilities = audioControlCapabilities
+        self.hmiSettingsControlCapabilities = hmiSettingsControlCapabilities
+        self.lightControlCapabilities = lightControlCapabilities
+        self.seatControlCapabilities = seatControlCapabilities
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7626,7 +8242,7 @@ public struct SDLMetadataTags: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         mainField1: [SDLMetadataType]? = nil,
@@ -7640,6 +8256,7 @@ public struct SDLMetadataTags: RPCStruct {
         self.mainField3 = mainField3
         self.mainField4 = mainField4
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7659,7 +8276,11 @@ public struct SDLMetadataTags: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, unknownParameters: unknownParameters)
+        self.mainField1 = mainField1
+        self.mainField2 = mainField2
+        self.mainField3 = mainField3
+        self.mainField4 = mainField4
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7695,7 +8316,7 @@ public struct SDLRectangle: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         x: Double,
@@ -7709,6 +8330,7 @@ public struct SDLRectangle: RPCStruct {
         self.width = width
         self.height = height
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7731,7 +8353,12 @@ public struct SDLRectangle: RPCStruct {
         guard let y else { throw RPCError.missingParameter("y") }
         guard let width else { throw RPCError.missingParameter("width") }
         guard let height else { throw RPCError.missingParameter("height") }
-        self.init(x: x, y: y, width: width, height: height, unknownParameters: unknownParameters)
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7762,7 +8389,7 @@ public struct SDLHapticRect: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         id: Int32,
@@ -7772,6 +8399,7 @@ public struct SDLHapticRect: RPCStruct {
         self.id = id
         self.rect = rect
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7788,7 +8416,10 @@ public struct SDLHapticRect: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let rect else { throw RPCError.missingParameter("rect") }
-        self.init(id: id, rect: rect, unknownParameters: unknownParameters)
+        self.id = id
+        self.rect = rect
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7811,12 +8442,13 @@ public struct SDLMediaServiceManifest: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7825,7 +8457,8 @@ public struct SDLMediaServiceManifest: RPCStruct {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(unknownParameters: unknownParameters)
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7870,7 +8503,7 @@ public struct SDLMediaServiceData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         mediaType: SDLMediaType? = nil,
@@ -7902,6 +8535,7 @@ public struct SDLMediaServiceData: RPCStruct {
         self.queueTotalTrackCount = queueTotalTrackCount
         self.mediaImage = mediaImage
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7939,7 +8573,20 @@ public struct SDLMediaServiceData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(mediaType: mediaType, mediaTitle: mediaTitle, mediaArtist: mediaArtist, mediaAlbum: mediaAlbum, playlistName: playlistName, isExplicit: isExplicit, trackPlaybackProgress: trackPlaybackProgress, trackPlaybackDuration: trackPlaybackDuration, queuePlaybackProgress: queuePlaybackProgress, queuePlaybackDuration: queuePlaybackDuration, queueCurrentTrackNumber: queueCurrentTrackNumber, queueTotalTrackCount: queueTotalTrackCount, mediaImage: mediaImage, unknownParameters: unknownParameters)
+        self.mediaType = mediaType
+        self.mediaTitle = mediaTitle
+        self.mediaArtist = mediaArtist
+        self.mediaAlbum = mediaAlbum
+        self.playlistName = playlistName
+        self.isExplicit = isExplicit
+        self.trackPlaybackProgress = trackPlaybackProgress
+        self.trackPlaybackDuration = trackPlaybackDuration
+        self.queuePlaybackProgress = queuePlaybackProgress
+        self.queuePlaybackDuration = queuePlaybackDuration
+        self.queueCurrentTrackNumber = queueCurrentTrackNumber
+        self.queueTotalTrackCount = queueTotalTrackCount
+        self.mediaImage = mediaImage
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -7995,7 +8642,7 @@ public struct SDLWeatherServiceManifest: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         currentForecastSupported: Bool? = nil,
@@ -8011,6 +8658,7 @@ public struct SDLWeatherServiceManifest: RPCStruct {
         self.maxMinutelyForecastAmount = maxMinutelyForecastAmount
         self.weatherForLocationSupported = weatherForLocationSupported
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8032,7 +8680,12 @@ public struct SDLWeatherServiceManifest: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(currentForecastSupported: currentForecastSupported, maxMultidayForecastAmount: maxMultidayForecastAmount, maxHourlyForecastAmount: maxHourlyForecastAmount, maxMinutelyForecastAmount: maxMinutelyForecastAmount, weatherForLocationSupported: weatherForLocationSupported, unknownParameters: unknownParameters)
+        self.currentForecastSupported = currentForecastSupported
+        self.maxMultidayForecastAmount = maxMultidayForecastAmount
+        self.maxHourlyForecastAmount = maxHourlyForecastAmount
+        self.maxMinutelyForecastAmount = maxMinutelyForecastAmount
+        self.weatherForLocationSupported = weatherForLocationSupported
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8074,7 +8727,7 @@ public struct SDLWeatherAlert: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         title: String? = nil,
@@ -8092,6 +8745,7 @@ public struct SDLWeatherAlert: RPCStruct {
         self.severity = severity
         self.timeIssued = timeIssued
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8115,7 +8769,13 @@ public struct SDLWeatherAlert: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(title: title, summary: summary, expires: expires, regions: regions, severity: severity, timeIssued: timeIssued, unknownParameters: unknownParameters)
+        self.title = title
+        self.summary = summary
+        self.expires = expires
+        self.regions = regions
+        self.severity = severity
+        self.timeIssued = timeIssued
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8191,7 +8851,7 @@ public struct SDLWeatherData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         currentTemperature: SDLTemperature? = nil,
@@ -8241,6 +8901,7 @@ public struct SDLWeatherData: RPCStruct {
         self.visibility = visibility
         self.weatherIcon = weatherIcon
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8296,7 +8957,29 @@ public struct SDLWeatherData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(currentTemperature: currentTemperature, temperatureHigh: temperatureHigh, temperatureLow: temperatureLow, apparentTemperature: apparentTemperature, apparentTemperatureHigh: apparentTemperatureHigh, apparentTemperatureLow: apparentTemperatureLow, weatherSummary: weatherSummary, time: time, humidity: humidity, cloudCover: cloudCover, moonPhase: moonPhase, windBearing: windBearing, windGust: windGust, windSpeed: windSpeed, nearestStormBearing: nearestStormBearing, nearestStormDistance: nearestStormDistance, precipAccumulation: precipAccumulation, precipIntensity: precipIntensity, precipProbability: precipProbability, precipType: precipType, visibility: visibility, weatherIcon: weatherIcon, unknownParameters: unknownParameters)
+        self.currentTemperature = currentTemperature
+        self.temperatureHigh = temperatureHigh
+        self.temperatureLow = temperatureLow
+        self.apparentTemperature = apparentTemperature
+        self.apparentTemperatureHigh = apparentTemperatureHigh
+        self.apparentTemperatureLow = apparentTemperatureLow
+        self.weatherSummary = weatherSummary
+        self.time = time
+        self.humidity = humidity
+        self.cloudCover = cloudCover
+        self.moonPhase = moonPhase
+        self.windBearing = windBearing
+        self.windGust = windGust
+        self.windSpeed = windSpeed
+        self.nearestStormBearing = nearestStormBearing
+        self.nearestStormDistance = nearestStormDistance
+        self.precipAccumulation = precipAccumulation
+        self.precipIntensity = precipIntensity
+        self.precipProbability = precipProbability
+        self.precipType = precipType
+        self.visibility = visibility
+        self.weatherIcon = weatherIcon
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8372,7 +9055,7 @@ public struct SDLWeatherServiceData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         location: SDLLocationDetails,
@@ -8390,6 +9073,7 @@ public struct SDLWeatherServiceData: RPCStruct {
         self.multidayForecast = multidayForecast
         self.alerts = alerts
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8414,7 +9098,13 @@ public struct SDLWeatherServiceData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
-        self.init(location: location, currentForecast: currentForecast, minuteForecast: minuteForecast, hourlyForecast: hourlyForecast, multidayForecast: multidayForecast, alerts: alerts, unknownParameters: unknownParameters)
+        self.location = location
+        self.currentForecast = currentForecast
+        self.minuteForecast = minuteForecast
+        self.hourlyForecast = hourlyForecast
+        self.multidayForecast = multidayForecast
+        self.alerts = alerts
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8448,7 +9138,7 @@ public struct SDLNavigationServiceManifest: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         acceptsWayPoints: Bool? = nil,
@@ -8456,6 +9146,7 @@ public struct SDLNavigationServiceManifest: RPCStruct {
     ) {
         self.acceptsWayPoints = acceptsWayPoints
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8469,7 +9160,8 @@ public struct SDLNavigationServiceManifest: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(acceptsWayPoints: acceptsWayPoints, unknownParameters: unknownParameters)
+        self.acceptsWayPoints = acceptsWayPoints
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8507,7 +9199,7 @@ public struct SDLNavigationInstruction: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         locationDetails: SDLLocationDetails,
@@ -8529,6 +9221,7 @@ public struct SDLNavigationInstruction: RPCStruct {
         self.details = details
         self.image = image
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8558,7 +9251,15 @@ public struct SDLNavigationInstruction: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let locationDetails else { throw RPCError.missingParameter("locationDetails") }
         guard let action else { throw RPCError.missingParameter("action") }
-        self.init(locationDetails: locationDetails, action: action, eta: eta, bearing: bearing, junctionType: junctionType, drivingSide: drivingSide, details: details, image: image, unknownParameters: unknownParameters)
+        self.locationDetails = locationDetails
+        self.action = action
+        self.eta = eta
+        self.bearing = bearing
+        self.junctionType = junctionType
+        self.drivingSide = drivingSide
+        self.details = details
+        self.image = image
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8612,7 +9313,7 @@ public struct SDLNavigationServiceData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         timeStamp: SDLDateTime,
@@ -8636,6 +9337,7 @@ public struct SDLNavigationServiceData: RPCStruct {
         self.nextInstructionDistanceScale = nextInstructionDistanceScale
         self.prompt = prompt
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8666,7 +9368,16 @@ public struct SDLNavigationServiceData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let timeStamp else { throw RPCError.missingParameter("timeStamp") }
-        self.init(timeStamp: timeStamp, origin: origin, destination: destination, destinationETA: destinationETA, instructions: instructions, nextInstructionETA: nextInstructionETA, nextInstructionDistance: nextInstructionDistance, nextInstructionDistanceScale: nextInstructionDistanceScale, prompt: prompt, unknownParameters: unknownParameters)
+        self.timeStamp = timeStamp
+        self.origin = origin
+        self.destination = destination
+        self.destinationETA = destinationETA
+        self.instructions = instructions
+        self.nextInstructionETA = nextInstructionETA
+        self.nextInstructionDistance = nextInstructionDistance
+        self.nextInstructionDistanceScale = nextInstructionDistanceScale
+        self.prompt = prompt
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8722,7 +9433,7 @@ public struct SDLAppServiceManifest: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         serviceName: String? = nil,
@@ -8746,6 +9457,7 @@ public struct SDLAppServiceManifest: RPCStruct {
         self.weatherServiceManifest = weatherServiceManifest
         self.navigationServiceManifest = navigationServiceManifest
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8776,7 +9488,16 @@ public struct SDLAppServiceManifest: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
-        self.init(serviceName: serviceName, serviceType: serviceType, serviceIcon: serviceIcon, allowAppConsumers: allowAppConsumers, rpcSpecVersion: rpcSpecVersion, handledRPCs: handledRPCs, mediaServiceManifest: mediaServiceManifest, weatherServiceManifest: weatherServiceManifest, navigationServiceManifest: navigationServiceManifest, unknownParameters: unknownParameters)
+        self.serviceName = serviceName
+        self.serviceType = serviceType
+        self.serviceIcon = serviceIcon
+        self.allowAppConsumers = allowAppConsumers
+        self.rpcSpecVersion = rpcSpecVersion
+        self.handledRPCs = handledRPCs
+        self.mediaServiceManifest = mediaServiceManifest
+        self.weatherServiceManifest = weatherServiceManifest
+        self.navigationServiceManifest = navigationServiceManifest
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8822,7 +9543,7 @@ public struct SDLAppServiceRecord: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         serviceID: String,
@@ -8836,6 +9557,7 @@ public struct SDLAppServiceRecord: RPCStruct {
         self.servicePublished = servicePublished
         self.serviceActive = serviceActive
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8858,7 +9580,12 @@ public struct SDLAppServiceRecord: RPCStruct {
         guard let serviceManifest else { throw RPCError.missingParameter("serviceManifest") }
         guard let servicePublished else { throw RPCError.missingParameter("servicePublished") }
         guard let serviceActive else { throw RPCError.missingParameter("serviceActive") }
-        self.init(serviceID: serviceID, serviceManifest: serviceManifest, servicePublished: servicePublished, serviceActive: serviceActive, unknownParameters: unknownParameters)
+        self.serviceID = serviceID
+        self.serviceManifest = serviceManifest
+        self.servicePublished = servicePublished
+        self.serviceActive = serviceActive
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8893,7 +9620,7 @@ public struct SDLAppServiceData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         serviceType: String,
@@ -8909,6 +9636,7 @@ public struct SDLAppServiceData: RPCStruct {
         self.weatherServiceData = weatherServiceData
         self.navigationServiceData = navigationServiceData
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8932,7 +9660,12 @@ public struct SDLAppServiceData: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
-        self.init(serviceType: serviceType, serviceID: serviceID, mediaServiceData: mediaServiceData, weatherServiceData: weatherServiceData, navigationServiceData: navigationServiceData, unknownParameters: unknownParameters)
+        self.serviceType = serviceType
+        self.serviceID = serviceID
+        self.mediaServiceData = mediaServiceData
+        self.weatherServiceData = weatherServiceData
+        self.navigationServiceData = navigationServiceData
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -8966,7 +9699,7 @@ public struct SDLAppServiceCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         updateReason: SDLServiceUpdateReason? = nil,
@@ -8976,6 +9709,7 @@ public struct SDLAppServiceCapability: RPCStruct {
         self.updateReason = updateReason
         self.updatedAppServiceRecord = updatedAppServiceRecord
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8992,7 +9726,9 @@ public struct SDLAppServiceCapability: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let updatedAppServiceRecord else { throw RPCError.missingParameter("updatedAppServiceRecord") }
-        self.init(updateReason: updateReason, updatedAppServiceRecord: updatedAppServiceRecord, unknownParameters: unknownParameters)
+        self.updateReason = updateReason
+        self.updatedAppServiceRecord = updatedAppServiceRecord
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9018,7 +9754,7 @@ public struct SDLAppServicesCapabilities: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         appServices: [SDLAppServiceCapability]? = nil,
@@ -9026,6 +9762,7 @@ public struct SDLAppServicesCapabilities: RPCStruct {
     ) {
         self.appServices = appServices
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9039,7 +9776,8 @@ public struct SDLAppServicesCapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(appServices: appServices, unknownParameters: unknownParameters)
+        self.appServices = appServices
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9079,7 +9817,7 @@ public struct SDLSystemCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         systemCapabilityType: SDLSystemCapabilityType,
@@ -9103,6 +9841,7 @@ public struct SDLSystemCapability: RPCStruct {
         self.displayCapabilities = displayCapabilities
         self.driverDistractionCapability = driverDistractionCapability
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9133,7 +9872,16 @@ public struct SDLSystemCapability: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
-        self.init(systemCapabilityType: systemCapabilityType, navigationCapability: navigationCapability, phoneCapability: phoneCapability, videoStreamingCapability: videoStreamingCapability, remoteControlCapability: remoteControlCapability, appServicesCapabilities: appServicesCapabilities, seatLocationCapability: seatLocationCapability, displayCapabilities: displayCapabilities, driverDistractionCapability: driverDistractionCapability, unknownParameters: unknownParameters)
+        self.systemCapabilityType = systemCapabilityType
+        self.navigationCapability = navigationCapability
+        self.phoneCapability = phoneCapability
+        self.videoStreamingCapability = videoStreamingCapability
+        self.remoteControlCapability = remoteControlCapability
+        self.appServicesCapabilities = appServicesCapabilities
+        self.seatLocationCapability = seatLocationCapability
+        self.displayCapabilities = displayCapabilities
+        self.driverDistractionCapability = driverDistractionCapability
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9177,7 +9925,7 @@ public struct SDLClimateData: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         externalTemperature: SDLTemperature? = nil,
@@ -9189,6 +9937,7 @@ public struct SDLClimateData: RPCStruct {
         self.cabinTemperature = cabinTemperature
         self.atmosphericPressure = atmosphericPressure
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9206,7 +9955,10 @@ public struct SDLClimateData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(externalTemperature: externalTemperature, cabinTemperature: cabinTemperature, atmosphericPressure: atmosphericPressure, unknownParameters: unknownParameters)
+        self.externalTemperature = externalTemperature
+        self.cabinTemperature = cabinTemperature
+        self.atmosphericPressure = atmosphericPressure
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9238,7 +9990,7 @@ public struct SDLGearStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         userSelectedGear: SDLPRNDL? = nil,
@@ -9250,6 +10002,7 @@ public struct SDLGearStatus: RPCStruct {
         self.actualGear = actualGear
         self.transmissionType = transmissionType
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9267,7 +10020,10 @@ public struct SDLGearStatus: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(userSelectedGear: userSelectedGear, actualGear: actualGear, transmissionType: transmissionType, unknownParameters: unknownParameters)
+        self.userSelectedGear = userSelectedGear
+        self.actualGear = actualGear
+        self.transmissionType = transmissionType
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9297,7 +10053,7 @@ public struct SDLSeatStatus: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         seatLocation: SDLSeatLocation,
@@ -9307,6 +10063,7 @@ public struct SDLSeatStatus: RPCStruct {
         self.seatLocation = seatLocation
         self.conditionActive = conditionActive
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9323,7 +10080,10 @@ public struct SDLSeatStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let seatLocation else { throw RPCError.missingParameter("seatLocation") }
         guard let conditionActive else { throw RPCError.missingParameter("conditionActive") }
-        self.init(seatLocation: seatLocation, conditionActive: conditionActive, unknownParameters: unknownParameters)
+        self.seatLocation = seatLocation
+        self.conditionActive = conditionActive
+        self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9349,7 +10109,7 @@ public struct SDLSeatOccupancy: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         seatsOccupied: [SDLSeatStatus]? = nil,
@@ -9359,6 +10119,7 @@ public struct SDLSeatOccupancy: RPCStruct {
         self.seatsOccupied = seatsOccupied
         self.seatsBelted = seatsBelted
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9374,7 +10135,9 @@ public struct SDLSeatOccupancy: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(seatsOccupied: seatsOccupied, seatsBelted: seatsBelted, unknownParameters: unknownParameters)
+        self.seatsOccupied = seatsOccupied
+        self.seatsBelted = seatsBelted
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9402,7 +10165,7 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         type: SDLSeekIndicatorType,
@@ -9412,6 +10175,7 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
         self.type = type
         self.seekTime = seekTime
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9428,7 +10192,9 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
-        self.init(type: type, seekTime: seekTime, unknownParameters: unknownParameters)
+        self.type = type
+        self.seekTime = seekTime
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
@@ -9456,7 +10222,7 @@ public struct SDLAppCapability: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters = RPCDroppedParameters()
+    public var droppedParameters: RPCDroppedParameters
 
     public init(
         appCapabilityType: SDLAppCapabilityType,
@@ -9466,6 +10232,7 @@ public struct SDLAppCapability: RPCStruct {
         self.appCapabilityType = appCapabilityType
         self.videoStreamingCapability = videoStreamingCapability
         self.unknownParameters = unknownParameters
+        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9482,7 +10249,9 @@ public struct SDLAppCapability: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appCapabilityType else { throw RPCError.missingParameter("appCapabilityType") }
-        self.init(appCapabilityType: appCapabilityType, videoStreamingCapability: videoStreamingCapability, unknownParameters: unknownParameters)
+        self.appCapabilityType = appCapabilityType
+        self.videoStreamingCapability = videoStreamingCapability
+        self.unknownParameters = unknownParameters
         self.droppedParameters = droppedParameters
     }
 
