@@ -18,8 +18,10 @@ public protocol RPCStruct: RPCParameterValue {
     /// Parameters the spec does not define, kept from decoding and re-encoded after the known ones.
     var unknownParameters: RPCObject { get set }
     /// Parts of this struct that lenient decoding kept out of the typed properties, as received;
-    /// re-encoded in place and reported by validation. Empty unless decoded leniently.
-    var droppedParameters: RPCDroppedParameters { get set }
+    /// re-encoded in place and reported by validation. Empty unless decoded leniently. Settable on
+    /// the generated types that have optional or array parameters (the others cannot drop
+    /// anything: theirs is always empty).
+    var droppedParameters: RPCDroppedParameters { get }
 
     /// Implementation detail (specialised entry point); use `init(jsonParameters:)`.
     static func _decodeJSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self

@@ -269,8 +269,17 @@ public struct CodeGenerator {
         }
         out.line("/// Parameters this spec version does not define, re-encoded after the known ones.")
         out.line("public var unknownParameters: RPCObject")
-        out.line("/// Parameters lenient decoding kept out of the typed properties, as received.")
-        out.line("public var droppedParameters: RPCDroppedParameters")
+        if Self.canDrop(params) {
+            out.line("/// Parameters lenient decoding kept out of the typed properties, as received.")
+            out.line("public var droppedParameters: RPCDroppedParameters")
+        } else {
+            // No stored property: one more reference per struct costs strict decoding a retain per
+            // copy of every value holding this struct, and, unused, makes the optimizer pass the
+            // other properties apart (copying them) wherever this struct is validated.
+            out.line("/// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops")
+            out.line("/// nothing here (a violation inside this struct drops an enclosing part).")
+            out.line("public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }")
+        }
         out.blank()
         self.emitMemberwiseInit(params, into: &out)
         out.blank()
@@ -299,7 +308,9 @@ public struct CodeGenerator {
             out.line("self.\(name) = \(name)")
         }
         out.line("self.unknownParameters = unknownParameters")
-        out.line("self.droppedParameters = RPCDroppedParameters()")
+        if Self.canDrop(params) {
+            out.line("self.droppedParameters = RPCDroppedParameters()")
+        }
         out.close("}")
     }
 
@@ -314,7 +325,7 @@ public struct CodeGenerator {
             out.line("var \(SwiftNaming.localName(param.name)): \(self.swiftType(param, optional: false))? = nil")
         }
         out.line("var unknownParameters = RPCObject()")
-        let drops = params.contains { $0.isArray || !$0.mandatory }
+        let drops = Self.canDrop(params)
         if drops {
             out.line("var droppedParameters = RPCDroppedParameters()")
         }
@@ -341,8 +352,16 @@ public struct CodeGenerator {
             out.line("self.\(SwiftNaming.propertyName(param.name)) = \(SwiftNaming.localName(param.name))")
         }
         out.line("self.unknownParameters = unknownParameters")
-        out.line("self.droppedParameters = \(drops ? "droppedParameters" : "RPCDroppedParameters()")")
+        if drops {
+            out.line("self.droppedParameters = droppedParameters")
+        }
         out.close("}")
+    }
+
+    /// Whether lenient decoding can drop a part of a struct with these params: an optional param,
+    /// or an element of an array param.
+    static func canDrop(_ params: [SpecParam]) -> Bool {
+        params.contains { $0.isArray || !$0.mandatory }
     }
 
     /// The reader call that decodes a param into its local: optional params and array elements

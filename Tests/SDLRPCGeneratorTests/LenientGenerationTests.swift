@@ -48,10 +48,12 @@ struct LenientGenerationTests {
         }
     }
 
-    @Test("a struct of mandatory scalars has the property but no local store: nothing in it can be dropped")
+    @Test("a struct of mandatory scalars stores no dropped parameters: nothing in it can be dropped")
     func mandatoryScalarsOnly() throws {
         let structs = try Self.structs(structBody: "")
-        #expect(structs.contains("public var droppedParameters: RPCDroppedParameters\n"))
+        #expect(structs.contains("public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }\n"))
+        #expect(!structs.contains("public var droppedParameters: RPCDroppedParameters\n"))
+        #expect(!structs.contains("self.droppedParameters ="))
         #expect(!structs.contains("var droppedParameters = RPCDroppedParameters()\n        while"))
         #expect(!structs.contains("self.droppedParameters = droppedParameters"))
         #expect(!structs.contains("droppingInto"))

@@ -439,14 +439,14 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -456,7 +456,6 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -705,8 +704,9 @@ public struct SDLDeleteWindowRequest: RPCMessage {
     public var windowID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         windowID: Int32,
@@ -714,7 +714,6 @@ public struct SDLDeleteWindowRequest: RPCMessage {
     ) {
         self.windowID = windowID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -730,7 +729,6 @@ public struct SDLDeleteWindowRequest: RPCMessage {
         guard let windowID else { throw RPCError.missingParameter("windowID") }
         self.windowID = windowID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1290,8 +1288,9 @@ public struct SDLDeleteCommandRequest: RPCMessage {
     public var cmdID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         cmdID: Int32,
@@ -1299,7 +1298,6 @@ public struct SDLDeleteCommandRequest: RPCMessage {
     ) {
         self.cmdID = cmdID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1315,7 +1313,6 @@ public struct SDLDeleteCommandRequest: RPCMessage {
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
         self.cmdID = cmdID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1602,8 +1599,9 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
     public var menuID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         menuID: Int32,
@@ -1611,7 +1609,6 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
     ) {
         self.menuID = menuID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1627,7 +1624,6 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
         guard let menuID else { throw RPCError.missingParameter("menuID") }
         self.menuID = menuID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2200,8 +2196,9 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
     public var interactionChoiceSetID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         interactionChoiceSetID: Int32,
@@ -2209,7 +2206,6 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
     ) {
         self.interactionChoiceSetID = interactionChoiceSetID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2225,7 +2221,6 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
         self.interactionChoiceSetID = interactionChoiceSetID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2708,14 +2703,14 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2725,7 +2720,6 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3480,14 +3474,14 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3497,7 +3491,6 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3589,8 +3582,9 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
     public var buttonName: SDLButtonName
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         buttonName: SDLButtonName,
@@ -3598,7 +3592,6 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
     ) {
         self.buttonName = buttonName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3614,7 +3607,6 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         self.buttonName = buttonName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3708,8 +3700,9 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
     public var buttonName: SDLButtonName
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         buttonName: SDLButtonName,
@@ -3717,7 +3710,6 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
     ) {
         self.buttonName = buttonName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3733,7 +3725,6 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         self.buttonName = buttonName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7899,8 +7890,9 @@ public struct SDLDeleteFileRequest: RPCMessage {
     public var syncFileName: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         syncFileName: String,
@@ -7908,7 +7900,6 @@ public struct SDLDeleteFileRequest: RPCMessage {
     ) {
         self.syncFileName = syncFileName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7924,7 +7915,6 @@ public struct SDLDeleteFileRequest: RPCMessage {
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
         self.syncFileName = syncFileName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8025,14 +8015,14 @@ public struct SDLListFilesRequest: RPCMessage {
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8042,7 +8032,6 @@ public struct SDLListFilesRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8152,8 +8141,9 @@ public struct SDLSetAppIconRequest: RPCMessage {
     public var syncFileName: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         syncFileName: String,
@@ -8161,7 +8151,6 @@ public struct SDLSetAppIconRequest: RPCMessage {
     ) {
         self.syncFileName = syncFileName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8177,7 +8166,6 @@ public struct SDLSetAppIconRequest: RPCMessage {
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
         self.syncFileName = syncFileName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8783,8 +8771,9 @@ public struct SDLDialNumberRequest: RPCMessage {
     public var number: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         number: String,
@@ -8792,7 +8781,6 @@ public struct SDLDialNumberRequest: RPCMessage {
     ) {
         self.number = number
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8808,7 +8796,6 @@ public struct SDLDialNumberRequest: RPCMessage {
         guard let number else { throw RPCError.missingParameter("number") }
         self.number = number
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9475,8 +9462,9 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
     public var moduleData: SDLModuleData
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         moduleData: SDLModuleData,
@@ -9484,7 +9472,6 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
     ) {
         self.moduleData = moduleData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9500,7 +9487,6 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
         self.moduleData = moduleData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9601,14 +9587,14 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9618,7 +9604,6 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9710,8 +9695,9 @@ public struct SDLGetWayPointsRequest: RPCMessage {
     public var wayPointType: SDLWayPointType
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         wayPointType: SDLWayPointType,
@@ -9719,7 +9705,6 @@ public struct SDLGetWayPointsRequest: RPCMessage {
     ) {
         self.wayPointType = wayPointType
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9735,7 +9720,6 @@ public struct SDLGetWayPointsRequest: RPCMessage {
         guard let wayPointType else { throw RPCError.missingParameter("wayPointType") }
         self.wayPointType = wayPointType
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9836,14 +9820,14 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9853,7 +9837,6 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10211,8 +10194,9 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
     public var properties: SDLCloudAppProperties
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         properties: SDLCloudAppProperties,
@@ -10220,7 +10204,6 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
     ) {
         self.properties = properties
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10236,7 +10219,6 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
         guard let properties else { throw RPCError.missingParameter("properties") }
         self.properties = properties
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10330,8 +10312,9 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
     public var appID: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         appID: String,
@@ -10339,7 +10322,6 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
     ) {
         self.appID = appID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10355,7 +10337,6 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
         guard let appID else { throw RPCError.missingParameter("appID") }
         self.appID = appID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10458,8 +10439,9 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
     public var appServiceManifest: SDLAppServiceManifest
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         appServiceManifest: SDLAppServiceManifest,
@@ -10467,7 +10449,6 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
     ) {
         self.appServiceManifest = appServiceManifest
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10483,7 +10464,6 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
         guard let appServiceManifest else { throw RPCError.missingParameter("appServiceManifest") }
         self.appServiceManifest = appServiceManifest
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10586,8 +10566,9 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
     public var serviceID: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         serviceID: String,
@@ -10595,7 +10576,6 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
     ) {
         self.serviceID = serviceID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10611,7 +10591,6 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
         self.serviceID = serviceID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11127,14 +11106,14 @@ public struct SDLCloseApplicationRequest: RPCMessage {
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11144,7 +11123,6 @@ public struct SDLCloseApplicationRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11325,8 +11303,9 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
     public var reason: SDLAppInterfaceUnregisteredReason
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         reason: SDLAppInterfaceUnregisteredReason,
@@ -11334,7 +11313,6 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
     ) {
         self.reason = reason
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11350,7 +11328,6 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
         guard let reason else { throw RPCError.missingParameter("reason") }
         self.reason = reason
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11882,8 +11859,9 @@ public struct SDLOnCommand: RPCMessage {
     public var triggerSource: SDLTriggerSource
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         cmdID: Int32,
@@ -11893,7 +11871,6 @@ public struct SDLOnCommand: RPCMessage {
         self.cmdID = cmdID
         self.triggerSource = triggerSource
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11913,7 +11890,6 @@ public struct SDLOnCommand: RPCMessage {
         self.cmdID = cmdID
         self.triggerSource = triggerSource
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11940,8 +11916,9 @@ public struct SDLOnTBTClientState: RPCMessage {
     public var state: SDLTBTState
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         state: SDLTBTState,
@@ -11949,7 +11926,6 @@ public struct SDLOnTBTClientState: RPCMessage {
     ) {
         self.state = state
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11965,7 +11941,6 @@ public struct SDLOnTBTClientState: RPCMessage {
         guard let state else { throw RPCError.missingParameter("state") }
         self.state = state
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12117,14 +12092,14 @@ public struct SDLOnAudioPassThru: RPCMessage {
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12134,7 +12109,6 @@ public struct SDLOnAudioPassThru: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12159,8 +12133,9 @@ public struct SDLOnLanguageChange: RPCMessage {
     public var hmiDisplayLanguage: SDLLanguage
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         language: SDLLanguage,
@@ -12170,7 +12145,6 @@ public struct SDLOnLanguageChange: RPCMessage {
         self.language = language
         self.hmiDisplayLanguage = hmiDisplayLanguage
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12190,7 +12164,6 @@ public struct SDLOnLanguageChange: RPCMessage {
         self.language = language
         self.hmiDisplayLanguage = hmiDisplayLanguage
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12443,8 +12416,9 @@ public struct SDLOnHashChange: RPCMessage {
     public var hashID: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         hashID: String,
@@ -12452,7 +12426,6 @@ public struct SDLOnHashChange: RPCMessage {
     ) {
         self.hashID = hashID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12468,7 +12441,6 @@ public struct SDLOnHashChange: RPCMessage {
         guard let hashID else { throw RPCError.missingParameter("hashID") }
         self.hashID = hashID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12544,8 +12516,9 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
     public var moduleData: SDLModuleData
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         moduleData: SDLModuleData,
@@ -12553,7 +12526,6 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
     ) {
         self.moduleData = moduleData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12569,7 +12541,6 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
         self.moduleData = moduleData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12664,8 +12635,9 @@ public struct SDLOnAppServiceData: RPCMessage {
     public var serviceData: SDLAppServiceData
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         serviceData: SDLAppServiceData,
@@ -12673,7 +12645,6 @@ public struct SDLOnAppServiceData: RPCMessage {
     ) {
         self.serviceData = serviceData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12689,7 +12660,6 @@ public struct SDLOnAppServiceData: RPCMessage {
         guard let serviceData else { throw RPCError.missingParameter("serviceData") }
         self.serviceData = serviceData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12714,8 +12684,9 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
     public var systemCapability: SDLSystemCapability
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         systemCapability: SDLSystemCapability,
@@ -12723,7 +12694,6 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
     ) {
         self.systemCapability = systemCapability
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12739,7 +12709,6 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
         guard let systemCapability else { throw RPCError.missingParameter("systemCapability") }
         self.systemCapability = systemCapability
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12764,8 +12733,9 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
     public var appCapability: SDLAppCapability
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         appCapability: SDLAppCapability,
@@ -12773,7 +12743,6 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
     ) {
         self.appCapability = appCapability
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12789,7 +12758,6 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
         guard let appCapability else { throw RPCError.missingParameter("appCapability") }
         self.appCapability = appCapability
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12814,8 +12782,9 @@ public struct SDLOnUpdateFile: RPCMessage {
     public var fileName: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         fileName: String,
@@ -12823,7 +12792,6 @@ public struct SDLOnUpdateFile: RPCMessage {
     ) {
         self.fileName = fileName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12839,7 +12807,6 @@ public struct SDLOnUpdateFile: RPCMessage {
         guard let fileName else { throw RPCError.missingParameter("fileName") }
         self.fileName = fileName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {

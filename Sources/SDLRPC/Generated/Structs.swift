@@ -10,8 +10,9 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
     public var audioType: SDLAudioType
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         samplingRate: SDLSamplingRate,
@@ -23,7 +24,6 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         self.bitsPerSample = bitsPerSample
         self.audioType = audioType
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -47,7 +47,6 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         self.bitsPerSample = bitsPerSample
         self.audioType = audioType
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -759,8 +758,9 @@ public struct SDLBeltStatus: RPCStruct {
     public var middleRow1BuckleBelted: SDLVehicleDataEventStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         driverBeltDeployed: SDLVehicleDataEventStatus,
@@ -796,7 +796,6 @@ public struct SDLBeltStatus: RPCStruct {
         self.middleRow1BeltDeployed = middleRow1BeltDeployed
         self.middleRow1BuckleBelted = middleRow1BuckleBelted
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -868,7 +867,6 @@ public struct SDLBeltStatus: RPCStruct {
         self.middleRow1BeltDeployed = middleRow1BeltDeployed
         self.middleRow1BuckleBelted = middleRow1BuckleBelted
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1014,8 +1012,9 @@ public struct SDLDoorStatus: RPCStruct {
     public var status: SDLDoorStatusType
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         location: SDLGrid,
@@ -1025,7 +1024,6 @@ public struct SDLDoorStatus: RPCStruct {
         self.location = location
         self.status = status
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1045,7 +1043,6 @@ public struct SDLDoorStatus: RPCStruct {
         self.location = location
         self.status = status
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1071,8 +1068,9 @@ public struct SDLGateStatus: RPCStruct {
     public var status: SDLDoorStatusType
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         location: SDLGrid,
@@ -1082,7 +1080,6 @@ public struct SDLGateStatus: RPCStruct {
         self.location = location
         self.status = status
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1102,7 +1099,6 @@ public struct SDLGateStatus: RPCStruct {
         self.location = location
         self.status = status
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1128,8 +1124,9 @@ public struct SDLWindowState: RPCStruct {
     public var deviation: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         approximatePosition: Int32,
@@ -1139,7 +1136,6 @@ public struct SDLWindowState: RPCStruct {
         self.approximatePosition = approximatePosition
         self.deviation = deviation
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1159,7 +1155,6 @@ public struct SDLWindowState: RPCStruct {
         self.approximatePosition = approximatePosition
         self.deviation = deviation
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1400,8 +1395,9 @@ public struct SDLDeviceStatus: RPCStruct {
     public var eCallEventActive: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         voiceRecOn: Bool,
@@ -1429,7 +1425,6 @@ public struct SDLDeviceStatus: RPCStruct {
         self.primaryAudioSource = primaryAudioSource
         self.eCallEventActive = eCallEventActive
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1485,7 +1480,6 @@ public struct SDLDeviceStatus: RPCStruct {
         self.primaryAudioSource = primaryAudioSource
         self.eCallEventActive = eCallEventActive
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1665,8 +1659,9 @@ public struct SDLECallInfo: RPCStruct {
     public var eCallConfirmationStatus: SDLECallConfirmationStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         eCallNotificationStatus: SDLVehicleDataNotificationStatus,
@@ -1678,7 +1673,6 @@ public struct SDLECallInfo: RPCStruct {
         self.auxECallNotificationStatus = auxECallNotificationStatus
         self.eCallConfirmationStatus = eCallConfirmationStatus
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1702,7 +1696,6 @@ public struct SDLECallInfo: RPCStruct {
         self.auxECallNotificationStatus = auxECallNotificationStatus
         self.eCallConfirmationStatus = eCallConfirmationStatus
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1742,8 +1735,9 @@ public struct SDLAirbagStatus: RPCStruct {
     public var passengerKneeAirbagDeployed: SDLVehicleDataEventStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         driverAirbagDeployed: SDLVehicleDataEventStatus,
@@ -1765,7 +1759,6 @@ public struct SDLAirbagStatus: RPCStruct {
         self.passengerSideAirbagDeployed = passengerSideAirbagDeployed
         self.passengerKneeAirbagDeployed = passengerKneeAirbagDeployed
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1809,7 +1802,6 @@ public struct SDLAirbagStatus: RPCStruct {
         self.passengerSideAirbagDeployed = passengerSideAirbagDeployed
         self.passengerKneeAirbagDeployed = passengerKneeAirbagDeployed
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1853,8 +1845,9 @@ public struct SDLEmergencyEvent: RPCStruct {
     public var multipleEvents: SDLVehicleDataEventStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         emergencyEventType: SDLEmergencyEventType,
@@ -1870,7 +1863,6 @@ public struct SDLEmergencyEvent: RPCStruct {
         self.maximumChangeVelocity = maximumChangeVelocity
         self.multipleEvents = multipleEvents
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1902,7 +1894,6 @@ public struct SDLEmergencyEvent: RPCStruct {
         self.maximumChangeVelocity = maximumChangeVelocity
         self.multipleEvents = multipleEvents
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1938,8 +1929,9 @@ public struct SDLClusterModeStatus: RPCStruct {
     public var powerModeStatus: SDLPowerModeStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         powerModeActive: Bool,
@@ -1953,7 +1945,6 @@ public struct SDLClusterModeStatus: RPCStruct {
         self.carModeStatus = carModeStatus
         self.powerModeStatus = powerModeStatus
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1981,7 +1972,6 @@ public struct SDLClusterModeStatus: RPCStruct {
         self.carModeStatus = carModeStatus
         self.powerModeStatus = powerModeStatus
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2008,8 +1998,9 @@ public struct SDLMyKey: RPCStruct {
     public var e911Override: SDLVehicleDataStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         e911Override: SDLVehicleDataStatus,
@@ -2017,7 +2008,6 @@ public struct SDLMyKey: RPCStruct {
     ) {
         self.e911Override = e911Override
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2033,7 +2023,6 @@ public struct SDLMyKey: RPCStruct {
         guard let e911Override else { throw RPCError.missingParameter("e911Override") }
         self.e911Override = e911Override
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2561,8 +2550,9 @@ public struct SDLStartTime: RPCStruct {
     public var seconds: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         hours: Int32,
@@ -2574,7 +2564,6 @@ public struct SDLStartTime: RPCStruct {
         self.minutes = minutes
         self.seconds = seconds
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2598,7 +2587,6 @@ public struct SDLStartTime: RPCStruct {
         self.minutes = minutes
         self.seconds = seconds
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2630,8 +2618,9 @@ public struct SDLTextField: RPCStruct {
     public var rows: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         name: SDLTextFieldName,
@@ -2645,7 +2634,6 @@ public struct SDLTextField: RPCStruct {
         self.width = width
         self.rows = rows
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2673,7 +2661,6 @@ public struct SDLTextField: RPCStruct {
         self.width = width
         self.rows = rows
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2703,8 +2690,9 @@ public struct SDLImageResolution: RPCStruct {
     public var resolutionHeight: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         resolutionWidth: Int32,
@@ -2714,7 +2702,6 @@ public struct SDLImageResolution: RPCStruct {
         self.resolutionWidth = resolutionWidth
         self.resolutionHeight = resolutionHeight
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2734,7 +2721,6 @@ public struct SDLImageResolution: RPCStruct {
         self.resolutionWidth = resolutionWidth
         self.resolutionHeight = resolutionHeight
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2827,8 +2813,9 @@ public struct SDLTouchCoord: RPCStruct {
     public var y: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         x: Int32,
@@ -2838,7 +2825,6 @@ public struct SDLTouchCoord: RPCStruct {
         self.x = x
         self.y = y
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2858,7 +2844,6 @@ public struct SDLTouchCoord: RPCStruct {
         self.x = x
         self.y = y
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2954,8 +2939,9 @@ public struct SDLTouchEventCapabilities: RPCStruct {
     public var doublePressAvailable: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         pressAvailable: Bool,
@@ -2967,7 +2953,6 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         self.multiTouchAvailable = multiTouchAvailable
         self.doublePressAvailable = doublePressAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2991,7 +2976,6 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         self.multiTouchAvailable = multiTouchAvailable
         self.doublePressAvailable = doublePressAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3388,8 +3372,9 @@ public struct SDLWindowStatus: RPCStruct {
     public var state: SDLWindowState
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         location: SDLGrid,
@@ -3399,7 +3384,6 @@ public struct SDLWindowStatus: RPCStruct {
         self.location = location
         self.state = state
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3419,7 +3403,6 @@ public struct SDLWindowStatus: RPCStruct {
         self.location = location
         self.state = state
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3685,8 +3668,9 @@ public struct SDLPresetBankCapabilities: RPCStruct {
     public var onScreenPresetsAvailable: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         onScreenPresetsAvailable: Bool,
@@ -3694,7 +3678,6 @@ public struct SDLPresetBankCapabilities: RPCStruct {
     ) {
         self.onScreenPresetsAvailable = onScreenPresetsAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3710,7 +3693,6 @@ public struct SDLPresetBankCapabilities: RPCStruct {
         guard let onScreenPresetsAvailable else { throw RPCError.missingParameter("onScreenPresetsAvailable") }
         self.onScreenPresetsAvailable = onScreenPresetsAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3789,8 +3771,9 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
     public var numConfigurableKeys: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         keyboardLayout: SDLKeyboardLayout,
@@ -3800,7 +3783,6 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
         self.keyboardLayout = keyboardLayout
         self.numConfigurableKeys = numConfigurableKeys
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3820,7 +3802,6 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
         self.keyboardLayout = keyboardLayout
         self.numConfigurableKeys = numConfigurableKeys
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4039,8 +4020,9 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
     public var maximumNumberOfWindows: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         type: SDLWindowType,
@@ -4050,7 +4032,6 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
         self.type = type
         self.maximumNumberOfWindows = maximumNumberOfWindows
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4070,7 +4051,6 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
         self.type = type
         self.maximumNumberOfWindows = maximumNumberOfWindows
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4354,8 +4334,9 @@ public struct SDLTTSChunk: RPCStruct {
     public var type: SDLSpeechCapabilities
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         text: String,
@@ -4365,7 +4346,6 @@ public struct SDLTTSChunk: RPCStruct {
         self.text = text
         self.type = type
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4385,7 +4365,6 @@ public struct SDLTTSChunk: RPCStruct {
         self.text = text
         self.type = type
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4862,8 +4841,9 @@ public struct SDLCoordinate: RPCStruct {
     public var longitudeDegrees: Double
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         latitudeDegrees: Double,
@@ -4873,7 +4853,6 @@ public struct SDLCoordinate: RPCStruct {
         self.latitudeDegrees = latitudeDegrees
         self.longitudeDegrees = longitudeDegrees
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4893,7 +4872,6 @@ public struct SDLCoordinate: RPCStruct {
         self.latitudeDegrees = latitudeDegrees
         self.longitudeDegrees = longitudeDegrees
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5242,8 +5220,9 @@ public struct SDLVideoStreamingFormat: RPCStruct {
     public var codec: SDLVideoStreamingCodec
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         `protocol`: SDLVideoStreamingProtocol,
@@ -5253,7 +5232,6 @@ public struct SDLVideoStreamingFormat: RPCStruct {
         self.`protocol` = `protocol`
         self.codec = codec
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5273,7 +5251,6 @@ public struct SDLVideoStreamingFormat: RPCStruct {
         self.`protocol` = protocol_
         self.codec = codec
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5476,8 +5453,9 @@ public struct SDLRGBColor: RPCStruct {
     public var blue: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         red: Int32,
@@ -5489,7 +5467,6 @@ public struct SDLRGBColor: RPCStruct {
         self.green = green
         self.blue = blue
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5513,7 +5490,6 @@ public struct SDLRGBColor: RPCStruct {
         self.green = green
         self.blue = blue
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5793,8 +5769,9 @@ public struct SDLMassageModeData: RPCStruct {
     public var massageMode: SDLMassageMode
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         massageZone: SDLMassageZone,
@@ -5804,7 +5781,6 @@ public struct SDLMassageModeData: RPCStruct {
         self.massageZone = massageZone
         self.massageMode = massageMode
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5824,7 +5800,6 @@ public struct SDLMassageModeData: RPCStruct {
         self.massageZone = massageZone
         self.massageMode = massageMode
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5850,8 +5825,9 @@ public struct SDLMassageCushionFirmness: RPCStruct {
     public var firmness: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         cushion: SDLMassageCushion,
@@ -5861,7 +5837,6 @@ public struct SDLMassageCushionFirmness: RPCStruct {
         self.cushion = cushion
         self.firmness = firmness
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5881,7 +5856,6 @@ public struct SDLMassageCushionFirmness: RPCStruct {
         self.cushion = cushion
         self.firmness = firmness
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6349,8 +6323,9 @@ public struct SDLTemperature: RPCStruct {
     public var value: Double
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unit: SDLTemperatureUnit,
@@ -6360,7 +6335,6 @@ public struct SDLTemperature: RPCStruct {
         self.unit = unit
         self.value = value
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6380,7 +6354,6 @@ public struct SDLTemperature: RPCStruct {
         self.unit = unit
         self.value = value
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8315,8 +8288,9 @@ public struct SDLRectangle: RPCStruct {
     public var height: Double
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         x: Double,
@@ -8330,7 +8304,6 @@ public struct SDLRectangle: RPCStruct {
         self.width = width
         self.height = height
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8358,7 +8331,6 @@ public struct SDLRectangle: RPCStruct {
         self.width = width
         self.height = height
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8388,8 +8360,9 @@ public struct SDLHapticRect: RPCStruct {
     public var rect: SDLRectangle
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         id: Int32,
@@ -8399,7 +8372,6 @@ public struct SDLHapticRect: RPCStruct {
         self.id = id
         self.rect = rect
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8419,7 +8391,6 @@ public struct SDLHapticRect: RPCStruct {
         self.id = id
         self.rect = rect
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8441,14 +8412,14 @@ public struct SDLHapticRect: RPCStruct {
 public struct SDLMediaServiceManifest: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8458,7 +8429,6 @@ public struct SDLMediaServiceManifest: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9542,8 +9512,9 @@ public struct SDLAppServiceRecord: RPCStruct {
     public var serviceActive: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         serviceID: String,
@@ -9557,7 +9528,6 @@ public struct SDLAppServiceRecord: RPCStruct {
         self.servicePublished = servicePublished
         self.serviceActive = serviceActive
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9585,7 +9555,6 @@ public struct SDLAppServiceRecord: RPCStruct {
         self.servicePublished = servicePublished
         self.serviceActive = serviceActive
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10052,8 +10021,9 @@ public struct SDLSeatStatus: RPCStruct {
     public var conditionActive: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject
-    /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
 
     public init(
         seatLocation: SDLSeatLocation,
@@ -10063,7 +10033,6 @@ public struct SDLSeatStatus: RPCStruct {
         self.seatLocation = seatLocation
         self.conditionActive = conditionActive
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10083,7 +10052,6 @@ public struct SDLSeatStatus: RPCStruct {
         self.seatLocation = seatLocation
         self.conditionActive = conditionActive
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
