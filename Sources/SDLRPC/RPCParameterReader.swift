@@ -83,7 +83,7 @@ extension RPCParameterReader {
     public mutating func decode<Value: RPCParameterValue>(
         _ slot: inout Value?, _ key: StaticString, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
-        if self._keepsNonconformingParts {
+        if _slowPath(self._keepsNonconformingParts) {
             try self.decodeKeepingRaw(&slot, key, droppingInto: &dropped)
         } else {
             try self.decode(&slot, key)
@@ -98,14 +98,16 @@ extension RPCParameterReader {
     public mutating func decodeArray<Element: RPCParameterValue>(
         _ slot: inout [Element]?, _ key: StaticString, isOptional: Bool, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
-        if self._keepsNonconformingParts {
+        if _slowPath(self._keepsNonconformingParts) {
             try self.decodeArrayKeepingRaw(&slot, key, isOptional: isOptional, droppingInto: &dropped)
         } else {
             try self.decode(&slot, key)
         }
     }
 
-    /// The lenient path of `decode(_:_:droppingInto:)`.
+    /// The lenient path of `decode(_:_:droppingInto:)`. Out of line, as its array twin: inlined
+    /// into every generated decoder, it left the inliner no room for the strict path's reads.
+    @inline(never)
     mutating func decodeKeepingRaw<Value: RPCParameterValue>(
         _ slot: inout Value?, _ key: StaticString, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
@@ -122,6 +124,7 @@ extension RPCParameterReader {
     }
 
     /// The lenient path of `decodeArray(_:_:isOptional:droppingInto:)`.
+    @inline(never)
     mutating func decodeArrayKeepingRaw<Element: RPCParameterValue>(
         _ slot: inout [Element]?, _ key: StaticString, isOptional: Bool, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {

@@ -94,6 +94,7 @@ public struct RPCValidator: Sendable {
     // MARK: Scalars
 
     /// Checks an Integer parameter against `minvalue`/`maxvalue`.
+    @inline(__always)
     public mutating func integer<Value: FixedWidthInteger>(
         _ value: Value, _ key: StaticString, min: Int64?, max: Int64?, index: Int? = nil
     ) {
@@ -107,6 +108,7 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a Float parameter: finite, and within `minvalue`/`maxvalue`.
+    @inline(__always)
     public mutating func float(_ value: Double, _ key: StaticString, min: Double?, max: Double?, index: Int? = nil) {
         guard self.checksConstraints else { return }
         if !value.isFinite {
@@ -321,10 +323,11 @@ public struct RPCValidator: Sendable {
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         guard !value.isEmpty, self.fits(level: self.depth + 2, key, index: 0) else { return }
         self.depth += 2
-        for (index, element) in value.enumerated() {
+        // By index: the elements are validated in place, not copied out as `enumerated()` does.
+        for index in value.indices {
             guard self.errors.count < self.limit else { break }
             let start = self.errors.count
-            element.validate(into: &self)
+            value[index].validate(into: &self)
             self.prefix(since: start, key: key, index: index)
         }
         self.depth -= 2

@@ -291,34 +291,57 @@ public struct CodeGenerator {
         out.close("}")
     }
 
+    /// The public memberwise initializer; for a struct that can drop parts, it calls an internal one
+    /// that also takes `droppedParameters`, which the decoder calls: a decoder that set the
+    /// property after initializing made the optimizer copy the whole value (and its optional struct
+    /// members) once more per decoded struct, 20% more instructions on OnAppServiceData.
     func emitMemberwiseInit(_ params: [SpecParam], into out: inout CodeWriter) {
-        var arguments = params.map { param in
+        let parameters = params.map { param in
             "\(SwiftNaming.propertyName(param.name)): \(self.swiftType(param))\(param.mandatory ? "" : " = nil")"
         }
-        arguments.append("unknownParameters: RPCObject = RPCObject()")
-        out.open("public init(")
-        for (index, argument) in arguments.enumerated() {
-            out.line(argument + (index == arguments.count - 1 ? "" : ","))
+        let canDrop = Self.canDrop(params)
+        self.emitInit("public init", parameters + ["unknownParameters: RPCObject = RPCObject()"], into: &out) { out in
+            if canDrop {
+                let arguments = params.map { "\(SwiftNaming.propertyName(param: $0.name)): \(SwiftNaming.propertyName($0.name))" }
+                    + ["unknownParameters: unknownParameters", "droppedParameters: RPCDroppedParameters()"]
+                out.line("self.init(\(arguments.joined(separator: ", ")))")
+            } else {
+                Self.emitAssignments(params, into: &out)
+            }
+        }
+        guard canDrop else { return }
+        out.blank()
+        out.line("/// The memberwise initializer with what lenient decoding dropped, for the decoder.")
+        let all = parameters.map { $0.hasSuffix(" = nil") ? String($0.dropLast(6)) : $0 }
+            + ["unknownParameters: RPCObject", "droppedParameters: RPCDroppedParameters"]
+        self.emitInit("init", all, into: &out) { out in
+            Self.emitAssignments(params, into: &out)
+            out.line("self.droppedParameters = droppedParameters")
+        }
+    }
+
+    private func emitInit(_ head: String, _ parameters: [String], into out: inout CodeWriter, body: (inout CodeWriter) -> Void) {
+        out.open("\(head)(")
+        for (index, parameter) in parameters.enumerated() {
+            out.line(parameter + (index == parameters.count - 1 ? "" : ","))
         }
         out.dedent()
         out.line(") {")
         out.indent()
+        body(&out)
+        out.close("}")
+    }
+
+    private static func emitAssignments(_ params: [SpecParam], into out: inout CodeWriter) {
         for param in params {
             let name = SwiftNaming.propertyName(param.name)
             out.line("self.\(name) = \(name)")
         }
         out.line("self.unknownParameters = unknownParameters")
-        if Self.canDrop(params) {
-            out.line("self.droppedParameters = RPCDroppedParameters()")
-        }
-        out.close("}")
     }
 
     /// `init(parametersFrom:)`: one optional local per param, a `switch` on the key hash confirmed by
-    /// comparing the bytes, then the mandatory params required. It stores the properties itself
-    /// rather than calling the memberwise initializer: setting `droppedParameters` after that call
-    /// made the optimizer copy the whole value (and its optional struct members) once more per
-    /// decoded struct, 20% more instructions on OnAppServiceData.
+    /// comparing the bytes, then the mandatory params required.
     func emitDecoder(_ params: [SpecParam], into out: inout CodeWriter) {
         out.open("public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {")
         for param in params {
@@ -348,13 +371,9 @@ public struct CodeGenerator {
             let local = SwiftNaming.localName(param.name)
             out.line("guard let \(local) else { throw RPCError.missingParameter(\"\(param.name)\") }")
         }
-        for param in params {
-            out.line("self.\(SwiftNaming.propertyName(param.name)) = \(SwiftNaming.localName(param.name))")
-        }
-        out.line("self.unknownParameters = unknownParameters")
-        if drops {
-            out.line("self.droppedParameters = droppedParameters")
-        }
+        let initArguments = params.map { "\(SwiftNaming.propertyName(param: $0.name)): \(SwiftNaming.localName($0.name))" }
+            + ["unknownParameters: unknownParameters"] + (drops ? ["droppedParameters: droppedParameters"] : [])
+        out.line("self.init(\(initArguments.joined(separator: ", ")))")
         out.close("}")
     }
 

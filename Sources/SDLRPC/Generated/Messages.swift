@@ -63,6 +63,30 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         nightColorScheme: SDLTemplateColorScheme? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(syncMsgVersion: syncMsgVersion, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, isMediaApplication: isMediaApplication, languageDesired: languageDesired, hmiDisplayLanguageDesired: hmiDisplayLanguageDesired, appHMIType: appHMIType, hashID: hashID, deviceInfo: deviceInfo, appID: appID, fullAppID: fullAppID, appInfo: appInfo, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        syncMsgVersion: SDLSyncMsgVersion,
+        appName: String,
+        ttsName: [SDLTTSChunk]?,
+        ngnMediaScreenAppName: String?,
+        vrSynonyms: [String]?,
+        isMediaApplication: Bool,
+        languageDesired: SDLLanguage,
+        hmiDisplayLanguageDesired: SDLLanguage,
+        appHMIType: [SDLAppHMIType]?,
+        hashID: String?,
+        deviceInfo: SDLDeviceInfo?,
+        appID: String,
+        fullAppID: String?,
+        appInfo: SDLAppInfo?,
+        dayColorScheme: SDLTemplateColorScheme?,
+        nightColorScheme: SDLTemplateColorScheme?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.syncMsgVersion = syncMsgVersion
         self.appName = appName
         self.ttsName = ttsName
@@ -80,7 +104,7 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -130,24 +154,7 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         guard let languageDesired else { throw RPCError.missingParameter("languageDesired") }
         guard let hmiDisplayLanguageDesired else { throw RPCError.missingParameter("hmiDisplayLanguageDesired") }
         guard let appID else { throw RPCError.missingParameter("appID") }
-        self.syncMsgVersion = syncMsgVersion
-        self.appName = appName
-        self.ttsName = ttsName
-        self.ngnMediaScreenAppName = ngnMediaScreenAppName
-        self.vrSynonyms = vrSynonyms
-        self.isMediaApplication = isMediaApplication
-        self.languageDesired = languageDesired
-        self.hmiDisplayLanguageDesired = hmiDisplayLanguageDesired
-        self.appHMIType = appHMIType
-        self.hashID = hashID
-        self.deviceInfo = deviceInfo
-        self.appID = appID
-        self.fullAppID = fullAppID
-        self.appInfo = appInfo
-        self.dayColorScheme = dayColorScheme
-        self.nightColorScheme = nightColorScheme
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(syncMsgVersion: syncMsgVersion, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, isMediaApplication: isMediaApplication, languageDesired: languageDesired, hmiDisplayLanguageDesired: hmiDisplayLanguageDesired, appHMIType: appHMIType, hashID: hashID, deviceInfo: deviceInfo, appID: appID, fullAppID: fullAppID, appInfo: appInfo, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -271,6 +278,36 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         iconResumed: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, syncMsgVersion: syncMsgVersion, language: language, hmiDisplayLanguage: hmiDisplayLanguage, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, hmiZoneCapabilities: hmiZoneCapabilities, speechCapabilities: speechCapabilities, prerecordedSpeech: prerecordedSpeech, vrCapabilities: vrCapabilities, audioPassThruCapabilities: audioPassThruCapabilities, pcmStreamCapabilities: pcmStreamCapabilities, vehicleType: vehicleType, supportedDiagModes: supportedDiagModes, hmiCapabilities: hmiCapabilities, sdlVersion: sdlVersion, systemSoftwareVersion: systemSoftwareVersion, iconResumed: iconResumed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        syncMsgVersion: SDLSyncMsgVersion?,
+        language: SDLLanguage?,
+        hmiDisplayLanguage: SDLLanguage?,
+        displayCapabilities: SDLDisplayCapabilities?,
+        buttonCapabilities: [SDLButtonCapabilities]?,
+        softButtonCapabilities: [SDLSoftButtonCapabilities]?,
+        presetBankCapabilities: SDLPresetBankCapabilities?,
+        hmiZoneCapabilities: [SDLHmiZoneCapabilities]?,
+        speechCapabilities: [SDLSpeechCapabilities]?,
+        prerecordedSpeech: [SDLPrerecordedSpeech]?,
+        vrCapabilities: [SDLVrCapabilities]?,
+        audioPassThruCapabilities: [SDLAudioPassThruCapabilities]?,
+        pcmStreamCapabilities: SDLAudioPassThruCapabilities?,
+        vehicleType: SDLVehicleType?,
+        supportedDiagModes: [Int32]?,
+        hmiCapabilities: SDLHMICapabilities?,
+        sdlVersion: String?,
+        systemSoftwareVersion: String?,
+        iconResumed: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -294,7 +331,7 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         self.systemSoftwareVersion = systemSoftwareVersion
         self.iconResumed = iconResumed
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -352,30 +389,7 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.syncMsgVersion = syncMsgVersion
-        self.language = language
-        self.hmiDisplayLanguage = hmiDisplayLanguage
-        self.displayCapabilities = displayCapabilities
-        self.buttonCapabilities = buttonCapabilities
-        self.softButtonCapabilities = softButtonCapabilities
-        self.presetBankCapabilities = presetBankCapabilities
-        self.hmiZoneCapabilities = hmiZoneCapabilities
-        self.speechCapabilities = speechCapabilities
-        self.prerecordedSpeech = prerecordedSpeech
-        self.vrCapabilities = vrCapabilities
-        self.audioPassThruCapabilities = audioPassThruCapabilities
-        self.pcmStreamCapabilities = pcmStreamCapabilities
-        self.vehicleType = vehicleType
-        self.supportedDiagModes = supportedDiagModes
-        self.hmiCapabilities = hmiCapabilities
-        self.sdlVersion = sdlVersion
-        self.systemSoftwareVersion = systemSoftwareVersion
-        self.iconResumed = iconResumed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, syncMsgVersion: syncMsgVersion, language: language, hmiDisplayLanguage: hmiDisplayLanguage, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, hmiZoneCapabilities: hmiZoneCapabilities, speechCapabilities: speechCapabilities, prerecordedSpeech: prerecordedSpeech, vrCapabilities: vrCapabilities, audioPassThruCapabilities: audioPassThruCapabilities, pcmStreamCapabilities: pcmStreamCapabilities, vehicleType: vehicleType, supportedDiagModes: supportedDiagModes, hmiCapabilities: hmiCapabilities, sdlVersion: sdlVersion, systemSoftwareVersion: systemSoftwareVersion, iconResumed: iconResumed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -455,7 +469,7 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.unknownParameters = unknownParameters
+        self.init(unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -491,11 +505,22 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -515,11 +540,7 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -566,13 +587,26 @@ public struct SDLCreateWindowRequest: RPCMessage {
         duplicateUpdatesFromWindowID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(windowID: windowID, windowName: windowName, type: type, associatedServiceType: associatedServiceType, duplicateUpdatesFromWindowID: duplicateUpdatesFromWindowID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        windowID: Int32,
+        windowName: String,
+        type: SDLWindowType,
+        associatedServiceType: String?,
+        duplicateUpdatesFromWindowID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.windowID = windowID
         self.windowName = windowName
         self.type = type
         self.associatedServiceType = associatedServiceType
         self.duplicateUpdatesFromWindowID = duplicateUpdatesFromWindowID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -597,13 +631,7 @@ public struct SDLCreateWindowRequest: RPCMessage {
         guard let windowID else { throw RPCError.missingParameter("windowID") }
         guard let windowName else { throw RPCError.missingParameter("windowName") }
         guard let type else { throw RPCError.missingParameter("type") }
-        self.windowID = windowID
-        self.windowName = windowName
-        self.type = type
-        self.associatedServiceType = associatedServiceType
-        self.duplicateUpdatesFromWindowID = duplicateUpdatesFromWindowID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(windowID: windowID, windowName: windowName, type: type, associatedServiceType: associatedServiceType, duplicateUpdatesFromWindowID: duplicateUpdatesFromWindowID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -648,11 +676,22 @@ public struct SDLCreateWindowResponse: RPCMessage {
         resultCode: SDLResult,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        info: String?,
+        resultCode: SDLResult,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.info = info
         self.resultCode = resultCode
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -672,11 +711,7 @@ public struct SDLCreateWindowResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.info = info
-        self.resultCode = resultCode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -727,8 +762,7 @@ public struct SDLDeleteWindowRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let windowID else { throw RPCError.missingParameter("windowID") }
-        self.windowID = windowID
-        self.unknownParameters = unknownParameters
+        self.init(windowID: windowID, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -765,11 +799,22 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         resultCode: SDLResult,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        info: String?,
+        resultCode: SDLResult,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.info = info
         self.resultCode = resultCode
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -789,11 +834,7 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.info = info
-        self.resultCode = resultCode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -852,6 +893,23 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         menuLayout: SDLMenuLayout? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(userLocation: userLocation, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, vrHelpTitle: vrHelpTitle, vrHelp: vrHelp, menuTitle: menuTitle, menuIcon: menuIcon, keyboardProperties: keyboardProperties, menuLayout: menuLayout, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        userLocation: SDLSeatLocation?,
+        helpPrompt: [SDLTTSChunk]?,
+        timeoutPrompt: [SDLTTSChunk]?,
+        vrHelpTitle: String?,
+        vrHelp: [SDLVrHelpItem]?,
+        menuTitle: String?,
+        menuIcon: SDLImage?,
+        keyboardProperties: SDLKeyboardProperties?,
+        menuLayout: SDLMenuLayout?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.userLocation = userLocation
         self.helpPrompt = helpPrompt
         self.timeoutPrompt = timeoutPrompt
@@ -862,7 +920,7 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         self.keyboardProperties = keyboardProperties
         self.menuLayout = menuLayout
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -892,17 +950,7 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.userLocation = userLocation
-        self.helpPrompt = helpPrompt
-        self.timeoutPrompt = timeoutPrompt
-        self.vrHelpTitle = vrHelpTitle
-        self.vrHelp = vrHelp
-        self.menuTitle = menuTitle
-        self.menuIcon = menuIcon
-        self.keyboardProperties = keyboardProperties
-        self.menuLayout = menuLayout
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(userLocation: userLocation, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, vrHelpTitle: vrHelpTitle, vrHelp: vrHelp, menuTitle: menuTitle, menuIcon: menuIcon, keyboardProperties: keyboardProperties, menuLayout: menuLayout, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -956,11 +1004,22 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -980,11 +1039,7 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1019,9 +1074,18 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
         properties: [SDLGlobalProperty],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(properties: properties, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        properties: [SDLGlobalProperty],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.properties = properties
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1036,9 +1100,7 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let properties else { throw RPCError.missingParameter("properties") }
-        self.properties = properties
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(properties: properties, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1076,11 +1138,22 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1100,11 +1173,7 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1151,13 +1220,26 @@ public struct SDLAddCommandRequest: RPCMessage {
         secondaryImage: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(cmdID: cmdID, menuParams: menuParams, vrCommands: vrCommands, cmdIcon: cmdIcon, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        cmdID: Int32,
+        menuParams: SDLMenuParams?,
+        vrCommands: [String]?,
+        cmdIcon: SDLImage?,
+        secondaryImage: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.cmdID = cmdID
         self.menuParams = menuParams
         self.vrCommands = vrCommands
         self.cmdIcon = cmdIcon
         self.secondaryImage = secondaryImage
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1180,13 +1262,7 @@ public struct SDLAddCommandRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
-        self.cmdID = cmdID
-        self.menuParams = menuParams
-        self.vrCommands = vrCommands
-        self.cmdIcon = cmdIcon
-        self.secondaryImage = secondaryImage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(cmdID: cmdID, menuParams: menuParams, vrCommands: vrCommands, cmdIcon: cmdIcon, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1232,11 +1308,22 @@ public struct SDLAddCommandResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1256,11 +1343,7 @@ public struct SDLAddCommandResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1311,8 +1394,7 @@ public struct SDLDeleteCommandRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
-        self.cmdID = cmdID
-        self.unknownParameters = unknownParameters
+        self.init(cmdID: cmdID, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1350,11 +1432,22 @@ public struct SDLDeleteCommandResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1374,11 +1467,7 @@ public struct SDLDeleteCommandResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1437,6 +1526,23 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         secondaryImage: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(menuID: menuID, position: position, menuName: menuName, menuIcon: menuIcon, menuLayout: menuLayout, parentID: parentID, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        menuID: Int32,
+        position: Int32?,
+        menuName: String,
+        menuIcon: SDLImage?,
+        menuLayout: SDLMenuLayout?,
+        parentID: Int32?,
+        secondaryText: String?,
+        tertiaryText: String?,
+        secondaryImage: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.menuID = menuID
         self.position = position
         self.menuName = menuName
@@ -1447,7 +1553,7 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         self.tertiaryText = tertiaryText
         self.secondaryImage = secondaryImage
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1479,17 +1585,7 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
         guard let menuName else { throw RPCError.missingParameter("menuName") }
-        self.menuID = menuID
-        self.position = position
-        self.menuName = menuName
-        self.menuIcon = menuIcon
-        self.menuLayout = menuLayout
-        self.parentID = parentID
-        self.secondaryText = secondaryText
-        self.tertiaryText = tertiaryText
-        self.secondaryImage = secondaryImage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(menuID: menuID, position: position, menuName: menuName, menuIcon: menuIcon, menuLayout: menuLayout, parentID: parentID, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1543,11 +1639,22 @@ public struct SDLAddSubMenuResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1567,11 +1674,7 @@ public struct SDLAddSubMenuResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1622,8 +1725,7 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
-        self.menuID = menuID
-        self.unknownParameters = unknownParameters
+        self.init(menuID: menuID, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1661,11 +1763,22 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1685,11 +1798,7 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1724,9 +1833,18 @@ public struct SDLShowAppMenuRequest: RPCMessage {
         menuID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(menuID: menuID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        menuID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.menuID = menuID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1740,9 +1858,7 @@ public struct SDLShowAppMenuRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.menuID = menuID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(menuID: menuID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1780,11 +1896,22 @@ public struct SDLShowAppMenuResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1804,11 +1931,7 @@ public struct SDLShowAppMenuResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1846,10 +1969,20 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
         choiceSet: [SDLChoice],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(interactionChoiceSetID: interactionChoiceSetID, choiceSet: choiceSet, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        interactionChoiceSetID: Int32,
+        choiceSet: [SDLChoice],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.interactionChoiceSetID = interactionChoiceSetID
         self.choiceSet = choiceSet
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1867,10 +2000,7 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
         guard let choiceSet else { throw RPCError.missingParameter("choiceSet") }
-        self.interactionChoiceSetID = interactionChoiceSetID
-        self.choiceSet = choiceSet
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(interactionChoiceSetID: interactionChoiceSetID, choiceSet: choiceSet, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1910,11 +2040,22 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1934,11 +2075,7 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2000,6 +2137,24 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(initialText: initialText, initialPrompt: initialPrompt, interactionMode: interactionMode, interactionChoiceSetIDList: interactionChoiceSetIDList, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, timeout: timeout, vrHelp: vrHelp, interactionLayout: interactionLayout, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        initialText: String,
+        initialPrompt: [SDLTTSChunk]?,
+        interactionMode: SDLInteractionMode,
+        interactionChoiceSetIDList: [Int32],
+        helpPrompt: [SDLTTSChunk]?,
+        timeoutPrompt: [SDLTTSChunk]?,
+        timeout: Int32?,
+        vrHelp: [SDLVrHelpItem]?,
+        interactionLayout: SDLLayoutMode?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.initialText = initialText
         self.initialPrompt = initialPrompt
         self.interactionMode = interactionMode
@@ -2011,7 +2166,7 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         self.interactionLayout = interactionLayout
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2046,18 +2201,7 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         guard let initialText else { throw RPCError.missingParameter("initialText") }
         guard let interactionMode else { throw RPCError.missingParameter("interactionMode") }
         guard let interactionChoiceSetIDList else { throw RPCError.missingParameter("interactionChoiceSetIDList") }
-        self.initialText = initialText
-        self.initialPrompt = initialPrompt
-        self.interactionMode = interactionMode
-        self.interactionChoiceSetIDList = interactionChoiceSetIDList
-        self.helpPrompt = helpPrompt
-        self.timeoutPrompt = timeoutPrompt
-        self.timeout = timeout
-        self.vrHelp = vrHelp
-        self.interactionLayout = interactionLayout
-        self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(initialText: initialText, initialPrompt: initialPrompt, interactionMode: interactionMode, interactionChoiceSetIDList: interactionChoiceSetIDList, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, timeout: timeout, vrHelp: vrHelp, interactionLayout: interactionLayout, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2122,6 +2266,20 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         triggerSource: SDLTriggerSource? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, choiceID: choiceID, manualTextEntry: manualTextEntry, triggerSource: triggerSource, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        choiceID: Int32?,
+        manualTextEntry: String?,
+        triggerSource: SDLTriggerSource?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -2129,7 +2287,7 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         self.manualTextEntry = manualTextEntry
         self.triggerSource = triggerSource
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2155,14 +2313,7 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.choiceID = choiceID
-        self.manualTextEntry = manualTextEntry
-        self.triggerSource = triggerSource
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, choiceID: choiceID, manualTextEntry: manualTextEntry, triggerSource: triggerSource, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2219,8 +2370,7 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
-        self.interactionChoiceSetID = interactionChoiceSetID
-        self.unknownParameters = unknownParameters
+        self.init(interactionChoiceSetID: interactionChoiceSetID, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2258,11 +2408,22 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2282,11 +2443,7 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2348,6 +2505,24 @@ public struct SDLAlertRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(alertText1: alertText1, alertText2: alertText2, alertText3: alertText3, ttsChunks: ttsChunks, duration: duration, playTone: playTone, progressIndicator: progressIndicator, softButtons: softButtons, alertIcon: alertIcon, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        alertText1: String?,
+        alertText2: String?,
+        alertText3: String?,
+        ttsChunks: [SDLTTSChunk]?,
+        duration: Int32?,
+        playTone: Bool?,
+        progressIndicator: Bool?,
+        softButtons: [SDLSoftButton]?,
+        alertIcon: SDLImage?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.alertText1 = alertText1
         self.alertText2 = alertText2
         self.alertText3 = alertText3
@@ -2359,7 +2534,7 @@ public struct SDLAlertRequest: RPCMessage {
         self.alertIcon = alertIcon
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2391,18 +2566,7 @@ public struct SDLAlertRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.alertText1 = alertText1
-        self.alertText2 = alertText2
-        self.alertText3 = alertText3
-        self.ttsChunks = ttsChunks
-        self.duration = duration
-        self.playTone = playTone
-        self.progressIndicator = progressIndicator
-        self.softButtons = softButtons
-        self.alertIcon = alertIcon
-        self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(alertText1: alertText1, alertText2: alertText2, alertText3: alertText3, ttsChunks: ttsChunks, duration: duration, playTone: playTone, progressIndicator: progressIndicator, softButtons: softButtons, alertIcon: alertIcon, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2461,12 +2625,24 @@ public struct SDLAlertResponse: RPCMessage {
         tryAgainTime: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        tryAgainTime: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.tryAgainTime = tryAgainTime
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2488,12 +2664,7 @@ public struct SDLAlertResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.tryAgainTime = tryAgainTime
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2548,6 +2719,21 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(alertText1: alertText1, alertText2: alertText2, alertIcon: alertIcon, ttsChunks: ttsChunks, duration: duration, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        alertText1: String?,
+        alertText2: String?,
+        alertIcon: SDLImage?,
+        ttsChunks: [SDLTTSChunk]?,
+        duration: Int32?,
+        softButtons: [SDLSoftButton]?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.alertText1 = alertText1
         self.alertText2 = alertText2
         self.alertIcon = alertIcon
@@ -2556,7 +2742,7 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         self.softButtons = softButtons
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2582,15 +2768,7 @@ public struct SDLSubtleAlertRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.alertText1 = alertText1
-        self.alertText2 = alertText2
-        self.alertIcon = alertIcon
-        self.ttsChunks = ttsChunks
-        self.duration = duration
-        self.softButtons = softButtons
-        self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(alertText1: alertText1, alertText2: alertText2, alertIcon: alertIcon, ttsChunks: ttsChunks, duration: duration, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2643,12 +2821,24 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         tryAgainTime: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        tryAgainTime: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.tryAgainTime = tryAgainTime
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2670,12 +2860,7 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.tryAgainTime = tryAgainTime
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2719,7 +2904,7 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.unknownParameters = unknownParameters
+        self.init(unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2794,6 +2979,30 @@ public struct SDLShowRequest: RPCMessage {
         templateConfiguration: SDLTemplateConfiguration? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, alignment: alignment, statusBar: statusBar, mediaClock: mediaClock, mediaTrack: mediaTrack, graphic: graphic, secondaryGraphic: secondaryGraphic, softButtons: softButtons, customPresets: customPresets, metadataTags: metadataTags, templateTitle: templateTitle, windowID: windowID, templateConfiguration: templateConfiguration, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        mainField1: String?,
+        mainField2: String?,
+        mainField3: String?,
+        mainField4: String?,
+        alignment: SDLTextAlignment?,
+        statusBar: String?,
+        mediaClock: String?,
+        mediaTrack: String?,
+        graphic: SDLImage?,
+        secondaryGraphic: SDLImage?,
+        softButtons: [SDLSoftButton]?,
+        customPresets: [String]?,
+        metadataTags: SDLMetadataTags?,
+        templateTitle: String?,
+        windowID: Int32?,
+        templateConfiguration: SDLTemplateConfiguration?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.mainField1 = mainField1
         self.mainField2 = mainField2
         self.mainField3 = mainField3
@@ -2811,7 +3020,7 @@ public struct SDLShowRequest: RPCMessage {
         self.windowID = windowID
         self.templateConfiguration = templateConfiguration
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2855,24 +3064,7 @@ public struct SDLShowRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.mainField1 = mainField1
-        self.mainField2 = mainField2
-        self.mainField3 = mainField3
-        self.mainField4 = mainField4
-        self.alignment = alignment
-        self.statusBar = statusBar
-        self.mediaClock = mediaClock
-        self.mediaTrack = mediaTrack
-        self.graphic = graphic
-        self.secondaryGraphic = secondaryGraphic
-        self.softButtons = softButtons
-        self.customPresets = customPresets
-        self.metadataTags = metadataTags
-        self.templateTitle = templateTitle
-        self.windowID = windowID
-        self.templateConfiguration = templateConfiguration
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, alignment: alignment, statusBar: statusBar, mediaClock: mediaClock, mediaTrack: mediaTrack, graphic: graphic, secondaryGraphic: secondaryGraphic, softButtons: softButtons, customPresets: customPresets, metadataTags: metadataTags, templateTitle: templateTitle, windowID: windowID, templateConfiguration: templateConfiguration, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2940,11 +3132,22 @@ public struct SDLShowResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2964,11 +3167,7 @@ public struct SDLShowResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3003,9 +3202,18 @@ public struct SDLSpeakRequest: RPCMessage {
         ttsChunks: [SDLTTSChunk],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(ttsChunks: ttsChunks, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        ttsChunks: [SDLTTSChunk],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.ttsChunks = ttsChunks
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3020,9 +3228,7 @@ public struct SDLSpeakRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let ttsChunks else { throw RPCError.missingParameter("ttsChunks") }
-        self.ttsChunks = ttsChunks
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(ttsChunks: ttsChunks, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3060,11 +3266,22 @@ public struct SDLSpeakResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3084,11 +3301,7 @@ public struct SDLSpeakResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3141,6 +3354,21 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         countRate: Double? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(startTime: startTime, endTime: endTime, updateMode: updateMode, audioStreamingIndicator: audioStreamingIndicator, forwardSeekIndicator: forwardSeekIndicator, backSeekIndicator: backSeekIndicator, countRate: countRate, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        startTime: SDLStartTime?,
+        endTime: SDLStartTime?,
+        updateMode: SDLUpdateMode,
+        audioStreamingIndicator: SDLAudioStreamingIndicator?,
+        forwardSeekIndicator: SDLSeekStreamingIndicator?,
+        backSeekIndicator: SDLSeekStreamingIndicator?,
+        countRate: Double?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.startTime = startTime
         self.endTime = endTime
         self.updateMode = updateMode
@@ -3149,7 +3377,7 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         self.backSeekIndicator = backSeekIndicator
         self.countRate = countRate
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3176,15 +3404,7 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let updateMode else { throw RPCError.missingParameter("updateMode") }
-        self.startTime = startTime
-        self.endTime = endTime
-        self.updateMode = updateMode
-        self.audioStreamingIndicator = audioStreamingIndicator
-        self.forwardSeekIndicator = forwardSeekIndicator
-        self.backSeekIndicator = backSeekIndicator
-        self.countRate = countRate
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(startTime: startTime, endTime: endTime, updateMode: updateMode, audioStreamingIndicator: audioStreamingIndicator, forwardSeekIndicator: forwardSeekIndicator, backSeekIndicator: backSeekIndicator, countRate: countRate, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3234,11 +3454,22 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3258,11 +3489,7 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3318,6 +3545,22 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         muteAudio: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(initialPrompt: initialPrompt, audioPassThruDisplayText1: audioPassThruDisplayText1, audioPassThruDisplayText2: audioPassThruDisplayText2, samplingRate: samplingRate, maxDuration: maxDuration, bitsPerSample: bitsPerSample, audioType: audioType, muteAudio: muteAudio, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        initialPrompt: [SDLTTSChunk]?,
+        audioPassThruDisplayText1: String?,
+        audioPassThruDisplayText2: String?,
+        samplingRate: SDLSamplingRate,
+        maxDuration: Int32,
+        bitsPerSample: SDLBitsPerSample,
+        audioType: SDLAudioType,
+        muteAudio: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.initialPrompt = initialPrompt
         self.audioPassThruDisplayText1 = audioPassThruDisplayText1
         self.audioPassThruDisplayText2 = audioPassThruDisplayText2
@@ -3327,7 +3570,7 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         self.audioType = audioType
         self.muteAudio = muteAudio
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3359,16 +3602,7 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         guard let maxDuration else { throw RPCError.missingParameter("maxDuration") }
         guard let bitsPerSample else { throw RPCError.missingParameter("bitsPerSample") }
         guard let audioType else { throw RPCError.missingParameter("audioType") }
-        self.initialPrompt = initialPrompt
-        self.audioPassThruDisplayText1 = audioPassThruDisplayText1
-        self.audioPassThruDisplayText2 = audioPassThruDisplayText2
-        self.samplingRate = samplingRate
-        self.maxDuration = maxDuration
-        self.bitsPerSample = bitsPerSample
-        self.audioType = audioType
-        self.muteAudio = muteAudio
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(initialPrompt: initialPrompt, audioPassThruDisplayText1: audioPassThruDisplayText1, audioPassThruDisplayText2: audioPassThruDisplayText2, samplingRate: samplingRate, maxDuration: maxDuration, bitsPerSample: bitsPerSample, audioType: audioType, muteAudio: muteAudio, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3420,11 +3654,22 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3444,11 +3689,7 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3490,7 +3731,7 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.unknownParameters = unknownParameters
+        self.init(unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3526,11 +3767,22 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3550,11 +3802,7 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3605,8 +3853,7 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
-        self.buttonName = buttonName
-        self.unknownParameters = unknownParameters
+        self.init(buttonName: buttonName, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3644,11 +3891,22 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3668,11 +3926,7 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3723,8 +3977,7 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
-        self.buttonName = buttonName
-        self.unknownParameters = unknownParameters
+        self.init(buttonName: buttonName, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3762,11 +4015,22 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3786,11 +4050,7 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3927,6 +4187,49 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         seatOccupancy: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        gps: Bool?,
+        speed: Bool?,
+        rpm: Bool?,
+        fuelLevel: Bool?,
+        fuelLevel_State: Bool?,
+        instantFuelConsumption: Bool?,
+        fuelRange: Bool?,
+        climateData: Bool?,
+        externalTemperature: Bool?,
+        turnSignal: Bool?,
+        gearStatus: Bool?,
+        prndl: Bool?,
+        tirePressure: Bool?,
+        odometer: Bool?,
+        beltStatus: Bool?,
+        bodyInformation: Bool?,
+        deviceStatus: Bool?,
+        driverBraking: Bool?,
+        wiperStatus: Bool?,
+        headLampStatus: Bool?,
+        engineTorque: Bool?,
+        accPedalPosition: Bool?,
+        steeringWheelAngle: Bool?,
+        engineOilLife: Bool?,
+        electronicParkBrakeStatus: Bool?,
+        cloudAppVehicleID: Bool?,
+        stabilityControlsStatus: Bool?,
+        eCallInfo: Bool?,
+        airbagStatus: Bool?,
+        emergencyEvent: Bool?,
+        clusterModeStatus: Bool?,
+        myKey: Bool?,
+        windowStatus: Bool?,
+        handsOffSteering: Bool?,
+        seatOccupancy: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.gps = gps
         self.speed = speed
         self.rpm = rpm
@@ -3963,7 +4266,7 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4045,43 +4348,7 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.gps = gps
-        self.speed = speed
-        self.rpm = rpm
-        self.fuelLevel = fuelLevel
-        self.fuelLevel_State = fuelLevel_State
-        self.instantFuelConsumption = instantFuelConsumption
-        self.fuelRange = fuelRange
-        self.climateData = climateData
-        self.externalTemperature = externalTemperature
-        self.turnSignal = turnSignal
-        self.gearStatus = gearStatus
-        self.prndl = prndl
-        self.tirePressure = tirePressure
-        self.odometer = odometer
-        self.beltStatus = beltStatus
-        self.bodyInformation = bodyInformation
-        self.deviceStatus = deviceStatus
-        self.driverBraking = driverBraking
-        self.wiperStatus = wiperStatus
-        self.headLampStatus = headLampStatus
-        self.engineTorque = engineTorque
-        self.accPedalPosition = accPedalPosition
-        self.steeringWheelAngle = steeringWheelAngle
-        self.engineOilLife = engineOilLife
-        self.electronicParkBrakeStatus = electronicParkBrakeStatus
-        self.cloudAppVehicleID = cloudAppVehicleID
-        self.stabilityControlsStatus = stabilityControlsStatus
-        self.eCallInfo = eCallInfo
-        self.airbagStatus = airbagStatus
-        self.emergencyEvent = emergencyEvent
-        self.clusterModeStatus = clusterModeStatus
-        self.myKey = myKey
-        self.windowStatus = windowStatus
-        self.handsOffSteering = handsOffSteering
-        self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4292,6 +4559,52 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         seatOccupancy: SDLVehicleDataResult? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        gps: SDLVehicleDataResult?,
+        speed: SDLVehicleDataResult?,
+        rpm: SDLVehicleDataResult?,
+        fuelLevel: SDLVehicleDataResult?,
+        fuelLevel_State: SDLVehicleDataResult?,
+        instantFuelConsumption: SDLVehicleDataResult?,
+        fuelRange: SDLVehicleDataResult?,
+        climateData: SDLVehicleDataResult?,
+        externalTemperature: SDLVehicleDataResult?,
+        turnSignal: SDLVehicleDataResult?,
+        gearStatus: SDLVehicleDataResult?,
+        prndl: SDLVehicleDataResult?,
+        tirePressure: SDLVehicleDataResult?,
+        odometer: SDLVehicleDataResult?,
+        beltStatus: SDLVehicleDataResult?,
+        bodyInformation: SDLVehicleDataResult?,
+        deviceStatus: SDLVehicleDataResult?,
+        driverBraking: SDLVehicleDataResult?,
+        wiperStatus: SDLVehicleDataResult?,
+        headLampStatus: SDLVehicleDataResult?,
+        engineTorque: SDLVehicleDataResult?,
+        accPedalPosition: SDLVehicleDataResult?,
+        steeringWheelAngle: SDLVehicleDataResult?,
+        engineOilLife: SDLVehicleDataResult?,
+        electronicParkBrakeStatus: SDLVehicleDataResult?,
+        cloudAppVehicleID: SDLVehicleDataResult?,
+        stabilityControlsStatus: SDLVehicleDataResult?,
+        eCallInfo: SDLVehicleDataResult?,
+        airbagStatus: SDLVehicleDataResult?,
+        emergencyEvent: SDLVehicleDataResult?,
+        clusterModes: SDLVehicleDataResult?,
+        myKey: SDLVehicleDataResult?,
+        windowStatus: SDLVehicleDataResult?,
+        handsOffSteering: SDLVehicleDataResult?,
+        seatOccupancy: SDLVehicleDataResult?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -4331,7 +4644,7 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4421,46 +4734,7 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.gps = gps
-        self.speed = speed
-        self.rpm = rpm
-        self.fuelLevel = fuelLevel
-        self.fuelLevel_State = fuelLevel_State
-        self.instantFuelConsumption = instantFuelConsumption
-        self.fuelRange = fuelRange
-        self.climateData = climateData
-        self.externalTemperature = externalTemperature
-        self.turnSignal = turnSignal
-        self.gearStatus = gearStatus
-        self.prndl = prndl
-        self.tirePressure = tirePressure
-        self.odometer = odometer
-        self.beltStatus = beltStatus
-        self.bodyInformation = bodyInformation
-        self.deviceStatus = deviceStatus
-        self.driverBraking = driverBraking
-        self.wiperStatus = wiperStatus
-        self.headLampStatus = headLampStatus
-        self.engineTorque = engineTorque
-        self.accPedalPosition = accPedalPosition
-        self.steeringWheelAngle = steeringWheelAngle
-        self.engineOilLife = engineOilLife
-        self.electronicParkBrakeStatus = electronicParkBrakeStatus
-        self.cloudAppVehicleID = cloudAppVehicleID
-        self.stabilityControlsStatus = stabilityControlsStatus
-        self.eCallInfo = eCallInfo
-        self.airbagStatus = airbagStatus
-        self.emergencyEvent = emergencyEvent
-        self.clusterModes = clusterModes
-        self.myKey = myKey
-        self.windowStatus = windowStatus
-        self.handsOffSteering = handsOffSteering
-        self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4667,6 +4941,49 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         seatOccupancy: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        gps: Bool?,
+        speed: Bool?,
+        rpm: Bool?,
+        fuelLevel: Bool?,
+        fuelLevel_State: Bool?,
+        instantFuelConsumption: Bool?,
+        fuelRange: Bool?,
+        climateData: Bool?,
+        externalTemperature: Bool?,
+        turnSignal: Bool?,
+        gearStatus: Bool?,
+        prndl: Bool?,
+        tirePressure: Bool?,
+        odometer: Bool?,
+        beltStatus: Bool?,
+        bodyInformation: Bool?,
+        deviceStatus: Bool?,
+        driverBraking: Bool?,
+        wiperStatus: Bool?,
+        headLampStatus: Bool?,
+        engineTorque: Bool?,
+        accPedalPosition: Bool?,
+        steeringWheelAngle: Bool?,
+        engineOilLife: Bool?,
+        electronicParkBrakeStatus: Bool?,
+        cloudAppVehicleID: Bool?,
+        stabilityControlsStatus: Bool?,
+        eCallInfo: Bool?,
+        airbagStatus: Bool?,
+        emergencyEvent: Bool?,
+        clusterModeStatus: Bool?,
+        myKey: Bool?,
+        windowStatus: Bool?,
+        handsOffSteering: Bool?,
+        seatOccupancy: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.gps = gps
         self.speed = speed
         self.rpm = rpm
@@ -4703,7 +5020,7 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4785,43 +5102,7 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.gps = gps
-        self.speed = speed
-        self.rpm = rpm
-        self.fuelLevel = fuelLevel
-        self.fuelLevel_State = fuelLevel_State
-        self.instantFuelConsumption = instantFuelConsumption
-        self.fuelRange = fuelRange
-        self.climateData = climateData
-        self.externalTemperature = externalTemperature
-        self.turnSignal = turnSignal
-        self.gearStatus = gearStatus
-        self.prndl = prndl
-        self.tirePressure = tirePressure
-        self.odometer = odometer
-        self.beltStatus = beltStatus
-        self.bodyInformation = bodyInformation
-        self.deviceStatus = deviceStatus
-        self.driverBraking = driverBraking
-        self.wiperStatus = wiperStatus
-        self.headLampStatus = headLampStatus
-        self.engineTorque = engineTorque
-        self.accPedalPosition = accPedalPosition
-        self.steeringWheelAngle = steeringWheelAngle
-        self.engineOilLife = engineOilLife
-        self.electronicParkBrakeStatus = electronicParkBrakeStatus
-        self.cloudAppVehicleID = cloudAppVehicleID
-        self.stabilityControlsStatus = stabilityControlsStatus
-        self.eCallInfo = eCallInfo
-        self.airbagStatus = airbagStatus
-        self.emergencyEvent = emergencyEvent
-        self.clusterModeStatus = clusterModeStatus
-        self.myKey = myKey
-        self.windowStatus = windowStatus
-        self.handsOffSteering = handsOffSteering
-        self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5032,6 +5313,52 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         seatOccupancy: SDLVehicleDataResult? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        gps: SDLVehicleDataResult?,
+        speed: SDLVehicleDataResult?,
+        rpm: SDLVehicleDataResult?,
+        fuelLevel: SDLVehicleDataResult?,
+        fuelLevel_State: SDLVehicleDataResult?,
+        instantFuelConsumption: SDLVehicleDataResult?,
+        fuelRange: SDLVehicleDataResult?,
+        climateData: SDLVehicleDataResult?,
+        externalTemperature: SDLVehicleDataResult?,
+        turnSignal: SDLVehicleDataResult?,
+        gearStatus: SDLVehicleDataResult?,
+        prndl: SDLVehicleDataResult?,
+        tirePressure: SDLVehicleDataResult?,
+        odometer: SDLVehicleDataResult?,
+        beltStatus: SDLVehicleDataResult?,
+        bodyInformation: SDLVehicleDataResult?,
+        deviceStatus: SDLVehicleDataResult?,
+        driverBraking: SDLVehicleDataResult?,
+        wiperStatus: SDLVehicleDataResult?,
+        headLampStatus: SDLVehicleDataResult?,
+        engineTorque: SDLVehicleDataResult?,
+        accPedalPosition: SDLVehicleDataResult?,
+        steeringWheelAngle: SDLVehicleDataResult?,
+        engineOilLife: SDLVehicleDataResult?,
+        electronicParkBrakeStatus: SDLVehicleDataResult?,
+        cloudAppVehicleID: SDLVehicleDataResult?,
+        stabilityControlsStatus: SDLVehicleDataResult?,
+        eCallInfo: SDLVehicleDataResult?,
+        airbagStatus: SDLVehicleDataResult?,
+        emergencyEvent: SDLVehicleDataResult?,
+        clusterModes: SDLVehicleDataResult?,
+        myKey: SDLVehicleDataResult?,
+        windowStatus: SDLVehicleDataResult?,
+        handsOffSteering: SDLVehicleDataResult?,
+        seatOccupancy: SDLVehicleDataResult?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -5071,7 +5398,7 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5161,46 +5488,7 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.gps = gps
-        self.speed = speed
-        self.rpm = rpm
-        self.fuelLevel = fuelLevel
-        self.fuelLevel_State = fuelLevel_State
-        self.instantFuelConsumption = instantFuelConsumption
-        self.fuelRange = fuelRange
-        self.climateData = climateData
-        self.externalTemperature = externalTemperature
-        self.turnSignal = turnSignal
-        self.gearStatus = gearStatus
-        self.prndl = prndl
-        self.tirePressure = tirePressure
-        self.odometer = odometer
-        self.beltStatus = beltStatus
-        self.bodyInformation = bodyInformation
-        self.deviceStatus = deviceStatus
-        self.driverBraking = driverBraking
-        self.wiperStatus = wiperStatus
-        self.headLampStatus = headLampStatus
-        self.engineTorque = engineTorque
-        self.accPedalPosition = accPedalPosition
-        self.steeringWheelAngle = steeringWheelAngle
-        self.engineOilLife = engineOilLife
-        self.electronicParkBrakeStatus = electronicParkBrakeStatus
-        self.cloudAppVehicleID = cloudAppVehicleID
-        self.stabilityControlsStatus = stabilityControlsStatus
-        self.eCallInfo = eCallInfo
-        self.airbagStatus = airbagStatus
-        self.emergencyEvent = emergencyEvent
-        self.clusterModes = clusterModes
-        self.myKey = myKey
-        self.windowStatus = windowStatus
-        self.handsOffSteering = handsOffSteering
-        self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5410,6 +5698,50 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         seatOccupancy: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        gps: Bool?,
+        speed: Bool?,
+        rpm: Bool?,
+        fuelLevel: Bool?,
+        fuelLevel_State: Bool?,
+        instantFuelConsumption: Bool?,
+        fuelRange: Bool?,
+        climateData: Bool?,
+        externalTemperature: Bool?,
+        turnSignal: Bool?,
+        vin: Bool?,
+        gearStatus: Bool?,
+        prndl: Bool?,
+        tirePressure: Bool?,
+        odometer: Bool?,
+        beltStatus: Bool?,
+        bodyInformation: Bool?,
+        deviceStatus: Bool?,
+        driverBraking: Bool?,
+        wiperStatus: Bool?,
+        headLampStatus: Bool?,
+        engineTorque: Bool?,
+        accPedalPosition: Bool?,
+        steeringWheelAngle: Bool?,
+        engineOilLife: Bool?,
+        electronicParkBrakeStatus: Bool?,
+        cloudAppVehicleID: Bool?,
+        stabilityControlsStatus: Bool?,
+        eCallInfo: Bool?,
+        airbagStatus: Bool?,
+        emergencyEvent: Bool?,
+        clusterModeStatus: Bool?,
+        myKey: Bool?,
+        windowStatus: Bool?,
+        handsOffSteering: Bool?,
+        seatOccupancy: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.gps = gps
         self.speed = speed
         self.rpm = rpm
@@ -5447,7 +5779,7 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5531,44 +5863,7 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.gps = gps
-        self.speed = speed
-        self.rpm = rpm
-        self.fuelLevel = fuelLevel
-        self.fuelLevel_State = fuelLevel_State
-        self.instantFuelConsumption = instantFuelConsumption
-        self.fuelRange = fuelRange
-        self.climateData = climateData
-        self.externalTemperature = externalTemperature
-        self.turnSignal = turnSignal
-        self.vin = vin
-        self.gearStatus = gearStatus
-        self.prndl = prndl
-        self.tirePressure = tirePressure
-        self.odometer = odometer
-        self.beltStatus = beltStatus
-        self.bodyInformation = bodyInformation
-        self.deviceStatus = deviceStatus
-        self.driverBraking = driverBraking
-        self.wiperStatus = wiperStatus
-        self.headLampStatus = headLampStatus
-        self.engineTorque = engineTorque
-        self.accPedalPosition = accPedalPosition
-        self.steeringWheelAngle = steeringWheelAngle
-        self.engineOilLife = engineOilLife
-        self.electronicParkBrakeStatus = electronicParkBrakeStatus
-        self.cloudAppVehicleID = cloudAppVehicleID
-        self.stabilityControlsStatus = stabilityControlsStatus
-        self.eCallInfo = eCallInfo
-        self.airbagStatus = airbagStatus
-        self.emergencyEvent = emergencyEvent
-        self.clusterModeStatus = clusterModeStatus
-        self.myKey = myKey
-        self.windowStatus = windowStatus
-        self.handsOffSteering = handsOffSteering
-        self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5784,6 +6079,53 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         seatOccupancy: SDLSeatOccupancy? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        gps: SDLGPSData?,
+        speed: Double?,
+        rpm: Int32?,
+        fuelLevel: Double?,
+        fuelLevel_State: SDLComponentVolumeStatus?,
+        instantFuelConsumption: Double?,
+        fuelRange: [SDLFuelRange]?,
+        climateData: SDLClimateData?,
+        externalTemperature: Double?,
+        turnSignal: SDLTurnSignal?,
+        vin: String?,
+        gearStatus: SDLGearStatus?,
+        prndl: SDLPRNDL?,
+        tirePressure: SDLTireStatus?,
+        odometer: Int32?,
+        beltStatus: SDLBeltStatus?,
+        bodyInformation: SDLBodyInformation?,
+        deviceStatus: SDLDeviceStatus?,
+        driverBraking: SDLVehicleDataEventStatus?,
+        wiperStatus: SDLWiperStatus?,
+        headLampStatus: SDLHeadLampStatus?,
+        engineTorque: Double?,
+        accPedalPosition: Double?,
+        steeringWheelAngle: Double?,
+        engineOilLife: Double?,
+        electronicParkBrakeStatus: SDLElectronicParkBrakeStatus?,
+        cloudAppVehicleID: String?,
+        stabilityControlsStatus: SDLStabilityControlsStatus?,
+        eCallInfo: SDLECallInfo?,
+        airbagStatus: SDLAirbagStatus?,
+        emergencyEvent: SDLEmergencyEvent?,
+        clusterModeStatus: SDLClusterModeStatus?,
+        myKey: SDLMyKey?,
+        windowStatus: [SDLWindowStatus]?,
+        handsOffSteering: Bool?,
+        seatOccupancy: SDLSeatOccupancy?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -5824,7 +6166,7 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5916,47 +6258,7 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.gps = gps
-        self.speed = speed
-        self.rpm = rpm
-        self.fuelLevel = fuelLevel
-        self.fuelLevel_State = fuelLevel_State
-        self.instantFuelConsumption = instantFuelConsumption
-        self.fuelRange = fuelRange
-        self.climateData = climateData
-        self.externalTemperature = externalTemperature
-        self.turnSignal = turnSignal
-        self.vin = vin
-        self.gearStatus = gearStatus
-        self.prndl = prndl
-        self.tirePressure = tirePressure
-        self.odometer = odometer
-        self.beltStatus = beltStatus
-        self.bodyInformation = bodyInformation
-        self.deviceStatus = deviceStatus
-        self.driverBraking = driverBraking
-        self.wiperStatus = wiperStatus
-        self.headLampStatus = headLampStatus
-        self.engineTorque = engineTorque
-        self.accPedalPosition = accPedalPosition
-        self.steeringWheelAngle = steeringWheelAngle
-        self.engineOilLife = engineOilLife
-        self.electronicParkBrakeStatus = electronicParkBrakeStatus
-        self.cloudAppVehicleID = cloudAppVehicleID
-        self.stabilityControlsStatus = stabilityControlsStatus
-        self.eCallInfo = eCallInfo
-        self.airbagStatus = airbagStatus
-        self.emergencyEvent = emergencyEvent
-        self.clusterModeStatus = clusterModeStatus
-        self.myKey = myKey
-        self.windowStatus = windowStatus
-        self.handsOffSteering = handsOffSteering
-        self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6066,10 +6368,20 @@ public struct SDLReadDIDRequest: RPCMessage {
         didLocation: [Int32],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(ecuName: ecuName, didLocation: didLocation, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        ecuName: Int32,
+        didLocation: [Int32],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.ecuName = ecuName
         self.didLocation = didLocation
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6087,10 +6399,7 @@ public struct SDLReadDIDRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
         guard let didLocation else { throw RPCError.missingParameter("didLocation") }
-        self.ecuName = ecuName
-        self.didLocation = didLocation
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(ecuName: ecuName, didLocation: didLocation, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6133,12 +6442,24 @@ public struct SDLReadDIDResponse: RPCMessage {
         didResult: [SDLDIDResult]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, didResult: didResult, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        didResult: [SDLDIDResult]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.didResult = didResult
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6160,12 +6481,7 @@ public struct SDLReadDIDResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.didResult = didResult
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, didResult: didResult, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6205,10 +6521,20 @@ public struct SDLGetDTCsRequest: RPCMessage {
         dtcMask: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(ecuName: ecuName, dtcMask: dtcMask, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        ecuName: Int32,
+        dtcMask: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.ecuName = ecuName
         self.dtcMask = dtcMask
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6225,10 +6551,7 @@ public struct SDLGetDTCsRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
-        self.ecuName = ecuName
-        self.dtcMask = dtcMask
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(ecuName: ecuName, dtcMask: dtcMask, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6274,13 +6597,26 @@ public struct SDLGetDTCsResponse: RPCMessage {
         dtc: [String]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, ecuHeader: ecuHeader, dtc: dtc, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        ecuHeader: Int32?,
+        dtc: [String]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.ecuHeader = ecuHeader
         self.dtc = dtc
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6304,13 +6640,7 @@ public struct SDLGetDTCsResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.ecuHeader = ecuHeader
-        self.dtc = dtc
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, ecuHeader: ecuHeader, dtc: dtc, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6355,11 +6685,22 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         messageData: [Int32],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(targetID: targetID, messageLength: messageLength, messageData: messageData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        targetID: Int32,
+        messageLength: Int32,
+        messageData: [Int32],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.targetID = targetID
         self.messageLength = messageLength
         self.messageData = messageData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6380,11 +6721,7 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         guard let targetID else { throw RPCError.missingParameter("targetID") }
         guard let messageLength else { throw RPCError.missingParameter("messageLength") }
         guard let messageData else { throw RPCError.missingParameter("messageData") }
-        self.targetID = targetID
-        self.messageLength = messageLength
-        self.messageData = messageData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(targetID: targetID, messageLength: messageLength, messageData: messageData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6429,12 +6766,24 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         messageDataResult: [Int32]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, messageDataResult: messageDataResult, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        messageDataResult: [Int32]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.messageDataResult = messageDataResult
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6456,12 +6805,7 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.messageDataResult = messageDataResult
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, messageDataResult: messageDataResult, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6507,12 +6851,24 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(scrollableMessageBody: scrollableMessageBody, timeout: timeout, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        scrollableMessageBody: String,
+        timeout: Int32?,
+        softButtons: [SDLSoftButton]?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.scrollableMessageBody = scrollableMessageBody
         self.timeout = timeout
         self.softButtons = softButtons
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6533,12 +6889,7 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let scrollableMessageBody else { throw RPCError.missingParameter("scrollableMessageBody") }
-        self.scrollableMessageBody = scrollableMessageBody
-        self.timeout = timeout
-        self.softButtons = softButtons
-        self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(scrollableMessageBody: scrollableMessageBody, timeout: timeout, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6582,11 +6933,22 @@ public struct SDLScrollableMessageResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6606,11 +6968,7 @@ public struct SDLScrollableMessageResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6660,6 +7018,20 @@ public struct SDLSliderRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(numTicks: numTicks, position: position, sliderHeader: sliderHeader, sliderFooter: sliderFooter, timeout: timeout, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        numTicks: Int32,
+        position: Int32,
+        sliderHeader: String,
+        sliderFooter: [String]?,
+        timeout: Int32?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.numTicks = numTicks
         self.position = position
         self.sliderHeader = sliderHeader
@@ -6667,7 +7039,7 @@ public struct SDLSliderRequest: RPCMessage {
         self.timeout = timeout
         self.cancelID = cancelID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6694,14 +7066,7 @@ public struct SDLSliderRequest: RPCMessage {
         guard let numTicks else { throw RPCError.missingParameter("numTicks") }
         guard let position else { throw RPCError.missingParameter("position") }
         guard let sliderHeader else { throw RPCError.missingParameter("sliderHeader") }
-        self.numTicks = numTicks
-        self.position = position
-        self.sliderHeader = sliderHeader
-        self.sliderFooter = sliderFooter
-        self.timeout = timeout
-        self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(numTicks: numTicks, position: position, sliderHeader: sliderHeader, sliderFooter: sliderFooter, timeout: timeout, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6752,12 +7117,24 @@ public struct SDLSliderResponse: RPCMessage {
         sliderPosition: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, sliderPosition: sliderPosition, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        sliderPosition: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.sliderPosition = sliderPosition
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6779,12 +7156,7 @@ public struct SDLSliderResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.sliderPosition = sliderPosition
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, sliderPosition: sliderPosition, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6851,6 +7223,25 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         softButtons: [SDLSoftButton]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(navigationText1: navigationText1, navigationText2: navigationText2, eta: eta, timeToDestination: timeToDestination, totalDistance: totalDistance, turnIcon: turnIcon, nextTurnIcon: nextTurnIcon, distanceToManeuver: distanceToManeuver, distanceToManeuverScale: distanceToManeuverScale, maneuverComplete: maneuverComplete, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        navigationText1: String?,
+        navigationText2: String?,
+        eta: String?,
+        timeToDestination: String?,
+        totalDistance: String?,
+        turnIcon: SDLImage?,
+        nextTurnIcon: SDLImage?,
+        distanceToManeuver: Double?,
+        distanceToManeuverScale: Double?,
+        maneuverComplete: Bool?,
+        softButtons: [SDLSoftButton]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.navigationText1 = navigationText1
         self.navigationText2 = navigationText2
         self.eta = eta
@@ -6863,7 +7254,7 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         self.maneuverComplete = maneuverComplete
         self.softButtons = softButtons
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6897,19 +7288,7 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.navigationText1 = navigationText1
-        self.navigationText2 = navigationText2
-        self.eta = eta
-        self.timeToDestination = timeToDestination
-        self.totalDistance = totalDistance
-        self.turnIcon = turnIcon
-        self.nextTurnIcon = nextTurnIcon
-        self.distanceToManeuver = distanceToManeuver
-        self.distanceToManeuverScale = distanceToManeuverScale
-        self.maneuverComplete = maneuverComplete
-        self.softButtons = softButtons
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(navigationText1: navigationText1, navigationText2: navigationText2, eta: eta, timeToDestination: timeToDestination, totalDistance: totalDistance, turnIcon: turnIcon, nextTurnIcon: nextTurnIcon, distanceToManeuver: distanceToManeuver, distanceToManeuverScale: distanceToManeuverScale, maneuverComplete: maneuverComplete, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6967,11 +7346,22 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6991,11 +7381,7 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7033,10 +7419,20 @@ public struct SDLAlertManeuverRequest: RPCMessage {
         softButtons: [SDLSoftButton]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(ttsChunks: ttsChunks, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        ttsChunks: [SDLTTSChunk]?,
+        softButtons: [SDLSoftButton]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.ttsChunks = ttsChunks
         self.softButtons = softButtons
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7052,10 +7448,7 @@ public struct SDLAlertManeuverRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.ttsChunks = ttsChunks
-        self.softButtons = softButtons
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(ttsChunks: ttsChunks, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7095,11 +7488,22 @@ public struct SDLAlertManeuverResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7119,11 +7523,7 @@ public struct SDLAlertManeuverResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7161,10 +7561,20 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
         softButtons: [SDLSoftButton]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(turnList: turnList, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        turnList: [SDLTurn]?,
+        softButtons: [SDLSoftButton]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.turnList = turnList
         self.softButtons = softButtons
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7180,10 +7590,7 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.turnList = turnList
-        self.softButtons = softButtons
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(turnList: turnList, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7223,11 +7630,22 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7247,11 +7665,7 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7301,6 +7715,20 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         vrSynonyms: [String]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        language: SDLLanguage,
+        hmiDisplayLanguage: SDLLanguage,
+        appName: String?,
+        ttsName: [SDLTTSChunk]?,
+        ngnMediaScreenAppName: String?,
+        vrSynonyms: [String]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.language = language
         self.hmiDisplayLanguage = hmiDisplayLanguage
         self.appName = appName
@@ -7308,7 +7736,7 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         self.ngnMediaScreenAppName = ngnMediaScreenAppName
         self.vrSynonyms = vrSynonyms
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7334,14 +7762,7 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let language else { throw RPCError.missingParameter("language") }
         guard let hmiDisplayLanguage else { throw RPCError.missingParameter("hmiDisplayLanguage") }
-        self.language = language
-        self.hmiDisplayLanguage = hmiDisplayLanguage
-        self.appName = appName
-        self.ttsName = ttsName
-        self.ngnMediaScreenAppName = ngnMediaScreenAppName
-        self.vrSynonyms = vrSynonyms
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7389,11 +7810,22 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7413,11 +7845,7 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7458,11 +7886,22 @@ public struct SDLGenericResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7482,11 +7921,7 @@ public struct SDLGenericResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7539,6 +7974,21 @@ public struct SDLPutFileRequest: RPCMessage {
         crc: Int64? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(syncFileName: syncFileName, fileType: fileType, persistentFile: persistentFile, systemFile: systemFile, offset: offset, length: length, crc: crc, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        syncFileName: String,
+        fileType: SDLFileType,
+        persistentFile: Bool?,
+        systemFile: Bool?,
+        offset: Int32?,
+        length: Int32?,
+        crc: Int64?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.syncFileName = syncFileName
         self.fileType = fileType
         self.persistentFile = persistentFile
@@ -7547,7 +7997,7 @@ public struct SDLPutFileRequest: RPCMessage {
         self.length = length
         self.crc = crc
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7575,15 +8025,7 @@ public struct SDLPutFileRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
         guard let fileType else { throw RPCError.missingParameter("fileType") }
-        self.syncFileName = syncFileName
-        self.fileType = fileType
-        self.persistentFile = persistentFile
-        self.systemFile = systemFile
-        self.offset = offset
-        self.length = length
-        self.crc = crc
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(syncFileName: syncFileName, fileType: fileType, persistentFile: persistentFile, systemFile: systemFile, offset: offset, length: length, crc: crc, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7636,12 +8078,24 @@ public struct SDLPutFileResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        spaceAvailable: Int32?,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.spaceAvailable = spaceAvailable
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7663,12 +8117,7 @@ public struct SDLPutFileResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.spaceAvailable = spaceAvailable
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7717,13 +8166,26 @@ public struct SDLGetFileRequest: RPCMessage {
         length: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(fileName: fileName, appServiceId: appServiceId, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        fileName: String,
+        appServiceId: String?,
+        fileType: SDLFileType?,
+        offset: Int32?,
+        length: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.fileName = fileName
         self.appServiceId = appServiceId
         self.fileType = fileType
         self.offset = offset
         self.length = length
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7746,13 +8208,7 @@ public struct SDLGetFileRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let fileName else { throw RPCError.missingParameter("fileName") }
-        self.fileName = fileName
-        self.appServiceId = appServiceId
-        self.fileType = fileType
-        self.offset = offset
-        self.length = length
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(fileName: fileName, appServiceId: appServiceId, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7810,6 +8266,21 @@ public struct SDLGetFileResponse: RPCMessage {
         crc: Int64? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, offset: offset, length: length, fileType: fileType, crc: crc, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        offset: Int32?,
+        length: Int32?,
+        fileType: SDLFileType?,
+        crc: Int64?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -7818,7 +8289,7 @@ public struct SDLGetFileResponse: RPCMessage {
         self.fileType = fileType
         self.crc = crc
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7846,15 +8317,7 @@ public struct SDLGetFileResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.offset = offset
-        self.length = length
-        self.fileType = fileType
-        self.crc = crc
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, offset: offset, length: length, fileType: fileType, crc: crc, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7913,8 +8376,7 @@ public struct SDLDeleteFileRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
-        self.syncFileName = syncFileName
-        self.unknownParameters = unknownParameters
+        self.init(syncFileName: syncFileName, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7955,12 +8417,24 @@ public struct SDLDeleteFileResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        spaceAvailable: Int32?,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.spaceAvailable = spaceAvailable
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7982,12 +8456,7 @@ public struct SDLDeleteFileResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.spaceAvailable = spaceAvailable
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8031,7 +8500,7 @@ public struct SDLListFilesRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.unknownParameters = unknownParameters
+        self.init(unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8073,13 +8542,26 @@ public struct SDLListFilesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, filenames: filenames, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        filenames: [String]?,
+        spaceAvailable: Int32?,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.filenames = filenames
         self.spaceAvailable = spaceAvailable
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8103,13 +8585,7 @@ public struct SDLListFilesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.filenames = filenames
-        self.spaceAvailable = spaceAvailable
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, filenames: filenames, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8164,8 +8640,7 @@ public struct SDLSetAppIconRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
-        self.syncFileName = syncFileName
-        self.unknownParameters = unknownParameters
+        self.init(syncFileName: syncFileName, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8203,11 +8678,22 @@ public struct SDLSetAppIconResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8227,11 +8713,7 @@ public struct SDLSetAppIconResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8272,11 +8754,22 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         nightColorScheme: SDLTemplateColorScheme? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(displayLayout: displayLayout, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        displayLayout: String,
+        dayColorScheme: SDLTemplateColorScheme?,
+        nightColorScheme: SDLTemplateColorScheme?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.displayLayout = displayLayout
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8295,11 +8788,7 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let displayLayout else { throw RPCError.missingParameter("displayLayout") }
-        self.displayLayout = displayLayout
-        self.dayColorScheme = dayColorScheme
-        self.nightColorScheme = nightColorScheme
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(displayLayout: displayLayout, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8353,6 +8842,21 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        displayCapabilities: SDLDisplayCapabilities?,
+        buttonCapabilities: [SDLButtonCapabilities]?,
+        softButtonCapabilities: [SDLSoftButtonCapabilities]?,
+        presetBankCapabilities: SDLPresetBankCapabilities?,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.displayCapabilities = displayCapabilities
@@ -8361,7 +8865,7 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         self.presetBankCapabilities = presetBankCapabilities
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8389,15 +8893,7 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.displayCapabilities = displayCapabilities
-        self.buttonCapabilities = buttonCapabilities
-        self.softButtonCapabilities = softButtonCapabilities
-        self.presetBankCapabilities = presetBankCapabilities
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8446,11 +8942,22 @@ public struct SDLSystemRequest: RPCMessage {
         fileName: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(requestType: requestType, requestSubType: requestSubType, fileName: fileName, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        requestType: SDLRequestType,
+        requestSubType: String?,
+        fileName: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.requestType = requestType
         self.requestSubType = requestSubType
         self.fileName = fileName
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8469,11 +8976,7 @@ public struct SDLSystemRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let requestType else { throw RPCError.missingParameter("requestType") }
-        self.requestType = requestType
-        self.requestSubType = requestSubType
-        self.fileName = fileName
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(requestType: requestType, requestSubType: requestSubType, fileName: fileName, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8515,11 +9018,22 @@ public struct SDLSystemRequestResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8539,11 +9053,7 @@ public struct SDLSystemRequestResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8605,6 +9115,24 @@ public struct SDLSendLocationRequest: RPCMessage {
         deliveryMode: SDLDeliveryMode? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, locationName: locationName, locationDescription: locationDescription, addressLines: addressLines, phoneNumber: phoneNumber, locationImage: locationImage, timeStamp: timeStamp, address: address, deliveryMode: deliveryMode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        longitudeDegrees: Double?,
+        latitudeDegrees: Double?,
+        locationName: String?,
+        locationDescription: String?,
+        addressLines: [String]?,
+        phoneNumber: String?,
+        locationImage: SDLImage?,
+        timeStamp: SDLDateTime?,
+        address: SDLOASISAddress?,
+        deliveryMode: SDLDeliveryMode?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.longitudeDegrees = longitudeDegrees
         self.latitudeDegrees = latitudeDegrees
         self.locationName = locationName
@@ -8616,7 +9144,7 @@ public struct SDLSendLocationRequest: RPCMessage {
         self.address = address
         self.deliveryMode = deliveryMode
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8648,18 +9176,7 @@ public struct SDLSendLocationRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.longitudeDegrees = longitudeDegrees
-        self.latitudeDegrees = latitudeDegrees
-        self.locationName = locationName
-        self.locationDescription = locationDescription
-        self.addressLines = addressLines
-        self.phoneNumber = phoneNumber
-        self.locationImage = locationImage
-        self.timeStamp = timeStamp
-        self.address = address
-        self.deliveryMode = deliveryMode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, locationName: locationName, locationDescription: locationDescription, addressLines: addressLines, phoneNumber: phoneNumber, locationImage: locationImage, timeStamp: timeStamp, address: address, deliveryMode: deliveryMode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8715,11 +9232,22 @@ public struct SDLSendLocationResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8739,11 +9267,7 @@ public struct SDLSendLocationResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8794,8 +9318,7 @@ public struct SDLDialNumberRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let number else { throw RPCError.missingParameter("number") }
-        self.number = number
-        self.unknownParameters = unknownParameters
+        self.init(number: number, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8833,11 +9356,22 @@ public struct SDLDialNumberResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8857,11 +9391,7 @@ public struct SDLDialNumberResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8905,12 +9435,24 @@ public struct SDLButtonPressRequest: RPCMessage {
         buttonPressMode: SDLButtonPressMode,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleId: moduleId, buttonName: buttonName, buttonPressMode: buttonPressMode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleId: String?,
+        buttonName: SDLButtonName,
+        buttonPressMode: SDLButtonPressMode,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleId = moduleId
         self.buttonName = buttonName
         self.buttonPressMode = buttonPressMode
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8933,12 +9475,7 @@ public struct SDLButtonPressRequest: RPCMessage {
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonPressMode else { throw RPCError.missingParameter("buttonPressMode") }
-        self.moduleType = moduleType
-        self.moduleId = moduleId
-        self.buttonName = buttonName
-        self.buttonPressMode = buttonPressMode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleType: moduleType, moduleId: moduleId, buttonName: buttonName, buttonPressMode: buttonPressMode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8982,11 +9519,22 @@ public struct SDLButtonPressResponse: RPCMessage {
         success: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        resultCode: SDLResult,
+        info: String?,
+        success: Bool,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.resultCode = resultCode
         self.info = info
         self.success = success
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9006,11 +9554,7 @@ public struct SDLButtonPressResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.resultCode = resultCode
-        self.info = info
-        self.success = success
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9051,11 +9595,22 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
         subscribe: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleId: moduleId, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleId: String?,
+        subscribe: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleId = moduleId
         self.subscribe = subscribe
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9074,11 +9629,7 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
-        self.moduleType = moduleType
-        self.moduleId = moduleId
-        self.subscribe = subscribe
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleType: moduleType, moduleId: moduleId, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9126,13 +9677,26 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         isSubscribed: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, isSubscribed: isSubscribed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleData: SDLModuleData?,
+        resultCode: SDLResult,
+        info: String?,
+        success: Bool,
+        isSubscribed: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleData = moduleData
         self.resultCode = resultCode
         self.info = info
         self.success = success
         self.isSubscribed = isSubscribed
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9156,13 +9720,7 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.moduleData = moduleData
-        self.resultCode = resultCode
-        self.info = info
-        self.success = success
-        self.isSubscribed = isSubscribed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, isSubscribed: isSubscribed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9204,10 +9762,20 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
         moduleIds: [String],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleIds: moduleIds, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleIds: [String],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleIds = moduleIds
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9225,10 +9793,7 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         guard let moduleIds else { throw RPCError.missingParameter("moduleIds") }
-        self.moduleType = moduleType
-        self.moduleIds = moduleIds
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleType: moduleType, moduleIds: moduleIds, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9271,12 +9836,24 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
         allowed: [Bool]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, allowed: allowed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        allowed: [Bool]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.allowed = allowed
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9298,12 +9875,7 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.allowed = allowed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, allowed: allowed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9343,10 +9915,20 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
         moduleId: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleId: moduleId, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleId: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleId = moduleId
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9363,10 +9945,7 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
-        self.moduleType = moduleType
-        self.moduleId = moduleId
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleType: moduleType, moduleId: moduleId, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9406,11 +9985,22 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9430,11 +10020,7 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9485,8 +10071,7 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
-        self.moduleData = moduleData
-        self.unknownParameters = unknownParameters
+        self.init(moduleData: moduleData, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9527,12 +10112,24 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         success: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleData: SDLModuleData?,
+        resultCode: SDLResult,
+        info: String?,
+        success: Bool,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleData = moduleData
         self.resultCode = resultCode
         self.info = info
         self.success = success
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9554,12 +10151,7 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.moduleData = moduleData
-        self.resultCode = resultCode
-        self.info = info
-        self.success = success
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9603,7 +10195,7 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.unknownParameters = unknownParameters
+        self.init(unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9639,11 +10231,22 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9663,11 +10266,7 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9718,8 +10317,7 @@ public struct SDLGetWayPointsRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let wayPointType else { throw RPCError.missingParameter("wayPointType") }
-        self.wayPointType = wayPointType
-        self.unknownParameters = unknownParameters
+        self.init(wayPointType: wayPointType, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9760,12 +10358,24 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         wayPoints: [SDLLocationDetails]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        wayPoints: [SDLLocationDetails]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.wayPoints = wayPoints
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9787,12 +10397,7 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.wayPoints = wayPoints
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9836,7 +10441,7 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.unknownParameters = unknownParameters
+        self.init(unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9875,12 +10480,24 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         wayPoints: [SDLLocationDetails]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        wayPoints: [SDLLocationDetails]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.wayPoints = wayPoints
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9902,12 +10519,7 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.wayPoints = wayPoints
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9947,10 +10559,20 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
         subscribe: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(systemCapabilityType: systemCapabilityType, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        systemCapabilityType: SDLSystemCapabilityType,
+        subscribe: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.systemCapabilityType = systemCapabilityType
         self.subscribe = subscribe
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9967,10 +10589,7 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
-        self.systemCapabilityType = systemCapabilityType
-        self.subscribe = subscribe
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(systemCapabilityType: systemCapabilityType, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10013,12 +10632,24 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         success: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(systemCapability: systemCapability, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        systemCapability: SDLSystemCapability?,
+        resultCode: SDLResult,
+        info: String?,
+        success: Bool,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.systemCapability = systemCapability
         self.resultCode = resultCode
         self.info = info
         self.success = success
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10040,12 +10671,7 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.systemCapability = systemCapability
-        self.resultCode = resultCode
-        self.info = info
-        self.success = success
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(systemCapability: systemCapability, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10082,9 +10708,18 @@ public struct SDLSendHapticDataRequest: RPCMessage {
         hapticRectData: [SDLHapticRect]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(hapticRectData: hapticRectData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        hapticRectData: [SDLHapticRect]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.hapticRectData = hapticRectData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10098,9 +10733,7 @@ public struct SDLSendHapticDataRequest: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.hapticRectData = hapticRectData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(hapticRectData: hapticRectData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10138,11 +10771,22 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         resultCode: SDLResult,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        info: String?,
+        resultCode: SDLResult,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.info = info
         self.resultCode = resultCode
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10162,11 +10806,7 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.info = info
-        self.resultCode = resultCode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10217,8 +10857,7 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let properties else { throw RPCError.missingParameter("properties") }
-        self.properties = properties
-        self.unknownParameters = unknownParameters
+        self.init(properties: properties, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10256,11 +10895,22 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10280,11 +10930,7 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10335,8 +10981,7 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appID else { throw RPCError.missingParameter("appID") }
-        self.appID = appID
-        self.unknownParameters = unknownParameters
+        self.init(appID: appID, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10377,12 +11022,24 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(properties: properties, success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        properties: SDLCloudAppProperties?,
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.properties = properties
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10404,12 +11061,7 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.properties = properties
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(properties: properties, success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10462,8 +11114,7 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appServiceManifest else { throw RPCError.missingParameter("appServiceManifest") }
-        self.appServiceManifest = appServiceManifest
-        self.unknownParameters = unknownParameters
+        self.init(appServiceManifest: appServiceManifest, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10504,12 +11155,24 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         appServiceRecord: SDLAppServiceRecord? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, appServiceRecord: appServiceRecord, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        appServiceRecord: SDLAppServiceRecord?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.appServiceRecord = appServiceRecord
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10531,12 +11194,7 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.appServiceRecord = appServiceRecord
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, appServiceRecord: appServiceRecord, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10589,8 +11247,7 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
-        self.serviceID = serviceID
-        self.unknownParameters = unknownParameters
+        self.init(serviceID: serviceID, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10628,11 +11285,22 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10652,11 +11320,7 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10694,10 +11358,20 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
         subscribe: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(serviceType: serviceType, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        serviceType: String,
+        subscribe: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.serviceType = serviceType
         self.subscribe = subscribe
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10714,10 +11388,7 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
-        self.serviceType = serviceType
-        self.subscribe = subscribe
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(serviceType: serviceType, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10760,12 +11431,24 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         serviceData: SDLAppServiceData? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, serviceData: serviceData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        serviceData: SDLAppServiceData?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.serviceData = serviceData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10787,12 +11470,7 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.serviceData = serviceData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, serviceData: serviceData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10838,12 +11516,24 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         requestServiceActive: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(serviceUri: serviceUri, serviceID: serviceID, originApp: originApp, requestServiceActive: requestServiceActive, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        serviceUri: String,
+        serviceID: String,
+        originApp: String,
+        requestServiceActive: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.serviceUri = serviceUri
         self.serviceID = serviceID
         self.originApp = originApp
         self.requestServiceActive = requestServiceActive
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10866,12 +11556,7 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         guard let serviceUri else { throw RPCError.missingParameter("serviceUri") }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
         guard let originApp else { throw RPCError.missingParameter("originApp") }
-        self.serviceUri = serviceUri
-        self.serviceID = serviceID
-        self.originApp = originApp
-        self.requestServiceActive = requestServiceActive
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(serviceUri: serviceUri, serviceID: serviceID, originApp: originApp, requestServiceActive: requestServiceActive, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10918,12 +11603,24 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         serviceSpecificResult: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, serviceSpecificResult: serviceSpecificResult, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        serviceSpecificResult: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.serviceSpecificResult = serviceSpecificResult
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10945,12 +11642,7 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.serviceSpecificResult = serviceSpecificResult
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, serviceSpecificResult: serviceSpecificResult, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10990,10 +11682,20 @@ public struct SDLCancelInteractionRequest: RPCMessage {
         functionID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(cancelID: cancelID, functionID: functionID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        cancelID: Int32?,
+        functionID: Int32,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.cancelID = cancelID
         self.functionID = functionID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11010,10 +11712,7 @@ public struct SDLCancelInteractionRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let functionID else { throw RPCError.missingParameter("functionID") }
-        self.cancelID = cancelID
-        self.functionID = functionID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(cancelID: cancelID, functionID: functionID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11052,11 +11751,22 @@ public struct SDLCancelInteractionResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11076,11 +11786,7 @@ public struct SDLCancelInteractionResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11122,7 +11828,7 @@ public struct SDLCloseApplicationRequest: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.unknownParameters = unknownParameters
+        self.init(unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11158,11 +11864,22 @@ public struct SDLCloseApplicationResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11182,11 +11899,7 @@ public struct SDLCloseApplicationResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11233,13 +11946,26 @@ public struct SDLOnHMIStatus: RPCMessage {
         windowID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(hmiLevel: hmiLevel, audioStreamingState: audioStreamingState, systemContext: systemContext, videoStreamingState: videoStreamingState, windowID: windowID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        hmiLevel: SDLHMILevel,
+        audioStreamingState: SDLAudioStreamingState,
+        systemContext: SDLSystemContext,
+        videoStreamingState: SDLVideoStreamingState?,
+        windowID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.hmiLevel = hmiLevel
         self.audioStreamingState = audioStreamingState
         self.systemContext = systemContext
         self.videoStreamingState = videoStreamingState
         self.windowID = windowID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11264,13 +11990,7 @@ public struct SDLOnHMIStatus: RPCMessage {
         guard let hmiLevel else { throw RPCError.missingParameter("hmiLevel") }
         guard let audioStreamingState else { throw RPCError.missingParameter("audioStreamingState") }
         guard let systemContext else { throw RPCError.missingParameter("systemContext") }
-        self.hmiLevel = hmiLevel
-        self.audioStreamingState = audioStreamingState
-        self.systemContext = systemContext
-        self.videoStreamingState = videoStreamingState
-        self.windowID = windowID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(hmiLevel: hmiLevel, audioStreamingState: audioStreamingState, systemContext: systemContext, videoStreamingState: videoStreamingState, windowID: windowID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11326,8 +12046,7 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let reason else { throw RPCError.missingParameter("reason") }
-        self.reason = reason
-        self.unknownParameters = unknownParameters
+        self.init(reason: reason, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11365,11 +12084,22 @@ public struct SDLOnButtonEvent: RPCMessage {
         customButtonID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(buttonName: buttonName, buttonEventMode: buttonEventMode, customButtonID: customButtonID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        buttonName: SDLButtonName,
+        buttonEventMode: SDLButtonEventMode,
+        customButtonID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.buttonName = buttonName
         self.buttonEventMode = buttonEventMode
         self.customButtonID = customButtonID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11389,11 +12119,7 @@ public struct SDLOnButtonEvent: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonEventMode else { throw RPCError.missingParameter("buttonEventMode") }
-        self.buttonName = buttonName
-        self.buttonEventMode = buttonEventMode
-        self.customButtonID = customButtonID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(buttonName: buttonName, buttonEventMode: buttonEventMode, customButtonID: customButtonID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11435,11 +12161,22 @@ public struct SDLOnButtonPress: RPCMessage {
         customButtonID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(buttonName: buttonName, buttonPressMode: buttonPressMode, customButtonID: customButtonID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        buttonName: SDLButtonName,
+        buttonPressMode: SDLButtonPressMode,
+        customButtonID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.buttonName = buttonName
         self.buttonPressMode = buttonPressMode
         self.customButtonID = customButtonID
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11459,11 +12196,7 @@ public struct SDLOnButtonPress: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonPressMode else { throw RPCError.missingParameter("buttonPressMode") }
-        self.buttonName = buttonName
-        self.buttonPressMode = buttonPressMode
-        self.customButtonID = customButtonID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(buttonName: buttonName, buttonPressMode: buttonPressMode, customButtonID: customButtonID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11604,6 +12337,50 @@ public struct SDLOnVehicleData: RPCMessage {
         seatOccupancy: SDLSeatOccupancy? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        gps: SDLGPSData?,
+        speed: Double?,
+        rpm: Int32?,
+        fuelLevel: Double?,
+        fuelLevel_State: SDLComponentVolumeStatus?,
+        instantFuelConsumption: Double?,
+        fuelRange: [SDLFuelRange]?,
+        climateData: SDLClimateData?,
+        externalTemperature: Double?,
+        turnSignal: SDLTurnSignal?,
+        vin: String?,
+        gearStatus: SDLGearStatus?,
+        prndl: SDLPRNDL?,
+        tirePressure: SDLTireStatus?,
+        odometer: Int32?,
+        beltStatus: SDLBeltStatus?,
+        bodyInformation: SDLBodyInformation?,
+        deviceStatus: SDLDeviceStatus?,
+        driverBraking: SDLVehicleDataEventStatus?,
+        wiperStatus: SDLWiperStatus?,
+        headLampStatus: SDLHeadLampStatus?,
+        engineTorque: Double?,
+        accPedalPosition: Double?,
+        steeringWheelAngle: Double?,
+        engineOilLife: Double?,
+        electronicParkBrakeStatus: SDLElectronicParkBrakeStatus?,
+        cloudAppVehicleID: String?,
+        stabilityControlsStatus: SDLStabilityControlsStatus?,
+        eCallInfo: SDLECallInfo?,
+        airbagStatus: SDLAirbagStatus?,
+        emergencyEvent: SDLEmergencyEvent?,
+        clusterModeStatus: SDLClusterModeStatus?,
+        myKey: SDLMyKey?,
+        windowStatus: [SDLWindowStatus]?,
+        handsOffSteering: Bool?,
+        seatOccupancy: SDLSeatOccupancy?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.gps = gps
         self.speed = speed
         self.rpm = rpm
@@ -11641,7 +12418,7 @@ public struct SDLOnVehicleData: RPCMessage {
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11725,44 +12502,7 @@ public struct SDLOnVehicleData: RPCMessage {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.gps = gps
-        self.speed = speed
-        self.rpm = rpm
-        self.fuelLevel = fuelLevel
-        self.fuelLevel_State = fuelLevel_State
-        self.instantFuelConsumption = instantFuelConsumption
-        self.fuelRange = fuelRange
-        self.climateData = climateData
-        self.externalTemperature = externalTemperature
-        self.turnSignal = turnSignal
-        self.vin = vin
-        self.gearStatus = gearStatus
-        self.prndl = prndl
-        self.tirePressure = tirePressure
-        self.odometer = odometer
-        self.beltStatus = beltStatus
-        self.bodyInformation = bodyInformation
-        self.deviceStatus = deviceStatus
-        self.driverBraking = driverBraking
-        self.wiperStatus = wiperStatus
-        self.headLampStatus = headLampStatus
-        self.engineTorque = engineTorque
-        self.accPedalPosition = accPedalPosition
-        self.steeringWheelAngle = steeringWheelAngle
-        self.engineOilLife = engineOilLife
-        self.electronicParkBrakeStatus = electronicParkBrakeStatus
-        self.cloudAppVehicleID = cloudAppVehicleID
-        self.stabilityControlsStatus = stabilityControlsStatus
-        self.eCallInfo = eCallInfo
-        self.airbagStatus = airbagStatus
-        self.emergencyEvent = emergencyEvent
-        self.clusterModeStatus = clusterModeStatus
-        self.myKey = myKey
-        self.windowStatus = windowStatus
-        self.handsOffSteering = handsOffSteering
-        self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11887,9 +12627,7 @@ public struct SDLOnCommand: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
         guard let triggerSource else { throw RPCError.missingParameter("triggerSource") }
-        self.cmdID = cmdID
-        self.triggerSource = triggerSource
-        self.unknownParameters = unknownParameters
+        self.init(cmdID: cmdID, triggerSource: triggerSource, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11939,8 +12677,7 @@ public struct SDLOnTBTClientState: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let state else { throw RPCError.missingParameter("state") }
-        self.state = state
-        self.unknownParameters = unknownParameters
+        self.init(state: state, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -11978,11 +12715,22 @@ public struct SDLOnDriverDistraction: RPCMessage {
         lockScreenDismissalWarning: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(state: state, lockScreenDismissalEnabled: lockScreenDismissalEnabled, lockScreenDismissalWarning: lockScreenDismissalWarning, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        state: SDLDriverDistractionState,
+        lockScreenDismissalEnabled: Bool?,
+        lockScreenDismissalWarning: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.state = state
         self.lockScreenDismissalEnabled = lockScreenDismissalEnabled
         self.lockScreenDismissalWarning = lockScreenDismissalWarning
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12001,11 +12749,7 @@ public struct SDLOnDriverDistraction: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let state else { throw RPCError.missingParameter("state") }
-        self.state = state
-        self.lockScreenDismissalEnabled = lockScreenDismissalEnabled
-        self.lockScreenDismissalWarning = lockScreenDismissalWarning
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(state: state, lockScreenDismissalEnabled: lockScreenDismissalEnabled, lockScreenDismissalWarning: lockScreenDismissalWarning, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12044,10 +12788,20 @@ public struct SDLOnPermissionsChange: RPCMessage {
         requireEncryption: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(permissionItem: permissionItem, requireEncryption: requireEncryption, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        permissionItem: [SDLPermissionItem],
+        requireEncryption: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.permissionItem = permissionItem
         self.requireEncryption = requireEncryption
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12064,10 +12818,7 @@ public struct SDLOnPermissionsChange: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let permissionItem else { throw RPCError.missingParameter("permissionItem") }
-        self.permissionItem = permissionItem
-        self.requireEncryption = requireEncryption
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(permissionItem: permissionItem, requireEncryption: requireEncryption, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12108,7 +12859,7 @@ public struct SDLOnAudioPassThru: RPCMessage {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.unknownParameters = unknownParameters
+        self.init(unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12161,9 +12912,7 @@ public struct SDLOnLanguageChange: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let language else { throw RPCError.missingParameter("language") }
         guard let hmiDisplayLanguage else { throw RPCError.missingParameter("hmiDisplayLanguage") }
-        self.language = language
-        self.hmiDisplayLanguage = hmiDisplayLanguage
-        self.unknownParameters = unknownParameters
+        self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12200,10 +12949,20 @@ public struct SDLOnKeyboardInput: RPCMessage {
         data: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(event: event, data: data, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        event: SDLKeyboardEvent,
+        data: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.event = event
         self.data = data
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12220,10 +12979,7 @@ public struct SDLOnKeyboardInput: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let event else { throw RPCError.missingParameter("event") }
-        self.event = event
-        self.data = data
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(event: event, data: data, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12260,10 +13016,20 @@ public struct SDLOnTouchEvent: RPCMessage {
         event: [SDLTouchEvent],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(type: type, event: event, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        type: SDLTouchType,
+        event: [SDLTouchEvent],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.type = type
         self.event = event
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12281,10 +13047,7 @@ public struct SDLOnTouchEvent: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let event else { throw RPCError.missingParameter("event") }
-        self.type = type
-        self.event = event
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(type: type, event: event, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12336,6 +13099,21 @@ public struct SDLOnSystemRequest: RPCMessage {
         length: Int64? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(requestType: requestType, requestSubType: requestSubType, url: url, timeout: timeout, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        requestType: SDLRequestType,
+        requestSubType: String?,
+        url: String?,
+        timeout: Int32?,
+        fileType: SDLFileType?,
+        offset: Int64?,
+        length: Int64?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.requestType = requestType
         self.requestSubType = requestSubType
         self.url = url
@@ -12344,7 +13122,7 @@ public struct SDLOnSystemRequest: RPCMessage {
         self.offset = offset
         self.length = length
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12371,15 +13149,7 @@ public struct SDLOnSystemRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let requestType else { throw RPCError.missingParameter("requestType") }
-        self.requestType = requestType
-        self.requestSubType = requestSubType
-        self.url = url
-        self.timeout = timeout
-        self.fileType = fileType
-        self.offset = offset
-        self.length = length
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(requestType: requestType, requestSubType: requestSubType, url: url, timeout: timeout, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12439,8 +13209,7 @@ public struct SDLOnHashChange: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let hashID else { throw RPCError.missingParameter("hashID") }
-        self.hashID = hashID
-        self.unknownParameters = unknownParameters
+        self.init(hashID: hashID, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12472,9 +13241,18 @@ public struct SDLOnWayPointChange: RPCMessage {
         wayPoints: [SDLLocationDetails],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        wayPoints: [SDLLocationDetails],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.wayPoints = wayPoints
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12489,9 +13267,7 @@ public struct SDLOnWayPointChange: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let wayPoints else { throw RPCError.missingParameter("wayPoints") }
-        self.wayPoints = wayPoints
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12539,8 +13315,7 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleData else { throw RPCError.missingParameter("moduleData") }
-        self.moduleData = moduleData
-        self.unknownParameters = unknownParameters
+        self.init(moduleData: moduleData, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12578,11 +13353,22 @@ public struct SDLOnRCStatus: RPCMessage {
         freeModules: [SDLModuleData],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(allowed: allowed, allocatedModules: allocatedModules, freeModules: freeModules, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        allowed: Bool?,
+        allocatedModules: [SDLModuleData],
+        freeModules: [SDLModuleData],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.allowed = allowed
         self.allocatedModules = allocatedModules
         self.freeModules = freeModules
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12602,11 +13388,7 @@ public struct SDLOnRCStatus: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let allocatedModules else { throw RPCError.missingParameter("allocatedModules") }
         guard let freeModules else { throw RPCError.missingParameter("freeModules") }
-        self.allowed = allowed
-        self.allocatedModules = allocatedModules
-        self.freeModules = freeModules
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(allowed: allowed, allocatedModules: allocatedModules, freeModules: freeModules, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12658,8 +13440,7 @@ public struct SDLOnAppServiceData: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceData else { throw RPCError.missingParameter("serviceData") }
-        self.serviceData = serviceData
-        self.unknownParameters = unknownParameters
+        self.init(serviceData: serviceData, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12707,8 +13488,7 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let systemCapability else { throw RPCError.missingParameter("systemCapability") }
-        self.systemCapability = systemCapability
-        self.unknownParameters = unknownParameters
+        self.init(systemCapability: systemCapability, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12756,8 +13536,7 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appCapability else { throw RPCError.missingParameter("appCapability") }
-        self.appCapability = appCapability
-        self.unknownParameters = unknownParameters
+        self.init(appCapability: appCapability, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12805,8 +13584,7 @@ public struct SDLOnUpdateFile: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let fileName else { throw RPCError.missingParameter("fileName") }
-        self.fileName = fileName
-        self.unknownParameters = unknownParameters
+        self.init(fileName: fileName, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12841,10 +13619,20 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
         updateSubCells: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(menuID: menuID, updateSubCells: updateSubCells, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        menuID: Int32,
+        updateSubCells: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.menuID = menuID
         self.updateSubCells = updateSubCells
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12861,10 +13649,7 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
-        self.menuID = menuID
-        self.updateSubCells = updateSubCells
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(menuID: menuID, updateSubCells: updateSubCells, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12898,9 +13683,18 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
         data: [String],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(data: data, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        data: [String],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.data = data
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12915,9 +13709,7 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let data else { throw RPCError.missingParameter("data") }
-        self.data = data
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(data: data, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -12955,11 +13747,22 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12979,11 +13782,7 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.success = success
-        self.resultCode = resultCode
-        self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -13024,11 +13823,22 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         Timeout: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(data: data, URL: URL, Timeout: Timeout, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        data: [String],
+        URL: String?,
+        Timeout: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.data = data
         self.URL = URL
         self.Timeout = Timeout
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13047,11 +13857,7 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         }
         try unknownParameters.requireUniqueKeys()
         guard let data else { throw RPCError.missingParameter("data") }
-        self.data = data
-        self.URL = URL
-        self.Timeout = Timeout
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(data: data, URL: URL, Timeout: Timeout, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {

@@ -43,10 +43,7 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         guard let samplingRate else { throw RPCError.missingParameter("samplingRate") }
         guard let bitsPerSample else { throw RPCError.missingParameter("bitsPerSample") }
         guard let audioType else { throw RPCError.missingParameter("audioType") }
-        self.samplingRate = samplingRate
-        self.bitsPerSample = bitsPerSample
-        self.audioType = audioType
-        self.unknownParameters = unknownParameters
+        self.init(samplingRate: samplingRate, bitsPerSample: bitsPerSample, audioType: audioType, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -97,6 +94,21 @@ public struct SDLCloudAppProperties: RPCStruct {
         endpoint: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(nicknames: nicknames, appID: appID, enabled: enabled, authToken: authToken, cloudTransportType: cloudTransportType, hybridAppPreference: hybridAppPreference, endpoint: endpoint, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        nicknames: [String]?,
+        appID: String,
+        enabled: Bool?,
+        authToken: String?,
+        cloudTransportType: String?,
+        hybridAppPreference: SDLHybridAppPreference?,
+        endpoint: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.nicknames = nicknames
         self.appID = appID
         self.enabled = enabled
@@ -105,7 +117,7 @@ public struct SDLCloudAppProperties: RPCStruct {
         self.hybridAppPreference = hybridAppPreference
         self.endpoint = endpoint
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -132,15 +144,7 @@ public struct SDLCloudAppProperties: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appID else { throw RPCError.missingParameter("appID") }
-        self.nicknames = nicknames
-        self.appID = appID
-        self.enabled = enabled
-        self.authToken = authToken
-        self.cloudTransportType = cloudTransportType
-        self.hybridAppPreference = hybridAppPreference
-        self.endpoint = endpoint
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(nicknames: nicknames, appID: appID, enabled: enabled, authToken: authToken, cloudTransportType: cloudTransportType, hybridAppPreference: hybridAppPreference, endpoint: endpoint, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -187,11 +191,22 @@ public struct SDLImage: RPCStruct {
         isTemplate: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(value: value, imageType: imageType, isTemplate: isTemplate, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        value: String,
+        imageType: SDLImageType,
+        isTemplate: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.value = value
         self.imageType = imageType
         self.isTemplate = isTemplate
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -211,11 +226,7 @@ public struct SDLImage: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let value else { throw RPCError.missingParameter("value") }
         guard let imageType else { throw RPCError.missingParameter("imageType") }
-        self.value = value
-        self.imageType = imageType
-        self.isTemplate = isTemplate
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(value: value, imageType: imageType, isTemplate: isTemplate, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -263,6 +274,20 @@ public struct SDLSoftButton: RPCStruct {
         systemAction: SDLSystemAction? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(type: type, text: text, image: image, isHighlighted: isHighlighted, softButtonID: softButtonID, systemAction: systemAction, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        type: SDLSoftButtonType,
+        text: String?,
+        image: SDLImage?,
+        isHighlighted: Bool?,
+        softButtonID: Int32,
+        systemAction: SDLSystemAction?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.type = type
         self.text = text
         self.image = image
@@ -270,7 +295,7 @@ public struct SDLSoftButton: RPCStruct {
         self.softButtonID = softButtonID
         self.systemAction = systemAction
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -296,14 +321,7 @@ public struct SDLSoftButton: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let softButtonID else { throw RPCError.missingParameter("softButtonID") }
-        self.type = type
-        self.text = text
-        self.image = image
-        self.isHighlighted = isHighlighted
-        self.softButtonID = softButtonID
-        self.systemAction = systemAction
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(type: type, text: text, image: image, isHighlighted: isHighlighted, softButtonID: softButtonID, systemAction: systemAction, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -360,6 +378,21 @@ public struct SDLChoice: RPCStruct {
         secondaryImage: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(choiceID: choiceID, menuName: menuName, vrCommands: vrCommands, image: image, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        choiceID: Int32,
+        menuName: String,
+        vrCommands: [String]?,
+        image: SDLImage?,
+        secondaryText: String?,
+        tertiaryText: String?,
+        secondaryImage: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.choiceID = choiceID
         self.menuName = menuName
         self.vrCommands = vrCommands
@@ -368,7 +401,7 @@ public struct SDLChoice: RPCStruct {
         self.tertiaryText = tertiaryText
         self.secondaryImage = secondaryImage
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -396,15 +429,7 @@ public struct SDLChoice: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let choiceID else { throw RPCError.missingParameter("choiceID") }
         guard let menuName else { throw RPCError.missingParameter("menuName") }
-        self.choiceID = choiceID
-        self.menuName = menuName
-        self.vrCommands = vrCommands
-        self.image = image
-        self.secondaryText = secondaryText
-        self.tertiaryText = tertiaryText
-        self.secondaryImage = secondaryImage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(choiceID: choiceID, menuName: menuName, vrCommands: vrCommands, image: image, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -451,11 +476,22 @@ public struct SDLVrHelpItem: RPCStruct {
         position: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(text: text, image: image, position: position, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        text: String,
+        image: SDLImage?,
+        position: Int32,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.text = text
         self.image = image
         self.position = position
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -475,11 +511,7 @@ public struct SDLVrHelpItem: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let text else { throw RPCError.missingParameter("text") }
         guard let position else { throw RPCError.missingParameter("position") }
-        self.text = text
-        self.image = image
-        self.position = position
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(text: text, image: image, position: position, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -518,11 +550,22 @@ public struct SDLSyncMsgVersion: RPCStruct {
         patchVersion: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(majorVersion: majorVersion, minorVersion: minorVersion, patchVersion: patchVersion, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        majorVersion: Int32,
+        minorVersion: Int32,
+        patchVersion: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.majorVersion = majorVersion
         self.minorVersion = minorVersion
         self.patchVersion = patchVersion
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -542,11 +585,7 @@ public struct SDLSyncMsgVersion: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let majorVersion else { throw RPCError.missingParameter("majorVersion") }
         guard let minorVersion else { throw RPCError.missingParameter("minorVersion") }
-        self.majorVersion = majorVersion
-        self.minorVersion = minorVersion
-        self.patchVersion = patchVersion
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(majorVersion: majorVersion, minorVersion: minorVersion, patchVersion: patchVersion, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -594,6 +633,20 @@ public struct SDLFuelRange: RPCStruct {
         capacityUnit: SDLCapacityUnit? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(type: type, range: range, level: level, levelState: levelState, capacity: capacity, capacityUnit: capacityUnit, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        type: SDLFuelType?,
+        range: Double?,
+        level: Double?,
+        levelState: SDLComponentVolumeStatus?,
+        capacity: Double?,
+        capacityUnit: SDLCapacityUnit?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.type = type
         self.range = range
         self.level = level
@@ -601,7 +654,7 @@ public struct SDLFuelRange: RPCStruct {
         self.capacity = capacity
         self.capacityUnit = capacityUnit
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -625,14 +678,7 @@ public struct SDLFuelRange: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.type = type
-        self.range = range
-        self.level = level
-        self.levelState = levelState
-        self.capacity = capacity
-        self.capacityUnit = capacityUnit
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(type: type, range: range, level: level, levelState: levelState, capacity: capacity, capacityUnit: capacityUnit, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -677,11 +723,22 @@ public struct SDLSingleTireStatus: RPCStruct {
         pressure: Double? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(status: status, tpms: tpms, pressure: pressure, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        status: SDLComponentVolumeStatus,
+        tpms: SDLTPMS?,
+        pressure: Double?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.status = status
         self.tpms = tpms
         self.pressure = pressure
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -700,11 +757,7 @@ public struct SDLSingleTireStatus: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let status else { throw RPCError.missingParameter("status") }
-        self.status = status
-        self.tpms = tpms
-        self.pressure = pressure
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(status: status, tpms: tpms, pressure: pressure, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -851,22 +904,7 @@ public struct SDLBeltStatus: RPCStruct {
         guard let rightRearInflatableBelted else { throw RPCError.missingParameter("rightRearInflatableBelted") }
         guard let middleRow1BeltDeployed else { throw RPCError.missingParameter("middleRow1BeltDeployed") }
         guard let middleRow1BuckleBelted else { throw RPCError.missingParameter("middleRow1BuckleBelted") }
-        self.driverBeltDeployed = driverBeltDeployed
-        self.passengerBeltDeployed = passengerBeltDeployed
-        self.passengerBuckleBelted = passengerBuckleBelted
-        self.driverBuckleBelted = driverBuckleBelted
-        self.leftRow2BuckleBelted = leftRow2BuckleBelted
-        self.passengerChildDetected = passengerChildDetected
-        self.rightRow2BuckleBelted = rightRow2BuckleBelted
-        self.middleRow2BuckleBelted = middleRow2BuckleBelted
-        self.middleRow3BuckleBelted = middleRow3BuckleBelted
-        self.leftRow3BuckleBelted = leftRow3BuckleBelted
-        self.rightRow3BuckleBelted = rightRow3BuckleBelted
-        self.leftRearInflatableBelted = leftRearInflatableBelted
-        self.rightRearInflatableBelted = rightRearInflatableBelted
-        self.middleRow1BeltDeployed = middleRow1BeltDeployed
-        self.middleRow1BuckleBelted = middleRow1BuckleBelted
-        self.unknownParameters = unknownParameters
+        self.init(driverBeltDeployed: driverBeltDeployed, passengerBeltDeployed: passengerBeltDeployed, passengerBuckleBelted: passengerBuckleBelted, driverBuckleBelted: driverBuckleBelted, leftRow2BuckleBelted: leftRow2BuckleBelted, passengerChildDetected: passengerChildDetected, rightRow2BuckleBelted: rightRow2BuckleBelted, middleRow2BuckleBelted: middleRow2BuckleBelted, middleRow3BuckleBelted: middleRow3BuckleBelted, leftRow3BuckleBelted: leftRow3BuckleBelted, rightRow3BuckleBelted: rightRow3BuckleBelted, leftRearInflatableBelted: leftRearInflatableBelted, rightRearInflatableBelted: rightRearInflatableBelted, middleRow1BeltDeployed: middleRow1BeltDeployed, middleRow1BuckleBelted: middleRow1BuckleBelted, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -938,6 +976,20 @@ public struct SDLGrid: RPCStruct {
         levelspan: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(col: col, row: row, level: level, colspan: colspan, rowspan: rowspan, levelspan: levelspan, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        col: Int32,
+        row: Int32,
+        level: Int32?,
+        colspan: Int32?,
+        rowspan: Int32?,
+        levelspan: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.col = col
         self.row = row
         self.level = level
@@ -945,7 +997,7 @@ public struct SDLGrid: RPCStruct {
         self.rowspan = rowspan
         self.levelspan = levelspan
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -971,14 +1023,7 @@ public struct SDLGrid: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let col else { throw RPCError.missingParameter("col") }
         guard let row else { throw RPCError.missingParameter("row") }
-        self.col = col
-        self.row = row
-        self.level = level
-        self.colspan = colspan
-        self.rowspan = rowspan
-        self.levelspan = levelspan
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(col: col, row: row, level: level, colspan: colspan, rowspan: rowspan, levelspan: levelspan, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1040,9 +1085,7 @@ public struct SDLDoorStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.location = location
-        self.status = status
-        self.unknownParameters = unknownParameters
+        self.init(location: location, status: status, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1096,9 +1139,7 @@ public struct SDLGateStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.location = location
-        self.status = status
-        self.unknownParameters = unknownParameters
+        self.init(location: location, status: status, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1152,9 +1193,7 @@ public struct SDLWindowState: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let approximatePosition else { throw RPCError.missingParameter("approximatePosition") }
         guard let deviation else { throw RPCError.missingParameter("deviation") }
-        self.approximatePosition = approximatePosition
-        self.deviation = deviation
-        self.unknownParameters = unknownParameters
+        self.init(approximatePosition: approximatePosition, deviation: deviation, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1191,11 +1230,22 @@ public struct SDLRoofStatus: RPCStruct {
         state: SDLWindowState? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(location: location, status: status, state: state, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        location: SDLGrid,
+        status: SDLDoorStatusType,
+        state: SDLWindowState?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.location = location
         self.status = status
         self.state = state
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1215,11 +1265,7 @@ public struct SDLRoofStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.location = location
-        self.status = status
-        self.state = state
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(location: location, status: status, state: state, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1279,6 +1325,24 @@ public struct SDLBodyInformation: RPCStruct {
         roofStatuses: [SDLRoofStatus]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(parkBrakeActive: parkBrakeActive, ignitionStableStatus: ignitionStableStatus, ignitionStatus: ignitionStatus, driverDoorAjar: driverDoorAjar, passengerDoorAjar: passengerDoorAjar, rearLeftDoorAjar: rearLeftDoorAjar, rearRightDoorAjar: rearRightDoorAjar, doorStatuses: doorStatuses, gateStatuses: gateStatuses, roofStatuses: roofStatuses, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        parkBrakeActive: Bool,
+        ignitionStableStatus: SDLIgnitionStableStatus,
+        ignitionStatus: SDLIgnitionStatus,
+        driverDoorAjar: Bool?,
+        passengerDoorAjar: Bool?,
+        rearLeftDoorAjar: Bool?,
+        rearRightDoorAjar: Bool?,
+        doorStatuses: [SDLDoorStatus]?,
+        gateStatuses: [SDLGateStatus]?,
+        roofStatuses: [SDLRoofStatus]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.parkBrakeActive = parkBrakeActive
         self.ignitionStableStatus = ignitionStableStatus
         self.ignitionStatus = ignitionStatus
@@ -1290,7 +1354,7 @@ public struct SDLBodyInformation: RPCStruct {
         self.gateStatuses = gateStatuses
         self.roofStatuses = roofStatuses
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1325,18 +1389,7 @@ public struct SDLBodyInformation: RPCStruct {
         guard let parkBrakeActive else { throw RPCError.missingParameter("parkBrakeActive") }
         guard let ignitionStableStatus else { throw RPCError.missingParameter("ignitionStableStatus") }
         guard let ignitionStatus else { throw RPCError.missingParameter("ignitionStatus") }
-        self.parkBrakeActive = parkBrakeActive
-        self.ignitionStableStatus = ignitionStableStatus
-        self.ignitionStatus = ignitionStatus
-        self.driverDoorAjar = driverDoorAjar
-        self.passengerDoorAjar = passengerDoorAjar
-        self.rearLeftDoorAjar = rearLeftDoorAjar
-        self.rearRightDoorAjar = rearRightDoorAjar
-        self.doorStatuses = doorStatuses
-        self.gateStatuses = gateStatuses
-        self.roofStatuses = roofStatuses
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(parkBrakeActive: parkBrakeActive, ignitionStableStatus: ignitionStableStatus, ignitionStatus: ignitionStatus, driverDoorAjar: driverDoorAjar, passengerDoorAjar: passengerDoorAjar, rearLeftDoorAjar: rearLeftDoorAjar, rearRightDoorAjar: rearRightDoorAjar, doorStatuses: doorStatuses, gateStatuses: gateStatuses, roofStatuses: roofStatuses, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1468,18 +1521,7 @@ public struct SDLDeviceStatus: RPCStruct {
         guard let signalLevelStatus else { throw RPCError.missingParameter("signalLevelStatus") }
         guard let primaryAudioSource else { throw RPCError.missingParameter("primaryAudioSource") }
         guard let eCallEventActive else { throw RPCError.missingParameter("eCallEventActive") }
-        self.voiceRecOn = voiceRecOn
-        self.btIconOn = btIconOn
-        self.callActive = callActive
-        self.phoneRoaming = phoneRoaming
-        self.textMsgAvailable = textMsgAvailable
-        self.battLevelStatus = battLevelStatus
-        self.stereoAudioOutputMuted = stereoAudioOutputMuted
-        self.monoAudioOutputMuted = monoAudioOutputMuted
-        self.signalLevelStatus = signalLevelStatus
-        self.primaryAudioSource = primaryAudioSource
-        self.eCallEventActive = eCallEventActive
-        self.unknownParameters = unknownParameters
+        self.init(voiceRecOn: voiceRecOn, btIconOn: btIconOn, callActive: callActive, phoneRoaming: phoneRoaming, textMsgAvailable: textMsgAvailable, battLevelStatus: battLevelStatus, stereoAudioOutputMuted: stereoAudioOutputMuted, monoAudioOutputMuted: monoAudioOutputMuted, signalLevelStatus: signalLevelStatus, primaryAudioSource: primaryAudioSource, eCallEventActive: eCallEventActive, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1526,11 +1568,22 @@ public struct SDLHeadLampStatus: RPCStruct {
         ambientLightSensorStatus: SDLAmbientLightStatus? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(lowBeamsOn: lowBeamsOn, highBeamsOn: highBeamsOn, ambientLightSensorStatus: ambientLightSensorStatus, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        lowBeamsOn: Bool,
+        highBeamsOn: Bool,
+        ambientLightSensorStatus: SDLAmbientLightStatus?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.lowBeamsOn = lowBeamsOn
         self.highBeamsOn = highBeamsOn
         self.ambientLightSensorStatus = ambientLightSensorStatus
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1550,11 +1603,7 @@ public struct SDLHeadLampStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let lowBeamsOn else { throw RPCError.missingParameter("lowBeamsOn") }
         guard let highBeamsOn else { throw RPCError.missingParameter("highBeamsOn") }
-        self.lowBeamsOn = lowBeamsOn
-        self.highBeamsOn = highBeamsOn
-        self.ambientLightSensorStatus = ambientLightSensorStatus
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(lowBeamsOn: lowBeamsOn, highBeamsOn: highBeamsOn, ambientLightSensorStatus: ambientLightSensorStatus, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1594,12 +1643,24 @@ public struct SDLAppInfo: RPCStruct {
         appIcon: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(appDisplayName: appDisplayName, appBundleID: appBundleID, appVersion: appVersion, appIcon: appIcon, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        appDisplayName: String,
+        appBundleID: String,
+        appVersion: String,
+        appIcon: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.appDisplayName = appDisplayName
         self.appBundleID = appBundleID
         self.appVersion = appVersion
         self.appIcon = appIcon
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1622,12 +1683,7 @@ public struct SDLAppInfo: RPCStruct {
         guard let appDisplayName else { throw RPCError.missingParameter("appDisplayName") }
         guard let appBundleID else { throw RPCError.missingParameter("appBundleID") }
         guard let appVersion else { throw RPCError.missingParameter("appVersion") }
-        self.appDisplayName = appDisplayName
-        self.appBundleID = appBundleID
-        self.appVersion = appVersion
-        self.appIcon = appIcon
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(appDisplayName: appDisplayName, appBundleID: appBundleID, appVersion: appVersion, appIcon: appIcon, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1692,10 +1748,7 @@ public struct SDLECallInfo: RPCStruct {
         guard let eCallNotificationStatus else { throw RPCError.missingParameter("eCallNotificationStatus") }
         guard let auxECallNotificationStatus else { throw RPCError.missingParameter("auxECallNotificationStatus") }
         guard let eCallConfirmationStatus else { throw RPCError.missingParameter("eCallConfirmationStatus") }
-        self.eCallNotificationStatus = eCallNotificationStatus
-        self.auxECallNotificationStatus = auxECallNotificationStatus
-        self.eCallConfirmationStatus = eCallConfirmationStatus
-        self.unknownParameters = unknownParameters
+        self.init(eCallNotificationStatus: eCallNotificationStatus, auxECallNotificationStatus: auxECallNotificationStatus, eCallConfirmationStatus: eCallConfirmationStatus, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1793,15 +1846,7 @@ public struct SDLAirbagStatus: RPCStruct {
         guard let driverKneeAirbagDeployed else { throw RPCError.missingParameter("driverKneeAirbagDeployed") }
         guard let passengerSideAirbagDeployed else { throw RPCError.missingParameter("passengerSideAirbagDeployed") }
         guard let passengerKneeAirbagDeployed else { throw RPCError.missingParameter("passengerKneeAirbagDeployed") }
-        self.driverAirbagDeployed = driverAirbagDeployed
-        self.driverSideAirbagDeployed = driverSideAirbagDeployed
-        self.driverCurtainAirbagDeployed = driverCurtainAirbagDeployed
-        self.passengerAirbagDeployed = passengerAirbagDeployed
-        self.passengerCurtainAirbagDeployed = passengerCurtainAirbagDeployed
-        self.driverKneeAirbagDeployed = driverKneeAirbagDeployed
-        self.passengerSideAirbagDeployed = passengerSideAirbagDeployed
-        self.passengerKneeAirbagDeployed = passengerKneeAirbagDeployed
-        self.unknownParameters = unknownParameters
+        self.init(driverAirbagDeployed: driverAirbagDeployed, driverSideAirbagDeployed: driverSideAirbagDeployed, driverCurtainAirbagDeployed: driverCurtainAirbagDeployed, passengerAirbagDeployed: passengerAirbagDeployed, passengerCurtainAirbagDeployed: passengerCurtainAirbagDeployed, driverKneeAirbagDeployed: driverKneeAirbagDeployed, passengerSideAirbagDeployed: passengerSideAirbagDeployed, passengerKneeAirbagDeployed: passengerKneeAirbagDeployed, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1888,12 +1933,7 @@ public struct SDLEmergencyEvent: RPCStruct {
         guard let rolloverEvent else { throw RPCError.missingParameter("rolloverEvent") }
         guard let maximumChangeVelocity else { throw RPCError.missingParameter("maximumChangeVelocity") }
         guard let multipleEvents else { throw RPCError.missingParameter("multipleEvents") }
-        self.emergencyEventType = emergencyEventType
-        self.fuelCutoffStatus = fuelCutoffStatus
-        self.rolloverEvent = rolloverEvent
-        self.maximumChangeVelocity = maximumChangeVelocity
-        self.multipleEvents = multipleEvents
-        self.unknownParameters = unknownParameters
+        self.init(emergencyEventType: emergencyEventType, fuelCutoffStatus: fuelCutoffStatus, rolloverEvent: rolloverEvent, maximumChangeVelocity: maximumChangeVelocity, multipleEvents: multipleEvents, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -1967,11 +2007,7 @@ public struct SDLClusterModeStatus: RPCStruct {
         guard let powerModeQualificationStatus else { throw RPCError.missingParameter("powerModeQualificationStatus") }
         guard let carModeStatus else { throw RPCError.missingParameter("carModeStatus") }
         guard let powerModeStatus else { throw RPCError.missingParameter("powerModeStatus") }
-        self.powerModeActive = powerModeActive
-        self.powerModeQualificationStatus = powerModeQualificationStatus
-        self.carModeStatus = carModeStatus
-        self.powerModeStatus = powerModeStatus
-        self.unknownParameters = unknownParameters
+        self.init(powerModeActive: powerModeActive, powerModeQualificationStatus: powerModeQualificationStatus, carModeStatus: carModeStatus, powerModeStatus: powerModeStatus, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2021,8 +2057,7 @@ public struct SDLMyKey: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let e911Override else { throw RPCError.missingParameter("e911Override") }
-        self.e911Override = e911Override
-        self.unknownParameters = unknownParameters
+        self.init(e911Override: e911Override, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2069,6 +2104,21 @@ public struct SDLTireStatus: RPCStruct {
         innerRightRear: SDLSingleTireStatus? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(pressureTelltale: pressureTelltale, leftFront: leftFront, rightFront: rightFront, leftRear: leftRear, rightRear: rightRear, innerLeftRear: innerLeftRear, innerRightRear: innerRightRear, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        pressureTelltale: SDLWarningLightStatus?,
+        leftFront: SDLSingleTireStatus?,
+        rightFront: SDLSingleTireStatus?,
+        leftRear: SDLSingleTireStatus?,
+        rightRear: SDLSingleTireStatus?,
+        innerLeftRear: SDLSingleTireStatus?,
+        innerRightRear: SDLSingleTireStatus?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.pressureTelltale = pressureTelltale
         self.leftFront = leftFront
         self.rightFront = rightFront
@@ -2077,7 +2127,7 @@ public struct SDLTireStatus: RPCStruct {
         self.innerLeftRear = innerLeftRear
         self.innerRightRear = innerRightRear
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2103,15 +2153,7 @@ public struct SDLTireStatus: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.pressureTelltale = pressureTelltale
-        self.leftFront = leftFront
-        self.rightFront = rightFront
-        self.leftRear = leftRear
-        self.rightRear = rightRear
-        self.innerLeftRear = innerLeftRear
-        self.innerRightRear = innerRightRear
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(pressureTelltale: pressureTelltale, leftFront: leftFront, rightFront: rightFront, leftRear: leftRear, rightRear: rightRear, innerLeftRear: innerLeftRear, innerRightRear: innerRightRear, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2155,10 +2197,20 @@ public struct SDLStabilityControlsStatus: RPCStruct {
         trailerSwayControl: SDLVehicleDataStatus? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(escSystem: escSystem, trailerSwayControl: trailerSwayControl, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        escSystem: SDLVehicleDataStatus?,
+        trailerSwayControl: SDLVehicleDataStatus?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.escSystem = escSystem
         self.trailerSwayControl = trailerSwayControl
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2174,10 +2226,7 @@ public struct SDLStabilityControlsStatus: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.escSystem = escSystem
-        self.trailerSwayControl = trailerSwayControl
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(escSystem: escSystem, trailerSwayControl: trailerSwayControl, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2262,6 +2311,33 @@ public struct SDLGPSData: RPCStruct {
         shifted: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, utcYear: utcYear, utcMonth: utcMonth, utcDay: utcDay, utcHours: utcHours, utcMinutes: utcMinutes, utcSeconds: utcSeconds, compassDirection: compassDirection, pdop: pdop, hdop: hdop, vdop: vdop, actual: actual, satellites: satellites, dimension: dimension, altitude: altitude, heading: heading, speed: speed, shifted: shifted, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        longitudeDegrees: Double,
+        latitudeDegrees: Double,
+        utcYear: Int32?,
+        utcMonth: Int32?,
+        utcDay: Int32?,
+        utcHours: Int32?,
+        utcMinutes: Int32?,
+        utcSeconds: Int32?,
+        compassDirection: SDLCompassDirection?,
+        pdop: Double?,
+        hdop: Double?,
+        vdop: Double?,
+        actual: Bool?,
+        satellites: Int32?,
+        dimension: SDLDimension?,
+        altitude: Double?,
+        heading: Double?,
+        speed: Double?,
+        shifted: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.longitudeDegrees = longitudeDegrees
         self.latitudeDegrees = latitudeDegrees
         self.utcYear = utcYear
@@ -2282,7 +2358,7 @@ public struct SDLGPSData: RPCStruct {
         self.speed = speed
         self.shifted = shifted
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2334,27 +2410,7 @@ public struct SDLGPSData: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let longitudeDegrees else { throw RPCError.missingParameter("longitudeDegrees") }
         guard let latitudeDegrees else { throw RPCError.missingParameter("latitudeDegrees") }
-        self.longitudeDegrees = longitudeDegrees
-        self.latitudeDegrees = latitudeDegrees
-        self.utcYear = utcYear
-        self.utcMonth = utcMonth
-        self.utcDay = utcDay
-        self.utcHours = utcHours
-        self.utcMinutes = utcMinutes
-        self.utcSeconds = utcSeconds
-        self.compassDirection = compassDirection
-        self.pdop = pdop
-        self.hdop = hdop
-        self.vdop = vdop
-        self.actual = actual
-        self.satellites = satellites
-        self.dimension = dimension
-        self.altitude = altitude
-        self.heading = heading
-        self.speed = speed
-        self.shifted = shifted
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, utcYear: utcYear, utcMonth: utcMonth, utcDay: utcDay, utcHours: utcHours, utcMinutes: utcMinutes, utcSeconds: utcSeconds, compassDirection: compassDirection, pdop: pdop, hdop: hdop, vdop: vdop, actual: actual, satellites: satellites, dimension: dimension, altitude: altitude, heading: heading, speed: speed, shifted: shifted, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2425,11 +2481,22 @@ public struct SDLVehicleDataResult: RPCStruct {
         oemCustomDataType: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(dataType: dataType, resultCode: resultCode, oemCustomDataType: oemCustomDataType, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        dataType: SDLVehicleDataType,
+        resultCode: SDLVehicleDataResultCode,
+        oemCustomDataType: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.dataType = dataType
         self.resultCode = resultCode
         self.oemCustomDataType = oemCustomDataType
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2449,11 +2516,7 @@ public struct SDLVehicleDataResult: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let dataType else { throw RPCError.missingParameter("dataType") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.dataType = dataType
-        self.resultCode = resultCode
-        self.oemCustomDataType = oemCustomDataType
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(dataType: dataType, resultCode: resultCode, oemCustomDataType: oemCustomDataType, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2492,11 +2555,22 @@ public struct SDLDIDResult: RPCStruct {
         data: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(resultCode: resultCode, didLocation: didLocation, data: data, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        resultCode: SDLVehicleDataResultCode,
+        didLocation: Int32,
+        data: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.resultCode = resultCode
         self.didLocation = didLocation
         self.data = data
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2516,11 +2590,7 @@ public struct SDLDIDResult: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let didLocation else { throw RPCError.missingParameter("didLocation") }
-        self.resultCode = resultCode
-        self.didLocation = didLocation
-        self.data = data
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(resultCode: resultCode, didLocation: didLocation, data: data, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2583,10 +2653,7 @@ public struct SDLStartTime: RPCStruct {
         guard let hours else { throw RPCError.missingParameter("hours") }
         guard let minutes else { throw RPCError.missingParameter("minutes") }
         guard let seconds else { throw RPCError.missingParameter("seconds") }
-        self.hours = hours
-        self.minutes = minutes
-        self.seconds = seconds
-        self.unknownParameters = unknownParameters
+        self.init(hours: hours, minutes: minutes, seconds: seconds, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2656,11 +2723,7 @@ public struct SDLTextField: RPCStruct {
         guard let characterSet else { throw RPCError.missingParameter("characterSet") }
         guard let width else { throw RPCError.missingParameter("width") }
         guard let rows else { throw RPCError.missingParameter("rows") }
-        self.name = name
-        self.characterSet = characterSet
-        self.width = width
-        self.rows = rows
-        self.unknownParameters = unknownParameters
+        self.init(name: name, characterSet: characterSet, width: width, rows: rows, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2718,9 +2781,7 @@ public struct SDLImageResolution: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let resolutionWidth else { throw RPCError.missingParameter("resolutionWidth") }
         guard let resolutionHeight else { throw RPCError.missingParameter("resolutionHeight") }
-        self.resolutionWidth = resolutionWidth
-        self.resolutionHeight = resolutionHeight
-        self.unknownParameters = unknownParameters
+        self.init(resolutionWidth: resolutionWidth, resolutionHeight: resolutionHeight, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2757,11 +2818,22 @@ public struct SDLImageField: RPCStruct {
         imageResolution: SDLImageResolution? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(name: name, imageTypeSupported: imageTypeSupported, imageResolution: imageResolution, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        name: SDLImageFieldName,
+        imageTypeSupported: [SDLFileType],
+        imageResolution: SDLImageResolution?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.name = name
         self.imageTypeSupported = imageTypeSupported
         self.imageResolution = imageResolution
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2781,11 +2853,7 @@ public struct SDLImageField: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
         guard let imageTypeSupported else { throw RPCError.missingParameter("imageTypeSupported") }
-        self.name = name
-        self.imageTypeSupported = imageTypeSupported
-        self.imageResolution = imageResolution
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(name: name, imageTypeSupported: imageTypeSupported, imageResolution: imageResolution, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2841,9 +2909,7 @@ public struct SDLTouchCoord: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let x else { throw RPCError.missingParameter("x") }
         guard let y else { throw RPCError.missingParameter("y") }
-        self.x = x
-        self.y = y
-        self.unknownParameters = unknownParameters
+        self.init(x: x, y: y, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2880,11 +2946,22 @@ public struct SDLTouchEvent: RPCStruct {
         c: [SDLTouchCoord],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(id: id, ts: ts, c: c, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        id: Int32,
+        ts: [Int32],
+        c: [SDLTouchCoord],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.id = id
         self.ts = ts
         self.c = c
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2905,11 +2982,7 @@ public struct SDLTouchEvent: RPCStruct {
         guard let id else { throw RPCError.missingParameter("id") }
         guard let ts else { throw RPCError.missingParameter("ts") }
         guard let c else { throw RPCError.missingParameter("c") }
-        self.id = id
-        self.ts = ts
-        self.c = c
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(id: id, ts: ts, c: c, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -2972,10 +3045,7 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         guard let pressAvailable else { throw RPCError.missingParameter("pressAvailable") }
         guard let multiTouchAvailable else { throw RPCError.missingParameter("multiTouchAvailable") }
         guard let doublePressAvailable else { throw RPCError.missingParameter("doublePressAvailable") }
-        self.pressAvailable = pressAvailable
-        self.multiTouchAvailable = multiTouchAvailable
-        self.doublePressAvailable = doublePressAvailable
-        self.unknownParameters = unknownParameters
+        self.init(pressAvailable: pressAvailable, multiTouchAvailable: multiTouchAvailable, doublePressAvailable: doublePressAvailable, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3008,10 +3078,20 @@ public struct SDLScreenParams: RPCStruct {
         touchEventAvailable: SDLTouchEventCapabilities? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(resolution: resolution, touchEventAvailable: touchEventAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        resolution: SDLImageResolution,
+        touchEventAvailable: SDLTouchEventCapabilities?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.resolution = resolution
         self.touchEventAvailable = touchEventAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3028,10 +3108,7 @@ public struct SDLScreenParams: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let resolution else { throw RPCError.missingParameter("resolution") }
-        self.resolution = resolution
-        self.touchEventAvailable = touchEventAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(resolution: resolution, touchEventAvailable: touchEventAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3065,10 +3142,20 @@ public struct SDLHMIPermissions: RPCStruct {
         userDisallowed: [SDLHMILevel],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        allowed: [SDLHMILevel],
+        userDisallowed: [SDLHMILevel],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.allowed = allowed
         self.userDisallowed = userDisallowed
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3086,10 +3173,7 @@ public struct SDLHMIPermissions: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let allowed else { throw RPCError.missingParameter("allowed") }
         guard let userDisallowed else { throw RPCError.missingParameter("userDisallowed") }
-        self.allowed = allowed
-        self.userDisallowed = userDisallowed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3123,10 +3207,20 @@ public struct SDLParameterPermissions: RPCStruct {
         userDisallowed: [String],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        allowed: [String],
+        userDisallowed: [String],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.allowed = allowed
         self.userDisallowed = userDisallowed
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3144,10 +3238,7 @@ public struct SDLParameterPermissions: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let allowed else { throw RPCError.missingParameter("allowed") }
         guard let userDisallowed else { throw RPCError.missingParameter("userDisallowed") }
-        self.allowed = allowed
-        self.userDisallowed = userDisallowed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3187,12 +3278,24 @@ public struct SDLPermissionItem: RPCStruct {
         requireEncryption: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(rpcName: rpcName, hmiPermissions: hmiPermissions, parameterPermissions: parameterPermissions, requireEncryption: requireEncryption, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        rpcName: String,
+        hmiPermissions: SDLHMIPermissions,
+        parameterPermissions: SDLParameterPermissions,
+        requireEncryption: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.rpcName = rpcName
         self.hmiPermissions = hmiPermissions
         self.parameterPermissions = parameterPermissions
         self.requireEncryption = requireEncryption
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3215,12 +3318,7 @@ public struct SDLPermissionItem: RPCStruct {
         guard let rpcName else { throw RPCError.missingParameter("rpcName") }
         guard let hmiPermissions else { throw RPCError.missingParameter("hmiPermissions") }
         guard let parameterPermissions else { throw RPCError.missingParameter("parameterPermissions") }
-        self.rpcName = rpcName
-        self.hmiPermissions = hmiPermissions
-        self.parameterPermissions = parameterPermissions
-        self.requireEncryption = requireEncryption
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(rpcName: rpcName, hmiPermissions: hmiPermissions, parameterPermissions: parameterPermissions, requireEncryption: requireEncryption, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3279,6 +3377,23 @@ public struct SDLDisplayCapabilities: RPCStruct {
         numCustomPresetsAvailable: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(displayType: displayType, displayName: displayName, textFields: textFields, imageFields: imageFields, mediaClockFormats: mediaClockFormats, graphicSupported: graphicSupported, templatesAvailable: templatesAvailable, screenParams: screenParams, numCustomPresetsAvailable: numCustomPresetsAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        displayType: SDLDisplayType,
+        displayName: String?,
+        textFields: [SDLTextField],
+        imageFields: [SDLImageField]?,
+        mediaClockFormats: [SDLMediaClockFormat],
+        graphicSupported: Bool,
+        templatesAvailable: [String]?,
+        screenParams: SDLScreenParams?,
+        numCustomPresetsAvailable: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.displayType = displayType
         self.displayName = displayName
         self.textFields = textFields
@@ -3289,7 +3404,7 @@ public struct SDLDisplayCapabilities: RPCStruct {
         self.screenParams = screenParams
         self.numCustomPresetsAvailable = numCustomPresetsAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3323,17 +3438,7 @@ public struct SDLDisplayCapabilities: RPCStruct {
         guard let textFields else { throw RPCError.missingParameter("textFields") }
         guard let mediaClockFormats else { throw RPCError.missingParameter("mediaClockFormats") }
         guard let graphicSupported else { throw RPCError.missingParameter("graphicSupported") }
-        self.displayType = displayType
-        self.displayName = displayName
-        self.textFields = textFields
-        self.imageFields = imageFields
-        self.mediaClockFormats = mediaClockFormats
-        self.graphicSupported = graphicSupported
-        self.templatesAvailable = templatesAvailable
-        self.screenParams = screenParams
-        self.numCustomPresetsAvailable = numCustomPresetsAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(displayType: displayType, displayName: displayName, textFields: textFields, imageFields: imageFields, mediaClockFormats: mediaClockFormats, graphicSupported: graphicSupported, templatesAvailable: templatesAvailable, screenParams: screenParams, numCustomPresetsAvailable: numCustomPresetsAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3400,9 +3505,7 @@ public struct SDLWindowStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let state else { throw RPCError.missingParameter("state") }
-        self.location = location
-        self.state = state
-        self.unknownParameters = unknownParameters
+        self.init(location: location, state: state, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3442,12 +3545,24 @@ public struct SDLModuleInfo: RPCStruct {
         allowMultipleAccess: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleId: moduleId, location: location, serviceArea: serviceArea, allowMultipleAccess: allowMultipleAccess, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleId: String,
+        location: SDLGrid?,
+        serviceArea: SDLGrid?,
+        allowMultipleAccess: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleId = moduleId
         self.location = location
         self.serviceArea = serviceArea
         self.allowMultipleAccess = allowMultipleAccess
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3468,12 +3583,7 @@ public struct SDLModuleInfo: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleId else { throw RPCError.missingParameter("moduleId") }
-        self.moduleId = moduleId
-        self.location = location
-        self.serviceArea = serviceArea
-        self.allowMultipleAccess = allowMultipleAccess
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleId: moduleId, location: location, serviceArea: serviceArea, allowMultipleAccess: allowMultipleAccess, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3520,13 +3630,26 @@ public struct SDLButtonCapabilities: RPCStruct {
         upDownAvailable: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(name: name, moduleInfo: moduleInfo, shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        name: SDLButtonName,
+        moduleInfo: SDLModuleInfo?,
+        shortPressAvailable: Bool,
+        longPressAvailable: Bool,
+        upDownAvailable: Bool,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.name = name
         self.moduleInfo = moduleInfo
         self.shortPressAvailable = shortPressAvailable
         self.longPressAvailable = longPressAvailable
         self.upDownAvailable = upDownAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3552,13 +3675,7 @@ public struct SDLButtonCapabilities: RPCStruct {
         guard let shortPressAvailable else { throw RPCError.missingParameter("shortPressAvailable") }
         guard let longPressAvailable else { throw RPCError.missingParameter("longPressAvailable") }
         guard let upDownAvailable else { throw RPCError.missingParameter("upDownAvailable") }
-        self.name = name
-        self.moduleInfo = moduleInfo
-        self.shortPressAvailable = shortPressAvailable
-        self.longPressAvailable = longPressAvailable
-        self.upDownAvailable = upDownAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(name: name, moduleInfo: moduleInfo, shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3604,13 +3721,26 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         textSupported: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, imageSupported: imageSupported, textSupported: textSupported, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        shortPressAvailable: Bool,
+        longPressAvailable: Bool,
+        upDownAvailable: Bool,
+        imageSupported: Bool,
+        textSupported: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.shortPressAvailable = shortPressAvailable
         self.longPressAvailable = longPressAvailable
         self.upDownAvailable = upDownAvailable
         self.imageSupported = imageSupported
         self.textSupported = textSupported
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3636,13 +3766,7 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         guard let longPressAvailable else { throw RPCError.missingParameter("longPressAvailable") }
         guard let upDownAvailable else { throw RPCError.missingParameter("upDownAvailable") }
         guard let imageSupported else { throw RPCError.missingParameter("imageSupported") }
-        self.shortPressAvailable = shortPressAvailable
-        self.longPressAvailable = longPressAvailable
-        self.upDownAvailable = upDownAvailable
-        self.imageSupported = imageSupported
-        self.textSupported = textSupported
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, imageSupported: imageSupported, textSupported: textSupported, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3691,8 +3815,7 @@ public struct SDLPresetBankCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let onScreenPresetsAvailable else { throw RPCError.missingParameter("onScreenPresetsAvailable") }
-        self.onScreenPresetsAvailable = onScreenPresetsAvailable
-        self.unknownParameters = unknownParameters
+        self.init(onScreenPresetsAvailable: onScreenPresetsAvailable, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3723,10 +3846,20 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
         supportsDynamicSubMenus: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(supportedDynamicImageFieldNames: supportedDynamicImageFieldNames, supportsDynamicSubMenus: supportsDynamicSubMenus, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        supportedDynamicImageFieldNames: [SDLImageFieldName]?,
+        supportsDynamicSubMenus: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.supportedDynamicImageFieldNames = supportedDynamicImageFieldNames
         self.supportsDynamicSubMenus = supportsDynamicSubMenus
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3742,10 +3875,7 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.supportedDynamicImageFieldNames = supportedDynamicImageFieldNames
-        self.supportsDynamicSubMenus = supportsDynamicSubMenus
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(supportedDynamicImageFieldNames: supportedDynamicImageFieldNames, supportsDynamicSubMenus: supportsDynamicSubMenus, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3799,9 +3929,7 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let keyboardLayout else { throw RPCError.missingParameter("keyboardLayout") }
         guard let numConfigurableKeys else { throw RPCError.missingParameter("numConfigurableKeys") }
-        self.keyboardLayout = keyboardLayout
-        self.numConfigurableKeys = numConfigurableKeys
-        self.unknownParameters = unknownParameters
+        self.init(keyboardLayout: keyboardLayout, numConfigurableKeys: numConfigurableKeys, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3835,10 +3963,20 @@ public struct SDLKeyboardCapabilities: RPCStruct {
         supportedKeyboards: [SDLKeyboardLayoutCapability]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(maskInputCharactersSupported: maskInputCharactersSupported, supportedKeyboards: supportedKeyboards, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        maskInputCharactersSupported: Bool?,
+        supportedKeyboards: [SDLKeyboardLayoutCapability]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.maskInputCharactersSupported = maskInputCharactersSupported
         self.supportedKeyboards = supportedKeyboards
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3854,10 +3992,7 @@ public struct SDLKeyboardCapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.maskInputCharactersSupported = maskInputCharactersSupported
-        self.supportedKeyboards = supportedKeyboards
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(maskInputCharactersSupported: maskInputCharactersSupported, supportedKeyboards: supportedKeyboards, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3918,6 +4053,25 @@ public struct SDLWindowCapability: RPCStruct {
         keyboardCapabilities: SDLKeyboardCapabilities? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(windowID: windowID, textFields: textFields, imageFields: imageFields, imageTypeSupported: imageTypeSupported, templatesAvailable: templatesAvailable, numCustomPresetsAvailable: numCustomPresetsAvailable, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, menuLayoutsAvailable: menuLayoutsAvailable, dynamicUpdateCapabilities: dynamicUpdateCapabilities, keyboardCapabilities: keyboardCapabilities, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        windowID: Int32?,
+        textFields: [SDLTextField]?,
+        imageFields: [SDLImageField]?,
+        imageTypeSupported: [SDLImageType]?,
+        templatesAvailable: [String]?,
+        numCustomPresetsAvailable: Int32?,
+        buttonCapabilities: [SDLButtonCapabilities]?,
+        softButtonCapabilities: [SDLSoftButtonCapabilities]?,
+        menuLayoutsAvailable: [SDLMenuLayout]?,
+        dynamicUpdateCapabilities: SDLDynamicUpdateCapabilities?,
+        keyboardCapabilities: SDLKeyboardCapabilities?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.windowID = windowID
         self.textFields = textFields
         self.imageFields = imageFields
@@ -3930,7 +4084,7 @@ public struct SDLWindowCapability: RPCStruct {
         self.dynamicUpdateCapabilities = dynamicUpdateCapabilities
         self.keyboardCapabilities = keyboardCapabilities
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3964,19 +4118,7 @@ public struct SDLWindowCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.windowID = windowID
-        self.textFields = textFields
-        self.imageFields = imageFields
-        self.imageTypeSupported = imageTypeSupported
-        self.templatesAvailable = templatesAvailable
-        self.numCustomPresetsAvailable = numCustomPresetsAvailable
-        self.buttonCapabilities = buttonCapabilities
-        self.softButtonCapabilities = softButtonCapabilities
-        self.menuLayoutsAvailable = menuLayoutsAvailable
-        self.dynamicUpdateCapabilities = dynamicUpdateCapabilities
-        self.keyboardCapabilities = keyboardCapabilities
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(windowID: windowID, textFields: textFields, imageFields: imageFields, imageTypeSupported: imageTypeSupported, templatesAvailable: templatesAvailable, numCustomPresetsAvailable: numCustomPresetsAvailable, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, menuLayoutsAvailable: menuLayoutsAvailable, dynamicUpdateCapabilities: dynamicUpdateCapabilities, keyboardCapabilities: keyboardCapabilities, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4048,9 +4190,7 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let maximumNumberOfWindows else { throw RPCError.missingParameter("maximumNumberOfWindows") }
-        self.type = type
-        self.maximumNumberOfWindows = maximumNumberOfWindows
-        self.unknownParameters = unknownParameters
+        self.init(type: type, maximumNumberOfWindows: maximumNumberOfWindows, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4086,11 +4226,22 @@ public struct SDLDisplayCapability: RPCStruct {
         windowCapabilities: [SDLWindowCapability]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(displayName: displayName, windowTypeSupported: windowTypeSupported, windowCapabilities: windowCapabilities, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        displayName: String?,
+        windowTypeSupported: [SDLWindowTypeCapabilities]?,
+        windowCapabilities: [SDLWindowCapability]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.displayName = displayName
         self.windowTypeSupported = windowTypeSupported
         self.windowCapabilities = windowCapabilities
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4108,11 +4259,7 @@ public struct SDLDisplayCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.displayName = displayName
-        self.windowTypeSupported = windowTypeSupported
-        self.windowCapabilities = windowCapabilities
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(displayName: displayName, windowTypeSupported: windowTypeSupported, windowCapabilities: windowCapabilities, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4166,6 +4313,22 @@ public struct SDLHMICapabilities: RPCStruct {
         driverDistraction: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(navigation: navigation, phoneCall: phoneCall, videoStreaming: videoStreaming, remoteControl: remoteControl, appServices: appServices, displays: displays, seatLocation: seatLocation, driverDistraction: driverDistraction, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        navigation: Bool?,
+        phoneCall: Bool?,
+        videoStreaming: Bool?,
+        remoteControl: Bool?,
+        appServices: Bool?,
+        displays: Bool?,
+        seatLocation: Bool?,
+        driverDistraction: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.navigation = navigation
         self.phoneCall = phoneCall
         self.videoStreaming = videoStreaming
@@ -4175,7 +4338,7 @@ public struct SDLHMICapabilities: RPCStruct {
         self.seatLocation = seatLocation
         self.driverDistraction = driverDistraction
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4203,16 +4366,7 @@ public struct SDLHMICapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.navigation = navigation
-        self.phoneCall = phoneCall
-        self.videoStreaming = videoStreaming
-        self.remoteControl = remoteControl
-        self.appServices = appServices
-        self.displays = displays
-        self.seatLocation = seatLocation
-        self.driverDistraction = driverDistraction
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(navigation: navigation, phoneCall: phoneCall, videoStreaming: videoStreaming, remoteControl: remoteControl, appServices: appServices, displays: displays, seatLocation: seatLocation, driverDistraction: driverDistraction, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4267,13 +4421,26 @@ public struct SDLMenuParams: RPCStruct {
         tertiaryText: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(parentID: parentID, position: position, menuName: menuName, secondaryText: secondaryText, tertiaryText: tertiaryText, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        parentID: Int32?,
+        position: Int32?,
+        menuName: String,
+        secondaryText: String?,
+        tertiaryText: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.parentID = parentID
         self.position = position
         self.menuName = menuName
         self.secondaryText = secondaryText
         self.tertiaryText = tertiaryText
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4296,13 +4463,7 @@ public struct SDLMenuParams: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let menuName else { throw RPCError.missingParameter("menuName") }
-        self.parentID = parentID
-        self.position = position
-        self.menuName = menuName
-        self.secondaryText = secondaryText
-        self.tertiaryText = tertiaryText
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(parentID: parentID, position: position, menuName: menuName, secondaryText: secondaryText, tertiaryText: tertiaryText, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4362,9 +4523,7 @@ public struct SDLTTSChunk: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let text else { throw RPCError.missingParameter("text") }
         guard let type else { throw RPCError.missingParameter("type") }
-        self.text = text
-        self.type = type
-        self.unknownParameters = unknownParameters
+        self.init(text: text, type: type, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4398,10 +4557,20 @@ public struct SDLTurn: RPCStruct {
         turnIcon: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(navigationText: navigationText, turnIcon: turnIcon, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        navigationText: String?,
+        turnIcon: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.navigationText = navigationText
         self.turnIcon = turnIcon
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4417,10 +4586,7 @@ public struct SDLTurn: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.navigationText = navigationText
-        self.turnIcon = turnIcon
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(navigationText: navigationText, turnIcon: turnIcon, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4460,12 +4626,24 @@ public struct SDLVehicleType: RPCStruct {
         trim: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(make: make, model: model, modelYear: modelYear, trim: trim, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        make: String?,
+        model: String?,
+        modelYear: String?,
+        trim: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.make = make
         self.model = model
         self.modelYear = modelYear
         self.trim = trim
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4485,12 +4663,7 @@ public struct SDLVehicleType: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.make = make
-        self.model = model
-        self.modelYear = modelYear
-        self.trim = trim
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(make: make, model: model, modelYear: modelYear, trim: trim, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4546,6 +4719,22 @@ public struct SDLKeyboardProperties: RPCStruct {
         customKeys: [String]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(language: language, keyboardLayout: keyboardLayout, keypressMode: keypressMode, limitedCharacterList: limitedCharacterList, autoCompleteText: autoCompleteText, autoCompleteList: autoCompleteList, maskInputCharacters: maskInputCharacters, customKeys: customKeys, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        language: SDLLanguage?,
+        keyboardLayout: SDLKeyboardLayout?,
+        keypressMode: SDLKeypressMode?,
+        limitedCharacterList: [String]?,
+        autoCompleteText: String?,
+        autoCompleteList: [String]?,
+        maskInputCharacters: SDLKeyboardInputMask?,
+        customKeys: [String]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.language = language
         self.keyboardLayout = keyboardLayout
         self.keypressMode = keypressMode
@@ -4555,7 +4744,7 @@ public struct SDLKeyboardProperties: RPCStruct {
         self.maskInputCharacters = maskInputCharacters
         self.customKeys = customKeys
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4583,16 +4772,7 @@ public struct SDLKeyboardProperties: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.language = language
-        self.keyboardLayout = keyboardLayout
-        self.keypressMode = keypressMode
-        self.limitedCharacterList = limitedCharacterList
-        self.autoCompleteText = autoCompleteText
-        self.autoCompleteList = autoCompleteList
-        self.maskInputCharacters = maskInputCharacters
-        self.customKeys = customKeys
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(language: language, keyboardLayout: keyboardLayout, keypressMode: keypressMode, limitedCharacterList: limitedCharacterList, autoCompleteText: autoCompleteText, autoCompleteList: autoCompleteList, maskInputCharacters: maskInputCharacters, customKeys: customKeys, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4650,6 +4830,20 @@ public struct SDLDeviceInfo: RPCStruct {
         maxNumberRFCOMMPorts: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(hardware: hardware, firmwareRev: firmwareRev, os: os, osVersion: osVersion, carrier: carrier, maxNumberRFCOMMPorts: maxNumberRFCOMMPorts, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        hardware: String?,
+        firmwareRev: String?,
+        os: String?,
+        osVersion: String?,
+        carrier: String?,
+        maxNumberRFCOMMPorts: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.hardware = hardware
         self.firmwareRev = firmwareRev
         self.os = os
@@ -4657,7 +4851,7 @@ public struct SDLDeviceInfo: RPCStruct {
         self.carrier = carrier
         self.maxNumberRFCOMMPorts = maxNumberRFCOMMPorts
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4681,14 +4875,7 @@ public struct SDLDeviceInfo: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.hardware = hardware
-        self.firmwareRev = firmwareRev
-        self.os = os
-        self.osVersion = osVersion
-        self.carrier = carrier
-        self.maxNumberRFCOMMPorts = maxNumberRFCOMMPorts
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(hardware: hardware, firmwareRev: firmwareRev, os: os, osVersion: osVersion, carrier: carrier, maxNumberRFCOMMPorts: maxNumberRFCOMMPorts, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4751,6 +4938,23 @@ public struct SDLDateTime: RPCStruct {
         tz_minute: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(millisecond: millisecond, second: second, minute: minute, hour: hour, day: day, month: month, year: year, tz_hour: tz_hour, tz_minute: tz_minute, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        millisecond: Int32?,
+        second: Int32?,
+        minute: Int32?,
+        hour: Int32?,
+        day: Int32?,
+        month: Int32?,
+        year: Int32?,
+        tz_hour: Int32?,
+        tz_minute: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.millisecond = millisecond
         self.second = second
         self.minute = minute
@@ -4761,7 +4965,7 @@ public struct SDLDateTime: RPCStruct {
         self.tz_hour = tz_hour
         self.tz_minute = tz_minute
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4791,17 +4995,7 @@ public struct SDLDateTime: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.millisecond = millisecond
-        self.second = second
-        self.minute = minute
-        self.hour = hour
-        self.day = day
-        self.month = month
-        self.year = year
-        self.tz_hour = tz_hour
-        self.tz_minute = tz_minute
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(millisecond: millisecond, second: second, minute: minute, hour: hour, day: day, month: month, year: year, tz_hour: tz_hour, tz_minute: tz_minute, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4869,9 +5063,7 @@ public struct SDLCoordinate: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let latitudeDegrees else { throw RPCError.missingParameter("latitudeDegrees") }
         guard let longitudeDegrees else { throw RPCError.missingParameter("longitudeDegrees") }
-        self.latitudeDegrees = latitudeDegrees
-        self.longitudeDegrees = longitudeDegrees
-        self.unknownParameters = unknownParameters
+        self.init(latitudeDegrees: latitudeDegrees, longitudeDegrees: longitudeDegrees, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -4926,6 +5118,23 @@ public struct SDLOASISAddress: RPCStruct {
         subThoroughfare: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(countryName: countryName, countryCode: countryCode, postalCode: postalCode, administrativeArea: administrativeArea, subAdministrativeArea: subAdministrativeArea, locality: locality, subLocality: subLocality, thoroughfare: thoroughfare, subThoroughfare: subThoroughfare, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        countryName: String?,
+        countryCode: String?,
+        postalCode: String?,
+        administrativeArea: String?,
+        subAdministrativeArea: String?,
+        locality: String?,
+        subLocality: String?,
+        thoroughfare: String?,
+        subThoroughfare: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.countryName = countryName
         self.countryCode = countryCode
         self.postalCode = postalCode
@@ -4936,7 +5145,7 @@ public struct SDLOASISAddress: RPCStruct {
         self.thoroughfare = thoroughfare
         self.subThoroughfare = subThoroughfare
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4966,17 +5175,7 @@ public struct SDLOASISAddress: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.countryName = countryName
-        self.countryCode = countryCode
-        self.postalCode = postalCode
-        self.administrativeArea = administrativeArea
-        self.subAdministrativeArea = subAdministrativeArea
-        self.locality = locality
-        self.subLocality = subLocality
-        self.thoroughfare = thoroughfare
-        self.subThoroughfare = subThoroughfare
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(countryName: countryName, countryCode: countryCode, postalCode: postalCode, administrativeArea: administrativeArea, subAdministrativeArea: subAdministrativeArea, locality: locality, subLocality: subLocality, thoroughfare: thoroughfare, subThoroughfare: subThoroughfare, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5039,6 +5238,21 @@ public struct SDLLocationDetails: RPCStruct {
         searchAddress: SDLOASISAddress? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(coordinate: coordinate, locationName: locationName, addressLines: addressLines, locationDescription: locationDescription, phoneNumber: phoneNumber, locationImage: locationImage, searchAddress: searchAddress, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        coordinate: SDLCoordinate?,
+        locationName: String?,
+        addressLines: [String]?,
+        locationDescription: String?,
+        phoneNumber: String?,
+        locationImage: SDLImage?,
+        searchAddress: SDLOASISAddress?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.coordinate = coordinate
         self.locationName = locationName
         self.addressLines = addressLines
@@ -5047,7 +5261,7 @@ public struct SDLLocationDetails: RPCStruct {
         self.locationImage = locationImage
         self.searchAddress = searchAddress
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5073,15 +5287,7 @@ public struct SDLLocationDetails: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.coordinate = coordinate
-        self.locationName = locationName
-        self.addressLines = addressLines
-        self.locationDescription = locationDescription
-        self.phoneNumber = phoneNumber
-        self.locationImage = locationImage
-        self.searchAddress = searchAddress
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(coordinate: coordinate, locationName: locationName, addressLines: addressLines, locationDescription: locationDescription, phoneNumber: phoneNumber, locationImage: locationImage, searchAddress: searchAddress, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5125,10 +5331,20 @@ public struct SDLNavigationCapability: RPCStruct {
         getWayPointsEnabled: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(sendLocationEnabled: sendLocationEnabled, getWayPointsEnabled: getWayPointsEnabled, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        sendLocationEnabled: Bool?,
+        getWayPointsEnabled: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.sendLocationEnabled = sendLocationEnabled
         self.getWayPointsEnabled = getWayPointsEnabled
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5144,10 +5360,7 @@ public struct SDLNavigationCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.sendLocationEnabled = sendLocationEnabled
-        self.getWayPointsEnabled = getWayPointsEnabled
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(sendLocationEnabled: sendLocationEnabled, getWayPointsEnabled: getWayPointsEnabled, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5178,9 +5391,18 @@ public struct SDLPhoneCapability: RPCStruct {
         dialNumberEnabled: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(dialNumberEnabled: dialNumberEnabled, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        dialNumberEnabled: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.dialNumberEnabled = dialNumberEnabled
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5194,9 +5416,7 @@ public struct SDLPhoneCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.dialNumberEnabled = dialNumberEnabled
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(dialNumberEnabled: dialNumberEnabled, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5248,9 +5468,7 @@ public struct SDLVideoStreamingFormat: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let protocol_ else { throw RPCError.missingParameter("protocol") }
         guard let codec else { throw RPCError.missingParameter("codec") }
-        self.`protocol` = protocol_
-        self.codec = codec
-        self.unknownParameters = unknownParameters
+        self.init(protocol: protocol_, codec: codec, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5305,6 +5523,23 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         additionalVideoStreamingCapabilities: [SDLVideoStreamingCapability]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(preferredResolution: preferredResolution, maxBitrate: maxBitrate, supportedFormats: supportedFormats, hapticSpatialDataSupported: hapticSpatialDataSupported, diagonalScreenSize: diagonalScreenSize, pixelPerInch: pixelPerInch, scale: scale, preferredFPS: preferredFPS, additionalVideoStreamingCapabilities: additionalVideoStreamingCapabilities, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        preferredResolution: SDLImageResolution?,
+        maxBitrate: Int32?,
+        supportedFormats: [SDLVideoStreamingFormat]?,
+        hapticSpatialDataSupported: Bool?,
+        diagonalScreenSize: Double?,
+        pixelPerInch: Double?,
+        scale: Double?,
+        preferredFPS: Int32?,
+        additionalVideoStreamingCapabilities: [SDLVideoStreamingCapability]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.preferredResolution = preferredResolution
         self.maxBitrate = maxBitrate
         self.supportedFormats = supportedFormats
@@ -5315,7 +5550,7 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         self.preferredFPS = preferredFPS
         self.additionalVideoStreamingCapabilities = additionalVideoStreamingCapabilities
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5345,17 +5580,7 @@ public struct SDLVideoStreamingCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.preferredResolution = preferredResolution
-        self.maxBitrate = maxBitrate
-        self.supportedFormats = supportedFormats
-        self.hapticSpatialDataSupported = hapticSpatialDataSupported
-        self.diagonalScreenSize = diagonalScreenSize
-        self.pixelPerInch = pixelPerInch
-        self.scale = scale
-        self.preferredFPS = preferredFPS
-        self.additionalVideoStreamingCapabilities = additionalVideoStreamingCapabilities
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(preferredResolution: preferredResolution, maxBitrate: maxBitrate, supportedFormats: supportedFormats, hapticSpatialDataSupported: hapticSpatialDataSupported, diagonalScreenSize: diagonalScreenSize, pixelPerInch: pixelPerInch, scale: scale, preferredFPS: preferredFPS, additionalVideoStreamingCapabilities: additionalVideoStreamingCapabilities, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5403,10 +5628,20 @@ public struct SDLDriverDistractionCapability: RPCStruct {
         subMenuDepth: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(menuLength: menuLength, subMenuDepth: subMenuDepth, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        menuLength: Int32?,
+        subMenuDepth: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.menuLength = menuLength
         self.subMenuDepth = subMenuDepth
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5422,10 +5657,7 @@ public struct SDLDriverDistractionCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.menuLength = menuLength
-        self.subMenuDepth = subMenuDepth
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(menuLength: menuLength, subMenuDepth: subMenuDepth, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5486,10 +5718,7 @@ public struct SDLRGBColor: RPCStruct {
         guard let red else { throw RPCError.missingParameter("red") }
         guard let green else { throw RPCError.missingParameter("green") }
         guard let blue else { throw RPCError.missingParameter("blue") }
-        self.red = red
-        self.green = green
-        self.blue = blue
-        self.unknownParameters = unknownParameters
+        self.init(red: red, green: green, blue: blue, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5528,11 +5757,22 @@ public struct SDLTemplateColorScheme: RPCStruct {
         backgroundColor: SDLRGBColor? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(primaryColor: primaryColor, secondaryColor: secondaryColor, backgroundColor: backgroundColor, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        primaryColor: SDLRGBColor?,
+        secondaryColor: SDLRGBColor?,
+        backgroundColor: SDLRGBColor?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.primaryColor = primaryColor
         self.secondaryColor = secondaryColor
         self.backgroundColor = backgroundColor
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5550,11 +5790,7 @@ public struct SDLTemplateColorScheme: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.primaryColor = primaryColor
-        self.secondaryColor = secondaryColor
-        self.backgroundColor = backgroundColor
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(primaryColor: primaryColor, secondaryColor: secondaryColor, backgroundColor: backgroundColor, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5593,11 +5829,22 @@ public struct SDLTemplateConfiguration: RPCStruct {
         nightColorScheme: SDLTemplateColorScheme? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(template: template, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        template: String,
+        dayColorScheme: SDLTemplateColorScheme?,
+        nightColorScheme: SDLTemplateColorScheme?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.template = template
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5616,11 +5863,7 @@ public struct SDLTemplateConfiguration: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let template else { throw RPCError.missingParameter("template") }
-        self.template = template
-        self.dayColorScheme = dayColorScheme
-        self.nightColorScheme = nightColorScheme
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(template: template, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5653,9 +5896,18 @@ public struct SDLSeatLocation: RPCStruct {
         grid: SDLGrid? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(grid: grid, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        grid: SDLGrid?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.grid = grid
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5669,9 +5921,7 @@ public struct SDLSeatLocation: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.grid = grid
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(grid: grid, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5709,12 +5959,24 @@ public struct SDLSeatLocationCapability: RPCStruct {
         seats: [SDLSeatLocation]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(rows: rows, columns: columns, levels: levels, seats: seats, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        rows: Int32?,
+        columns: Int32?,
+        levels: Int32?,
+        seats: [SDLSeatLocation]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.rows = rows
         self.columns = columns
         self.levels = levels
         self.seats = seats
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5734,12 +5996,7 @@ public struct SDLSeatLocationCapability: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.rows = rows
-        self.columns = columns
-        self.levels = levels
-        self.seats = seats
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(rows: rows, columns: columns, levels: levels, seats: seats, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5797,9 +6054,7 @@ public struct SDLMassageModeData: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let massageZone else { throw RPCError.missingParameter("massageZone") }
         guard let massageMode else { throw RPCError.missingParameter("massageMode") }
-        self.massageZone = massageZone
-        self.massageMode = massageMode
-        self.unknownParameters = unknownParameters
+        self.init(massageZone: massageZone, massageMode: massageMode, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5853,9 +6108,7 @@ public struct SDLMassageCushionFirmness: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let cushion else { throw RPCError.missingParameter("cushion") }
         guard let firmness else { throw RPCError.missingParameter("firmness") }
-        self.cushion = cushion
-        self.firmness = firmness
-        self.unknownParameters = unknownParameters
+        self.init(cushion: cushion, firmness: firmness, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5892,11 +6145,22 @@ public struct SDLSeatMemoryAction: RPCStruct {
         action: SDLSeatMemoryActionType,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(id: id, label: label, action: action, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        id: Int32,
+        label: String?,
+        action: SDLSeatMemoryActionType,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.id = id
         self.label = label
         self.action = action
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5916,11 +6180,7 @@ public struct SDLSeatMemoryAction: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let action else { throw RPCError.missingParameter("action") }
-        self.id = id
-        self.label = label
-        self.action = action
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(id: id, label: label, action: action, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -5998,6 +6258,30 @@ public struct SDLSeatControlData: RPCStruct {
         memory: SDLSeatMemoryAction? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(id: id, heatingEnabled: heatingEnabled, coolingEnabled: coolingEnabled, heatingLevel: heatingLevel, coolingLevel: coolingLevel, horizontalPosition: horizontalPosition, verticalPosition: verticalPosition, frontVerticalPosition: frontVerticalPosition, backVerticalPosition: backVerticalPosition, backTiltAngle: backTiltAngle, headSupportHorizontalPosition: headSupportHorizontalPosition, headSupportVerticalPosition: headSupportVerticalPosition, massageEnabled: massageEnabled, massageMode: massageMode, massageCushionFirmness: massageCushionFirmness, memory: memory, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        id: SDLSupportedSeat,
+        heatingEnabled: Bool?,
+        coolingEnabled: Bool?,
+        heatingLevel: Int32?,
+        coolingLevel: Int32?,
+        horizontalPosition: Int32?,
+        verticalPosition: Int32?,
+        frontVerticalPosition: Int32?,
+        backVerticalPosition: Int32?,
+        backTiltAngle: Int32?,
+        headSupportHorizontalPosition: Int32?,
+        headSupportVerticalPosition: Int32?,
+        massageEnabled: Bool?,
+        massageMode: [SDLMassageModeData]?,
+        massageCushionFirmness: [SDLMassageCushionFirmness]?,
+        memory: SDLSeatMemoryAction?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.id = id
         self.heatingEnabled = heatingEnabled
         self.coolingEnabled = coolingEnabled
@@ -6015,7 +6299,7 @@ public struct SDLSeatControlData: RPCStruct {
         self.massageCushionFirmness = massageCushionFirmness
         self.memory = memory
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6060,24 +6344,7 @@ public struct SDLSeatControlData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
-        self.id = id
-        self.heatingEnabled = heatingEnabled
-        self.coolingEnabled = coolingEnabled
-        self.heatingLevel = heatingLevel
-        self.coolingLevel = coolingLevel
-        self.horizontalPosition = horizontalPosition
-        self.verticalPosition = verticalPosition
-        self.frontVerticalPosition = frontVerticalPosition
-        self.backVerticalPosition = backVerticalPosition
-        self.backTiltAngle = backTiltAngle
-        self.headSupportHorizontalPosition = headSupportHorizontalPosition
-        self.headSupportVerticalPosition = headSupportVerticalPosition
-        self.massageEnabled = massageEnabled
-        self.massageMode = massageMode
-        self.massageCushionFirmness = massageCushionFirmness
-        self.memory = memory
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(id: id, heatingEnabled: heatingEnabled, coolingEnabled: coolingEnabled, heatingLevel: heatingLevel, coolingLevel: coolingLevel, horizontalPosition: horizontalPosition, verticalPosition: verticalPosition, frontVerticalPosition: frontVerticalPosition, backVerticalPosition: backVerticalPosition, backTiltAngle: backTiltAngle, headSupportHorizontalPosition: headSupportHorizontalPosition, headSupportVerticalPosition: headSupportVerticalPosition, massageEnabled: massageEnabled, massageMode: massageMode, massageCushionFirmness: massageCushionFirmness, memory: memory, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6184,6 +6451,31 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         memoryAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, heatingEnabledAvailable: heatingEnabledAvailable, coolingEnabledAvailable: coolingEnabledAvailable, heatingLevelAvailable: heatingLevelAvailable, coolingLevelAvailable: coolingLevelAvailable, horizontalPositionAvailable: horizontalPositionAvailable, verticalPositionAvailable: verticalPositionAvailable, frontVerticalPositionAvailable: frontVerticalPositionAvailable, backVerticalPositionAvailable: backVerticalPositionAvailable, backTiltAngleAvailable: backTiltAngleAvailable, headSupportHorizontalPositionAvailable: headSupportHorizontalPositionAvailable, headSupportVerticalPositionAvailable: headSupportVerticalPositionAvailable, massageEnabledAvailable: massageEnabledAvailable, massageModeAvailable: massageModeAvailable, massageCushionFirmnessAvailable: massageCushionFirmnessAvailable, memoryAvailable: memoryAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        heatingEnabledAvailable: Bool?,
+        coolingEnabledAvailable: Bool?,
+        heatingLevelAvailable: Bool?,
+        coolingLevelAvailable: Bool?,
+        horizontalPositionAvailable: Bool?,
+        verticalPositionAvailable: Bool?,
+        frontVerticalPositionAvailable: Bool?,
+        backVerticalPositionAvailable: Bool?,
+        backTiltAngleAvailable: Bool?,
+        headSupportHorizontalPositionAvailable: Bool?,
+        headSupportVerticalPositionAvailable: Bool?,
+        massageEnabledAvailable: Bool?,
+        massageModeAvailable: Bool?,
+        massageCushionFirmnessAvailable: Bool?,
+        memoryAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.heatingEnabledAvailable = heatingEnabledAvailable
@@ -6202,7 +6494,7 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         self.massageCushionFirmnessAvailable = massageCushionFirmnessAvailable
         self.memoryAvailable = memoryAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6249,25 +6541,7 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.moduleName = moduleName
-        self.moduleInfo = moduleInfo
-        self.heatingEnabledAvailable = heatingEnabledAvailable
-        self.coolingEnabledAvailable = coolingEnabledAvailable
-        self.heatingLevelAvailable = heatingLevelAvailable
-        self.coolingLevelAvailable = coolingLevelAvailable
-        self.horizontalPositionAvailable = horizontalPositionAvailable
-        self.verticalPositionAvailable = verticalPositionAvailable
-        self.frontVerticalPositionAvailable = frontVerticalPositionAvailable
-        self.backVerticalPositionAvailable = backVerticalPositionAvailable
-        self.backTiltAngleAvailable = backTiltAngleAvailable
-        self.headSupportHorizontalPositionAvailable = headSupportHorizontalPositionAvailable
-        self.headSupportVerticalPositionAvailable = headSupportVerticalPositionAvailable
-        self.massageEnabledAvailable = massageEnabledAvailable
-        self.massageModeAvailable = massageModeAvailable
-        self.massageCushionFirmnessAvailable = massageCushionFirmnessAvailable
-        self.memoryAvailable = memoryAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, heatingEnabledAvailable: heatingEnabledAvailable, coolingEnabledAvailable: coolingEnabledAvailable, heatingLevelAvailable: heatingLevelAvailable, coolingLevelAvailable: coolingLevelAvailable, horizontalPositionAvailable: horizontalPositionAvailable, verticalPositionAvailable: verticalPositionAvailable, frontVerticalPositionAvailable: frontVerticalPositionAvailable, backVerticalPositionAvailable: backVerticalPositionAvailable, backTiltAngleAvailable: backTiltAngleAvailable, headSupportHorizontalPositionAvailable: headSupportHorizontalPositionAvailable, headSupportVerticalPositionAvailable: headSupportVerticalPositionAvailable, massageEnabledAvailable: massageEnabledAvailable, massageModeAvailable: massageModeAvailable, massageCushionFirmnessAvailable: massageCushionFirmnessAvailable, memoryAvailable: memoryAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6351,9 +6625,7 @@ public struct SDLTemperature: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let unit else { throw RPCError.missingParameter("unit") }
         guard let value else { throw RPCError.missingParameter("value") }
-        self.unit = unit
-        self.value = value
-        self.unknownParameters = unknownParameters
+        self.init(unit: unit, value: value, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6405,6 +6677,22 @@ public struct SDLRdsData: RPCStruct {
         REG: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(PS: PS, RT: RT, CT: CT, PI: PI, PTY: PTY, TP: TP, TA: TA, REG: REG, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        PS: String?,
+        RT: String?,
+        CT: String?,
+        PI: String?,
+        PTY: Int32?,
+        TP: Bool?,
+        TA: Bool?,
+        REG: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.PS = PS
         self.RT = RT
         self.CT = CT
@@ -6414,7 +6702,7 @@ public struct SDLRdsData: RPCStruct {
         self.TA = TA
         self.REG = REG
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6442,16 +6730,7 @@ public struct SDLRdsData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.PS = PS
-        self.RT = RT
-        self.CT = CT
-        self.PI = PI
-        self.PTY = PTY
-        self.TP = TP
-        self.TA = TA
-        self.REG = REG
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(PS: PS, RT: RT, CT: CT, PI: PI, PTY: PTY, TP: TP, TA: TA, REG: REG, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6497,10 +6776,20 @@ public struct SDLStationIDNumber: RPCStruct {
         fccFacilityId: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(countryCode: countryCode, fccFacilityId: fccFacilityId, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        countryCode: Int32?,
+        fccFacilityId: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.countryCode = countryCode
         self.fccFacilityId = fccFacilityId
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6516,10 +6805,7 @@ public struct SDLStationIDNumber: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.countryCode = countryCode
-        self.fccFacilityId = fccFacilityId
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(countryCode: countryCode, fccFacilityId: fccFacilityId, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6562,13 +6848,26 @@ public struct SDLSisData: RPCStruct {
         stationMessage: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(stationShortName: stationShortName, stationIDNumber: stationIDNumber, stationLongName: stationLongName, stationLocation: stationLocation, stationMessage: stationMessage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        stationShortName: String?,
+        stationIDNumber: SDLStationIDNumber?,
+        stationLongName: String?,
+        stationLocation: SDLGPSData?,
+        stationMessage: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.stationShortName = stationShortName
         self.stationIDNumber = stationIDNumber
         self.stationLongName = stationLongName
         self.stationLocation = stationLocation
         self.stationMessage = stationMessage
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6590,13 +6889,7 @@ public struct SDLSisData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.stationShortName = stationShortName
-        self.stationIDNumber = stationIDNumber
-        self.stationLongName = stationLongName
-        self.stationLocation = stationLocation
-        self.stationMessage = stationMessage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(stationShortName: stationShortName, stationIDNumber: stationIDNumber, stationLongName: stationLongName, stationLocation: stationLocation, stationMessage: stationMessage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6669,6 +6962,27 @@ public struct SDLRadioControlData: RPCStruct {
         sisData: SDLSisData? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        frequencyInteger: Int32?,
+        frequencyFraction: Int32?,
+        band: SDLRadioBand?,
+        rdsData: SDLRdsData?,
+        hdRadioEnable: Bool?,
+        availableHDs: Int32?,
+        availableHdChannels: [Int32]?,
+        hdChannel: Int32?,
+        signalStrength: Int32?,
+        signalChangeThreshold: Int32?,
+        radioEnable: Bool?,
+        state: SDLRadioState?,
+        sisData: SDLSisData?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.frequencyInteger = frequencyInteger
         self.frequencyFraction = frequencyFraction
         self.band = band
@@ -6683,7 +6997,7 @@ public struct SDLRadioControlData: RPCStruct {
         self.state = state
         self.sisData = sisData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6721,21 +7035,7 @@ public struct SDLRadioControlData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.frequencyInteger = frequencyInteger
-        self.frequencyFraction = frequencyFraction
-        self.band = band
-        self.rdsData = rdsData
-        self.hdRadioEnable = hdRadioEnable
-        self.availableHDs = availableHDs
-        self.availableHdChannels = availableHdChannels
-        self.hdChannel = hdChannel
-        self.signalStrength = signalStrength
-        self.signalChangeThreshold = signalChangeThreshold
-        self.radioEnable = radioEnable
-        self.state = state
-        self.sisData = sisData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -6830,6 +7130,29 @@ public struct SDLClimateControlData: RPCStruct {
         climateEnable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(fanSpeed: fanSpeed, currentTemperature: currentTemperature, desiredTemperature: desiredTemperature, acEnable: acEnable, circulateAirEnable: circulateAirEnable, autoModeEnable: autoModeEnable, defrostZone: defrostZone, dualModeEnable: dualModeEnable, acMaxEnable: acMaxEnable, ventilationMode: ventilationMode, heatedSteeringWheelEnable: heatedSteeringWheelEnable, heatedWindshieldEnable: heatedWindshieldEnable, heatedRearWindowEnable: heatedRearWindowEnable, heatedMirrorsEnable: heatedMirrorsEnable, climateEnable: climateEnable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        fanSpeed: Int32?,
+        currentTemperature: SDLTemperature?,
+        desiredTemperature: SDLTemperature?,
+        acEnable: Bool?,
+        circulateAirEnable: Bool?,
+        autoModeEnable: Bool?,
+        defrostZone: SDLDefrostZone?,
+        dualModeEnable: Bool?,
+        acMaxEnable: Bool?,
+        ventilationMode: SDLVentilationMode?,
+        heatedSteeringWheelEnable: Bool?,
+        heatedWindshieldEnable: Bool?,
+        heatedRearWindowEnable: Bool?,
+        heatedMirrorsEnable: Bool?,
+        climateEnable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.fanSpeed = fanSpeed
         self.currentTemperature = currentTemperature
         self.desiredTemperature = desiredTemperature
@@ -6846,7 +7169,7 @@ public struct SDLClimateControlData: RPCStruct {
         self.heatedMirrorsEnable = heatedMirrorsEnable
         self.climateEnable = climateEnable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6888,23 +7211,7 @@ public struct SDLClimateControlData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.fanSpeed = fanSpeed
-        self.currentTemperature = currentTemperature
-        self.desiredTemperature = desiredTemperature
-        self.acEnable = acEnable
-        self.circulateAirEnable = circulateAirEnable
-        self.autoModeEnable = autoModeEnable
-        self.defrostZone = defrostZone
-        self.dualModeEnable = dualModeEnable
-        self.acMaxEnable = acMaxEnable
-        self.ventilationMode = ventilationMode
-        self.heatedSteeringWheelEnable = heatedSteeringWheelEnable
-        self.heatedWindshieldEnable = heatedWindshieldEnable
-        self.heatedRearWindowEnable = heatedRearWindowEnable
-        self.heatedMirrorsEnable = heatedMirrorsEnable
-        self.climateEnable = climateEnable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(fanSpeed: fanSpeed, currentTemperature: currentTemperature, desiredTemperature: desiredTemperature, acEnable: acEnable, circulateAirEnable: circulateAirEnable, autoModeEnable: autoModeEnable, defrostZone: defrostZone, dualModeEnable: dualModeEnable, acMaxEnable: acMaxEnable, ventilationMode: ventilationMode, heatedSteeringWheelEnable: heatedSteeringWheelEnable, heatedWindshieldEnable: heatedWindshieldEnable, heatedRearWindowEnable: heatedRearWindowEnable, heatedMirrorsEnable: heatedMirrorsEnable, climateEnable: climateEnable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7003,6 +7310,29 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         siriusxmRadioAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, radioEnableAvailable: radioEnableAvailable, radioBandAvailable: radioBandAvailable, radioFrequencyAvailable: radioFrequencyAvailable, hdChannelAvailable: hdChannelAvailable, rdsDataAvailable: rdsDataAvailable, availableHDsAvailable: availableHDsAvailable, availableHdChannelsAvailable: availableHdChannelsAvailable, stateAvailable: stateAvailable, signalStrengthAvailable: signalStrengthAvailable, signalChangeThresholdAvailable: signalChangeThresholdAvailable, sisDataAvailable: sisDataAvailable, hdRadioEnableAvailable: hdRadioEnableAvailable, siriusxmRadioAvailable: siriusxmRadioAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        radioEnableAvailable: Bool?,
+        radioBandAvailable: Bool?,
+        radioFrequencyAvailable: Bool?,
+        hdChannelAvailable: Bool?,
+        rdsDataAvailable: Bool?,
+        availableHDsAvailable: Bool?,
+        availableHdChannelsAvailable: Bool?,
+        stateAvailable: Bool?,
+        signalStrengthAvailable: Bool?,
+        signalChangeThresholdAvailable: Bool?,
+        sisDataAvailable: Bool?,
+        hdRadioEnableAvailable: Bool?,
+        siriusxmRadioAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.radioEnableAvailable = radioEnableAvailable
@@ -7019,7 +7349,7 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         self.hdRadioEnableAvailable = hdRadioEnableAvailable
         self.siriusxmRadioAvailable = siriusxmRadioAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7062,23 +7392,7 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.moduleName = moduleName
-        self.moduleInfo = moduleInfo
-        self.radioEnableAvailable = radioEnableAvailable
-        self.radioBandAvailable = radioBandAvailable
-        self.radioFrequencyAvailable = radioFrequencyAvailable
-        self.hdChannelAvailable = hdChannelAvailable
-        self.rdsDataAvailable = rdsDataAvailable
-        self.availableHDsAvailable = availableHDsAvailable
-        self.availableHdChannelsAvailable = availableHdChannelsAvailable
-        self.stateAvailable = stateAvailable
-        self.signalStrengthAvailable = signalStrengthAvailable
-        self.signalChangeThresholdAvailable = signalChangeThresholdAvailable
-        self.sisDataAvailable = sisDataAvailable
-        self.hdRadioEnableAvailable = hdRadioEnableAvailable
-        self.siriusxmRadioAvailable = siriusxmRadioAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, radioEnableAvailable: radioEnableAvailable, radioBandAvailable: radioBandAvailable, radioFrequencyAvailable: radioFrequencyAvailable, hdChannelAvailable: hdChannelAvailable, rdsDataAvailable: rdsDataAvailable, availableHDsAvailable: availableHDsAvailable, availableHdChannelsAvailable: availableHdChannelsAvailable, stateAvailable: stateAvailable, signalStrengthAvailable: signalStrengthAvailable, signalChangeThresholdAvailable: signalChangeThresholdAvailable, sisDataAvailable: sisDataAvailable, hdRadioEnableAvailable: hdRadioEnableAvailable, siriusxmRadioAvailable: siriusxmRadioAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7189,6 +7503,33 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         climateEnableAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, currentTemperatureAvailable: currentTemperatureAvailable, fanSpeedAvailable: fanSpeedAvailable, desiredTemperatureAvailable: desiredTemperatureAvailable, acEnableAvailable: acEnableAvailable, acMaxEnableAvailable: acMaxEnableAvailable, circulateAirEnableAvailable: circulateAirEnableAvailable, autoModeEnableAvailable: autoModeEnableAvailable, dualModeEnableAvailable: dualModeEnableAvailable, defrostZoneAvailable: defrostZoneAvailable, defrostZone: defrostZone, ventilationModeAvailable: ventilationModeAvailable, ventilationMode: ventilationMode, heatedSteeringWheelAvailable: heatedSteeringWheelAvailable, heatedWindshieldAvailable: heatedWindshieldAvailable, heatedRearWindowAvailable: heatedRearWindowAvailable, heatedMirrorsAvailable: heatedMirrorsAvailable, climateEnableAvailable: climateEnableAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        currentTemperatureAvailable: Bool?,
+        fanSpeedAvailable: Bool?,
+        desiredTemperatureAvailable: Bool?,
+        acEnableAvailable: Bool?,
+        acMaxEnableAvailable: Bool?,
+        circulateAirEnableAvailable: Bool?,
+        autoModeEnableAvailable: Bool?,
+        dualModeEnableAvailable: Bool?,
+        defrostZoneAvailable: Bool?,
+        defrostZone: [SDLDefrostZone]?,
+        ventilationModeAvailable: Bool?,
+        ventilationMode: [SDLVentilationMode]?,
+        heatedSteeringWheelAvailable: Bool?,
+        heatedWindshieldAvailable: Bool?,
+        heatedRearWindowAvailable: Bool?,
+        heatedMirrorsAvailable: Bool?,
+        climateEnableAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.currentTemperatureAvailable = currentTemperatureAvailable
@@ -7209,7 +7550,7 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         self.heatedMirrorsAvailable = heatedMirrorsAvailable
         self.climateEnableAvailable = climateEnableAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7260,27 +7601,7 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.moduleName = moduleName
-        self.moduleInfo = moduleInfo
-        self.currentTemperatureAvailable = currentTemperatureAvailable
-        self.fanSpeedAvailable = fanSpeedAvailable
-        self.desiredTemperatureAvailable = desiredTemperatureAvailable
-        self.acEnableAvailable = acEnableAvailable
-        self.acMaxEnableAvailable = acMaxEnableAvailable
-        self.circulateAirEnableAvailable = circulateAirEnableAvailable
-        self.autoModeEnableAvailable = autoModeEnableAvailable
-        self.dualModeEnableAvailable = dualModeEnableAvailable
-        self.defrostZoneAvailable = defrostZoneAvailable
-        self.defrostZone = defrostZone
-        self.ventilationModeAvailable = ventilationModeAvailable
-        self.ventilationMode = ventilationMode
-        self.heatedSteeringWheelAvailable = heatedSteeringWheelAvailable
-        self.heatedWindshieldAvailable = heatedWindshieldAvailable
-        self.heatedRearWindowAvailable = heatedRearWindowAvailable
-        self.heatedMirrorsAvailable = heatedMirrorsAvailable
-        self.climateEnableAvailable = climateEnableAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, currentTemperatureAvailable: currentTemperatureAvailable, fanSpeedAvailable: fanSpeedAvailable, desiredTemperatureAvailable: desiredTemperatureAvailable, acEnableAvailable: acEnableAvailable, acMaxEnableAvailable: acMaxEnableAvailable, circulateAirEnableAvailable: circulateAirEnableAvailable, autoModeEnableAvailable: autoModeEnableAvailable, dualModeEnableAvailable: dualModeEnableAvailable, defrostZoneAvailable: defrostZoneAvailable, defrostZone: defrostZone, ventilationModeAvailable: ventilationModeAvailable, ventilationMode: ventilationMode, heatedSteeringWheelAvailable: heatedSteeringWheelAvailable, heatedWindshieldAvailable: heatedWindshieldAvailable, heatedRearWindowAvailable: heatedRearWindowAvailable, heatedMirrorsAvailable: heatedMirrorsAvailable, climateEnableAvailable: climateEnableAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7351,11 +7672,22 @@ public struct SDLEqualizerSettings: RPCStruct {
         channelSetting: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(channelId: channelId, channelName: channelName, channelSetting: channelSetting, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        channelId: Int32,
+        channelName: String?,
+        channelSetting: Int32,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.channelId = channelId
         self.channelName = channelName
         self.channelSetting = channelSetting
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7375,11 +7707,7 @@ public struct SDLEqualizerSettings: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let channelId else { throw RPCError.missingParameter("channelId") }
         guard let channelSetting else { throw RPCError.missingParameter("channelSetting") }
-        self.channelId = channelId
-        self.channelName = channelName
-        self.channelSetting = channelSetting
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(channelId: channelId, channelName: channelName, channelSetting: channelSetting, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7421,12 +7749,24 @@ public struct SDLAudioControlData: RPCStruct {
         equalizerSettings: [SDLEqualizerSettings]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(source: source, keepContext: keepContext, volume: volume, equalizerSettings: equalizerSettings, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        source: SDLPrimaryAudioSource?,
+        keepContext: Bool?,
+        volume: Int32?,
+        equalizerSettings: [SDLEqualizerSettings]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.source = source
         self.keepContext = keepContext
         self.volume = volume
         self.equalizerSettings = equalizerSettings
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7446,12 +7786,7 @@ public struct SDLAudioControlData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.source = source
-        self.keepContext = keepContext
-        self.volume = volume
-        self.equalizerSettings = equalizerSettings
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(source: source, keepContext: keepContext, volume: volume, equalizerSettings: equalizerSettings, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7504,6 +7839,21 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         equalizerMaxChannelId: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, sourceAvailable: sourceAvailable, keepContextAvailable: keepContextAvailable, volumeAvailable: volumeAvailable, equalizerAvailable: equalizerAvailable, equalizerMaxChannelId: equalizerMaxChannelId, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        sourceAvailable: Bool?,
+        keepContextAvailable: Bool?,
+        volumeAvailable: Bool?,
+        equalizerAvailable: Bool?,
+        equalizerMaxChannelId: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.sourceAvailable = sourceAvailable
@@ -7512,7 +7862,7 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         self.equalizerAvailable = equalizerAvailable
         self.equalizerMaxChannelId = equalizerMaxChannelId
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7539,15 +7889,7 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.moduleName = moduleName
-        self.moduleInfo = moduleInfo
-        self.sourceAvailable = sourceAvailable
-        self.keepContextAvailable = keepContextAvailable
-        self.volumeAvailable = volumeAvailable
-        self.equalizerAvailable = equalizerAvailable
-        self.equalizerMaxChannelId = equalizerMaxChannelId
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, sourceAvailable: sourceAvailable, keepContextAvailable: keepContextAvailable, volumeAvailable: volumeAvailable, equalizerAvailable: equalizerAvailable, equalizerMaxChannelId: equalizerMaxChannelId, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7597,12 +7939,24 @@ public struct SDLLightCapabilities: RPCStruct {
         rgbColorSpaceAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(name: name, statusAvailable: statusAvailable, densityAvailable: densityAvailable, rgbColorSpaceAvailable: rgbColorSpaceAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        name: SDLLightName,
+        statusAvailable: Bool?,
+        densityAvailable: Bool?,
+        rgbColorSpaceAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.name = name
         self.statusAvailable = statusAvailable
         self.densityAvailable = densityAvailable
         self.rgbColorSpaceAvailable = rgbColorSpaceAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7623,12 +7977,7 @@ public struct SDLLightCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
-        self.name = name
-        self.statusAvailable = statusAvailable
-        self.densityAvailable = densityAvailable
-        self.rgbColorSpaceAvailable = rgbColorSpaceAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(name: name, statusAvailable: statusAvailable, densityAvailable: densityAvailable, rgbColorSpaceAvailable: rgbColorSpaceAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7669,11 +8018,22 @@ public struct SDLLightControlCapabilities: RPCStruct {
         supportedLights: [SDLLightCapabilities],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, supportedLights: supportedLights, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        supportedLights: [SDLLightCapabilities],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.supportedLights = supportedLights
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7693,11 +8053,7 @@ public struct SDLLightControlCapabilities: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
         guard let supportedLights else { throw RPCError.missingParameter("supportedLights") }
-        self.moduleName = moduleName
-        self.moduleInfo = moduleInfo
-        self.supportedLights = supportedLights
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, supportedLights: supportedLights, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7739,12 +8095,24 @@ public struct SDLLightState: RPCStruct {
         color: SDLRGBColor? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(id: id, status: status, density: density, color: color, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        id: SDLLightName,
+        status: SDLLightStatus,
+        density: Double?,
+        color: SDLRGBColor?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.id = id
         self.status = status
         self.density = density
         self.color = color
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7766,12 +8134,7 @@ public struct SDLLightState: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.id = id
-        self.status = status
-        self.density = density
-        self.color = color
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(id: id, status: status, density: density, color: color, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7806,9 +8169,18 @@ public struct SDLLightControlData: RPCStruct {
         lightState: [SDLLightState],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(lightState: lightState, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        lightState: [SDLLightState],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.lightState = lightState
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7823,9 +8195,7 @@ public struct SDLLightControlData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let lightState else { throw RPCError.missingParameter("lightState") }
-        self.lightState = lightState
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(lightState: lightState, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7860,11 +8230,22 @@ public struct SDLHMISettingsControlData: RPCStruct {
         distanceUnit: SDLDistanceUnit? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(displayMode: displayMode, temperatureUnit: temperatureUnit, distanceUnit: distanceUnit, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        displayMode: SDLDisplayMode?,
+        temperatureUnit: SDLTemperatureUnit?,
+        distanceUnit: SDLDistanceUnit?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.displayMode = displayMode
         self.temperatureUnit = temperatureUnit
         self.distanceUnit = distanceUnit
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7882,11 +8263,7 @@ public struct SDLHMISettingsControlData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.displayMode = displayMode
-        self.temperatureUnit = temperatureUnit
-        self.distanceUnit = distanceUnit
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(displayMode: displayMode, temperatureUnit: temperatureUnit, distanceUnit: distanceUnit, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -7931,13 +8308,26 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
         displayModeUnitAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, distanceUnitAvailable: distanceUnitAvailable, temperatureUnitAvailable: temperatureUnitAvailable, displayModeUnitAvailable: displayModeUnitAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        distanceUnitAvailable: Bool?,
+        temperatureUnitAvailable: Bool?,
+        displayModeUnitAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.distanceUnitAvailable = distanceUnitAvailable
         self.temperatureUnitAvailable = temperatureUnitAvailable
         self.displayModeUnitAvailable = displayModeUnitAvailable
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7960,13 +8350,7 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.moduleName = moduleName
-        self.moduleInfo = moduleInfo
-        self.distanceUnitAvailable = distanceUnitAvailable
-        self.temperatureUnitAvailable = temperatureUnitAvailable
-        self.displayModeUnitAvailable = displayModeUnitAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, distanceUnitAvailable: distanceUnitAvailable, temperatureUnitAvailable: temperatureUnitAvailable, displayModeUnitAvailable: displayModeUnitAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8024,6 +8408,22 @@ public struct SDLModuleData: RPCStruct {
         hmiSettingsControlData: SDLHMISettingsControlData? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleId: moduleId, radioControlData: radioControlData, climateControlData: climateControlData, seatControlData: seatControlData, audioControlData: audioControlData, lightControlData: lightControlData, hmiSettingsControlData: hmiSettingsControlData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleId: String?,
+        radioControlData: SDLRadioControlData?,
+        climateControlData: SDLClimateControlData?,
+        seatControlData: SDLSeatControlData?,
+        audioControlData: SDLAudioControlData?,
+        lightControlData: SDLLightControlData?,
+        hmiSettingsControlData: SDLHMISettingsControlData?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleId = moduleId
         self.radioControlData = radioControlData
@@ -8033,7 +8433,7 @@ public struct SDLModuleData: RPCStruct {
         self.lightControlData = lightControlData
         self.hmiSettingsControlData = hmiSettingsControlData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8062,16 +8462,7 @@ public struct SDLModuleData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
-        self.moduleType = moduleType
-        self.moduleId = moduleId
-        self.radioControlData = radioControlData
-        self.climateControlData = climateControlData
-        self.seatControlData = seatControlData
-        self.audioControlData = audioControlData
-        self.lightControlData = lightControlData
-        self.hmiSettingsControlData = hmiSettingsControlData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(moduleType: moduleType, moduleId: moduleId, radioControlData: radioControlData, climateControlData: climateControlData, seatControlData: seatControlData, audioControlData: audioControlData, lightControlData: lightControlData, hmiSettingsControlData: hmiSettingsControlData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8132,6 +8523,21 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         seatControlCapabilities: [SDLSeatControlCapabilities]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(climateControlCapabilities: climateControlCapabilities, radioControlCapabilities: radioControlCapabilities, buttonCapabilities: buttonCapabilities, audioControlCapabilities: audioControlCapabilities, hmiSettingsControlCapabilities: hmiSettingsControlCapabilities, lightControlCapabilities: lightControlCapabilities, seatControlCapabilities: seatControlCapabilities, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        climateControlCapabilities: [SDLClimateControlCapabilities]?,
+        radioControlCapabilities: [SDLRadioControlCapabilities]?,
+        buttonCapabilities: [SDLButtonCapabilities]?,
+        audioControlCapabilities: [SDLAudioControlCapabilities]?,
+        hmiSettingsControlCapabilities: SDLHMISettingsControlCapabilities?,
+        lightControlCapabilities: SDLLightControlCapabilities?,
+        seatControlCapabilities: [SDLSeatControlCapabilities]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.climateControlCapabilities = climateControlCapabilities
         self.radioControlCapabilities = radioControlCapabilities
         self.buttonCapabilities = buttonCapabilities
@@ -8140,7 +8546,7 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         self.lightControlCapabilities = lightControlCapabilities
         self.seatControlCapabilities = seatControlCapabilities
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8166,15 +8572,7 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.climateControlCapabilities = climateControlCapabilities
-        self.radioControlCapabilities = radioControlCapabilities
-        self.buttonCapabilities = buttonCapabilities
-        self.audioControlCapabilities = audioControlCapabilities
-        self.hmiSettingsControlCapabilities = hmiSettingsControlCapabilities
-        self.lightControlCapabilities = lightControlCapabilities
-        self.seatControlCapabilities = seatControlCapabilities
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(climateControlCapabilities: climateControlCapabilities, radioControlCapabilities: radioControlCapabilities, buttonCapabilities: buttonCapabilities, audioControlCapabilities: audioControlCapabilities, hmiSettingsControlCapabilities: hmiSettingsControlCapabilities, lightControlCapabilities: lightControlCapabilities, seatControlCapabilities: seatControlCapabilities, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8224,12 +8622,24 @@ public struct SDLMetadataTags: RPCStruct {
         mainField4: [SDLMetadataType]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        mainField1: [SDLMetadataType]?,
+        mainField2: [SDLMetadataType]?,
+        mainField3: [SDLMetadataType]?,
+        mainField4: [SDLMetadataType]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.mainField1 = mainField1
         self.mainField2 = mainField2
         self.mainField3 = mainField3
         self.mainField4 = mainField4
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8249,12 +8659,7 @@ public struct SDLMetadataTags: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.mainField1 = mainField1
-        self.mainField2 = mainField2
-        self.mainField3 = mainField3
-        self.mainField4 = mainField4
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8326,11 +8731,7 @@ public struct SDLRectangle: RPCStruct {
         guard let y else { throw RPCError.missingParameter("y") }
         guard let width else { throw RPCError.missingParameter("width") }
         guard let height else { throw RPCError.missingParameter("height") }
-        self.x = x
-        self.y = y
-        self.width = width
-        self.height = height
-        self.unknownParameters = unknownParameters
+        self.init(x: x, y: y, width: width, height: height, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8388,9 +8789,7 @@ public struct SDLHapticRect: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let rect else { throw RPCError.missingParameter("rect") }
-        self.id = id
-        self.rect = rect
-        self.unknownParameters = unknownParameters
+        self.init(id: id, rect: rect, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8428,7 +8827,7 @@ public struct SDLMediaServiceManifest: RPCStruct {
             try reader.decodeUnknown(into: &unknownParameters)
         }
         try unknownParameters.requireUniqueKeys()
-        self.unknownParameters = unknownParameters
+        self.init(unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8491,6 +8890,27 @@ public struct SDLMediaServiceData: RPCStruct {
         mediaImage: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(mediaType: mediaType, mediaTitle: mediaTitle, mediaArtist: mediaArtist, mediaAlbum: mediaAlbum, playlistName: playlistName, isExplicit: isExplicit, trackPlaybackProgress: trackPlaybackProgress, trackPlaybackDuration: trackPlaybackDuration, queuePlaybackProgress: queuePlaybackProgress, queuePlaybackDuration: queuePlaybackDuration, queueCurrentTrackNumber: queueCurrentTrackNumber, queueTotalTrackCount: queueTotalTrackCount, mediaImage: mediaImage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        mediaType: SDLMediaType?,
+        mediaTitle: String?,
+        mediaArtist: String?,
+        mediaAlbum: String?,
+        playlistName: String?,
+        isExplicit: Bool?,
+        trackPlaybackProgress: Int32?,
+        trackPlaybackDuration: Int32?,
+        queuePlaybackProgress: Int32?,
+        queuePlaybackDuration: Int32?,
+        queueCurrentTrackNumber: Int32?,
+        queueTotalTrackCount: Int32?,
+        mediaImage: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.mediaType = mediaType
         self.mediaTitle = mediaTitle
         self.mediaArtist = mediaArtist
@@ -8505,7 +8925,7 @@ public struct SDLMediaServiceData: RPCStruct {
         self.queueTotalTrackCount = queueTotalTrackCount
         self.mediaImage = mediaImage
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8543,21 +8963,7 @@ public struct SDLMediaServiceData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.mediaType = mediaType
-        self.mediaTitle = mediaTitle
-        self.mediaArtist = mediaArtist
-        self.mediaAlbum = mediaAlbum
-        self.playlistName = playlistName
-        self.isExplicit = isExplicit
-        self.trackPlaybackProgress = trackPlaybackProgress
-        self.trackPlaybackDuration = trackPlaybackDuration
-        self.queuePlaybackProgress = queuePlaybackProgress
-        self.queuePlaybackDuration = queuePlaybackDuration
-        self.queueCurrentTrackNumber = queueCurrentTrackNumber
-        self.queueTotalTrackCount = queueTotalTrackCount
-        self.mediaImage = mediaImage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(mediaType: mediaType, mediaTitle: mediaTitle, mediaArtist: mediaArtist, mediaAlbum: mediaAlbum, playlistName: playlistName, isExplicit: isExplicit, trackPlaybackProgress: trackPlaybackProgress, trackPlaybackDuration: trackPlaybackDuration, queuePlaybackProgress: queuePlaybackProgress, queuePlaybackDuration: queuePlaybackDuration, queueCurrentTrackNumber: queueCurrentTrackNumber, queueTotalTrackCount: queueTotalTrackCount, mediaImage: mediaImage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8622,13 +9028,26 @@ public struct SDLWeatherServiceManifest: RPCStruct {
         weatherForLocationSupported: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(currentForecastSupported: currentForecastSupported, maxMultidayForecastAmount: maxMultidayForecastAmount, maxHourlyForecastAmount: maxHourlyForecastAmount, maxMinutelyForecastAmount: maxMinutelyForecastAmount, weatherForLocationSupported: weatherForLocationSupported, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        currentForecastSupported: Bool?,
+        maxMultidayForecastAmount: Int32?,
+        maxHourlyForecastAmount: Int32?,
+        maxMinutelyForecastAmount: Int32?,
+        weatherForLocationSupported: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.currentForecastSupported = currentForecastSupported
         self.maxMultidayForecastAmount = maxMultidayForecastAmount
         self.maxHourlyForecastAmount = maxHourlyForecastAmount
         self.maxMinutelyForecastAmount = maxMinutelyForecastAmount
         self.weatherForLocationSupported = weatherForLocationSupported
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8650,13 +9069,7 @@ public struct SDLWeatherServiceManifest: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.currentForecastSupported = currentForecastSupported
-        self.maxMultidayForecastAmount = maxMultidayForecastAmount
-        self.maxHourlyForecastAmount = maxHourlyForecastAmount
-        self.maxMinutelyForecastAmount = maxMinutelyForecastAmount
-        self.weatherForLocationSupported = weatherForLocationSupported
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(currentForecastSupported: currentForecastSupported, maxMultidayForecastAmount: maxMultidayForecastAmount, maxHourlyForecastAmount: maxHourlyForecastAmount, maxMinutelyForecastAmount: maxMinutelyForecastAmount, weatherForLocationSupported: weatherForLocationSupported, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8708,6 +9121,20 @@ public struct SDLWeatherAlert: RPCStruct {
         timeIssued: SDLDateTime? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(title: title, summary: summary, expires: expires, regions: regions, severity: severity, timeIssued: timeIssued, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        title: String?,
+        summary: String?,
+        expires: SDLDateTime?,
+        regions: [String]?,
+        severity: String?,
+        timeIssued: SDLDateTime?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.title = title
         self.summary = summary
         self.expires = expires
@@ -8715,7 +9142,7 @@ public struct SDLWeatherAlert: RPCStruct {
         self.severity = severity
         self.timeIssued = timeIssued
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8739,14 +9166,7 @@ public struct SDLWeatherAlert: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.title = title
-        self.summary = summary
-        self.expires = expires
-        self.regions = regions
-        self.severity = severity
-        self.timeIssued = timeIssued
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(title: title, summary: summary, expires: expires, regions: regions, severity: severity, timeIssued: timeIssued, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -8848,6 +9268,36 @@ public struct SDLWeatherData: RPCStruct {
         weatherIcon: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(currentTemperature: currentTemperature, temperatureHigh: temperatureHigh, temperatureLow: temperatureLow, apparentTemperature: apparentTemperature, apparentTemperatureHigh: apparentTemperatureHigh, apparentTemperatureLow: apparentTemperatureLow, weatherSummary: weatherSummary, time: time, humidity: humidity, cloudCover: cloudCover, moonPhase: moonPhase, windBearing: windBearing, windGust: windGust, windSpeed: windSpeed, nearestStormBearing: nearestStormBearing, nearestStormDistance: nearestStormDistance, precipAccumulation: precipAccumulation, precipIntensity: precipIntensity, precipProbability: precipProbability, precipType: precipType, visibility: visibility, weatherIcon: weatherIcon, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        currentTemperature: SDLTemperature?,
+        temperatureHigh: SDLTemperature?,
+        temperatureLow: SDLTemperature?,
+        apparentTemperature: SDLTemperature?,
+        apparentTemperatureHigh: SDLTemperature?,
+        apparentTemperatureLow: SDLTemperature?,
+        weatherSummary: String?,
+        time: SDLDateTime?,
+        humidity: Double?,
+        cloudCover: Double?,
+        moonPhase: Double?,
+        windBearing: Int32?,
+        windGust: Double?,
+        windSpeed: Double?,
+        nearestStormBearing: Int32?,
+        nearestStormDistance: Int32?,
+        precipAccumulation: Double?,
+        precipIntensity: Double?,
+        precipProbability: Double?,
+        precipType: String?,
+        visibility: Double?,
+        weatherIcon: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.currentTemperature = currentTemperature
         self.temperatureHigh = temperatureHigh
         self.temperatureLow = temperatureLow
@@ -8871,7 +9321,7 @@ public struct SDLWeatherData: RPCStruct {
         self.visibility = visibility
         self.weatherIcon = weatherIcon
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8927,30 +9377,7 @@ public struct SDLWeatherData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.currentTemperature = currentTemperature
-        self.temperatureHigh = temperatureHigh
-        self.temperatureLow = temperatureLow
-        self.apparentTemperature = apparentTemperature
-        self.apparentTemperatureHigh = apparentTemperatureHigh
-        self.apparentTemperatureLow = apparentTemperatureLow
-        self.weatherSummary = weatherSummary
-        self.time = time
-        self.humidity = humidity
-        self.cloudCover = cloudCover
-        self.moonPhase = moonPhase
-        self.windBearing = windBearing
-        self.windGust = windGust
-        self.windSpeed = windSpeed
-        self.nearestStormBearing = nearestStormBearing
-        self.nearestStormDistance = nearestStormDistance
-        self.precipAccumulation = precipAccumulation
-        self.precipIntensity = precipIntensity
-        self.precipProbability = precipProbability
-        self.precipType = precipType
-        self.visibility = visibility
-        self.weatherIcon = weatherIcon
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(currentTemperature: currentTemperature, temperatureHigh: temperatureHigh, temperatureLow: temperatureLow, apparentTemperature: apparentTemperature, apparentTemperatureHigh: apparentTemperatureHigh, apparentTemperatureLow: apparentTemperatureLow, weatherSummary: weatherSummary, time: time, humidity: humidity, cloudCover: cloudCover, moonPhase: moonPhase, windBearing: windBearing, windGust: windGust, windSpeed: windSpeed, nearestStormBearing: nearestStormBearing, nearestStormDistance: nearestStormDistance, precipAccumulation: precipAccumulation, precipIntensity: precipIntensity, precipProbability: precipProbability, precipType: precipType, visibility: visibility, weatherIcon: weatherIcon, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9036,6 +9463,20 @@ public struct SDLWeatherServiceData: RPCStruct {
         alerts: [SDLWeatherAlert]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(location: location, currentForecast: currentForecast, minuteForecast: minuteForecast, hourlyForecast: hourlyForecast, multidayForecast: multidayForecast, alerts: alerts, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        location: SDLLocationDetails,
+        currentForecast: SDLWeatherData?,
+        minuteForecast: [SDLWeatherData]?,
+        hourlyForecast: [SDLWeatherData]?,
+        multidayForecast: [SDLWeatherData]?,
+        alerts: [SDLWeatherAlert]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.location = location
         self.currentForecast = currentForecast
         self.minuteForecast = minuteForecast
@@ -9043,7 +9484,7 @@ public struct SDLWeatherServiceData: RPCStruct {
         self.multidayForecast = multidayForecast
         self.alerts = alerts
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9068,14 +9509,7 @@ public struct SDLWeatherServiceData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
-        self.location = location
-        self.currentForecast = currentForecast
-        self.minuteForecast = minuteForecast
-        self.hourlyForecast = hourlyForecast
-        self.multidayForecast = multidayForecast
-        self.alerts = alerts
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(location: location, currentForecast: currentForecast, minuteForecast: minuteForecast, hourlyForecast: hourlyForecast, multidayForecast: multidayForecast, alerts: alerts, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9114,9 +9548,18 @@ public struct SDLNavigationServiceManifest: RPCStruct {
         acceptsWayPoints: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(acceptsWayPoints: acceptsWayPoints, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        acceptsWayPoints: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.acceptsWayPoints = acceptsWayPoints
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9130,9 +9573,7 @@ public struct SDLNavigationServiceManifest: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.acceptsWayPoints = acceptsWayPoints
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(acceptsWayPoints: acceptsWayPoints, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9182,6 +9623,22 @@ public struct SDLNavigationInstruction: RPCStruct {
         image: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(locationDetails: locationDetails, action: action, eta: eta, bearing: bearing, junctionType: junctionType, drivingSide: drivingSide, details: details, image: image, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        locationDetails: SDLLocationDetails,
+        action: SDLNavigationAction,
+        eta: SDLDateTime?,
+        bearing: Int32?,
+        junctionType: SDLNavigationJunction?,
+        drivingSide: SDLDirection?,
+        details: String?,
+        image: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.locationDetails = locationDetails
         self.action = action
         self.eta = eta
@@ -9191,7 +9648,7 @@ public struct SDLNavigationInstruction: RPCStruct {
         self.details = details
         self.image = image
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9221,16 +9678,7 @@ public struct SDLNavigationInstruction: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let locationDetails else { throw RPCError.missingParameter("locationDetails") }
         guard let action else { throw RPCError.missingParameter("action") }
-        self.locationDetails = locationDetails
-        self.action = action
-        self.eta = eta
-        self.bearing = bearing
-        self.junctionType = junctionType
-        self.drivingSide = drivingSide
-        self.details = details
-        self.image = image
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(locationDetails: locationDetails, action: action, eta: eta, bearing: bearing, junctionType: junctionType, drivingSide: drivingSide, details: details, image: image, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9297,6 +9745,23 @@ public struct SDLNavigationServiceData: RPCStruct {
         prompt: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(timeStamp: timeStamp, origin: origin, destination: destination, destinationETA: destinationETA, instructions: instructions, nextInstructionETA: nextInstructionETA, nextInstructionDistance: nextInstructionDistance, nextInstructionDistanceScale: nextInstructionDistanceScale, prompt: prompt, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        timeStamp: SDLDateTime,
+        origin: SDLLocationDetails?,
+        destination: SDLLocationDetails?,
+        destinationETA: SDLDateTime?,
+        instructions: [SDLNavigationInstruction]?,
+        nextInstructionETA: SDLDateTime?,
+        nextInstructionDistance: Double?,
+        nextInstructionDistanceScale: Double?,
+        prompt: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.timeStamp = timeStamp
         self.origin = origin
         self.destination = destination
@@ -9307,7 +9772,7 @@ public struct SDLNavigationServiceData: RPCStruct {
         self.nextInstructionDistanceScale = nextInstructionDistanceScale
         self.prompt = prompt
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9338,17 +9803,7 @@ public struct SDLNavigationServiceData: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let timeStamp else { throw RPCError.missingParameter("timeStamp") }
-        self.timeStamp = timeStamp
-        self.origin = origin
-        self.destination = destination
-        self.destinationETA = destinationETA
-        self.instructions = instructions
-        self.nextInstructionETA = nextInstructionETA
-        self.nextInstructionDistance = nextInstructionDistance
-        self.nextInstructionDistanceScale = nextInstructionDistanceScale
-        self.prompt = prompt
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(timeStamp: timeStamp, origin: origin, destination: destination, destinationETA: destinationETA, instructions: instructions, nextInstructionETA: nextInstructionETA, nextInstructionDistance: nextInstructionDistance, nextInstructionDistanceScale: nextInstructionDistanceScale, prompt: prompt, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9417,6 +9872,23 @@ public struct SDLAppServiceManifest: RPCStruct {
         navigationServiceManifest: SDLNavigationServiceManifest? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(serviceName: serviceName, serviceType: serviceType, serviceIcon: serviceIcon, allowAppConsumers: allowAppConsumers, rpcSpecVersion: rpcSpecVersion, handledRPCs: handledRPCs, mediaServiceManifest: mediaServiceManifest, weatherServiceManifest: weatherServiceManifest, navigationServiceManifest: navigationServiceManifest, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        serviceName: String?,
+        serviceType: String,
+        serviceIcon: SDLImage?,
+        allowAppConsumers: Bool?,
+        rpcSpecVersion: SDLSyncMsgVersion?,
+        handledRPCs: [Int32]?,
+        mediaServiceManifest: SDLMediaServiceManifest?,
+        weatherServiceManifest: SDLWeatherServiceManifest?,
+        navigationServiceManifest: SDLNavigationServiceManifest?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.serviceName = serviceName
         self.serviceType = serviceType
         self.serviceIcon = serviceIcon
@@ -9427,7 +9899,7 @@ public struct SDLAppServiceManifest: RPCStruct {
         self.weatherServiceManifest = weatherServiceManifest
         self.navigationServiceManifest = navigationServiceManifest
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9458,17 +9930,7 @@ public struct SDLAppServiceManifest: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
-        self.serviceName = serviceName
-        self.serviceType = serviceType
-        self.serviceIcon = serviceIcon
-        self.allowAppConsumers = allowAppConsumers
-        self.rpcSpecVersion = rpcSpecVersion
-        self.handledRPCs = handledRPCs
-        self.mediaServiceManifest = mediaServiceManifest
-        self.weatherServiceManifest = weatherServiceManifest
-        self.navigationServiceManifest = navigationServiceManifest
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(serviceName: serviceName, serviceType: serviceType, serviceIcon: serviceIcon, allowAppConsumers: allowAppConsumers, rpcSpecVersion: rpcSpecVersion, handledRPCs: handledRPCs, mediaServiceManifest: mediaServiceManifest, weatherServiceManifest: weatherServiceManifest, navigationServiceManifest: navigationServiceManifest, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9550,11 +10012,7 @@ public struct SDLAppServiceRecord: RPCStruct {
         guard let serviceManifest else { throw RPCError.missingParameter("serviceManifest") }
         guard let servicePublished else { throw RPCError.missingParameter("servicePublished") }
         guard let serviceActive else { throw RPCError.missingParameter("serviceActive") }
-        self.serviceID = serviceID
-        self.serviceManifest = serviceManifest
-        self.servicePublished = servicePublished
-        self.serviceActive = serviceActive
-        self.unknownParameters = unknownParameters
+        self.init(serviceID: serviceID, serviceManifest: serviceManifest, servicePublished: servicePublished, serviceActive: serviceActive, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9599,13 +10057,26 @@ public struct SDLAppServiceData: RPCStruct {
         navigationServiceData: SDLNavigationServiceData? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(serviceType: serviceType, serviceID: serviceID, mediaServiceData: mediaServiceData, weatherServiceData: weatherServiceData, navigationServiceData: navigationServiceData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        serviceType: String,
+        serviceID: String,
+        mediaServiceData: SDLMediaServiceData?,
+        weatherServiceData: SDLWeatherServiceData?,
+        navigationServiceData: SDLNavigationServiceData?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.serviceType = serviceType
         self.serviceID = serviceID
         self.mediaServiceData = mediaServiceData
         self.weatherServiceData = weatherServiceData
         self.navigationServiceData = navigationServiceData
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9629,13 +10100,7 @@ public struct SDLAppServiceData: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
-        self.serviceType = serviceType
-        self.serviceID = serviceID
-        self.mediaServiceData = mediaServiceData
-        self.weatherServiceData = weatherServiceData
-        self.navigationServiceData = navigationServiceData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(serviceType: serviceType, serviceID: serviceID, mediaServiceData: mediaServiceData, weatherServiceData: weatherServiceData, navigationServiceData: navigationServiceData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9675,10 +10140,20 @@ public struct SDLAppServiceCapability: RPCStruct {
         updatedAppServiceRecord: SDLAppServiceRecord,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(updateReason: updateReason, updatedAppServiceRecord: updatedAppServiceRecord, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        updateReason: SDLServiceUpdateReason?,
+        updatedAppServiceRecord: SDLAppServiceRecord,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.updateReason = updateReason
         self.updatedAppServiceRecord = updatedAppServiceRecord
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9695,10 +10170,7 @@ public struct SDLAppServiceCapability: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let updatedAppServiceRecord else { throw RPCError.missingParameter("updatedAppServiceRecord") }
-        self.updateReason = updateReason
-        self.updatedAppServiceRecord = updatedAppServiceRecord
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(updateReason: updateReason, updatedAppServiceRecord: updatedAppServiceRecord, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9729,9 +10201,18 @@ public struct SDLAppServicesCapabilities: RPCStruct {
         appServices: [SDLAppServiceCapability]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(appServices: appServices, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        appServices: [SDLAppServiceCapability]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.appServices = appServices
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9745,9 +10226,7 @@ public struct SDLAppServicesCapabilities: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.appServices = appServices
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(appServices: appServices, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9800,6 +10279,23 @@ public struct SDLSystemCapability: RPCStruct {
         driverDistractionCapability: SDLDriverDistractionCapability? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(systemCapabilityType: systemCapabilityType, navigationCapability: navigationCapability, phoneCapability: phoneCapability, videoStreamingCapability: videoStreamingCapability, remoteControlCapability: remoteControlCapability, appServicesCapabilities: appServicesCapabilities, seatLocationCapability: seatLocationCapability, displayCapabilities: displayCapabilities, driverDistractionCapability: driverDistractionCapability, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        systemCapabilityType: SDLSystemCapabilityType,
+        navigationCapability: SDLNavigationCapability?,
+        phoneCapability: SDLPhoneCapability?,
+        videoStreamingCapability: SDLVideoStreamingCapability?,
+        remoteControlCapability: SDLRemoteControlCapabilities?,
+        appServicesCapabilities: SDLAppServicesCapabilities?,
+        seatLocationCapability: SDLSeatLocationCapability?,
+        displayCapabilities: [SDLDisplayCapability]?,
+        driverDistractionCapability: SDLDriverDistractionCapability?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.systemCapabilityType = systemCapabilityType
         self.navigationCapability = navigationCapability
         self.phoneCapability = phoneCapability
@@ -9810,7 +10306,7 @@ public struct SDLSystemCapability: RPCStruct {
         self.displayCapabilities = displayCapabilities
         self.driverDistractionCapability = driverDistractionCapability
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9841,17 +10337,7 @@ public struct SDLSystemCapability: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
-        self.systemCapabilityType = systemCapabilityType
-        self.navigationCapability = navigationCapability
-        self.phoneCapability = phoneCapability
-        self.videoStreamingCapability = videoStreamingCapability
-        self.remoteControlCapability = remoteControlCapability
-        self.appServicesCapabilities = appServicesCapabilities
-        self.seatLocationCapability = seatLocationCapability
-        self.displayCapabilities = displayCapabilities
-        self.driverDistractionCapability = driverDistractionCapability
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(systemCapabilityType: systemCapabilityType, navigationCapability: navigationCapability, phoneCapability: phoneCapability, videoStreamingCapability: videoStreamingCapability, remoteControlCapability: remoteControlCapability, appServicesCapabilities: appServicesCapabilities, seatLocationCapability: seatLocationCapability, displayCapabilities: displayCapabilities, driverDistractionCapability: driverDistractionCapability, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9902,11 +10388,22 @@ public struct SDLClimateData: RPCStruct {
         atmosphericPressure: Double? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(externalTemperature: externalTemperature, cabinTemperature: cabinTemperature, atmosphericPressure: atmosphericPressure, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        externalTemperature: SDLTemperature?,
+        cabinTemperature: SDLTemperature?,
+        atmosphericPressure: Double?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.externalTemperature = externalTemperature
         self.cabinTemperature = cabinTemperature
         self.atmosphericPressure = atmosphericPressure
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9924,11 +10421,7 @@ public struct SDLClimateData: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.externalTemperature = externalTemperature
-        self.cabinTemperature = cabinTemperature
-        self.atmosphericPressure = atmosphericPressure
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(externalTemperature: externalTemperature, cabinTemperature: cabinTemperature, atmosphericPressure: atmosphericPressure, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -9967,11 +10460,22 @@ public struct SDLGearStatus: RPCStruct {
         transmissionType: SDLTransmissionType? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(userSelectedGear: userSelectedGear, actualGear: actualGear, transmissionType: transmissionType, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        userSelectedGear: SDLPRNDL?,
+        actualGear: SDLPRNDL?,
+        transmissionType: SDLTransmissionType?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.userSelectedGear = userSelectedGear
         self.actualGear = actualGear
         self.transmissionType = transmissionType
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9989,11 +10493,7 @@ public struct SDLGearStatus: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.userSelectedGear = userSelectedGear
-        self.actualGear = actualGear
-        self.transmissionType = transmissionType
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(userSelectedGear: userSelectedGear, actualGear: actualGear, transmissionType: transmissionType, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10049,9 +10549,7 @@ public struct SDLSeatStatus: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let seatLocation else { throw RPCError.missingParameter("seatLocation") }
         guard let conditionActive else { throw RPCError.missingParameter("conditionActive") }
-        self.seatLocation = seatLocation
-        self.conditionActive = conditionActive
-        self.unknownParameters = unknownParameters
+        self.init(seatLocation: seatLocation, conditionActive: conditionActive, unknownParameters: unknownParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10084,10 +10582,20 @@ public struct SDLSeatOccupancy: RPCStruct {
         seatsBelted: [SDLSeatStatus]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(seatsOccupied: seatsOccupied, seatsBelted: seatsBelted, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        seatsOccupied: [SDLSeatStatus]?,
+        seatsBelted: [SDLSeatStatus]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.seatsOccupied = seatsOccupied
         self.seatsBelted = seatsBelted
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10103,10 +10611,7 @@ public struct SDLSeatOccupancy: RPCStruct {
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.seatsOccupied = seatsOccupied
-        self.seatsBelted = seatsBelted
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(seatsOccupied: seatsOccupied, seatsBelted: seatsBelted, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10140,10 +10645,20 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
         seekTime: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(type: type, seekTime: seekTime, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        type: SDLSeekIndicatorType,
+        seekTime: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.type = type
         self.seekTime = seekTime
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10160,10 +10675,7 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
-        self.type = type
-        self.seekTime = seekTime
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(type: type, seekTime: seekTime, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -10197,10 +10709,20 @@ public struct SDLAppCapability: RPCStruct {
         videoStreamingCapability: SDLVideoStreamingCapability? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(appCapabilityType: appCapabilityType, videoStreamingCapability: videoStreamingCapability, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        appCapabilityType: SDLAppCapabilityType,
+        videoStreamingCapability: SDLVideoStreamingCapability?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.appCapabilityType = appCapabilityType
         self.videoStreamingCapability = videoStreamingCapability
         self.unknownParameters = unknownParameters
-        self.droppedParameters = RPCDroppedParameters()
+        self.droppedParameters = droppedParameters
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10217,10 +10739,7 @@ public struct SDLAppCapability: RPCStruct {
         }
         try unknownParameters.requireUniqueKeys()
         guard let appCapabilityType else { throw RPCError.missingParameter("appCapabilityType") }
-        self.appCapabilityType = appCapabilityType
-        self.videoStreamingCapability = videoStreamingCapability
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.init(appCapabilityType: appCapabilityType, videoStreamingCapability: videoStreamingCapability, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
