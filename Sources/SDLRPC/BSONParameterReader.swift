@@ -12,13 +12,13 @@ import SDLBSON
 struct BSONParameterReader: RPCParameterReader {
     /// Stands on the current element, which the next read consumes (`hasElement` false once read).
     var cursor: _BSONCursor
-    let _keepsNonconformingParts: Bool
 
     /// A reader standing on `document` itself; `beginObject()` enters it.
-    init(_ document: BSONDocument, keepsNonconformingParts: Bool = false) {
+    init(_ document: BSONDocument) {
         self.cursor = _BSONCursor(document)
-        self._keepsNonconformingParts = keepsNonconformingParts
     }
+
+    static var _keepsNonconformingParts: Bool { false }
 
     var _mark: _BSONCursor._Mark { self.cursor._mark }
 
@@ -175,8 +175,7 @@ func withBSONParameterReader<T>(
     _ buffer: ByteBuffer, options: RPCCodingOptions,
     _ body: (inout BSONParameterReader) throws(RPCError) -> T
 ) throws(RPCError) -> T {
-    var reader = BSONParameterReader(
-        try validatedBSON(buffer, options: options), keepsNonconformingParts: options.receivePolicy.keepsNonconformingParts)
+    var reader = BSONParameterReader(try validatedBSON(buffer, options: options))
     try reader.beginObject()
     return try body(&reader)
 }
@@ -207,7 +206,7 @@ extension RPCStruct {
 
     public static func _decodeBSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self {
         let value = try withBSONParameterReader(bytes, options: options) { (reader) throws(RPCError) in
-            try Self(parametersFrom: &reader)
+            try Self.read(from: &reader, options: options)
         }
         try value.checkDecoded(options)
         return value

@@ -27,15 +27,15 @@ struct JSONParameterReader: RPCParameterReader {
     /// The key, when it had escapes and its bytes differ from the input's.
     var escapedKey: String?
     private(set) var keyHash: UInt32 = 0
-    let _keepsNonconformingParts: Bool
 
     /// A reader over `bytes`, which must stay valid while it is used; callers get one from
     /// `withJSONParameterReader(_:options:_:)` or the message APIs.
-    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, keepsNonconformingParts: Bool = false) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
-        self._keepsNonconformingParts = keepsNonconformingParts
     }
+
+    static var _keepsNonconformingParts: Bool { false }
 
     /// Where a value starts: its byte offset and the nesting depth there.
     struct _Mark {

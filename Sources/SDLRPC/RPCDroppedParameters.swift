@@ -15,10 +15,6 @@
 ///
 /// Entries are sorted by key (its UTF-8 bytes), then by index, whatever the order on the wire,
 /// so equal messages have equal stores. Only decoders add entries.
-///
-/// An empty store (the common case) holds no object: every generated struct has one, and a
-/// struct is copied with a retain per object it holds, so an empty array here (one more object
-/// per struct) cost strict decoding about 8% of its instructions.
 public struct RPCDroppedParameters: Hashable, Sendable, RandomAccessCollection {
     /// One dropped part.
     ///
@@ -50,39 +46,15 @@ public struct RPCDroppedParameters: Hashable, Sendable, RandomAccessCollection {
         }
     }
 
-    /// The entries of a store that has any; never empty.
-    private final class Storage: Sendable {
-        let entries: [Entry]
-
-        init(_ entries: [Entry]) { self.entries = entries }
-    }
-
-    private var storage: Storage?
+    /// The entries, sorted by key and index.
+    public private(set) var entries: [Entry]
 
     /// An empty store.
-    public init() { self.storage = nil }
+    public init() { self.entries = [] }
 
-    private init(entries: [Entry]) {
-        self.storage = entries.isEmpty ? nil : Storage(entries)
-    }
-
-    /// The entries, sorted by key and index.
-    public var entries: [Entry] { self.storage?.entries ?? [] }
-
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { self.storage?.entries.count ?? 0 }
-    public var isEmpty: Bool { self.storage == nil }
+    public var startIndex: Int { self.entries.startIndex }
+    public var endIndex: Int { self.entries.endIndex }
     public subscript(position: Int) -> Entry { self.entries[position] }
-
-    /// Whether both stores have equal entries.
-    public static func == (lhs: RPCDroppedParameters, rhs: RPCDroppedParameters) -> Bool {
-        lhs.storage === rhs.storage || lhs.entries == rhs.entries
-    }
-
-    /// Hashes the entries, in line with `==`.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(self.entries)
-    }
 
     /// The value of parameter `key` as received, when it was dropped whole.
     public func value(forKey key: String) -> RPCValue? {
@@ -99,11 +71,7 @@ public struct RPCDroppedParameters: Hashable, Sendable, RandomAccessCollection {
 
     /// Removes the entries of parameter `key`, e.g. after repairing the typed property.
     public mutating func removeAll(forKey key: String) {
-        let range = self.range(forKey: key)
-        guard !range.isEmpty else { return }
-        var entries = self.entries
-        entries.removeSubrange(range)
-        self = RPCDroppedParameters(entries: entries)
+        self.entries.removeSubrange(self.range(forKey: key))
     }
 
     // MARK: Decoding, encoding, validation
@@ -154,9 +122,7 @@ public struct RPCDroppedParameters: Hashable, Sendable, RandomAccessCollection {
     mutating func add(_ run: [Entry]) {
         guard let first = run.first else { return }
         let position = self.range(forKey: first.key).lowerBound
-        var entries = self.entries
-        entries.insert(contentsOf: run, at: position)
-        self = RPCDroppedParameters(entries: entries)
+        self.entries.insert(contentsOf: run, at: position)
     }
 
     /// Whether parameter `key` has an entry (a whole one or elements), compared by bytes.

@@ -28,8 +28,7 @@ private func readJSON<T>(
     _ bytes: UnsafeBufferPointer<UInt8>, options: RPCCodingOptions,
     _ body: (inout JSONParameterReader) throws(RPCError) -> T
 ) -> Result<T, RPCError> {
-    var reader = JSONParameterReader(
-        bytes: bytes, maxDepth: options.maxNestingDepth, keepsNonconformingParts: options.receivePolicy.keepsNonconformingParts)
+    var reader = JSONParameterReader(bytes: bytes, maxDepth: options.maxNestingDepth)
     do throws(RPCError) {
         try reader.beginObject()
         let value = try body(&reader)

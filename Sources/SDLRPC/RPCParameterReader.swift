@@ -56,8 +56,10 @@ public protocol RPCParameterReader {
     /// the marked value is read again (as raw parameters, after it failed to read typed).
     mutating func _rewind(to mark: _Mark)
     /// Implementation detail: whether non-conforming optional parts are kept raw instead of
-    /// failing the decode (`RPCReceivePolicy.lenient` and `.off`).
-    var _keepsNonconformingParts: Bool { get }
+    /// failing the decode (`RPCReceivePolicy.lenient` and `.off`). A property of the type, not of
+    /// the reader, so that code specialised for a strict reader has no lenient path at all: the
+    /// module's readers are strict, and lenient decoding wraps them (`_LenientParameterReader`).
+    static var _keepsNonconformingParts: Bool { get }
 }
 
 extension RPCParameterReader {
@@ -83,7 +85,7 @@ extension RPCParameterReader {
     public mutating func decode<Value: RPCParameterValue>(
         _ slot: inout Value?, _ key: StaticString, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
-        if _slowPath(self._keepsNonconformingParts) {
+        if Self._keepsNonconformingParts {
             try self.decodeKeepingRaw(&slot, key, droppingInto: &dropped)
         } else {
             try self.decode(&slot, key)
@@ -98,16 +100,14 @@ extension RPCParameterReader {
     public mutating func decodeArray<Element: RPCParameterValue>(
         _ slot: inout [Element]?, _ key: StaticString, isOptional: Bool, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
-        if _slowPath(self._keepsNonconformingParts) {
+        if Self._keepsNonconformingParts {
             try self.decodeArrayKeepingRaw(&slot, key, isOptional: isOptional, droppingInto: &dropped)
         } else {
             try self.decode(&slot, key)
         }
     }
 
-    /// The lenient path of `decode(_:_:droppingInto:)`. Out of line, as its array twin: inlined
-    /// into every generated decoder, it left the inliner no room for the strict path's reads.
-    @inline(never)
+    /// The lenient path of `decode(_:_:droppingInto:)`.
     mutating func decodeKeepingRaw<Value: RPCParameterValue>(
         _ slot: inout Value?, _ key: StaticString, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
@@ -124,7 +124,6 @@ extension RPCParameterReader {
     }
 
     /// The lenient path of `decodeArray(_:_:isOptional:droppingInto:)`.
-    @inline(never)
     mutating func decodeArrayKeepingRaw<Element: RPCParameterValue>(
         _ slot: inout [Element]?, _ key: StaticString, isOptional: Bool, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
@@ -202,6 +201,54 @@ extension RPCParameterReader {
             parameters.append(key: key, value: try self.readUnknown())
         } catch {
             throw error.prefixed(.key(key))
+        }
+    }
+}
+
+/// A reader that keeps non-conforming optional parts raw (``RPCReceivePolicy/lenient`` and
+/// ``RPCReceivePolicy/off``): the strict reader `base`, with the lenient paths of the decoding
+/// entry points switched on by its type. Generated decoders are specialised for it separately,
+/// so the strict ones carry no lenient code.
+struct _LenientParameterReader<Base: RPCParameterReader>: RPCParameterReader {
+    var base: Base
+
+    /// Runs `body` with a lenient reader over `base`, which then stands where that one ended.
+    @inline(__always)
+    static func reading<T>(_ base: inout Base, _ body: (inout Self) throws(RPCError) -> T) throws(RPCError) -> T {
+        var reader = Self(base: base)
+        defer { base = reader.base }
+        return try body(&reader)
+    }
+
+    static var _keepsNonconformingParts: Bool { true }
+
+    @inline(__always) mutating func beginObject() throws(RPCError) { try self.base.beginObject() }
+    @inline(__always) mutating func nextKey() throws(RPCError) -> Bool { try self.base.nextKey() }
+    @inline(__always) var keyHash: UInt32 { self.base.keyHash }
+    @inline(__always) func currentKeyEquals(_ name: StaticString) -> Bool { self.base.currentKeyEquals(name) }
+    @inline(__always) var currentKey: String { self.base.currentKey }
+    @inline(__always) mutating func beginArray() throws(RPCError) { try self.base.beginArray() }
+    @inline(__always) mutating func nextElement() throws(RPCError) -> Bool { try self.base.nextElement() }
+    @inline(__always) mutating func readBool() throws(RPCError) -> Bool { try self.base.readBool() }
+    @inline(__always) mutating func readInt32() throws(RPCError) -> Int32 { try self.base.readInt32() }
+    @inline(__always) mutating func readInt64() throws(RPCError) -> Int64 { try self.base.readInt64() }
+    @inline(__always) mutating func readDouble() throws(RPCError) -> Double { try self.base.readDouble() }
+    @inline(__always) mutating func readString() throws(RPCError) -> String { try self.base.readString() }
+    @inline(__always) mutating func readUnknown() throws(RPCError) -> RPCValue { try self.base.readUnknown() }
+    @inline(__always) var _mark: Base._Mark { self.base._mark }
+    @inline(__always) mutating func _rewind(to mark: Base._Mark) { self.base._rewind(to: mark) }
+}
+
+extension RPCStruct {
+    /// Reads the members of an object `reader` has entered, keeping non-conforming parts raw when
+    /// `options.receivePolicy` says so.
+    @inline(__always)
+    static func read<Reader: RPCParameterReader>(from reader: inout Reader, options: RPCCodingOptions) throws(RPCError) -> Self {
+        guard options.receivePolicy.keepsNonconformingParts else {
+            return try Self(parametersFrom: &reader)
+        }
+        return try _LenientParameterReader.reading(&reader) { (lenient) throws(RPCError) in
+            try Self(parametersFrom: &lenient)
         }
     }
 }

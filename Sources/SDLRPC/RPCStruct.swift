@@ -47,7 +47,7 @@ extension RPCStruct {
 
     public static func _decodeJSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self {
         let value = try withJSONParameterReader(bytes, options: options) { (reader) throws(RPCError) in
-            try Self(parametersFrom: &reader)
+            try Self.read(from: &reader, options: options)
         }
         try value.checkDecoded(options)
         return value

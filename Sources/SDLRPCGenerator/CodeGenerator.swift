@@ -267,19 +267,26 @@ public struct CodeGenerator {
             out.line("/// \(self.paramNote(param))")
             out.line("public var \(SwiftNaming.propertyName(param.name)): \(self.swiftType(param))")
         }
+        // Both kept behind one reference (`RPCExtraParameters`): a struct is copied with a retain per
+        // reference it holds, and strict decoding copies structs as it builds them.
         out.line("/// Parameters this spec version does not define, re-encoded after the known ones.")
-        out.line("public var unknownParameters: RPCObject")
+        out.open("public var unknownParameters: RPCObject {")
+        out.line("get { self.extraParameters.unknown }")
+        out.line("_modify { yield &self.extraParameters.unknown }")
+        out.close("}")
         if Self.canDrop(params) {
             out.line("/// Parameters lenient decoding kept out of the typed properties, as received.")
-            out.line("public var droppedParameters: RPCDroppedParameters")
+            out.open("public var droppedParameters: RPCDroppedParameters {")
+            out.line("get { self.extraParameters.dropped }")
+            out.line("_modify { yield &self.extraParameters.dropped }")
+            out.close("}")
         } else {
-            // No stored property: one more reference per struct costs strict decoding a retain per
-            // copy of every value holding this struct, and, unused, makes the optimizer pass the
-            // other properties apart (copying them) wherever this struct is validated.
             out.line("/// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops")
             out.line("/// nothing here (a violation inside this struct drops an enclosing part).")
             out.line("public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }")
         }
+        out.line("/// The storage of `unknownParameters` and `droppedParameters`.")
+        out.line("var extraParameters: RPCExtraParameters")
         out.blank()
         self.emitMemberwiseInit(params, into: &out)
         out.blank()
@@ -306,7 +313,7 @@ public struct CodeGenerator {
                     + ["unknownParameters: unknownParameters", "droppedParameters: RPCDroppedParameters()"]
                 out.line("self.init(\(arguments.joined(separator: ", ")))")
             } else {
-                Self.emitAssignments(params, into: &out)
+                Self.emitAssignments(params, dropped: "RPCDroppedParameters()", into: &out)
             }
         }
         guard canDrop else { return }
@@ -315,8 +322,7 @@ public struct CodeGenerator {
         let all = parameters.map { $0.hasSuffix(" = nil") ? String($0.dropLast(6)) : $0 }
             + ["unknownParameters: RPCObject", "droppedParameters: RPCDroppedParameters"]
         self.emitInit("init", all, into: &out) { out in
-            Self.emitAssignments(params, into: &out)
-            out.line("self.droppedParameters = droppedParameters")
+            Self.emitAssignments(params, dropped: "droppedParameters", into: &out)
         }
     }
 
@@ -332,12 +338,12 @@ public struct CodeGenerator {
         out.close("}")
     }
 
-    private static func emitAssignments(_ params: [SpecParam], into out: inout CodeWriter) {
+    private static func emitAssignments(_ params: [SpecParam], dropped: String, into out: inout CodeWriter) {
         for param in params {
             let name = SwiftNaming.propertyName(param.name)
             out.line("self.\(name) = \(name)")
         }
-        out.line("self.unknownParameters = unknownParameters")
+        out.line("self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: \(dropped))")
     }
 
     /// `init(parametersFrom:)`: one optional local per param, a `switch` on the key hash confirmed by

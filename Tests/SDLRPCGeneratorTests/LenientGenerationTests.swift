@@ -28,7 +28,7 @@ struct LenientGenerationTests {
             #"where reader.currentKeyEquals("size"): try reader.decode(&size, "size", droppingInto: &droppedParameters)"#,
             #"where reader.currentKeyEquals("tags"): try reader.decodeArray(&tags, "tags", isOptional: false, droppingInto: &droppedParameters)"#,
             #"where reader.currentKeyEquals("colors"): try reader.decodeArray(&colors, "colors", isOptional: true, droppingInto: &droppedParameters)"#,
-            "self.droppedParameters = droppedParameters\n",
+            "self.init(color: color, size: size, flag: flag, tags: tags, colors: colors, unknownParameters: unknownParameters, droppedParameters: droppedParameters)\n",
             // Encoding writes dropped parts back in place.
             #"writer.encode(self.color, forKey: "color")"#,
             #"writer.encodeIfPresent(self.size, forKey: "size", orDropped: self.droppedParameters)"#,
@@ -40,8 +40,10 @@ struct LenientGenerationTests {
             #"if self.flag == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "flag") }"#,
             #"validator.strings(self.tags, "tags", minSize: 1, maxSize: 5, minLength: 1, maxLength: nil, dropped: self.droppedParameters)"#,
             #"if let value = self.colors { validator.enumerations(value, "colors", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "colors") }"#,
-            // The property every struct has.
-            "public var droppedParameters: RPCDroppedParameters\n",
+            // The property, stored with unknownParameters behind one reference.
+            "public var droppedParameters: RPCDroppedParameters {\n        get { self.extraParameters.dropped }\n",
+            "self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)\n",
+            "self.init(color: color, size: size, flag: flag, tags: tags, colors: colors, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())\n",
         ]
         for line in expected {
             #expect(structs.contains(line), "missing: \(line)")
@@ -52,17 +54,17 @@ struct LenientGenerationTests {
     func mandatoryScalarsOnly() throws {
         let structs = try Self.structs(structBody: "")
         #expect(structs.contains("public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }\n"))
-        #expect(!structs.contains("public var droppedParameters: RPCDroppedParameters\n"))
-        #expect(!structs.contains("self.droppedParameters ="))
+        #expect(structs.contains("self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())\n"))
+        #expect(!structs.contains("droppedParameters: droppedParameters"))
         #expect(!structs.contains("var droppedParameters = RPCDroppedParameters()\n        while"))
         #expect(!structs.contains("self.droppedParameters = droppedParameters"))
         #expect(!structs.contains("droppingInto"))
     }
 
-    @Test("a spec parameter named droppedParameters is refused")
-    func reservedName() throws {
-        let spec = try SpecParser.parse(miniSpec(structBody: "\n        <param name=\"droppedParameters\" type=\"Boolean\" mandatory=\"false\"/>"))
+    @Test("spec parameters named droppedParameters or extraParameters are refused", arguments: ["droppedParameters", "extraParameters"])
+    func reservedName(name: String) throws {
+        let spec = try SpecParser.parse(miniSpec(structBody: "\n        <param name=\"\(name)\" type=\"Boolean\" mandatory=\"false\"/>"))
         let error = try #require(throws: GeneratorError.self) { try CodeGenerator(spec: spec).generate() }
-        #expect(error.description == "line 11: Thing: param name droppedParameters is reserved by the generated code")
+        #expect(error.description == "line 11: Thing: param name \(name) is reserved by the generated code")
     }
 }

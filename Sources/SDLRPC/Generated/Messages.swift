@@ -40,9 +40,17 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
     /// `nightColorScheme`: TemplateColorScheme, optional (since 5.0).
     public var nightColorScheme: SDLTemplateColorScheme?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         syncMsgVersion: SDLSyncMsgVersion,
@@ -103,8 +111,7 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         self.appInfo = appInfo
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -249,9 +256,17 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
     /// `iconResumed`: Boolean, optional (since 5.0).
     public var iconResumed: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -330,8 +345,7 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         self.sdlVersion = sdlVersion
         self.systemSoftwareVersion = systemSoftwareVersion
         self.iconResumed = iconResumed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -452,15 +466,20 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -495,9 +514,17 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -519,8 +546,7 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -575,9 +601,17 @@ public struct SDLCreateWindowRequest: RPCMessage {
     /// `duplicateUpdatesFromWindowID`: Integer, optional.
     public var duplicateUpdatesFromWindowID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         windowID: Int32,
@@ -605,8 +639,7 @@ public struct SDLCreateWindowRequest: RPCMessage {
         self.type = type
         self.associatedServiceType = associatedServiceType
         self.duplicateUpdatesFromWindowID = duplicateUpdatesFromWindowID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -666,9 +699,17 @@ public struct SDLCreateWindowResponse: RPCMessage {
     /// `resultCode`: Result, mandatory, documented values are a subset; any value is accepted.
     public var resultCode: SDLResult
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -690,8 +731,7 @@ public struct SDLCreateWindowResponse: RPCMessage {
         self.success = success
         self.info = info
         self.resultCode = resultCode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -738,17 +778,22 @@ public struct SDLDeleteWindowRequest: RPCMessage {
     /// `windowID`: Integer, mandatory.
     public var windowID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         windowID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.windowID = windowID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -789,9 +834,17 @@ public struct SDLDeleteWindowResponse: RPCMessage {
     /// `resultCode`: Result, mandatory, documented values are a subset; any value is accepted.
     public var resultCode: SDLResult
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -813,8 +866,7 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         self.success = success
         self.info = info
         self.resultCode = resultCode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -877,9 +929,17 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
     /// `menuLayout`: MenuLayout, optional (since 6.0).
     public var menuLayout: SDLMenuLayout?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         userLocation: SDLSeatLocation? = nil,
@@ -919,8 +979,7 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         self.menuIcon = menuIcon
         self.keyboardProperties = keyboardProperties
         self.menuLayout = menuLayout
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -994,9 +1053,17 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1018,8 +1085,7 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1066,9 +1132,17 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
     /// `properties`: array of GlobalProperty, size 1...100, mandatory.
     public var properties: [SDLGlobalProperty]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         properties: [SDLGlobalProperty],
@@ -1084,8 +1158,7 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
         droppedParameters: RPCDroppedParameters
     ) {
         self.properties = properties
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1128,9 +1201,17 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1152,8 +1233,7 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1208,9 +1288,17 @@ public struct SDLAddCommandRequest: RPCMessage {
     /// `secondaryImage`: Image, optional (since 7.1).
     public var secondaryImage: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cmdID: Int32,
@@ -1238,8 +1326,7 @@ public struct SDLAddCommandRequest: RPCMessage {
         self.vrCommands = vrCommands
         self.cmdIcon = cmdIcon
         self.secondaryImage = secondaryImage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1298,9 +1385,17 @@ public struct SDLAddCommandResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1322,8 +1417,7 @@ public struct SDLAddCommandResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1370,17 +1464,22 @@ public struct SDLDeleteCommandRequest: RPCMessage {
     /// `cmdID`: Integer, value 0...2000000000, mandatory.
     public var cmdID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cmdID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.cmdID = cmdID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1422,9 +1521,17 @@ public struct SDLDeleteCommandResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1446,8 +1553,7 @@ public struct SDLDeleteCommandResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1510,9 +1616,17 @@ public struct SDLAddSubMenuRequest: RPCMessage {
     /// `secondaryImage`: Image, optional (since 7.1).
     public var secondaryImage: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuID: Int32,
@@ -1552,8 +1666,7 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         self.secondaryText = secondaryText
         self.tertiaryText = tertiaryText
         self.secondaryImage = secondaryImage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1629,9 +1742,17 @@ public struct SDLAddSubMenuResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1653,8 +1774,7 @@ public struct SDLAddSubMenuResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1701,17 +1821,22 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
     /// `menuID`: Integer, value 1...2000000000, mandatory.
     public var menuID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.menuID = menuID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1753,9 +1878,17 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1777,8 +1910,7 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1825,9 +1957,17 @@ public struct SDLShowAppMenuRequest: RPCMessage {
     /// `menuID`: Integer, value 1...2000000000, optional.
     public var menuID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuID: Int32? = nil,
@@ -1843,8 +1983,7 @@ public struct SDLShowAppMenuRequest: RPCMessage {
         droppedParameters: RPCDroppedParameters
     ) {
         self.menuID = menuID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1886,9 +2025,17 @@ public struct SDLShowAppMenuResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1910,8 +2057,7 @@ public struct SDLShowAppMenuResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1960,9 +2106,17 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
     /// `choiceSet`: array of Choice, size 1...100, mandatory.
     public var choiceSet: [SDLChoice]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         interactionChoiceSetID: Int32,
@@ -1981,8 +2135,7 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
     ) {
         self.interactionChoiceSetID = interactionChoiceSetID
         self.choiceSet = choiceSet
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2030,9 +2183,17 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2054,8 +2215,7 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2120,9 +2280,17 @@ public struct SDLPerformInteractionRequest: RPCMessage {
     /// `cancelID`: Integer, optional (since 6.0).
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         initialText: String,
@@ -2165,8 +2333,7 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         self.vrHelp = vrHelp
         self.interactionLayout = interactionLayout
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2253,9 +2420,17 @@ public struct SDLPerformInteractionResponse: RPCMessage {
     /// `triggerSource`: TriggerSource, optional.
     public var triggerSource: SDLTriggerSource?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2286,8 +2461,7 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         self.choiceID = choiceID
         self.manualTextEntry = manualTextEntry
         self.triggerSource = triggerSource
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2346,17 +2520,22 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
     /// `interactionChoiceSetID`: Integer, value 0...2000000000, mandatory.
     public var interactionChoiceSetID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         interactionChoiceSetID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.interactionChoiceSetID = interactionChoiceSetID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2398,9 +2577,17 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2422,8 +2609,7 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2488,9 +2674,17 @@ public struct SDLAlertRequest: RPCMessage {
     /// `cancelID`: Integer, optional (since 6.0).
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         alertText1: String? = nil,
@@ -2533,8 +2727,7 @@ public struct SDLAlertRequest: RPCMessage {
         self.softButtons = softButtons
         self.alertIcon = alertIcon
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2614,9 +2807,17 @@ public struct SDLAlertResponse: RPCMessage {
     /// `tryAgainTime`: Integer, value 0...2000000000, optional (since 2.0).
     public var tryAgainTime: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2641,8 +2842,7 @@ public struct SDLAlertResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.tryAgainTime = tryAgainTime
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2705,9 +2905,17 @@ public struct SDLSubtleAlertRequest: RPCMessage {
     /// `cancelID`: Integer, optional.
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         alertText1: String? = nil,
@@ -2741,8 +2949,7 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         self.duration = duration
         self.softButtons = softButtons
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2810,9 +3017,17 @@ public struct SDLSubtleAlertResponse: RPCMessage {
     /// `tryAgainTime`: Integer, value 0...2000000000, optional.
     public var tryAgainTime: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2837,8 +3052,7 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.tryAgainTime = tryAgainTime
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2887,15 +3101,20 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
     public static let rpcType = RPCType.notification
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2956,9 +3175,17 @@ public struct SDLShowRequest: RPCMessage {
     /// `templateConfiguration`: TemplateConfiguration, optional (since 6.0).
     public var templateConfiguration: SDLTemplateConfiguration?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         mainField1: String? = nil,
@@ -3019,8 +3246,7 @@ public struct SDLShowRequest: RPCMessage {
         self.templateTitle = templateTitle
         self.windowID = windowID
         self.templateConfiguration = templateConfiguration
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3122,9 +3348,17 @@ public struct SDLShowResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3146,8 +3380,7 @@ public struct SDLShowResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3194,9 +3427,17 @@ public struct SDLSpeakRequest: RPCMessage {
     /// `ttsChunks`: array of TTSChunk, size 1...100, mandatory.
     public var ttsChunks: [SDLTTSChunk]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         ttsChunks: [SDLTTSChunk],
@@ -3212,8 +3453,7 @@ public struct SDLSpeakRequest: RPCMessage {
         droppedParameters: RPCDroppedParameters
     ) {
         self.ttsChunks = ttsChunks
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3256,9 +3496,17 @@ public struct SDLSpeakResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3280,8 +3528,7 @@ public struct SDLSpeakResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3340,9 +3587,17 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
     /// `countRate`: Float, value 0.1...100.0, optional, default 1.0 (since 7.1).
     public var countRate: Double?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         startTime: SDLStartTime? = nil,
@@ -3376,8 +3631,7 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         self.forwardSeekIndicator = forwardSeekIndicator
         self.backSeekIndicator = backSeekIndicator
         self.countRate = countRate
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3444,9 +3698,17 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3468,8 +3730,7 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3530,9 +3791,17 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
     /// `muteAudio`: Boolean, optional.
     public var muteAudio: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         initialPrompt: [SDLTTSChunk]? = nil,
@@ -3569,8 +3838,7 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         self.bitsPerSample = bitsPerSample
         self.audioType = audioType
         self.muteAudio = muteAudio
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3644,9 +3912,17 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3668,8 +3944,7 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3714,15 +3989,20 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3757,9 +4037,17 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3781,8 +4069,7 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3829,17 +4116,22 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
     /// `buttonName`: ButtonName, mandatory.
     public var buttonName: SDLButtonName
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         buttonName: SDLButtonName,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.buttonName = buttonName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3881,9 +4173,17 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3905,8 +4205,7 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3953,17 +4252,22 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
     /// `buttonName`: ButtonName, mandatory.
     public var buttonName: SDLButtonName
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         buttonName: SDLButtonName,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.buttonName = buttonName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4005,9 +4309,17 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -4029,8 +4341,7 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4145,9 +4456,17 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
     /// `seatOccupancy`: Boolean, optional (since 7.1).
     public var seatOccupancy: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         gps: Bool? = nil,
@@ -4265,8 +4584,7 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4514,9 +4832,17 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
     /// `seatOccupancy`: VehicleDataResult, optional (since 7.1).
     public var seatOccupancy: SDLVehicleDataResult?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -4643,8 +4969,7 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4899,9 +5224,17 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
     /// `seatOccupancy`: Boolean, optional (since 7.1).
     public var seatOccupancy: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         gps: Bool? = nil,
@@ -5019,8 +5352,7 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5268,9 +5600,17 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
     /// `seatOccupancy`: VehicleDataResult, optional (since 7.1).
     public var seatOccupancy: SDLVehicleDataResult?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -5397,8 +5737,7 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5655,9 +5994,17 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
     /// `seatOccupancy`: Boolean, optional (since 7.1).
     public var seatOccupancy: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         gps: Bool? = nil,
@@ -5778,8 +6125,7 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6033,9 +6379,17 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
     /// `seatOccupancy`: SeatOccupancy, optional (since 7.1).
     public var seatOccupancy: SDLSeatOccupancy?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6165,8 +6519,7 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6359,9 +6712,17 @@ public struct SDLReadDIDRequest: RPCMessage {
     /// `didLocation`: array of Integer, size 1...1000, value 0...65535, mandatory.
     public var didLocation: [Int32]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         ecuName: Int32,
@@ -6380,8 +6741,7 @@ public struct SDLReadDIDRequest: RPCMessage {
     ) {
         self.ecuName = ecuName
         self.didLocation = didLocation
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6431,9 +6791,17 @@ public struct SDLReadDIDResponse: RPCMessage {
     /// `didResult`: array of DIDResult, size 0...1000, optional.
     public var didResult: [SDLDIDResult]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6458,8 +6826,7 @@ public struct SDLReadDIDResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.didResult = didResult
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6512,9 +6879,17 @@ public struct SDLGetDTCsRequest: RPCMessage {
     /// `dtcMask`: Integer, value 0...255, optional.
     public var dtcMask: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         ecuName: Int32,
@@ -6533,8 +6908,7 @@ public struct SDLGetDTCsRequest: RPCMessage {
     ) {
         self.ecuName = ecuName
         self.dtcMask = dtcMask
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6585,9 +6959,17 @@ public struct SDLGetDTCsResponse: RPCMessage {
     /// `dtc`: array of String, size 1...15, length 1...10, optional.
     public var dtc: [String]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6615,8 +6997,7 @@ public struct SDLGetDTCsResponse: RPCMessage {
         self.info = info
         self.ecuHeader = ecuHeader
         self.dtc = dtc
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6675,9 +7056,17 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
     /// `messageData`: array of Integer, size 1...65535, value 0...255, mandatory.
     public var messageData: [Int32]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         targetID: Int32,
@@ -6699,8 +7088,7 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         self.targetID = targetID
         self.messageLength = messageLength
         self.messageData = messageData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6755,9 +7143,17 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
     /// `messageDataResult`: array of Integer, size 1...65535, value 0...255, optional.
     public var messageDataResult: [Int32]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6782,8 +7178,7 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.messageDataResult = messageDataResult
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6840,9 +7235,17 @@ public struct SDLScrollableMessageRequest: RPCMessage {
     /// `cancelID`: Integer, optional (since 6.0).
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         scrollableMessageBody: String,
@@ -6867,8 +7270,7 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         self.timeout = timeout
         self.softButtons = softButtons
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6923,9 +7325,17 @@ public struct SDLScrollableMessageResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6947,8 +7357,7 @@ public struct SDLScrollableMessageResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7005,9 +7414,17 @@ public struct SDLSliderRequest: RPCMessage {
     /// `cancelID`: Integer, optional (since 6.0).
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         numTicks: Int32,
@@ -7038,8 +7455,7 @@ public struct SDLSliderRequest: RPCMessage {
         self.sliderFooter = sliderFooter
         self.timeout = timeout
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7106,9 +7522,17 @@ public struct SDLSliderResponse: RPCMessage {
     /// `sliderPosition`: Integer, value 1...26, optional.
     public var sliderPosition: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7133,8 +7557,7 @@ public struct SDLSliderResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.sliderPosition = sliderPosition
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7205,9 +7628,17 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
     /// `softButtons`: array of SoftButton, size 0...3, optional (since 2.0).
     public var softButtons: [SDLSoftButton]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         navigationText1: String? = nil,
@@ -7253,8 +7684,7 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         self.distanceToManeuverScale = distanceToManeuverScale
         self.maneuverComplete = maneuverComplete
         self.softButtons = softButtons
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7336,9 +7766,17 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7360,8 +7798,7 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7410,9 +7847,17 @@ public struct SDLAlertManeuverRequest: RPCMessage {
     /// `softButtons`: array of SoftButton, size 0...3, optional.
     public var softButtons: [SDLSoftButton]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         ttsChunks: [SDLTTSChunk]? = nil,
@@ -7431,8 +7876,7 @@ public struct SDLAlertManeuverRequest: RPCMessage {
     ) {
         self.ttsChunks = ttsChunks
         self.softButtons = softButtons
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7478,9 +7922,17 @@ public struct SDLAlertManeuverResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7502,8 +7954,7 @@ public struct SDLAlertManeuverResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7552,9 +8003,17 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
     /// `softButtons`: array of SoftButton, size 0...1, optional.
     public var softButtons: [SDLSoftButton]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         turnList: [SDLTurn]? = nil,
@@ -7573,8 +8032,7 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
     ) {
         self.turnList = turnList
         self.softButtons = softButtons
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7620,9 +8078,17 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7644,8 +8110,7 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7702,9 +8167,17 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
     /// `vrSynonyms`: array of String, size 1...100, length 1...40, optional (since 3.0).
     public var vrSynonyms: [String]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         language: SDLLanguage,
@@ -7735,8 +8208,7 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         self.ttsName = ttsName
         self.ngnMediaScreenAppName = ngnMediaScreenAppName
         self.vrSynonyms = vrSynonyms
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7800,9 +8272,17 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7824,8 +8304,7 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7876,9 +8355,17 @@ public struct SDLGenericResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7900,8 +8387,7 @@ public struct SDLGenericResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7960,9 +8446,17 @@ public struct SDLPutFileRequest: RPCMessage {
     /// `crc`: Integer, value 0...4294967295, 64-bit, optional (since 5.0).
     public var crc: Int64?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         syncFileName: String,
@@ -7996,8 +8490,7 @@ public struct SDLPutFileRequest: RPCMessage {
         self.offset = offset
         self.length = length
         self.crc = crc
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8067,9 +8560,17 @@ public struct SDLPutFileResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8094,8 +8595,7 @@ public struct SDLPutFileResponse: RPCMessage {
         self.resultCode = resultCode
         self.spaceAvailable = spaceAvailable
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8154,9 +8654,17 @@ public struct SDLGetFileRequest: RPCMessage {
     /// `length`: Integer, value 0...2000000000, optional.
     public var length: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         fileName: String,
@@ -8184,8 +8692,7 @@ public struct SDLGetFileRequest: RPCMessage {
         self.fileType = fileType
         self.offset = offset
         self.length = length
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8252,9 +8759,17 @@ public struct SDLGetFileResponse: RPCMessage {
     /// `crc`: Integer, value 0...4294967295, 64-bit, optional.
     public var crc: Int64?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8288,8 +8803,7 @@ public struct SDLGetFileResponse: RPCMessage {
         self.length = length
         self.fileType = fileType
         self.crc = crc
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8352,17 +8866,22 @@ public struct SDLDeleteFileRequest: RPCMessage {
     /// `syncFileName`: String, length 1...500, mandatory.
     public var syncFileName: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         syncFileName: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.syncFileName = syncFileName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8406,9 +8925,17 @@ public struct SDLDeleteFileResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8433,8 +8960,7 @@ public struct SDLDeleteFileResponse: RPCMessage {
         self.resultCode = resultCode
         self.spaceAvailable = spaceAvailable
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8483,15 +9009,20 @@ public struct SDLListFilesRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8530,9 +9061,17 @@ public struct SDLListFilesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8560,8 +9099,7 @@ public struct SDLListFilesResponse: RPCMessage {
         self.filenames = filenames
         self.spaceAvailable = spaceAvailable
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8616,17 +9154,22 @@ public struct SDLSetAppIconRequest: RPCMessage {
     /// `syncFileName`: String, length 1...500, mandatory.
     public var syncFileName: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         syncFileName: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.syncFileName = syncFileName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8668,9 +9211,17 @@ public struct SDLSetAppIconResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8692,8 +9243,7 @@ public struct SDLSetAppIconResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8744,9 +9294,17 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
     /// `nightColorScheme`: TemplateColorScheme, optional (since 5.0).
     public var nightColorScheme: SDLTemplateColorScheme?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         displayLayout: String,
@@ -8768,8 +9326,7 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         self.displayLayout = displayLayout
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8828,9 +9385,17 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8864,8 +9429,7 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         self.softButtonCapabilities = softButtonCapabilities
         self.presetBankCapabilities = presetBankCapabilities
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8932,9 +9496,17 @@ public struct SDLSystemRequest: RPCMessage {
     /// `fileName`: String, length 1...255, optional.
     public var fileName: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         requestType: SDLRequestType,
@@ -8956,8 +9528,7 @@ public struct SDLSystemRequest: RPCMessage {
         self.requestType = requestType
         self.requestSubType = requestSubType
         self.fileName = fileName
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9008,9 +9579,17 @@ public struct SDLSystemRequestResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9032,8 +9611,7 @@ public struct SDLSystemRequestResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9098,9 +9676,17 @@ public struct SDLSendLocationRequest: RPCMessage {
     /// `deliveryMode`: DeliveryMode, optional (since 4.1).
     public var deliveryMode: SDLDeliveryMode?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         longitudeDegrees: Double? = nil,
@@ -9143,8 +9729,7 @@ public struct SDLSendLocationRequest: RPCMessage {
         self.timeStamp = timeStamp
         self.address = address
         self.deliveryMode = deliveryMode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9222,9 +9807,17 @@ public struct SDLSendLocationResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9246,8 +9839,7 @@ public struct SDLSendLocationResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9294,17 +9886,22 @@ public struct SDLDialNumberRequest: RPCMessage {
     /// `number`: String, length 1...40, mandatory.
     public var number: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         number: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.number = number
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9346,9 +9943,17 @@ public struct SDLDialNumberResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9370,8 +9975,7 @@ public struct SDLDialNumberResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9424,9 +10028,17 @@ public struct SDLButtonPressRequest: RPCMessage {
     /// `buttonPressMode`: ButtonPressMode, mandatory.
     public var buttonPressMode: SDLButtonPressMode
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -9451,8 +10063,7 @@ public struct SDLButtonPressRequest: RPCMessage {
         self.moduleId = moduleId
         self.buttonName = buttonName
         self.buttonPressMode = buttonPressMode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9509,9 +10120,17 @@ public struct SDLButtonPressResponse: RPCMessage {
     /// `success`: Boolean, mandatory.
     public var success: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         resultCode: SDLResult,
@@ -9533,8 +10152,7 @@ public struct SDLButtonPressResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.success = success
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9585,9 +10203,17 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
     /// `subscribe`: Boolean, optional (since 4.5.1).
     public var subscribe: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -9609,8 +10235,7 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
         self.moduleType = moduleType
         self.moduleId = moduleId
         self.subscribe = subscribe
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9665,9 +10290,17 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
     /// `isSubscribed`: Boolean, optional.
     public var isSubscribed: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleData: SDLModuleData? = nil,
@@ -9695,8 +10328,7 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         self.info = info
         self.success = success
         self.isSubscribed = isSubscribed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9753,9 +10385,17 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
     /// `moduleIds`: array of String, length 1...100, mandatory.
     public var moduleIds: [String]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -9774,8 +10414,7 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
     ) {
         self.moduleType = moduleType
         self.moduleIds = moduleIds
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9825,9 +10464,17 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
     /// `allowed`: array of Boolean, optional.
     public var allowed: [Bool]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9852,8 +10499,7 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.allowed = allowed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9906,9 +10552,17 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
     /// `moduleId`: String, length 1...100, optional (since 5.1).
     public var moduleId: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -9927,8 +10581,7 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
     ) {
         self.moduleType = moduleType
         self.moduleId = moduleId
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9975,9 +10628,17 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9999,8 +10660,7 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10047,17 +10707,22 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
     /// `moduleData`: ModuleData, mandatory.
     public var moduleData: SDLModuleData
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleData: SDLModuleData,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.moduleData = moduleData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10101,9 +10766,17 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
     /// `success`: Boolean, mandatory.
     public var success: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleData: SDLModuleData? = nil,
@@ -10128,8 +10801,7 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.success = success
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10178,15 +10850,20 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10221,9 +10898,17 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -10245,8 +10930,7 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10293,17 +10977,22 @@ public struct SDLGetWayPointsRequest: RPCMessage {
     /// `wayPointType`: WayPointType, mandatory.
     public var wayPointType: SDLWayPointType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         wayPointType: SDLWayPointType,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.wayPointType = wayPointType
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10347,9 +11036,17 @@ public struct SDLGetWayPointsResponse: RPCMessage {
     /// `wayPoints`: array of LocationDetails, size 1...10, optional.
     public var wayPoints: [SDLLocationDetails]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -10374,8 +11071,7 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.wayPoints = wayPoints
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10424,15 +11120,20 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10469,9 +11170,17 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
     /// `wayPoints`: array of LocationDetails, size 1...10, optional.
     public var wayPoints: [SDLLocationDetails]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -10496,8 +11205,7 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.wayPoints = wayPoints
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10550,9 +11258,17 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
     /// `subscribe`: Boolean, optional (since 5.1).
     public var subscribe: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         systemCapabilityType: SDLSystemCapabilityType,
@@ -10571,8 +11287,7 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
     ) {
         self.systemCapabilityType = systemCapabilityType
         self.subscribe = subscribe
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10621,9 +11336,17 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
     /// `success`: Boolean, mandatory.
     public var success: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         systemCapability: SDLSystemCapability? = nil,
@@ -10648,8 +11371,7 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.success = success
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10700,9 +11422,17 @@ public struct SDLSendHapticDataRequest: RPCMessage {
     /// `hapticRectData`: array of HapticRect, size 0...1000, optional.
     public var hapticRectData: [SDLHapticRect]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hapticRectData: [SDLHapticRect]? = nil,
@@ -10718,8 +11448,7 @@ public struct SDLSendHapticDataRequest: RPCMessage {
         droppedParameters: RPCDroppedParameters
     ) {
         self.hapticRectData = hapticRectData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10761,9 +11490,17 @@ public struct SDLSendHapticDataResponse: RPCMessage {
     /// `resultCode`: Result, mandatory, documented values are a subset; any value is accepted.
     public var resultCode: SDLResult
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -10785,8 +11522,7 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         self.success = success
         self.info = info
         self.resultCode = resultCode
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10833,17 +11569,22 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
     /// `properties`: CloudAppProperties, mandatory.
     public var properties: SDLCloudAppProperties
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         properties: SDLCloudAppProperties,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.properties = properties
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10885,9 +11626,17 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -10909,8 +11658,7 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10957,17 +11705,22 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
     /// `appID`: String, length 1...100, mandatory.
     public var appID: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appID: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.appID = appID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11011,9 +11764,17 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         properties: SDLCloudAppProperties? = nil,
@@ -11038,8 +11799,7 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11090,17 +11850,22 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
     /// `appServiceManifest`: AppServiceManifest, mandatory.
     public var appServiceManifest: SDLAppServiceManifest
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appServiceManifest: SDLAppServiceManifest,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.appServiceManifest = appServiceManifest
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11144,9 +11909,17 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
     /// `appServiceRecord`: AppServiceRecord, optional.
     public var appServiceRecord: SDLAppServiceRecord?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -11171,8 +11944,7 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.appServiceRecord = appServiceRecord
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11223,17 +11995,22 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
     /// `serviceID`: String, length 1..., mandatory.
     public var serviceID: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceID: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.serviceID = serviceID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11275,9 +12052,17 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -11299,8 +12084,7 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11349,9 +12133,17 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
     /// `subscribe`: Boolean, optional.
     public var subscribe: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceType: String,
@@ -11370,8 +12162,7 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
     ) {
         self.serviceType = serviceType
         self.subscribe = subscribe
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11420,9 +12211,17 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
     /// `serviceData`: AppServiceData, optional.
     public var serviceData: SDLAppServiceData?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -11447,8 +12246,7 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.serviceData = serviceData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11505,9 +12303,17 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
     /// `requestServiceActive`: Boolean, optional.
     public var requestServiceActive: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceUri: String,
@@ -11532,8 +12338,7 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         self.serviceID = serviceID
         self.originApp = originApp
         self.requestServiceActive = requestServiceActive
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11592,9 +12397,17 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
     /// `serviceSpecificResult`: String, length 1..., optional.
     public var serviceSpecificResult: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -11619,8 +12432,7 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         self.resultCode = resultCode
         self.info = info
         self.serviceSpecificResult = serviceSpecificResult
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11673,9 +12485,17 @@ public struct SDLCancelInteractionRequest: RPCMessage {
     /// `functionID`: Integer, mandatory.
     public var functionID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cancelID: Int32? = nil,
@@ -11694,8 +12514,7 @@ public struct SDLCancelInteractionRequest: RPCMessage {
     ) {
         self.cancelID = cancelID
         self.functionID = functionID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11741,9 +12560,17 @@ public struct SDLCancelInteractionResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -11765,8 +12592,7 @@ public struct SDLCancelInteractionResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11811,15 +12637,20 @@ public struct SDLCloseApplicationRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11854,9 +12685,17 @@ public struct SDLCloseApplicationResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -11878,8 +12717,7 @@ public struct SDLCloseApplicationResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11934,9 +12772,17 @@ public struct SDLOnHMIStatus: RPCMessage {
     /// `windowID`: Integer, optional (since 6.0).
     public var windowID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hmiLevel: SDLHMILevel,
@@ -11964,8 +12810,7 @@ public struct SDLOnHMIStatus: RPCMessage {
         self.systemContext = systemContext
         self.videoStreamingState = videoStreamingState
         self.windowID = windowID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12022,17 +12867,22 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
     /// `reason`: AppInterfaceUnregisteredReason, mandatory.
     public var reason: SDLAppInterfaceUnregisteredReason
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         reason: SDLAppInterfaceUnregisteredReason,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.reason = reason
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12074,9 +12924,17 @@ public struct SDLOnButtonEvent: RPCMessage {
     /// `customButtonID`: Integer, value 0...65536, optional (since 2.0).
     public var customButtonID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         buttonName: SDLButtonName,
@@ -12098,8 +12956,7 @@ public struct SDLOnButtonEvent: RPCMessage {
         self.buttonName = buttonName
         self.buttonEventMode = buttonEventMode
         self.customButtonID = customButtonID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12151,9 +13008,17 @@ public struct SDLOnButtonPress: RPCMessage {
     /// `customButtonID`: Integer, value 0...65536, optional (since 2.0).
     public var customButtonID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         buttonName: SDLButtonName,
@@ -12175,8 +13040,7 @@ public struct SDLOnButtonPress: RPCMessage {
         self.buttonName = buttonName
         self.buttonPressMode = buttonPressMode
         self.customButtonID = customButtonID
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12294,9 +13158,17 @@ public struct SDLOnVehicleData: RPCMessage {
     /// `seatOccupancy`: SeatOccupancy, optional (since 7.1).
     public var seatOccupancy: SDLSeatOccupancy?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         gps: SDLGPSData? = nil,
@@ -12417,8 +13289,7 @@ public struct SDLOnVehicleData: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12598,10 +13469,15 @@ public struct SDLOnCommand: RPCMessage {
     /// `triggerSource`: TriggerSource, mandatory.
     public var triggerSource: SDLTriggerSource
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cmdID: Int32,
@@ -12610,7 +13486,7 @@ public struct SDLOnCommand: RPCMessage {
     ) {
         self.cmdID = cmdID
         self.triggerSource = triggerSource
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12653,17 +13529,22 @@ public struct SDLOnTBTClientState: RPCMessage {
     /// `state`: TBTState, mandatory.
     public var state: SDLTBTState
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         state: SDLTBTState,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.state = state
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12705,9 +13586,17 @@ public struct SDLOnDriverDistraction: RPCMessage {
     /// `lockScreenDismissalWarning`: String, length 1..., optional (since 6.0).
     public var lockScreenDismissalWarning: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         state: SDLDriverDistractionState,
@@ -12729,8 +13618,7 @@ public struct SDLOnDriverDistraction: RPCMessage {
         self.state = state
         self.lockScreenDismissalEnabled = lockScreenDismissalEnabled
         self.lockScreenDismissalWarning = lockScreenDismissalWarning
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12779,9 +13667,17 @@ public struct SDLOnPermissionsChange: RPCMessage {
     /// `requireEncryption`: Boolean, optional (since 6.0).
     public var requireEncryption: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         permissionItem: [SDLPermissionItem],
@@ -12800,8 +13696,7 @@ public struct SDLOnPermissionsChange: RPCMessage {
     ) {
         self.permissionItem = permissionItem
         self.requireEncryption = requireEncryption
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12842,15 +13737,20 @@ public struct SDLOnAudioPassThru: RPCMessage {
     public static let rpcType = RPCType.notification
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12883,10 +13783,15 @@ public struct SDLOnLanguageChange: RPCMessage {
     /// `hmiDisplayLanguage`: Language, mandatory.
     public var hmiDisplayLanguage: SDLLanguage
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         language: SDLLanguage,
@@ -12895,7 +13800,7 @@ public struct SDLOnLanguageChange: RPCMessage {
     ) {
         self.language = language
         self.hmiDisplayLanguage = hmiDisplayLanguage
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -12940,9 +13845,17 @@ public struct SDLOnKeyboardInput: RPCMessage {
     /// `data`: String, length 1...500, optional.
     public var data: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         event: SDLKeyboardEvent,
@@ -12961,8 +13874,7 @@ public struct SDLOnKeyboardInput: RPCMessage {
     ) {
         self.event = event
         self.data = data
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13007,9 +13919,17 @@ public struct SDLOnTouchEvent: RPCMessage {
     /// `event`: array of TouchEvent, size 1...10, mandatory.
     public var event: [SDLTouchEvent]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLTouchType,
@@ -13028,8 +13948,7 @@ public struct SDLOnTouchEvent: RPCMessage {
     ) {
         self.type = type
         self.event = event
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13085,9 +14004,17 @@ public struct SDLOnSystemRequest: RPCMessage {
     /// `length`: Integer, value 0...100000000000, 64-bit, optional.
     public var length: Int64?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         requestType: SDLRequestType,
@@ -13121,8 +14048,7 @@ public struct SDLOnSystemRequest: RPCMessage {
         self.fileType = fileType
         self.offset = offset
         self.length = length
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13185,17 +14111,22 @@ public struct SDLOnHashChange: RPCMessage {
     /// `hashID`: String, length 1...100, mandatory.
     public var hashID: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hashID: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.hashID = hashID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13233,9 +14164,17 @@ public struct SDLOnWayPointChange: RPCMessage {
     /// `wayPoints`: array of LocationDetails, size 1...10, mandatory.
     public var wayPoints: [SDLLocationDetails]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         wayPoints: [SDLLocationDetails],
@@ -13251,8 +14190,7 @@ public struct SDLOnWayPointChange: RPCMessage {
         droppedParameters: RPCDroppedParameters
     ) {
         self.wayPoints = wayPoints
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13291,17 +14229,22 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
     /// `moduleData`: ModuleData, mandatory.
     public var moduleData: SDLModuleData
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleData: SDLModuleData,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.moduleData = moduleData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13343,9 +14286,17 @@ public struct SDLOnRCStatus: RPCMessage {
     /// `freeModules`: array of ModuleData, size 0...100, mandatory.
     public var freeModules: [SDLModuleData]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         allowed: Bool? = nil,
@@ -13367,8 +14318,7 @@ public struct SDLOnRCStatus: RPCMessage {
         self.allowed = allowed
         self.allocatedModules = allocatedModules
         self.freeModules = freeModules
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13416,17 +14366,22 @@ public struct SDLOnAppServiceData: RPCMessage {
     /// `serviceData`: AppServiceData, mandatory.
     public var serviceData: SDLAppServiceData
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceData: SDLAppServiceData,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.serviceData = serviceData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13464,17 +14419,22 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
     /// `systemCapability`: SystemCapability, mandatory.
     public var systemCapability: SDLSystemCapability
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         systemCapability: SDLSystemCapability,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.systemCapability = systemCapability
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13512,17 +14472,22 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
     /// `appCapability`: AppCapability, mandatory.
     public var appCapability: SDLAppCapability
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appCapability: SDLAppCapability,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.appCapability = appCapability
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13560,17 +14525,22 @@ public struct SDLOnUpdateFile: RPCMessage {
     /// `fileName`: String, length 1...255, mandatory.
     public var fileName: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         fileName: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.fileName = fileName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13610,9 +14580,17 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
     /// `updateSubCells`: Boolean, optional.
     public var updateSubCells: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuID: Int32,
@@ -13631,8 +14609,7 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
     ) {
         self.menuID = menuID
         self.updateSubCells = updateSubCells
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13675,9 +14652,17 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
     /// `data`: array of String, size 1...100, length 1...1000000, mandatory.
     public var data: [String]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         data: [String],
@@ -13693,8 +14678,7 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
         droppedParameters: RPCDroppedParameters
     ) {
         self.data = data
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13737,9 +14721,17 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -13761,8 +14753,7 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -13813,9 +14804,17 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
     /// `Timeout`: Integer, value 0...2000000000, optional.
     public var Timeout: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         data: [String],
@@ -13837,8 +14836,7 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         self.data = data
         self.URL = URL
         self.Timeout = Timeout
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {

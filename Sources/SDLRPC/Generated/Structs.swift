@@ -9,10 +9,15 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
     /// `audioType`: AudioType, mandatory.
     public var audioType: SDLAudioType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         samplingRate: SDLSamplingRate,
@@ -23,7 +28,7 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         self.samplingRate = samplingRate
         self.bitsPerSample = bitsPerSample
         self.audioType = audioType
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -80,9 +85,17 @@ public struct SDLCloudAppProperties: RPCStruct {
     /// `endpoint`: String, length 1...65535, optional.
     public var endpoint: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         nicknames: [String]? = nil,
@@ -116,8 +129,7 @@ public struct SDLCloudAppProperties: RPCStruct {
         self.cloudTransportType = cloudTransportType
         self.hybridAppPreference = hybridAppPreference
         self.endpoint = endpoint
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -181,9 +193,17 @@ public struct SDLImage: RPCStruct {
     /// `isTemplate`: Boolean, optional (since 5.0).
     public var isTemplate: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         value: String,
@@ -205,8 +225,7 @@ public struct SDLImage: RPCStruct {
         self.value = value
         self.imageType = imageType
         self.isTemplate = isTemplate
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -261,9 +280,17 @@ public struct SDLSoftButton: RPCStruct {
     /// `systemAction`: SystemAction, optional, default DEFAULT_ACTION.
     public var systemAction: SDLSystemAction?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLSoftButtonType,
@@ -294,8 +321,7 @@ public struct SDLSoftButton: RPCStruct {
         self.isHighlighted = isHighlighted
         self.softButtonID = softButtonID
         self.systemAction = systemAction
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -364,9 +390,17 @@ public struct SDLChoice: RPCStruct {
     /// `secondaryImage`: Image, optional (since 3.0).
     public var secondaryImage: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         choiceID: Int32,
@@ -400,8 +434,7 @@ public struct SDLChoice: RPCStruct {
         self.secondaryText = secondaryText
         self.tertiaryText = tertiaryText
         self.secondaryImage = secondaryImage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -466,9 +499,17 @@ public struct SDLVrHelpItem: RPCStruct {
     /// `position`: Integer, value 1...100, mandatory.
     public var position: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         text: String,
@@ -490,8 +531,7 @@ public struct SDLVrHelpItem: RPCStruct {
         self.text = text
         self.image = image
         self.position = position
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -540,9 +580,17 @@ public struct SDLSyncMsgVersion: RPCStruct {
     /// `patchVersion`: Integer, value 0...1000, optional (since 4.3).
     public var patchVersion: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         majorVersion: Int32,
@@ -564,8 +612,7 @@ public struct SDLSyncMsgVersion: RPCStruct {
         self.majorVersion = majorVersion
         self.minorVersion = minorVersion
         self.patchVersion = patchVersion
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -620,9 +667,17 @@ public struct SDLFuelRange: RPCStruct {
     /// `capacityUnit`: CapacityUnit, optional (since 7.0).
     public var capacityUnit: SDLCapacityUnit?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLFuelType? = nil,
@@ -653,8 +708,7 @@ public struct SDLFuelRange: RPCStruct {
         self.levelState = levelState
         self.capacity = capacity
         self.capacityUnit = capacityUnit
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -713,9 +767,17 @@ public struct SDLSingleTireStatus: RPCStruct {
     /// `pressure`: Float, value 0...2000, optional (since 5.0).
     public var pressure: Double?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         status: SDLComponentVolumeStatus,
@@ -737,8 +799,7 @@ public struct SDLSingleTireStatus: RPCStruct {
         self.status = status
         self.tpms = tpms
         self.pressure = pressure
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -810,10 +871,15 @@ public struct SDLBeltStatus: RPCStruct {
     /// `middleRow1BuckleBelted`: VehicleDataEventStatus, mandatory.
     public var middleRow1BuckleBelted: SDLVehicleDataEventStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         driverBeltDeployed: SDLVehicleDataEventStatus,
@@ -848,7 +914,7 @@ public struct SDLBeltStatus: RPCStruct {
         self.rightRearInflatableBelted = rightRearInflatableBelted
         self.middleRow1BeltDeployed = middleRow1BeltDeployed
         self.middleRow1BuckleBelted = middleRow1BuckleBelted
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -963,9 +1029,17 @@ public struct SDLGrid: RPCStruct {
     /// `levelspan`: Integer, value 1...100, optional, default 1.
     public var levelspan: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         col: Int32,
@@ -996,8 +1070,7 @@ public struct SDLGrid: RPCStruct {
         self.colspan = colspan
         self.rowspan = rowspan
         self.levelspan = levelspan
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1056,10 +1129,15 @@ public struct SDLDoorStatus: RPCStruct {
     /// `status`: DoorStatusType, mandatory.
     public var status: SDLDoorStatusType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLGrid,
@@ -1068,7 +1146,7 @@ public struct SDLDoorStatus: RPCStruct {
     ) {
         self.location = location
         self.status = status
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1110,10 +1188,15 @@ public struct SDLGateStatus: RPCStruct {
     /// `status`: DoorStatusType, mandatory.
     public var status: SDLDoorStatusType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLGrid,
@@ -1122,7 +1205,7 @@ public struct SDLGateStatus: RPCStruct {
     ) {
         self.location = location
         self.status = status
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1164,10 +1247,15 @@ public struct SDLWindowState: RPCStruct {
     /// `deviation`: Integer, value 0...100, mandatory.
     public var deviation: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         approximatePosition: Int32,
@@ -1176,7 +1264,7 @@ public struct SDLWindowState: RPCStruct {
     ) {
         self.approximatePosition = approximatePosition
         self.deviation = deviation
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1220,9 +1308,17 @@ public struct SDLRoofStatus: RPCStruct {
     /// `state`: WindowState, optional.
     public var state: SDLWindowState?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLGrid,
@@ -1244,8 +1340,7 @@ public struct SDLRoofStatus: RPCStruct {
         self.location = location
         self.status = status
         self.state = state
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1308,9 +1403,17 @@ public struct SDLBodyInformation: RPCStruct {
     /// `roofStatuses`: array of RoofStatus, size 0...100, optional (since 7.1).
     public var roofStatuses: [SDLRoofStatus]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         parkBrakeActive: Bool,
@@ -1353,8 +1456,7 @@ public struct SDLBodyInformation: RPCStruct {
         self.doorStatuses = doorStatuses
         self.gateStatuses = gateStatuses
         self.roofStatuses = roofStatuses
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1447,10 +1549,15 @@ public struct SDLDeviceStatus: RPCStruct {
     /// `eCallEventActive`: Boolean, mandatory.
     public var eCallEventActive: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         voiceRecOn: Bool,
@@ -1477,7 +1584,7 @@ public struct SDLDeviceStatus: RPCStruct {
         self.signalLevelStatus = signalLevelStatus
         self.primaryAudioSource = primaryAudioSource
         self.eCallEventActive = eCallEventActive
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1558,9 +1665,17 @@ public struct SDLHeadLampStatus: RPCStruct {
     /// `ambientLightSensorStatus`: AmbientLightStatus, optional.
     public var ambientLightSensorStatus: SDLAmbientLightStatus?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         lowBeamsOn: Bool,
@@ -1582,8 +1697,7 @@ public struct SDLHeadLampStatus: RPCStruct {
         self.lowBeamsOn = lowBeamsOn
         self.highBeamsOn = highBeamsOn
         self.ambientLightSensorStatus = ambientLightSensorStatus
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1632,9 +1746,17 @@ public struct SDLAppInfo: RPCStruct {
     /// `appIcon`: String, length 1...500, optional.
     public var appIcon: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appDisplayName: String,
@@ -1659,8 +1781,7 @@ public struct SDLAppInfo: RPCStruct {
         self.appBundleID = appBundleID
         self.appVersion = appVersion
         self.appIcon = appIcon
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1714,10 +1835,15 @@ public struct SDLECallInfo: RPCStruct {
     /// `eCallConfirmationStatus`: ECallConfirmationStatus, mandatory.
     public var eCallConfirmationStatus: SDLECallConfirmationStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         eCallNotificationStatus: SDLVehicleDataNotificationStatus,
@@ -1728,7 +1854,7 @@ public struct SDLECallInfo: RPCStruct {
         self.eCallNotificationStatus = eCallNotificationStatus
         self.auxECallNotificationStatus = auxECallNotificationStatus
         self.eCallConfirmationStatus = eCallConfirmationStatus
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1787,10 +1913,15 @@ public struct SDLAirbagStatus: RPCStruct {
     /// `passengerKneeAirbagDeployed`: VehicleDataEventStatus, mandatory.
     public var passengerKneeAirbagDeployed: SDLVehicleDataEventStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         driverAirbagDeployed: SDLVehicleDataEventStatus,
@@ -1811,7 +1942,7 @@ public struct SDLAirbagStatus: RPCStruct {
         self.driverKneeAirbagDeployed = driverKneeAirbagDeployed
         self.passengerSideAirbagDeployed = passengerSideAirbagDeployed
         self.passengerKneeAirbagDeployed = passengerKneeAirbagDeployed
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1889,10 +2020,15 @@ public struct SDLEmergencyEvent: RPCStruct {
     /// `multipleEvents`: VehicleDataEventStatus, mandatory.
     public var multipleEvents: SDLVehicleDataEventStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         emergencyEventType: SDLEmergencyEventType,
@@ -1907,7 +2043,7 @@ public struct SDLEmergencyEvent: RPCStruct {
         self.rolloverEvent = rolloverEvent
         self.maximumChangeVelocity = maximumChangeVelocity
         self.multipleEvents = multipleEvents
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1968,10 +2104,15 @@ public struct SDLClusterModeStatus: RPCStruct {
     /// `powerModeStatus`: PowerModeStatus, mandatory.
     public var powerModeStatus: SDLPowerModeStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         powerModeActive: Bool,
@@ -1984,7 +2125,7 @@ public struct SDLClusterModeStatus: RPCStruct {
         self.powerModeQualificationStatus = powerModeQualificationStatus
         self.carModeStatus = carModeStatus
         self.powerModeStatus = powerModeStatus
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2033,17 +2174,22 @@ public struct SDLMyKey: RPCStruct {
     /// `e911Override`: VehicleDataStatus, mandatory.
     public var e911Override: SDLVehicleDataStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         e911Override: SDLVehicleDataStatus,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.e911Override = e911Override
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2090,9 +2236,17 @@ public struct SDLTireStatus: RPCStruct {
     /// `innerRightRear`: SingleTireStatus, optional (since 8.0).
     public var innerRightRear: SDLSingleTireStatus?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         pressureTelltale: SDLWarningLightStatus? = nil,
@@ -2126,8 +2280,7 @@ public struct SDLTireStatus: RPCStruct {
         self.rightRear = rightRear
         self.innerLeftRear = innerLeftRear
         self.innerRightRear = innerRightRear
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2188,9 +2341,17 @@ public struct SDLStabilityControlsStatus: RPCStruct {
     /// `trailerSwayControl`: VehicleDataStatus, optional.
     public var trailerSwayControl: SDLVehicleDataStatus?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         escSystem: SDLVehicleDataStatus? = nil,
@@ -2209,8 +2370,7 @@ public struct SDLStabilityControlsStatus: RPCStruct {
     ) {
         self.escSystem = escSystem
         self.trailerSwayControl = trailerSwayControl
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2285,9 +2445,17 @@ public struct SDLGPSData: RPCStruct {
     /// `shifted`: Boolean, optional (since 6.0).
     public var shifted: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         longitudeDegrees: Double,
@@ -2357,8 +2525,7 @@ public struct SDLGPSData: RPCStruct {
         self.heading = heading
         self.speed = speed
         self.shifted = shifted
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2471,9 +2638,17 @@ public struct SDLVehicleDataResult: RPCStruct {
     /// `oemCustomDataType`: String, length 1..., optional (since 6.0).
     public var oemCustomDataType: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         dataType: SDLVehicleDataType,
@@ -2495,8 +2670,7 @@ public struct SDLVehicleDataResult: RPCStruct {
         self.dataType = dataType
         self.resultCode = resultCode
         self.oemCustomDataType = oemCustomDataType
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2545,9 +2719,17 @@ public struct SDLDIDResult: RPCStruct {
     /// `data`: String, length 1...5000, optional.
     public var data: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         resultCode: SDLVehicleDataResultCode,
@@ -2569,8 +2751,7 @@ public struct SDLDIDResult: RPCStruct {
         self.resultCode = resultCode
         self.didLocation = didLocation
         self.data = data
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2619,10 +2800,15 @@ public struct SDLStartTime: RPCStruct {
     /// `seconds`: Integer, value 0...59, mandatory.
     public var seconds: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hours: Int32,
@@ -2633,7 +2819,7 @@ public struct SDLStartTime: RPCStruct {
         self.hours = hours
         self.minutes = minutes
         self.seconds = seconds
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2684,10 +2870,15 @@ public struct SDLTextField: RPCStruct {
     /// `rows`: Integer, value 1...8, mandatory.
     public var rows: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         name: SDLTextFieldName,
@@ -2700,7 +2891,7 @@ public struct SDLTextField: RPCStruct {
         self.characterSet = characterSet
         self.width = width
         self.rows = rows
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2752,10 +2943,15 @@ public struct SDLImageResolution: RPCStruct {
     /// `resolutionHeight`: Integer, value 1...10000, mandatory.
     public var resolutionHeight: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         resolutionWidth: Int32,
@@ -2764,7 +2960,7 @@ public struct SDLImageResolution: RPCStruct {
     ) {
         self.resolutionWidth = resolutionWidth
         self.resolutionHeight = resolutionHeight
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2808,9 +3004,17 @@ public struct SDLImageField: RPCStruct {
     /// `imageResolution`: ImageResolution, optional.
     public var imageResolution: SDLImageResolution?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         name: SDLImageFieldName,
@@ -2832,8 +3036,7 @@ public struct SDLImageField: RPCStruct {
         self.name = name
         self.imageTypeSupported = imageTypeSupported
         self.imageResolution = imageResolution
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2880,10 +3083,15 @@ public struct SDLTouchCoord: RPCStruct {
     /// `y`: Integer, value 0...10000, mandatory.
     public var y: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         x: Int32,
@@ -2892,7 +3100,7 @@ public struct SDLTouchCoord: RPCStruct {
     ) {
         self.x = x
         self.y = y
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2936,9 +3144,17 @@ public struct SDLTouchEvent: RPCStruct {
     /// `c`: array of TouchCoord, size 1...1000, mandatory.
     public var c: [SDLTouchCoord]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: Int32,
@@ -2960,8 +3176,7 @@ public struct SDLTouchEvent: RPCStruct {
         self.id = id
         self.ts = ts
         self.c = c
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3011,10 +3226,15 @@ public struct SDLTouchEventCapabilities: RPCStruct {
     /// `doublePressAvailable`: Boolean, mandatory.
     public var doublePressAvailable: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         pressAvailable: Bool,
@@ -3025,7 +3245,7 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         self.pressAvailable = pressAvailable
         self.multiTouchAvailable = multiTouchAvailable
         self.doublePressAvailable = doublePressAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3069,9 +3289,17 @@ public struct SDLScreenParams: RPCStruct {
     /// `touchEventAvailable`: TouchEventCapabilities, optional.
     public var touchEventAvailable: SDLTouchEventCapabilities?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         resolution: SDLImageResolution,
@@ -3090,8 +3318,7 @@ public struct SDLScreenParams: RPCStruct {
     ) {
         self.resolution = resolution
         self.touchEventAvailable = touchEventAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3133,9 +3360,17 @@ public struct SDLHMIPermissions: RPCStruct {
     /// `userDisallowed`: array of HMILevel, size 0...100, mandatory.
     public var userDisallowed: [SDLHMILevel]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         allowed: [SDLHMILevel],
@@ -3154,8 +3389,7 @@ public struct SDLHMIPermissions: RPCStruct {
     ) {
         self.allowed = allowed
         self.userDisallowed = userDisallowed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3198,9 +3432,17 @@ public struct SDLParameterPermissions: RPCStruct {
     /// `userDisallowed`: array of String, size 0...100, length 1...100, mandatory.
     public var userDisallowed: [String]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         allowed: [String],
@@ -3219,8 +3461,7 @@ public struct SDLParameterPermissions: RPCStruct {
     ) {
         self.allowed = allowed
         self.userDisallowed = userDisallowed
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3267,9 +3508,17 @@ public struct SDLPermissionItem: RPCStruct {
     /// `requireEncryption`: Boolean, optional (since 6.0).
     public var requireEncryption: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         rpcName: String,
@@ -3294,8 +3543,7 @@ public struct SDLPermissionItem: RPCStruct {
         self.hmiPermissions = hmiPermissions
         self.parameterPermissions = parameterPermissions
         self.requireEncryption = requireEncryption
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3361,9 +3609,17 @@ public struct SDLDisplayCapabilities: RPCStruct {
     /// `numCustomPresetsAvailable`: Integer, value 1...100, optional (since 3.0).
     public var numCustomPresetsAvailable: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         displayType: SDLDisplayType,
@@ -3403,8 +3659,7 @@ public struct SDLDisplayCapabilities: RPCStruct {
         self.templatesAvailable = templatesAvailable
         self.screenParams = screenParams
         self.numCustomPresetsAvailable = numCustomPresetsAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3476,10 +3731,15 @@ public struct SDLWindowStatus: RPCStruct {
     /// `state`: WindowState, mandatory.
     public var state: SDLWindowState
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLGrid,
@@ -3488,7 +3748,7 @@ public struct SDLWindowStatus: RPCStruct {
     ) {
         self.location = location
         self.state = state
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3534,9 +3794,17 @@ public struct SDLModuleInfo: RPCStruct {
     /// `allowMultipleAccess`: Boolean, optional, default true.
     public var allowMultipleAccess: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleId: String,
@@ -3561,8 +3829,7 @@ public struct SDLModuleInfo: RPCStruct {
         self.location = location
         self.serviceArea = serviceArea
         self.allowMultipleAccess = allowMultipleAccess
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3618,9 +3885,17 @@ public struct SDLButtonCapabilities: RPCStruct {
     /// `upDownAvailable`: Boolean, mandatory.
     public var upDownAvailable: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         name: SDLButtonName,
@@ -3648,8 +3923,7 @@ public struct SDLButtonCapabilities: RPCStruct {
         self.shortPressAvailable = shortPressAvailable
         self.longPressAvailable = longPressAvailable
         self.upDownAvailable = upDownAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3709,9 +3983,17 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
     /// `textSupported`: Boolean, optional (since 6.0).
     public var textSupported: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         shortPressAvailable: Bool,
@@ -3739,8 +4021,7 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         self.upDownAvailable = upDownAvailable
         self.imageSupported = imageSupported
         self.textSupported = textSupported
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3791,17 +4072,22 @@ public struct SDLPresetBankCapabilities: RPCStruct {
     /// `onScreenPresetsAvailable`: Boolean, mandatory.
     public var onScreenPresetsAvailable: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         onScreenPresetsAvailable: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.onScreenPresetsAvailable = onScreenPresetsAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3837,9 +4123,17 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
     /// `supportsDynamicSubMenus`: Boolean, optional.
     public var supportsDynamicSubMenus: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         supportedDynamicImageFieldNames: [SDLImageFieldName]? = nil,
@@ -3858,8 +4152,7 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
     ) {
         self.supportedDynamicImageFieldNames = supportedDynamicImageFieldNames
         self.supportsDynamicSubMenus = supportsDynamicSubMenus
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3900,10 +4193,15 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
     /// `numConfigurableKeys`: Integer, value 0...10, mandatory.
     public var numConfigurableKeys: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         keyboardLayout: SDLKeyboardLayout,
@@ -3912,7 +4210,7 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
     ) {
         self.keyboardLayout = keyboardLayout
         self.numConfigurableKeys = numConfigurableKeys
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3954,9 +4252,17 @@ public struct SDLKeyboardCapabilities: RPCStruct {
     /// `supportedKeyboards`: array of KeyboardLayoutCapability, size 1...1000, optional.
     public var supportedKeyboards: [SDLKeyboardLayoutCapability]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         maskInputCharactersSupported: Bool? = nil,
@@ -3975,8 +4281,7 @@ public struct SDLKeyboardCapabilities: RPCStruct {
     ) {
         self.maskInputCharactersSupported = maskInputCharactersSupported
         self.supportedKeyboards = supportedKeyboards
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4035,9 +4340,17 @@ public struct SDLWindowCapability: RPCStruct {
     /// `keyboardCapabilities`: KeyboardCapabilities, optional (since 7.1).
     public var keyboardCapabilities: SDLKeyboardCapabilities?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         windowID: Int32? = nil,
@@ -4083,8 +4396,7 @@ public struct SDLWindowCapability: RPCStruct {
         self.menuLayoutsAvailable = menuLayoutsAvailable
         self.dynamicUpdateCapabilities = dynamicUpdateCapabilities
         self.keyboardCapabilities = keyboardCapabilities
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4161,10 +4473,15 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
     /// `maximumNumberOfWindows`: Integer, mandatory.
     public var maximumNumberOfWindows: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLWindowType,
@@ -4173,7 +4490,7 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
     ) {
         self.type = type
         self.maximumNumberOfWindows = maximumNumberOfWindows
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4216,9 +4533,17 @@ public struct SDLDisplayCapability: RPCStruct {
     /// `windowCapabilities`: array of WindowCapability, size 1...1000, optional.
     public var windowCapabilities: [SDLWindowCapability]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         displayName: String? = nil,
@@ -4240,8 +4565,7 @@ public struct SDLDisplayCapability: RPCStruct {
         self.displayName = displayName
         self.windowTypeSupported = windowTypeSupported
         self.windowCapabilities = windowCapabilities
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4298,9 +4622,17 @@ public struct SDLHMICapabilities: RPCStruct {
     /// `driverDistraction`: Boolean, optional (since 7.0).
     public var driverDistraction: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         navigation: Bool? = nil,
@@ -4337,8 +4669,7 @@ public struct SDLHMICapabilities: RPCStruct {
         self.displays = displays
         self.seatLocation = seatLocation
         self.driverDistraction = driverDistraction
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4409,9 +4740,17 @@ public struct SDLMenuParams: RPCStruct {
     /// `tertiaryText`: String, length 1...500, optional (since 7.1).
     public var tertiaryText: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         parentID: Int32? = nil,
@@ -4439,8 +4778,7 @@ public struct SDLMenuParams: RPCStruct {
         self.menuName = menuName
         self.secondaryText = secondaryText
         self.tertiaryText = tertiaryText
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4494,10 +4832,15 @@ public struct SDLTTSChunk: RPCStruct {
     /// `type`: SpeechCapabilities, mandatory.
     public var type: SDLSpeechCapabilities
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         text: String,
@@ -4506,7 +4849,7 @@ public struct SDLTTSChunk: RPCStruct {
     ) {
         self.text = text
         self.type = type
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4548,9 +4891,17 @@ public struct SDLTurn: RPCStruct {
     /// `turnIcon`: Image, optional.
     public var turnIcon: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         navigationText: String? = nil,
@@ -4569,8 +4920,7 @@ public struct SDLTurn: RPCStruct {
     ) {
         self.navigationText = navigationText
         self.turnIcon = turnIcon
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4615,9 +4965,17 @@ public struct SDLVehicleType: RPCStruct {
     /// `trim`: String, length 1...500, optional.
     public var trim: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         make: String? = nil,
@@ -4642,8 +5000,7 @@ public struct SDLVehicleType: RPCStruct {
         self.model = model
         self.modelYear = modelYear
         self.trim = trim
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4704,9 +5061,17 @@ public struct SDLKeyboardProperties: RPCStruct {
     /// `customKeys`: array of String, size 1...10, length 1...1, optional (since 7.1).
     public var customKeys: [String]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         language: SDLLanguage? = nil,
@@ -4743,8 +5108,7 @@ public struct SDLKeyboardProperties: RPCStruct {
         self.autoCompleteList = autoCompleteList
         self.maskInputCharacters = maskInputCharacters
         self.customKeys = customKeys
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4817,9 +5181,17 @@ public struct SDLDeviceInfo: RPCStruct {
     /// `maxNumberRFCOMMPorts`: Integer, value 0...100, optional.
     public var maxNumberRFCOMMPorts: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hardware: String? = nil,
@@ -4850,8 +5222,7 @@ public struct SDLDeviceInfo: RPCStruct {
         self.osVersion = osVersion
         self.carrier = carrier
         self.maxNumberRFCOMMPorts = maxNumberRFCOMMPorts
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4922,9 +5293,17 @@ public struct SDLDateTime: RPCStruct {
     /// `tz_minute`: Integer, value 0...59, optional, default 0 (since 4.2.2).
     public var tz_minute: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         millisecond: Int32? = nil,
@@ -4964,8 +5343,7 @@ public struct SDLDateTime: RPCStruct {
         self.year = year
         self.tz_hour = tz_hour
         self.tz_minute = tz_minute
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5034,10 +5412,15 @@ public struct SDLCoordinate: RPCStruct {
     /// `longitudeDegrees`: Float, value -180...180, mandatory.
     public var longitudeDegrees: Double
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         latitudeDegrees: Double,
@@ -5046,7 +5429,7 @@ public struct SDLCoordinate: RPCStruct {
     ) {
         self.latitudeDegrees = latitudeDegrees
         self.longitudeDegrees = longitudeDegrees
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5102,9 +5485,17 @@ public struct SDLOASISAddress: RPCStruct {
     /// `subThoroughfare`: String, length 0...200, optional.
     public var subThoroughfare: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         countryName: String? = nil,
@@ -5144,8 +5535,7 @@ public struct SDLOASISAddress: RPCStruct {
         self.subLocality = subLocality
         self.thoroughfare = thoroughfare
         self.subThoroughfare = subThoroughfare
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5224,9 +5614,17 @@ public struct SDLLocationDetails: RPCStruct {
     /// `searchAddress`: OASISAddress, optional.
     public var searchAddress: SDLOASISAddress?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         coordinate: SDLCoordinate? = nil,
@@ -5260,8 +5658,7 @@ public struct SDLLocationDetails: RPCStruct {
         self.phoneNumber = phoneNumber
         self.locationImage = locationImage
         self.searchAddress = searchAddress
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5322,9 +5719,17 @@ public struct SDLNavigationCapability: RPCStruct {
     /// `getWayPointsEnabled`: Boolean, optional.
     public var getWayPointsEnabled: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         sendLocationEnabled: Bool? = nil,
@@ -5343,8 +5748,7 @@ public struct SDLNavigationCapability: RPCStruct {
     ) {
         self.sendLocationEnabled = sendLocationEnabled
         self.getWayPointsEnabled = getWayPointsEnabled
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5383,9 +5787,17 @@ public struct SDLPhoneCapability: RPCStruct {
     /// `dialNumberEnabled`: Boolean, optional.
     public var dialNumberEnabled: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         dialNumberEnabled: Bool? = nil,
@@ -5401,8 +5813,7 @@ public struct SDLPhoneCapability: RPCStruct {
         droppedParameters: RPCDroppedParameters
     ) {
         self.dialNumberEnabled = dialNumberEnabled
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5439,10 +5850,15 @@ public struct SDLVideoStreamingFormat: RPCStruct {
     /// `codec`: VideoStreamingCodec, mandatory.
     public var codec: SDLVideoStreamingCodec
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         `protocol`: SDLVideoStreamingProtocol,
@@ -5451,7 +5867,7 @@ public struct SDLVideoStreamingFormat: RPCStruct {
     ) {
         self.`protocol` = `protocol`
         self.codec = codec
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5507,9 +5923,17 @@ public struct SDLVideoStreamingCapability: RPCStruct {
     /// `additionalVideoStreamingCapabilities`: array of VideoStreamingCapability, size 1...100, optional (since 7.1).
     public var additionalVideoStreamingCapabilities: [SDLVideoStreamingCapability]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         preferredResolution: SDLImageResolution? = nil,
@@ -5549,8 +5973,7 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         self.scale = scale
         self.preferredFPS = preferredFPS
         self.additionalVideoStreamingCapabilities = additionalVideoStreamingCapabilities
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5619,9 +6042,17 @@ public struct SDLDriverDistractionCapability: RPCStruct {
     /// `subMenuDepth`: Integer, value 1..., optional.
     public var subMenuDepth: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuLength: Int32? = nil,
@@ -5640,8 +6071,7 @@ public struct SDLDriverDistractionCapability: RPCStruct {
     ) {
         self.menuLength = menuLength
         self.subMenuDepth = subMenuDepth
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5684,10 +6114,15 @@ public struct SDLRGBColor: RPCStruct {
     /// `blue`: Integer, value 0...255, mandatory.
     public var blue: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         red: Int32,
@@ -5698,7 +6133,7 @@ public struct SDLRGBColor: RPCStruct {
         self.red = red
         self.green = green
         self.blue = blue
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5747,9 +6182,17 @@ public struct SDLTemplateColorScheme: RPCStruct {
     /// `backgroundColor`: RGBColor, optional.
     public var backgroundColor: SDLRGBColor?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         primaryColor: SDLRGBColor? = nil,
@@ -5771,8 +6214,7 @@ public struct SDLTemplateColorScheme: RPCStruct {
         self.primaryColor = primaryColor
         self.secondaryColor = secondaryColor
         self.backgroundColor = backgroundColor
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5819,9 +6261,17 @@ public struct SDLTemplateConfiguration: RPCStruct {
     /// `nightColorScheme`: TemplateColorScheme, optional.
     public var nightColorScheme: SDLTemplateColorScheme?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         template: String,
@@ -5843,8 +6293,7 @@ public struct SDLTemplateConfiguration: RPCStruct {
         self.template = template
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5888,9 +6337,17 @@ public struct SDLSeatLocation: RPCStruct {
     /// `grid`: Grid, optional.
     public var grid: SDLGrid?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         grid: SDLGrid? = nil,
@@ -5906,8 +6363,7 @@ public struct SDLSeatLocation: RPCStruct {
         droppedParameters: RPCDroppedParameters
     ) {
         self.grid = grid
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5948,9 +6404,17 @@ public struct SDLSeatLocationCapability: RPCStruct {
     /// `seats`: array of SeatLocation, optional.
     public var seats: [SDLSeatLocation]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         rows: Int32? = nil,
@@ -5975,8 +6439,7 @@ public struct SDLSeatLocationCapability: RPCStruct {
         self.columns = columns
         self.levels = levels
         self.seats = seats
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6025,10 +6488,15 @@ public struct SDLMassageModeData: RPCStruct {
     /// `massageMode`: MassageMode, mandatory.
     public var massageMode: SDLMassageMode
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         massageZone: SDLMassageZone,
@@ -6037,7 +6505,7 @@ public struct SDLMassageModeData: RPCStruct {
     ) {
         self.massageZone = massageZone
         self.massageMode = massageMode
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6079,10 +6547,15 @@ public struct SDLMassageCushionFirmness: RPCStruct {
     /// `firmness`: Integer, value 0...100, mandatory.
     public var firmness: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cushion: SDLMassageCushion,
@@ -6091,7 +6564,7 @@ public struct SDLMassageCushionFirmness: RPCStruct {
     ) {
         self.cushion = cushion
         self.firmness = firmness
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6135,9 +6608,17 @@ public struct SDLSeatMemoryAction: RPCStruct {
     /// `action`: SeatMemoryActionType, mandatory.
     public var action: SDLSeatMemoryActionType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: Int32,
@@ -6159,8 +6640,7 @@ public struct SDLSeatMemoryAction: RPCStruct {
         self.id = id
         self.label = label
         self.action = action
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6235,9 +6715,17 @@ public struct SDLSeatControlData: RPCStruct {
     /// `memory`: SeatMemoryAction, optional.
     public var memory: SDLSeatMemoryAction?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: SDLSupportedSeat,
@@ -6298,8 +6786,7 @@ public struct SDLSeatControlData: RPCStruct {
         self.massageMode = massageMode
         self.massageCushionFirmness = massageCushionFirmness
         self.memory = memory
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6427,9 +6914,17 @@ public struct SDLSeatControlCapabilities: RPCStruct {
     /// `memoryAvailable`: Boolean, optional.
     public var memoryAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -6493,8 +6988,7 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         self.massageModeAvailable = massageModeAvailable
         self.massageCushionFirmnessAvailable = massageCushionFirmnessAvailable
         self.memoryAvailable = memoryAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6596,10 +7090,15 @@ public struct SDLTemperature: RPCStruct {
     /// `value`: Float, mandatory.
     public var value: Double
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unit: SDLTemperatureUnit,
@@ -6608,7 +7107,7 @@ public struct SDLTemperature: RPCStruct {
     ) {
         self.unit = unit
         self.value = value
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6662,9 +7161,17 @@ public struct SDLRdsData: RPCStruct {
     /// `REG`: String, length 1..., optional.
     public var REG: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         PS: String? = nil,
@@ -6701,8 +7208,7 @@ public struct SDLRdsData: RPCStruct {
         self.TP = TP
         self.TA = TA
         self.REG = REG
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6767,9 +7273,17 @@ public struct SDLStationIDNumber: RPCStruct {
     /// `fccFacilityId`: Integer, value 0...999999, optional.
     public var fccFacilityId: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         countryCode: Int32? = nil,
@@ -6788,8 +7302,7 @@ public struct SDLStationIDNumber: RPCStruct {
     ) {
         self.countryCode = countryCode
         self.fccFacilityId = fccFacilityId
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6836,9 +7349,17 @@ public struct SDLSisData: RPCStruct {
     /// `stationMessage`: String, length 0...56, optional.
     public var stationMessage: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         stationShortName: String? = nil,
@@ -6866,8 +7387,7 @@ public struct SDLSisData: RPCStruct {
         self.stationLongName = stationLongName
         self.stationLocation = stationLocation
         self.stationMessage = stationMessage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6942,9 +7462,17 @@ public struct SDLRadioControlData: RPCStruct {
     /// `sisData`: SisData, optional (since 5.0).
     public var sisData: SDLSisData?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         frequencyInteger: Int32? = nil,
@@ -6996,8 +7524,7 @@ public struct SDLRadioControlData: RPCStruct {
         self.radioEnable = radioEnable
         self.state = state
         self.sisData = sisData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7108,9 +7635,17 @@ public struct SDLClimateControlData: RPCStruct {
     /// `climateEnable`: Boolean, optional (since 6.0).
     public var climateEnable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         fanSpeed: Int32? = nil,
@@ -7168,8 +7703,7 @@ public struct SDLClimateControlData: RPCStruct {
         self.heatedRearWindowEnable = heatedRearWindowEnable
         self.heatedMirrorsEnable = heatedMirrorsEnable
         self.climateEnable = climateEnable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7288,9 +7822,17 @@ public struct SDLRadioControlCapabilities: RPCStruct {
     /// `siriusxmRadioAvailable`: Boolean, optional (since 5.0).
     public var siriusxmRadioAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -7348,8 +7890,7 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         self.sisDataAvailable = sisDataAvailable
         self.hdRadioEnableAvailable = hdRadioEnableAvailable
         self.siriusxmRadioAvailable = siriusxmRadioAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7477,9 +8018,17 @@ public struct SDLClimateControlCapabilities: RPCStruct {
     /// `climateEnableAvailable`: Boolean, optional (since 6.0).
     public var climateEnableAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -7549,8 +8098,7 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         self.heatedRearWindowAvailable = heatedRearWindowAvailable
         self.heatedMirrorsAvailable = heatedMirrorsAvailable
         self.climateEnableAvailable = climateEnableAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7662,9 +8210,17 @@ public struct SDLEqualizerSettings: RPCStruct {
     /// `channelSetting`: Integer, value 0...100, mandatory.
     public var channelSetting: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         channelId: Int32,
@@ -7686,8 +8242,7 @@ public struct SDLEqualizerSettings: RPCStruct {
         self.channelId = channelId
         self.channelName = channelName
         self.channelSetting = channelSetting
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7738,9 +8293,17 @@ public struct SDLAudioControlData: RPCStruct {
     /// `equalizerSettings`: array of EqualizerSettings, size 1...100, optional.
     public var equalizerSettings: [SDLEqualizerSettings]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         source: SDLPrimaryAudioSource? = nil,
@@ -7765,8 +8328,7 @@ public struct SDLAudioControlData: RPCStruct {
         self.keepContext = keepContext
         self.volume = volume
         self.equalizerSettings = equalizerSettings
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7825,9 +8387,17 @@ public struct SDLAudioControlCapabilities: RPCStruct {
     /// `equalizerMaxChannelId`: Integer, value 1...100, optional.
     public var equalizerMaxChannelId: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -7861,8 +8431,7 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         self.volumeAvailable = volumeAvailable
         self.equalizerAvailable = equalizerAvailable
         self.equalizerMaxChannelId = equalizerMaxChannelId
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7928,9 +8497,17 @@ public struct SDLLightCapabilities: RPCStruct {
     /// `rgbColorSpaceAvailable`: Boolean, optional.
     public var rgbColorSpaceAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         name: SDLLightName,
@@ -7955,8 +8532,7 @@ public struct SDLLightCapabilities: RPCStruct {
         self.statusAvailable = statusAvailable
         self.densityAvailable = densityAvailable
         self.rgbColorSpaceAvailable = rgbColorSpaceAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8008,9 +8584,17 @@ public struct SDLLightControlCapabilities: RPCStruct {
     /// `supportedLights`: array of LightCapabilities, size 1...100, mandatory.
     public var supportedLights: [SDLLightCapabilities]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -8032,8 +8616,7 @@ public struct SDLLightControlCapabilities: RPCStruct {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.supportedLights = supportedLights
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8084,9 +8667,17 @@ public struct SDLLightState: RPCStruct {
     /// `color`: RGBColor, optional.
     public var color: SDLRGBColor?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: SDLLightName,
@@ -8111,8 +8702,7 @@ public struct SDLLightState: RPCStruct {
         self.status = status
         self.density = density
         self.color = color
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8161,9 +8751,17 @@ public struct SDLLightControlData: RPCStruct {
     /// `lightState`: array of LightState, size 1...100, mandatory.
     public var lightState: [SDLLightState]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         lightState: [SDLLightState],
@@ -8179,8 +8777,7 @@ public struct SDLLightControlData: RPCStruct {
         droppedParameters: RPCDroppedParameters
     ) {
         self.lightState = lightState
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8220,9 +8817,17 @@ public struct SDLHMISettingsControlData: RPCStruct {
     /// `distanceUnit`: DistanceUnit, optional.
     public var distanceUnit: SDLDistanceUnit?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         displayMode: SDLDisplayMode? = nil,
@@ -8244,8 +8849,7 @@ public struct SDLHMISettingsControlData: RPCStruct {
         self.displayMode = displayMode
         self.temperatureUnit = temperatureUnit
         self.distanceUnit = distanceUnit
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8296,9 +8900,17 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
     /// `displayModeUnitAvailable`: Boolean, optional.
     public var displayModeUnitAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -8326,8 +8938,7 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
         self.distanceUnitAvailable = distanceUnitAvailable
         self.temperatureUnitAvailable = temperatureUnitAvailable
         self.displayModeUnitAvailable = displayModeUnitAvailable
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8393,9 +9004,17 @@ public struct SDLModuleData: RPCStruct {
     /// `hmiSettingsControlData`: HMISettingsControlData, optional (since 5.0).
     public var hmiSettingsControlData: SDLHMISettingsControlData?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -8432,8 +9051,7 @@ public struct SDLModuleData: RPCStruct {
         self.audioControlData = audioControlData
         self.lightControlData = lightControlData
         self.hmiSettingsControlData = hmiSettingsControlData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8509,9 +9127,17 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
     /// `seatControlCapabilities`: array of SeatControlCapabilities, size 1...100, optional (since 5.0).
     public var seatControlCapabilities: [SDLSeatControlCapabilities]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         climateControlCapabilities: [SDLClimateControlCapabilities]? = nil,
@@ -8545,8 +9171,7 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         self.hmiSettingsControlCapabilities = hmiSettingsControlCapabilities
         self.lightControlCapabilities = lightControlCapabilities
         self.seatControlCapabilities = seatControlCapabilities
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8611,9 +9236,17 @@ public struct SDLMetadataTags: RPCStruct {
     /// `mainField4`: array of MetadataType, size 0...5, optional.
     public var mainField4: [SDLMetadataType]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         mainField1: [SDLMetadataType]? = nil,
@@ -8638,8 +9271,7 @@ public struct SDLMetadataTags: RPCStruct {
         self.mainField2 = mainField2
         self.mainField3 = mainField3
         self.mainField4 = mainField4
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8692,10 +9324,15 @@ public struct SDLRectangle: RPCStruct {
     /// `height`: Float, mandatory.
     public var height: Double
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         x: Double,
@@ -8708,7 +9345,7 @@ public struct SDLRectangle: RPCStruct {
         self.y = y
         self.width = width
         self.height = height
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8760,10 +9397,15 @@ public struct SDLHapticRect: RPCStruct {
     /// `rect`: Rectangle, mandatory.
     public var rect: SDLRectangle
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: Int32,
@@ -8772,7 +9414,7 @@ public struct SDLHapticRect: RPCStruct {
     ) {
         self.id = id
         self.rect = rect
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8810,15 +9452,20 @@ public struct SDLHapticRect: RPCStruct {
 /// Spec struct `MediaServiceManifest` (since 5.1).
 public struct SDLMediaServiceManifest: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8870,9 +9517,17 @@ public struct SDLMediaServiceData: RPCStruct {
     /// `mediaImage`: Image, optional (since 6.0).
     public var mediaImage: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         mediaType: SDLMediaType? = nil,
@@ -8924,8 +9579,7 @@ public struct SDLMediaServiceData: RPCStruct {
         self.queueCurrentTrackNumber = queueCurrentTrackNumber
         self.queueTotalTrackCount = queueTotalTrackCount
         self.mediaImage = mediaImage
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9016,9 +9670,17 @@ public struct SDLWeatherServiceManifest: RPCStruct {
     /// `weatherForLocationSupported`: Boolean, optional.
     public var weatherForLocationSupported: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         currentForecastSupported: Bool? = nil,
@@ -9046,8 +9708,7 @@ public struct SDLWeatherServiceManifest: RPCStruct {
         self.maxHourlyForecastAmount = maxHourlyForecastAmount
         self.maxMinutelyForecastAmount = maxMinutelyForecastAmount
         self.weatherForLocationSupported = weatherForLocationSupported
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9108,9 +9769,17 @@ public struct SDLWeatherAlert: RPCStruct {
     /// `timeIssued`: DateTime, optional.
     public var timeIssued: SDLDateTime?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         title: String? = nil,
@@ -9141,8 +9810,7 @@ public struct SDLWeatherAlert: RPCStruct {
         self.regions = regions
         self.severity = severity
         self.timeIssued = timeIssued
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9239,9 +9907,17 @@ public struct SDLWeatherData: RPCStruct {
     /// `weatherIcon`: Image, optional.
     public var weatherIcon: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         currentTemperature: SDLTemperature? = nil,
@@ -9320,8 +9996,7 @@ public struct SDLWeatherData: RPCStruct {
         self.precipType = precipType
         self.visibility = visibility
         self.weatherIcon = weatherIcon
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9450,9 +10125,17 @@ public struct SDLWeatherServiceData: RPCStruct {
     /// `alerts`: array of WeatherAlert, size 1...10, optional.
     public var alerts: [SDLWeatherAlert]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLLocationDetails,
@@ -9483,8 +10166,7 @@ public struct SDLWeatherServiceData: RPCStruct {
         self.hourlyForecast = hourlyForecast
         self.multidayForecast = multidayForecast
         self.alerts = alerts
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9540,9 +10222,17 @@ public struct SDLNavigationServiceManifest: RPCStruct {
     /// `acceptsWayPoints`: Boolean, optional.
     public var acceptsWayPoints: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         acceptsWayPoints: Bool? = nil,
@@ -9558,8 +10248,7 @@ public struct SDLNavigationServiceManifest: RPCStruct {
         droppedParameters: RPCDroppedParameters
     ) {
         self.acceptsWayPoints = acceptsWayPoints
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9608,9 +10297,17 @@ public struct SDLNavigationInstruction: RPCStruct {
     /// `image`: Image, optional.
     public var image: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         locationDetails: SDLLocationDetails,
@@ -9647,8 +10344,7 @@ public struct SDLNavigationInstruction: RPCStruct {
         self.drivingSide = drivingSide
         self.details = details
         self.image = image
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9729,9 +10425,17 @@ public struct SDLNavigationServiceData: RPCStruct {
     /// `prompt`: String, length 1..., optional.
     public var prompt: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         timeStamp: SDLDateTime,
@@ -9771,8 +10475,7 @@ public struct SDLNavigationServiceData: RPCStruct {
         self.nextInstructionDistance = nextInstructionDistance
         self.nextInstructionDistanceScale = nextInstructionDistanceScale
         self.prompt = prompt
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9856,9 +10559,17 @@ public struct SDLAppServiceManifest: RPCStruct {
     /// `navigationServiceManifest`: NavigationServiceManifest, optional.
     public var navigationServiceManifest: SDLNavigationServiceManifest?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceName: String? = nil,
@@ -9898,8 +10609,7 @@ public struct SDLAppServiceManifest: RPCStruct {
         self.mediaServiceManifest = mediaServiceManifest
         self.weatherServiceManifest = weatherServiceManifest
         self.navigationServiceManifest = navigationServiceManifest
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9973,10 +10683,15 @@ public struct SDLAppServiceRecord: RPCStruct {
     /// `serviceActive`: Boolean, mandatory.
     public var serviceActive: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceID: String,
@@ -9989,7 +10704,7 @@ public struct SDLAppServiceRecord: RPCStruct {
         self.serviceManifest = serviceManifest
         self.servicePublished = servicePublished
         self.serviceActive = serviceActive
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10045,9 +10760,17 @@ public struct SDLAppServiceData: RPCStruct {
     /// `navigationServiceData`: NavigationServiceData, optional.
     public var navigationServiceData: SDLNavigationServiceData?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceType: String,
@@ -10075,8 +10798,7 @@ public struct SDLAppServiceData: RPCStruct {
         self.mediaServiceData = mediaServiceData
         self.weatherServiceData = weatherServiceData
         self.navigationServiceData = navigationServiceData
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10131,9 +10853,17 @@ public struct SDLAppServiceCapability: RPCStruct {
     /// `updatedAppServiceRecord`: AppServiceRecord, mandatory.
     public var updatedAppServiceRecord: SDLAppServiceRecord
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         updateReason: SDLServiceUpdateReason? = nil,
@@ -10152,8 +10882,7 @@ public struct SDLAppServiceCapability: RPCStruct {
     ) {
         self.updateReason = updateReason
         self.updatedAppServiceRecord = updatedAppServiceRecord
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10193,9 +10922,17 @@ public struct SDLAppServicesCapabilities: RPCStruct {
     /// `appServices`: array of AppServiceCapability, optional.
     public var appServices: [SDLAppServiceCapability]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appServices: [SDLAppServiceCapability]? = nil,
@@ -10211,8 +10948,7 @@ public struct SDLAppServicesCapabilities: RPCStruct {
         droppedParameters: RPCDroppedParameters
     ) {
         self.appServices = appServices
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10263,9 +10999,17 @@ public struct SDLSystemCapability: RPCStruct {
     /// `driverDistractionCapability`: DriverDistractionCapability, optional (since 7.0).
     public var driverDistractionCapability: SDLDriverDistractionCapability?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         systemCapabilityType: SDLSystemCapabilityType,
@@ -10305,8 +11049,7 @@ public struct SDLSystemCapability: RPCStruct {
         self.seatLocationCapability = seatLocationCapability
         self.displayCapabilities = displayCapabilities
         self.driverDistractionCapability = driverDistractionCapability
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10378,9 +11121,17 @@ public struct SDLClimateData: RPCStruct {
     /// `atmosphericPressure`: Float, value 0...2000, optional.
     public var atmosphericPressure: Double?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         externalTemperature: SDLTemperature? = nil,
@@ -10402,8 +11153,7 @@ public struct SDLClimateData: RPCStruct {
         self.externalTemperature = externalTemperature
         self.cabinTemperature = cabinTemperature
         self.atmosphericPressure = atmosphericPressure
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10450,9 +11200,17 @@ public struct SDLGearStatus: RPCStruct {
     /// `transmissionType`: TransmissionType, optional.
     public var transmissionType: SDLTransmissionType?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         userSelectedGear: SDLPRNDL? = nil,
@@ -10474,8 +11232,7 @@ public struct SDLGearStatus: RPCStruct {
         self.userSelectedGear = userSelectedGear
         self.actualGear = actualGear
         self.transmissionType = transmissionType
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10520,10 +11277,15 @@ public struct SDLSeatStatus: RPCStruct {
     /// `conditionActive`: Boolean, mandatory.
     public var conditionActive: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
     /// nothing here (a violation inside this struct drops an enclosing part).
     public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         seatLocation: SDLSeatLocation,
@@ -10532,7 +11294,7 @@ public struct SDLSeatStatus: RPCStruct {
     ) {
         self.seatLocation = seatLocation
         self.conditionActive = conditionActive
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10573,9 +11335,17 @@ public struct SDLSeatOccupancy: RPCStruct {
     /// `seatsBelted`: array of SeatStatus, size 0...100, optional.
     public var seatsBelted: [SDLSeatStatus]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         seatsOccupied: [SDLSeatStatus]? = nil,
@@ -10594,8 +11364,7 @@ public struct SDLSeatOccupancy: RPCStruct {
     ) {
         self.seatsOccupied = seatsOccupied
         self.seatsBelted = seatsBelted
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10636,9 +11405,17 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
     /// `seekTime`: Integer, value 1...99, optional.
     public var seekTime: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLSeekIndicatorType,
@@ -10657,8 +11434,7 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
     ) {
         self.type = type
         self.seekTime = seekTime
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10700,9 +11476,17 @@ public struct SDLAppCapability: RPCStruct {
     /// `videoStreamingCapability`: VideoStreamingCapability, optional.
     public var videoStreamingCapability: SDLVideoStreamingCapability?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
     /// Parameters lenient decoding kept out of the typed properties, as received.
-    public var droppedParameters: RPCDroppedParameters
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appCapabilityType: SDLAppCapabilityType,
@@ -10721,8 +11505,7 @@ public struct SDLAppCapability: RPCStruct {
     ) {
         self.appCapabilityType = appCapabilityType
         self.videoStreamingCapability = videoStreamingCapability
-        self.unknownParameters = unknownParameters
-        self.droppedParameters = droppedParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
