@@ -1,3 +1,4 @@
+import SDLTestSupport
 import SDLRPCGenerator
 import Testing
 

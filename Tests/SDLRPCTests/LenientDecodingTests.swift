@@ -1,3 +1,4 @@
+import SDLTestSupport
 import Foundation
 import NIOCore
 import SDLBSON
@@ -54,7 +55,7 @@ struct Core82Tests {
     static let registerAppInterface = "RegisterAppInterface.response.json"
 
     static func body(_ file: String) throws -> String {
-        String(decoding: try SharedData.data("vectors/core82/\(file)"), as: UTF8.self)
+        String(decoding: try SharedData.bytes("vectors/core82/\(file)"), as: UTF8.self)
     }
 
     /// The whole RPC payload Core sent: the 12-byte binary header, then the body.
