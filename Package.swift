@@ -104,6 +104,8 @@ let package = Package(
             name: "SDLTestHeadUnitTests",
             dependencies: [
                 "SDLTestHeadUnit", "SDLRPC", "SDLProtocol", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                // The spec model builds a request of every function for the UNSUPPORTED_REQUEST test.
+                "SDLRPCGenerator",
             ]
         ),
         .testTarget(
