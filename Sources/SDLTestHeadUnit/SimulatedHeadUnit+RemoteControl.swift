@@ -103,8 +103,10 @@ extension SimulatedHeadUnit {
             return self.fail(
                 request, .readOnly, "every parameter set is read-only: \(removed.joined(separator: ", "))", app: app)
         }
-        if let refusal = self.acquire(module.key, for: app) {
-            return self.fail(request, refusal.resultCode, refusal.info, app: app)
+        let allocationChanged: Bool
+        switch self.acquire(module.key, for: app) {
+        case .refused(let resultCode, let info): return self.fail(request, resultCode, info, app: app)
+        case .granted(let changed): allocationChanged = changed
         }
         let newData: SDLModuleData
         do {
@@ -121,6 +123,9 @@ extension SimulatedHeadUnit {
             with: SDLSetInteriorVehicleDataResponse(
                 moduleData: SimulatedVehicle.data(newData, at: version), resultCode: .success, info: info, success: true),
             app: app)
+        if allocationChanged {
+            self.broadcastRCStatus()
+        }
         let notified = changed ? self.notifySubscribers(ofModuleAt: index) : 0
         return "set \(module.moduleID)" + (info.map { "; \($0)" } ?? "") + "; \(notified) subscriber(s) notified"
     }
@@ -144,12 +149,17 @@ extension SimulatedHeadUnit {
             return self.failUnknownModule(request, press.moduleType, press.moduleId, app: app)
         }
         let module = self.vehicle.modules[index]
-        if let refusal = self.acquire(module.key, for: app) {
-            return self.fail(request, refusal.resultCode, refusal.info, app: app)
+        let allocationChanged: Bool
+        switch self.acquire(module.key, for: app) {
+        case .refused(let resultCode, let info): return self.fail(request, resultCode, info, app: app)
+        case .granted(let changed): allocationChanged = changed
         }
         let newData = Self.pressing(button, on: module.data)
         self.vehicle.modules[index].data = newData
         self.respond(to: request, with: SDLButtonPressResponse(resultCode: .success, success: true), app: app)
+        if allocationChanged {
+            self.broadcastRCStatus()
+        }
         let notified = newData != module.data ? self.notifySubscribers(ofModuleAt: index) : 0
         return "\(button) \(press.buttonPressMode) on \(module.moduleID); \(notified) subscriber(s) notified"
     }
@@ -227,41 +237,48 @@ extension SimulatedHeadUnit {
         return self.fail(request, .unsupportedResource, "the vehicle has no \(name) at RPC \(version)", app: app)
     }
 
+    /// What asking for a module gave.
+    enum Acquisition {
+        /// The app holds the module; `changed`: it did not before (OnRCStatus is due, after the
+        /// response).
+        case granted(changed: Bool)
+        case refused(SDLResult, String)
+    }
+
     /// Gives an app a module for a set or a button press, or says why not. Taking a free module
     /// or one the app holds always works, within the user's seat area and unless the driver
     /// refused consent; another app's module passes per the access mode.
-    private mutating func acquire(_ key: ModuleKey, for app: AppHandle) -> (resultCode: SDLResult, info: String)? {
+    private mutating func acquire(_ key: ModuleKey, for app: AppHandle) -> Acquisition {
         guard let registration = self.apps[app]?.registration, let index = self.vehicle.index(of: key) else {
-            return (.genericError, "unknown module")
+            return .refused(.genericError, "unknown module")
         }
         let module = self.vehicle.modules[index]
         if registration.version >= .v6_0, let area = self.vehicle.serviceArea(of: module),
             !area.covers(registration.userLocation)
         {
-            return (.rejected, "the user's seat is outside the service area of \(key.id)")
+            return .refused(.rejected, "the user's seat is outside the service area of \(key.id)")
         }
         if registration.consents[key] == false {
-            return (.rejected, "the driver refused consent for \(key.id)")
+            return .refused(.rejected, "the driver refused consent for \(key.id)")
         }
         let holder = self.allocations[key]
         if holder == app {
-            return nil
+            return .granted(changed: false)
         }
         if holder != nil {
             switch self.configuration.accessMode {
             case .autoDeny:
-                return (.inUse, "\(key.id) is allocated to another app")
+                return .refused(.inUse, "\(key.id) is allocated to another app")
             case .autoAllow:
                 break
             case .askDriver:
                 if registration.consents[key] != true && !self.configuration.driverConsent.grants(key.id) {
-                    return (.rejected, "the driver refused to pass \(key.id) to this app")
+                    return .refused(.rejected, "the driver refused to pass \(key.id) to this app")
                 }
             }
         }
         self.allocations[key] = app
-        self.broadcastRCStatus()
-        return nil
+        return .granted(changed: true)
     }
 
     /// Frees every module an app holds; returns how many.
