@@ -6,7 +6,6 @@ extension SimulatedVehicle {
     /// defines.
     func remoteControlCapabilities(at version: RPCVersion) -> SDLRemoteControlCapabilities {
         var capabilities = SDLRemoteControlCapabilities()
-        var buttons: [SDLButtonCapabilities] = []
         for index in self.visibleModules(at: version) {
             let module = self.modules[index]
             let info = version >= .v6_0 ? self.moduleInfo(module) : nil
@@ -24,9 +23,6 @@ extension SimulatedVehicle {
                         heatedSteeringWheelAvailable: since5, heatedWindshieldAvailable: since5,
                         heatedRearWindowAvailable: since5, heatedMirrorsAvailable: since5, climateEnableAvailable: since6)
                 ]
-                if buttons.allSatisfy({ !Self.climateButtons.contains($0.name) }) {
-                    buttons += Self.climateButtons.map { self.buttonCapability($0, module: module, info: info) }
-                }
             case .radio:
                 capabilities.radioControlCapabilities = (capabilities.radioControlCapabilities ?? []) + [
                     SDLRadioControlCapabilities(
@@ -36,9 +32,6 @@ extension SimulatedVehicle {
                         stateAvailable: true, signalStrengthAvailable: true, signalChangeThresholdAvailable: true,
                         sisDataAvailable: since5, hdRadioEnableAvailable: since5, siriusxmRadioAvailable: since5)
                 ]
-                if buttons.allSatisfy({ !Self.radioButtons.contains($0.name) }) {
-                    buttons += Self.radioButtons.map { self.buttonCapability($0, module: module, info: info) }
-                }
             case .seat:
                 capabilities.seatControlCapabilities = (capabilities.seatControlCapabilities ?? []) + [
                     SDLSeatControlCapabilities(
@@ -71,6 +64,16 @@ extension SimulatedVehicle {
                 break
             }
         }
+        // Buttons press the default module of their type, so they carry its moduleInfo.
+        let buttons = [(SDLModuleType.climate, Self.climateButtons), (.radio, Self.radioButtons)].flatMap {
+            (type, names) -> [SDLButtonCapabilities] in
+            guard let index = self.moduleIndex(type: type, id: nil, at: version) else { return [] }
+            let info = version >= .v6_0 ? self.moduleInfo(self.modules[index]) : nil
+            return names.map {
+                SDLButtonCapabilities(
+                    name: $0, moduleInfo: info, shortPressAvailable: true, longPressAvailable: true, upDownAvailable: false)
+            }
+        }
         capabilities.buttonCapabilities = buttons.isEmpty ? nil : buttons
         return capabilities
     }
@@ -85,11 +88,6 @@ extension SimulatedVehicle {
         SDLModuleInfo(
             moduleId: module.moduleID, location: module.location, serviceArea: module.serviceArea,
             allowMultipleAccess: module.allowsMultipleAccess)
-    }
-
-    private func buttonCapability(_ name: SDLButtonName, module: Module, info: SDLModuleInfo?) -> SDLButtonCapabilities {
-        SDLButtonCapabilities(
-            name: name, moduleInfo: info, shortPressAvailable: true, longPressAvailable: true, upDownAvailable: false)
     }
 
     /// The buttons ButtonPress accepts for climate modules.

@@ -149,17 +149,9 @@ struct RegistrationTests {
         expectFailure(again, to: self.weather, function: "RegisterAppInterface", correlationID: 9, .applicationRegisteredAlready)
 
         _ = harness.headUnit.appConnected(self.radio)
-        let sameID = harness.send(
-            SDLRegisterAppInterfaceRequest(
-                syncMsgVersion: RPCVersion.v8_0.syncMsgVersion, appName: "Other", isMediaApplication: false,
-                languageDesired: .enUs, hmiDisplayLanguageDesired: .enUs, appID: "weather"),
-            from: self.radio, correlationID: 1)
+        let sameID = harness.send(registration(name: "Other", appID: "weather"), from: self.radio, correlationID: 1)
         expectFailure(sameID, to: self.radio, function: "RegisterAppInterface", correlationID: 1, .applicationRegisteredAlready)
-        let sameName = harness.send(
-            SDLRegisterAppInterfaceRequest(
-                syncMsgVersion: RPCVersion.v8_0.syncMsgVersion, appName: "WEATHER", isMediaApplication: false,
-                languageDesired: .enUs, hmiDisplayLanguageDesired: .enUs, appID: "other"),
-            from: self.radio, correlationID: 2)
+        let sameName = harness.send(registration(name: "WEATHER", appID: "other"), from: self.radio, correlationID: 2)
         expectFailure(sameName, to: self.radio, function: "RegisterAppInterface", correlationID: 2, .duplicateName)
         #expect(harness.headUnit.hmiLevel(of: self.radio) == nil)
     }

@@ -64,14 +64,14 @@ struct Harness {
     }
 }
 
-/// A RegisterAppInterface request; the app id is the name lowercased.
+/// A RegisterAppInterface request; the app id is the name lowercased unless given.
 func registration(
-    name: String, version: RPCVersion = .v8_0, types: [SDLAppHMIType]? = nil, isMedia: Bool = false,
-    language: SDLLanguage = .enUs
+    name: String, appID: String? = nil, version: RPCVersion = .v8_0, types: [SDLAppHMIType]? = nil,
+    isMedia: Bool = false, language: SDLLanguage = .enUs
 ) -> SDLRegisterAppInterfaceRequest {
     SDLRegisterAppInterfaceRequest(
         syncMsgVersion: version.syncMsgVersion, appName: name, isMediaApplication: isMedia, languageDesired: language,
-        hmiDisplayLanguageDesired: language, appHMIType: types, appID: name.lowercased())
+        hmiDisplayLanguageDesired: language, appHMIType: types, appID: appID ?? name.lowercased())
 }
 
 /// Checks that every message sent is valid per the spec and encodes in JSON and BSON, as the
