@@ -16,5 +16,6 @@ public struct AppHandle: RawRepresentable, Hashable, Comparable, Sendable, Custo
     /// `app<n>`.
     public var description: String { "app\(self.rawValue)" }
 
+    /// Orders handles by value: the order fan-outs follow.
     public static func < (lhs: AppHandle, rhs: AppHandle) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -16,6 +16,7 @@ public enum HeadUnitOutput: Equatable, Sendable, CustomStringConvertible {
     /// One transcript line: what the head unit did with one input.
     case log(TranscriptLine)
 
+    /// One line for logs: the receiver and the message's function, type and correlation id.
     public var description: String {
         switch self {
         case .send(let message, let app): "send to \(app): \(message.functionName) \(message.rpcType) #\(message.correlationID)"

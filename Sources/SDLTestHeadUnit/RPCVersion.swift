@@ -52,6 +52,7 @@ public struct RPCVersion: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// `major.minor.patch`.
     public var description: String { "\(self.major).\(self.minor).\(self.patch)" }
 
+    /// Orders versions by major, then minor, then patch.
     public static func < (lhs: RPCVersion, rhs: RPCVersion) -> Bool {
         (lhs.major, lhs.minor, lhs.patch) < (rhs.major, rhs.minor, rhs.patch)
     }

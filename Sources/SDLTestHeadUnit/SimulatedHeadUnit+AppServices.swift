@@ -44,6 +44,10 @@ extension SimulatedHeadUnit {
                 app: app)
             return "updated the manifest of \(record.serviceID)"
         }
+        guard self.services.count(where: { $0.provider == app }) < self.configuration.maxServicesPerApp else {
+            return self.fail(
+                request, .rejected, "the app already publishes \(self.configuration.maxServicesPerApp) services", app: app)
+        }
         let serviceID = "\(type.lowercased())-\(self.nextServiceNumber)"
         self.nextServiceNumber += 1
         let record = SDLAppServiceRecord(
@@ -92,6 +96,7 @@ extension SimulatedHeadUnit {
         guard service.allowsAppConsumers || service.provider == app else {
             return self.fail(request, .disallowed, "service \(service.serviceID) does not allow app consumers", app: app)
         }
+        guard self.mayWait(app) else { return self.tooManyPending(request, app: app) }
         let correlationID = self.forward(
             request.message, of: request, from: app, to: service.provider,
             kind: .serviceData(serviceType: type, subscribe: get.subscribe == true),
@@ -114,6 +119,7 @@ extension SimulatedHeadUnit {
         guard service.allowsAppConsumers || service.provider == app else {
             return self.fail(request, .disallowed, "service \(service.serviceID) does not allow app consumers", app: app)
         }
+        guard self.mayWait(app) else { return self.tooManyPending(request, app: app) }
         if interaction.requestServiceActive == true && registration.hmiLevel == .full {
             self.activateService(at: index)
         }

@@ -33,6 +33,11 @@ extension SimulatedHeadUnit {
         .getAppServiceData, .performAppServiceInteraction, .getSystemCapability,
     ]
 
+    /// Whether an app may have one more request waiting for a provider.
+    func mayWait(_ consumer: AppHandle) -> Bool {
+        self.pending.values.count(where: { $0.consumer == consumer }) < self.configuration.maxPendingRequestsPerApp
+    }
+
     /// Sends a request to a provider under a correlation id of the head unit's own, remembered
     /// until the provider answers or the deadline passes; returns that id.
     mutating func forward(
@@ -57,6 +62,7 @@ extension SimulatedHeadUnit {
         guard !Self.neverForwarded.contains(request.functionID) else { return nil }
         let providers = self.providers(handling: request.functionID, excluding: app)
         guard let provider = providers.first else { return nil }
+        guard self.mayWait(app) else { return self.tooManyPending(request, app: app) }
         let correlationID = self.forward(
             request.message, of: request, from: app, to: provider,
             kind: .handledRPC(remaining: Array(providers.dropFirst())),
@@ -150,6 +156,13 @@ extension SimulatedHeadUnit {
                 _ = self.answerWithoutProvider(entry, reason: "left", now: now)
             }
         }
+    }
+
+    /// TOO_MANY_PENDING_REQUESTS.
+    mutating func tooManyPending(_ request: AnyRPCMessage, app: AppHandle) -> String {
+        self.fail(
+            request, .tooManyPendingRequests,
+            "\(self.configuration.maxPendingRequestsPerApp) requests of this app already wait for providers", app: app)
     }
 
     /// Forgets the requests an app that is leaving sent: their answers have no one to go to.

@@ -60,6 +60,13 @@ public struct SimulatedHeadUnit: Sendable {
         /// forwarded (GetAppServiceData, PerformAppServiceInteraction, an RPC in `handledRPCs`)
         /// before it answers the consumer itself. Default 9 s, under the 10 s apps wait.
         public var providerTimeout: TimeAmount = .seconds(9)
+        /// The most requests of one app that may wait for providers at once; more are answered
+        /// TOO_MANY_PENDING_REQUESTS, so that an app flooding the registry cannot make the head unit
+        /// hold without bound. Default 100.
+        public var maxPendingRequestsPerApp = 100
+        /// The most services one app may publish (one per service type; types are open strings).
+        /// Default 10.
+        public var maxServicesPerApp = 10
         /// The correlation id of the notifications the head unit sends. Default 0xFFFFFFFF, as
         /// SDL Core 8.2 sends.
         public var notificationCorrelationID: UInt32 = 0xFFFF_FFFF

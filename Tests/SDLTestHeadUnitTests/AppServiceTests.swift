@@ -309,3 +309,48 @@ struct AppServiceTests {
         #expect(foreign.sends.isEmpty && foreign.transcript?.outcome == "dropped: media-1 is not a service of this app")
     }
 }
+
+@Suite("Bounds on what apps can make the head unit hold")
+struct HeadUnitLimitTests {
+    let provider = AppHandle(1)
+    let consumer = AppHandle(2)
+
+    @Test("requests waiting for providers are bounded per app: TOO_MANY_PENDING_REQUESTS beyond the limit")
+    func pendingRequests() {
+        var harness = AppServiceTests.published { $0.maxPendingRequestsPerApp = 3 }
+        for correlationID: UInt32 in 10..<13 {
+            let forwarded = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: self.consumer, correlationID: correlationID)
+            #expect(forwarded.sent.map(\.app) == [self.provider])
+        }
+        let refused = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: self.consumer, correlationID: 13)
+        expectFailure(refused, to: self.consumer, function: "GetAppServiceData", correlationID: 13, .tooManyPendingRequests)
+        let interaction = harness.send(
+            SDLPerformAppServiceInteractionRequest(serviceUri: "m://", serviceID: "media-1", originApp: "dash"), from: self.consumer,
+            correlationID: 14)
+        expectFailure(interaction, to: self.consumer, function: "PerformAppServiceInteraction", correlationID: 14, .tooManyPendingRequests)
+        // Another app is not held back by this one's requests.
+        let own = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: self.provider)
+        #expect(own.sent.map(\.message.rpcType) == [.request])
+
+        _ = harness.send(SDLGetAppServiceDataResponse(success: true, resultCode: .success), from: self.provider, correlationID: 1)
+        let again = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: self.consumer, correlationID: 15)
+        #expect(again.sent.map(\.app) == [self.provider])
+    }
+
+    @Test("services are bounded per app: REJECTED beyond the limit")
+    func services() {
+        var harness = Harness { $0.maxServicesPerApp = 2 }
+        harness.register(self.provider, name: "Many")
+        for (index, type) in ["MEDIA", "WEATHER", "FUTURE"].enumerated() {
+            let outputs = harness.send(
+                SDLPublishAppServiceRequest(appServiceManifest: SDLAppServiceManifest(serviceName: type, serviceType: type)),
+                from: self.provider, correlationID: UInt32(20 + index))
+            if index < 2 {
+                #expect(outputs.messages(SDLPublishAppServiceResponse.self, to: self.provider).first?.success == true)
+            } else {
+                expectFailure(outputs, to: self.provider, function: "PublishAppService", correlationID: 22, .rejected)
+            }
+        }
+        #expect(harness.headUnit.serviceRecords.map(\.serviceID) == ["media-1", "weather-2"])
+    }
+}
