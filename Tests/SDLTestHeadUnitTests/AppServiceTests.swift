@@ -213,6 +213,23 @@ struct AppServiceTests {
         expectFailure(own, to: self.provider, function: "SendLocation", correlationID: 60, .unsupportedRequest)
     }
 
+    @Test("handledRPCs let a provider answer a function newer than the head unit (SubtleAlert, 7.0, on a 5.1 head unit)")
+    func newerFunctionThroughProvider() throws {
+        let manifest = SDLAppServiceManifest(
+            serviceName: "Alerts", serviceType: "WEATHER", allowAppConsumers: true,
+            handledRPCs: [Int32(FunctionID.subtleAlert.rawValue)])
+        var harness = Self.published(manifest: manifest) { $0.rpcVersion = .v5_1 }
+        let alert = SDLSubtleAlertRequest(alertText1: "Rain at 5")
+        let forwarded = harness.send(alert, from: self.consumer, correlationID: 55)
+        #expect(try forwarded.only(SDLSubtleAlertRequest.self, to: self.provider) == alert)
+        let routed = harness.send(SDLSubtleAlertResponse(success: true, resultCode: .success), from: self.provider, correlationID: 1)
+        #expect(routed.sends == ["app2 <- SubtleAlert response #55"])
+
+        _ = harness.disconnect(self.provider)
+        let direct = harness.send(alert, from: self.consumer, correlationID: 56)
+        expectFailure(direct, to: self.consumer, function: "SubtleAlert", correlationID: 56, .unsupportedRequest)
+    }
+
     @Test("a second service of a type stays inactive until requestServiceActive from an app in FULL: DEACTIVATED and ACTIVATED in one update")
     func activation() throws {
         var harness = Self.published()
