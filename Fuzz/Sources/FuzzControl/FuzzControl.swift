@@ -45,7 +45,7 @@ func checkBytes(_ payload: ByteBuffer, info: ControlFrameInfo, version: Protocol
     default: break
     }
     let shallow = BSONLimits(maximumNestingDepth: 2)
-    if let tight = try? ControlPayload(frameInfo: info, version: version, payload: payload, limits: shallow), decoded == decoded {
+    if let tight = try? ControlPayload(frameInfo: info, version: version, payload: payload, limits: shallow), !decoded.holdsNaN {
         precondition(tight == decoded, "\(info) \(version): a tighter limit reads another value")
     }
 }
@@ -66,7 +66,7 @@ func roundTrip(_ value: ControlPayload, info: ControlFrameInfo, version: Protoco
         preconditionFailure("\(info) \(version): written payload does not decode: \(error)")
     }
     // NaN among the unknown fields makes a value unequal to itself: then the bytes decide.
-    if value == value { precondition(again == value, "\(info) \(version): \(value) came back as \(again)") }
+    if !value.holdsNaN { precondition(again == value, "\(info) \(version): \(value) came back as \(again)") }
     var rewritten = ByteBuffer()
     try? again.write(to: &rewritten)
     precondition(rewritten == written, "\(info) \(version): payload bytes are not a fixed point")
@@ -88,11 +88,44 @@ func checkValue(_ made: (ControlPayload, ControlFrameInfo)) {
     } catch {
         preconditionFailure("\(info): the writer sent what the reader refuses: \(error) for \(value)")
     }
-    if value == value {
+    if !value.holdsNaN {
         // An empty payload reads as `.none`, whatever typed value wrote it (none of its fields set).
         precondition(decoded == value || (decoded == .none && written.readableBytes == 0), "\(info): \(value) read back as \(decoded)")
     }
     roundTrip(decoded, info: info, version: .v5)
+}
+
+extension ControlPayload {
+    /// Whether a NaN sits among the unknown fields (`value == value` cannot tell: arrays that
+    /// share storage compare equal without comparing their elements).
+    var holdsNaN: Bool {
+        switch self {
+        case .startService(let payload): return payload.otherFields.holdsNaN
+        case .startServiceACK(let payload): return payload.otherFields.holdsNaN
+        case .startServiceNAK(let payload), .endServiceNAK(let payload): return payload.otherFields.holdsNaN
+        case .endService(let payload): return payload.otherFields.holdsNaN
+        case .registerSecondaryTransportNAK(let payload): return payload.otherFields.holdsNaN
+        case .transportEventUpdate(let payload): return payload.otherFields.holdsNaN
+        case .document(let document): return BSONOrderedDocument(document).holdsNaN
+        case .none, .hashID: return false
+        }
+    }
+}
+
+extension BSONOrderedDocument {
+    var holdsNaN: Bool { self.fields.contains { $0.value.holdsNaN } }
+}
+
+extension BSONValue {
+    var holdsNaN: Bool {
+        switch self {
+        case .double(let value): return value.isNaN
+        case .document(let document): return document.holdsNaN
+        case .array(let items): return items.contains { $0.holdsNaN }
+        case .javascriptWithScope(let code): return code.scope.holdsNaN
+        default: return false
+        }
+    }
 }
 
 // MARK: - Payload values from the input

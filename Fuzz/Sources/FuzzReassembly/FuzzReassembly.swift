@@ -97,7 +97,9 @@ struct Harness {
         let delivered: ProtocolMessage?
         do {
             delivered = try self.reassembler.process(frame, now: self.now, mtus: self.mtus)
+            trace("frame \(frame.header) of message \(index ?? -1)\(damaged ? " damaged" : ""): \(delivered.map { "delivered \($0.payload.readableBytes) bytes" } ?? "stored")")
         } catch {
+            trace("frame \(frame.header) of message \(index ?? -1)\(damaged ? " damaged" : ""): \(error)")
             precondition(error.messageKey == key, "an error without its frame's key: \(error)")
             self.report(key)
             return
@@ -110,12 +112,14 @@ struct Harness {
             return
         }
         precondition(message.payload.readableBytes == self.declared[key], "a message of another size than its First frame declared")
-        if let index, !self.keyDisturbed.contains(key), !self.messages[index].disturbed {
-            let sent = self.messages[index]
-            precondition(sent.next == sent.frames.count, "a message delivered before its last frame")
-            precondition(message.payload == sent.payload, "a delivered message differs from the one sent")
-            precondition(message.frameCount == sent.frames.count, "frame count \(message.frameCount), sent \(sent.frames.count)")
-            precondition(message.version == sent.version && message.isEncrypted == sent.encrypted, "version or encryption changed")
+        if let index {
+            if !self.keyDisturbed.contains(key), !self.messages[index].disturbed {
+                let sent = self.messages[index]
+                precondition(sent.next == sent.frames.count, "a message delivered before its last frame")
+                precondition(message.payload == sent.payload, "a delivered message differs from the one sent")
+                precondition(message.frameCount == sent.frames.count, "frame count \(message.frameCount), sent \(sent.frames.count)")
+                precondition(message.version == sent.version && message.isEncrypted == sent.encrypted, "version or encryption changed")
+            }
             self.messages[index].reported = true
         }
         self.owner[key] = nil
@@ -150,6 +154,7 @@ struct Harness {
     mutating func expire(at time: NIODeadline) {
         let before = self.reassembler.activeCount
         for error in self.reassembler.expire(now: time) {
+            trace("expired: \(error)")
             precondition(error.code == .reassemblyExpired, "expire reported \(error)")
             guard let key = error.messageKey else { preconditionFailure("an expiry without its key") }
             self.report(key)
@@ -197,6 +202,7 @@ func check(_ bytes: UnsafeRawBufferPointer) {
             else { continue }
             harness.messages.append(
                 Outgoing(key: key, frames: Array(fragmenter), payload: payload, version: version, encrypted: encrypted))
+            trace("message \(harness.messages.count - 1): \(key), \(size) bytes in \(fragmenter.frameCount) frames")
         case 2, 3, 4, 5:
             // The next frame of a message, usually whole.
             guard !harness.messages.isEmpty else { continue }
@@ -259,9 +265,11 @@ func check(_ bytes: UnsafeRawBufferPointer) {
                 precondition(dropped.allSatisfy { $0.serviceType == service }, "discarded another service")
             default: dropped = harness.reassembler.discardAll()
             }
-            for key in dropped { harness.report(key) }
-            // Whatever was dropped, the frames in flight on those keys now start from nothing.
-            for (key, _) in harness.owner { harness.keyDisturbed.insert(key) }
+            trace("discarded \(dropped)")
+            for key in dropped {
+                harness.report(key)
+                harness.keyDisturbed.insert(key)
+            }
             harness.checkLimits()
         case 10:
             // Limits change; they apply to First frames from now on.

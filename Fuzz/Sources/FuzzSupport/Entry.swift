@@ -31,3 +31,17 @@ public func liveHeapBytes() -> Int? {
     let bytes = sdl_fuzz_live_heap_bytes()
     return bytes == 0 ? nil : Int(bytes)
 }
+
+#if !FUZZING
+/// Whether the replay build prints what the structured targets do (`SDL_FUZZ_TRACE=1`).
+private let tracing = ProcessInfo.processInfo.environment["SDL_FUZZ_TRACE"] != nil
+#endif
+
+/// Prints a step of a structured target's program when replaying with `SDL_FUZZ_TRACE=1` (to
+/// read a crasher); nothing in a fuzzing build.
+@inline(__always)
+public func trace(_ message: @autoclosure () -> String) {
+    #if !FUZZING
+    if tracing { print(message()) }
+    #endif
+}
