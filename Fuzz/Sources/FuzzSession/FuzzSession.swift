@@ -203,6 +203,7 @@ struct Pair {
     /// Hands bytes written by one side to the other.
     mutating func deliver(_ bytes: ByteBuffer, fromApp: Bool, on transport: TransportID) {
         guard self.open.contains(transport) else { return }
+        trace(" \(bytes.readableBytes) bytes \(fromApp ? "app→head unit" : "head unit→app") on \(transport)")
         if fromApp {
             self.wire[transport]?.toHU.add(bytes, what: "app on \(transport)")
         } else {
@@ -259,11 +260,14 @@ struct Pair {
     mutating func checkLimits() {
         let live = self.hu.liveHandles()
         precondition(live.count <= self.maxSessions, "\(live.count) sessions, at most \(self.maxSessions) allowed")
+        // Unique across the head unit; the app may briefly hold an id the head unit freed and
+        // gave out again on another transport, but never twice on one.
         for side in [self.app, self.hu] {
-            var ids = Set<UInt8>()
+            var ids = Set<UInt64>()
             for handle in side.liveHandles() {
-                guard let id = side.tracks[handle]?.sessionID?.rawValue else { continue }
-                precondition(ids.insert(id).inserted, "\(side.name): session id \(id) twice among live sessions")
+                guard let track = side.tracks[handle], let id = track.sessionID?.rawValue else { continue }
+                let key = side.name == "app" ? track.transport!.rawValue << 8 | UInt64(id) : UInt64(id)
+                precondition(ids.insert(key).inserted, "\(side.name): session id \(id) twice among live sessions")
             }
         }
         if let baseline = self.heapBaseline, let now = liveHeapBytes() {
@@ -276,6 +280,7 @@ struct Pair {
     /// Checks one event against what the side's engine reported before.
     mutating func observe(_ event: SessionEvent, fromApp: Bool) {
         let side = self[fromApp].name
+        trace("  \(side): \(event)")
         func track(_ handle: SessionHandle, live: Bool = true) -> SessionTrack {
             guard let track = self[fromApp].tracks[handle] else { preconditionFailure("\(side): \(event) names an unknown session") }
             precondition(!live || track.isLive, "\(side): \(event) for a session that is not running")
@@ -295,7 +300,9 @@ struct Pair {
             precondition(fromApp && !before.started && !before.failed, "\(side): \(event) for a session not starting")
             self[fromApp].tracks[handle]!.failed = true
         case .sessionEnded(let handle, _):
-            let before = track(handle)
+            // A start the app cancelled (endSession before the ACK) ends without starting.
+            let before = track(handle, live: !(fromApp && self.app.tracks[handle]?.endRequested == true))
+            precondition(!before.ended && !before.failed, "\(side): \(handle) ended twice")
             precondition(before.services.isEmpty, "\(side): \(handle) ended with services \(before.services) not reported ended")
             self[fromApp].tracks[handle]!.ended = true
         case .serviceStarted(let handle, let service, _):

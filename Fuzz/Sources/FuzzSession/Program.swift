@@ -74,7 +74,7 @@ func check(_ bytes: UnsafeRawBufferPointer) {
         for handle in side.handles {
             let track = side.tracks[handle]!
             precondition(!track.isLive, "\(side.name): \(handle) never reported ended")
-            precondition(track.started || track.failed || !track.ended, "\(side.name): \(handle) neither started nor failed")
+            precondition(track.ended || track.failed, "\(side.name): \(handle) neither ended nor failed to start")
         }
     }
 }
@@ -82,7 +82,9 @@ func check(_ bytes: UnsafeRawBufferPointer) {
 /// One op of the program.
 func run(_ pair: inout Pair, _ input: inout FuzzInput) {
     let now = pair.now
-    switch input.int(in: 0...19) {
+    let op = input.int(in: 0...19)
+    trace("op \(op) at \(now.uptimeNanoseconds / 1_000_000) ms")
+    switch op {
     case 0:
         if pair.open.count < 4 { pair.openPrimary() }
     case 1, 2:
@@ -93,7 +95,7 @@ func run(_ pair: inout Pair, _ input: inout FuzzInput) {
         pair.drain()
     case 3:
         guard let handle = pick(pair.app.handles, &input) else { return }
-        try? pair.app.engine.endSession(handle, now: now)
+        if (try? pair.app.engine.endSession(handle, now: now)) != nil { pair.app.tracks[handle]!.endRequested = true }
         pair.drain()
     case 4:
         guard let handle = pick(pair.hu.handles, &input) else { return }

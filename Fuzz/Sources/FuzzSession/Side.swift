@@ -8,7 +8,8 @@ struct SessionTrack {
     var started = false
     var ended = false
     var failed = false
-    var registered = false
+    /// App role: `endSession` was called (a session still starting then ends without starting).
+    var endRequested = false
     var sessionID: SessionID?
     var transport: TransportID?
     /// Audio and video services reported running.

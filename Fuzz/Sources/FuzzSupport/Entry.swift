@@ -42,6 +42,7 @@ private let tracing = ProcessInfo.processInfo.environment["SDL_FUZZ_TRACE"] != n
 @inline(__always)
 public func trace(_ message: @autoclosure () -> String) {
     #if !FUZZING
-    if tracing { print(message()) }
+    // To stderr, unbuffered: a crash must not swallow the last steps.
+    if tracing { FileHandle.standardError.write(Data((message() + "\n").utf8)) }
     #endif
 }
