@@ -24,7 +24,11 @@ func configurations(_ input: inout FuzzInput) -> (app: SessionConfiguration, hea
     app.app.transportEventDebounce = .milliseconds(Int64(input.pick([0, 100])))
     hu.headUnit.hashSeed = 7
     hu.headUnit.negotiationPolicy = input.bool() ? .spec : .coreCompatible
-    hu.headUnit.advertisedMTU = input.pick([131_072, 1500, 200, 64, 17])
+    // Down to 200 bytes: below the size of a control payload (a video StartService with its
+    // parameters is 72 bytes) the head unit refuses the app's control frames as too large, and
+    // the app's start times out; control frames cannot be fragmented, and no head unit advertises
+    // less than the 1,500 bytes of version 1.
+    hu.headUnit.advertisedMTU = input.pick([131_072, 1500, 200, 1024, 4096])
     hu.headUnit.maxSessions = input.pick([255, 1, 2, 3])
     hu.headUnit.sessionIDPolicy = input.bool() ? .leastRecentlyFreed : .lowestFree
     if input.bool() {
