@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "SDLProtocol", targets: ["SDLProtocol"]),
         .library(name: "SDLRPC", targets: ["SDLRPC"]),
         .library(name: "SDLSession", targets: ["SDLSession"]),
+        .library(name: "SDLNIO", targets: ["SDLNIO"]),
         .executable(name: "sdl", targets: ["sdl"]),
         .executable(name: "sdl-rpc-gen", targets: ["sdl-rpc-gen"]),
     ],
@@ -36,6 +37,17 @@ let package = Package(
         .target(
             name: "SDLSession",
             dependencies: ["SDLProtocol", "SDLBSON", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        // SwiftNIO TCP transports around the session engine, and the async app and head-unit
+        // runtimes that carry SDLRPC messages over them.
+        .target(
+            name: "SDLNIO",
+            dependencies: [
+                "SDLSession", "SDLProtocol", "SDLRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated. No product: only sdl-rpc-gen
         // and the tests use it.
@@ -91,6 +103,14 @@ let package = Package(
         .testTarget(
             name: "SDLSessionTests",
             dependencies: ["SDLSession", "SDLProtocol", "SDLBSON", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "SDLNIOTests",
+            dependencies: [
+                "SDLNIO", "SDLSession", "SDLProtocol", "SDLRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "SDLRPCGeneratorTests",
