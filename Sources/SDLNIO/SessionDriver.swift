@@ -34,6 +34,7 @@ final class SessionDriver {
     private var timerDeadline: NIODeadline?
     private var draining = false
     private var written: [TransportID] = []
+    private var globalReadPauses = 0
     /// Set once the driver stops: no new transports are taken, and the promise completes when the
     /// last channel has closed.
     private var stopping: EventLoopPromise<Void>?
@@ -87,11 +88,13 @@ final class SessionDriver {
 
     func channelActive(_ handler: SessionChannelHandler, channel: any Channel) {
         let transport = handler.transport
+        guard self.links[transport] == nil else { return }
         guard self.stopping == nil else {
             channel.close(promise: nil)
             return
         }
         self.links[transport] = Link(channel: channel, handler: handler)
+        self.updateReadHold(transport)
         do {
             try self.engine.transportOpened(transport, as: handler.opening, now: .now())
         } catch {
@@ -123,18 +126,40 @@ final class SessionDriver {
         self.drain()
     }
 
-    /// Holds reads on a transport (a consumer lags); reads resume when every pause is lifted.
+    /// Holds reads on a transport (a consumer of its data lags); reads resume when every pause of
+    /// the transport, and every pause of all transports, is lifted.
     func pauseReads(on transport: TransportID) {
         guard self.links[transport] != nil else { return }
         self.links[transport]!.readPauses += 1
-        self.links[transport]!.handler.readsHeld = true
+        self.updateReadHold(transport)
     }
 
     /// Lifts one ``pauseReads(on:)``.
     func resumeReads(on transport: TransportID) {
         guard let link = self.links[transport], link.readPauses > 0 else { return }
         self.links[transport]!.readPauses -= 1
-        if link.readPauses == 1 {
+        self.updateReadHold(transport)
+    }
+
+    /// Holds reads on every transport, present and future (the consumer of all events lags).
+    func pauseAllReads() {
+        self.globalReadPauses += 1
+        for transport in self.links.keys { self.updateReadHold(transport) }
+    }
+
+    /// Lifts one ``pauseAllReads()``.
+    func resumeAllReads() {
+        guard self.globalReadPauses > 0 else { return }
+        self.globalReadPauses -= 1
+        for transport in self.links.keys { self.updateReadHold(transport) }
+    }
+
+    private func updateReadHold(_ transport: TransportID) {
+        guard let link = self.links[transport] else { return }
+        let held = link.readPauses > 0 || self.globalReadPauses > 0
+        if held {
+            link.handler.readsHeld = true
+        } else if link.handler.readsHeld {
             link.handler.releaseReads()
         }
     }
