@@ -195,7 +195,7 @@ final class AppCore: SessionDriverDelegate {
             return
         }
         let key = OutboundBudget.StreamKey(session: handle, service: service)
-        self.budget.whenRoom(key) { [self] result in
+        let send: OutboundBudget.Waiter = { [self] result in
             guard case .success = result else {
                 done(result)
                 return
@@ -208,9 +208,12 @@ final class AppCore: SessionDriverDelegate {
                 }
                 done(.success(()))
             } catch {
-                self.budget.refresh(self.driver.engine)
+                self.budget.withdrawLast(key)
                 done(.failure(SDLConnectionError(.refused, "\(error)")))
             }
+        }
+        if self.budget.admit(key, orQueue: send) {
+            send(.success(()))
         }
     }
 
@@ -254,6 +257,23 @@ final class AppCore: SessionDriverDelegate {
             guard case .failure(let error) = result, let request = self.pending.removeValue(forKey: correlationID) else { return }
             request.timer.cancel()
             request.completion.complete(.failure(error))
+        }
+    }
+
+    func sendNotification(_ message: any RPCMessage, completion: Completion<Void>) {
+        guard !completion.isCompleted else { return }
+        let messageType = type(of: message)
+        guard messageType.rpcType == .notification else {
+            completion.fail(.invalidMessage, "\(messageType.functionName) \(messageType.rpcType) is not a notification")
+            return
+        }
+        do {
+            let payload = try RPCWire.payload(
+                message, correlationID: 0, bulkData: ByteBuffer(), format: self.configuration.parameterFormat,
+                options: self.configuration.sendOptions)
+            self.enqueue(payload, on: .rpc) { completion.complete($0) }
+        } catch {
+            completion.complete(.failure(error))
         }
     }
 

@@ -344,7 +344,7 @@ final class HeadUnitCore: SessionDriverDelegate {
             return
         }
         let key = OutboundBudget.StreamKey(session: handle, service: .rpc)
-        self.budget.whenRoom(key) { [self] result in
+        let send: OutboundBudget.Waiter = { [self] result in
             guard case .success = result else {
                 done(result)
                 return
@@ -354,9 +354,12 @@ final class HeadUnitCore: SessionDriverDelegate {
                 try self.driver.perform { (engine, now) throws(SessionError) in try engine.send(payload, on: .rpc, of: handle, now: now) }
                 done(.success(()))
             } catch {
-                self.budget.refresh(self.driver.engine)
+                self.budget.withdrawLast(key)
                 done(.failure(SDLConnectionError(.disconnected, "\(error)")))
             }
+        }
+        if self.budget.admit(key, orQueue: send) {
+            send(.success(()))
         }
     }
 

@@ -43,20 +43,27 @@ struct OutboundBudget {
         self.streams.values.reduce(0) { $0 + $1.bytes }
     }
 
-    /// Runs `send` now if the stream has room and nobody waits before it, else queues it.
-    /// `send` must call ``recordSent(_:size:)`` for what it hands to the engine.
-    mutating func whenRoom(_ key: StreamKey, _ send: @escaping Waiter) {
+    /// Whether the stream has room now and nobody waits before it (then send at once); if not,
+    /// `send` is queued until it has (``takeReady()``). A sender must call
+    /// ``recordSent(_:size:)`` for what it hands to the engine.
+    mutating func admit(_ key: StreamKey, orQueue send: @escaping Waiter) -> Bool {
         if let stream = self.streams[key], stream.bytes >= self.limit || !stream.waiters.isEmpty {
             self.streams[key]!.waiters.append(send)
-            return
+            return false
         }
-        send(.success(()))
+        return true
     }
 
     /// A message of `size` bytes was queued in the engine.
     mutating func recordSent(_ key: StreamKey, size: Int) {
         self.streams[key, default: Stream()].sizes.append(size)
         self.streams[key]!.bytes += size
+    }
+
+    /// Takes back the last ``recordSent(_:size:)`` of a stream: the engine refused the message.
+    mutating func withdrawLast(_ key: StreamKey) {
+        guard let size = self.streams[key]?.sizes.popLast() else { return }
+        self.streams[key]!.bytes -= size
     }
 
     /// Re-reads what the engine still holds of each stream.

@@ -155,6 +155,14 @@ public final class SDLAppConnection: Sendable {
         return response
     }
 
+    /// Sends a notification to the head unit (e.g. OnAppCapabilityUpdated); returns once the
+    /// session engine has it, after waiting while the RPC queue is full.
+    public func sendNotification(_ notification: any RPCMessage) async throws(SDLConnectionError) {
+        try await self.core.run { core, completion in
+            core.sendNotification(notification, completion: completion)
+        }
+    }
+
     // MARK: - Notifications
 
     /// The notifications of one function, from the moment the subscription reaches the

@@ -179,7 +179,7 @@ public final class SDLConnectedApp: Sendable, Hashable, CustomStringConvertible 
     /// once the session engine has it, after waiting while the app's RPC queue is full
     /// (``SDLTransportConfiguration/maxQueuedBytesPerService``). Throws
     /// ``SDLConnectionError/Code/disconnected`` when the session has ended.
-    public func send(_ notification: any RPCMessage) async throws(SDLConnectionError) {
+    public func sendNotification(_ notification: any RPCMessage) async throws(SDLConnectionError) {
         let handle = self.handle
         try await self.core.run { core, completion in
             core.sendNotification(notification, to: handle, completion: completion)
