@@ -51,6 +51,8 @@ final class AppCore: SessionDriverDelegate {
     }
 
     private var media: [ServiceType: MediaState] = [:]
+    /// Bounds the wait of a start (``SDLAppConfiguration/mediaStartTimeout``).
+    private var mediaTimers: [ServiceType: Scheduled<Void>] = [:]
 
     init(configuration: SDLAppConfiguration, eventLoop: any EventLoop, events: AsyncStream<SDLAppEvent>.Continuation) {
         var session = configuration.session
@@ -137,11 +139,14 @@ final class AppCore: SessionDriverDelegate {
             self.mediaStarted(service, info)
         case .serviceStartFailed(let handle, let service, let failure) where handle == self.handle:
             self.mediaStartFailed(service, "\(failure)")
-        case .serviceWaiting(let handle, let service, .noSecondary) where handle == self.handle:
-            // The service may only run on a secondary transport and none can come up: the want is
-            // dropped rather than left waiting without end.
-            try? driver.perform { (engine, now) throws(SessionError) in try engine.endService(service, of: handle, now: now) }
-            self.mediaStartFailed(service, "\(service) may only run on a secondary transport and none is available")
+        case .serviceWaiting(let handle, let service, .noSecondary) where handle == self.handle && !self.secondaryOffered:
+            // The service may only run on a secondary transport and the head unit offers none: the
+            // want is dropped rather than left waiting. (An offered one whose address has not come
+            // yet is waited for, up to mediaStartTimeout.)
+            if case .starting(let completion) = self.media[service] {
+                self.dropWantedMedia(service)
+                completion.fail(.serviceFailed, "\(service) may only run on a secondary transport and the head unit offers none")
+            }
         case .serviceEnded(let handle, let service, let reason) where handle == self.handle:
             self.mediaEnded(service, reason)
         case .message(let handle, let message) where handle == self.handle:
@@ -409,27 +414,50 @@ final class AppCore: SessionDriverDelegate {
             completion.fail(.refused, "\(service) is already started")
             return
         }
+        // Set first: the engine may answer at once (a service that cannot be placed).
+        self.media[service] = .starting(completion)
         do {
             try self.driver.perform { (engine, now) throws(SessionError) in
                 try engine.startService(service, of: handle, video: video, protection: protection, now: now)
             }
         } catch {
+            self.media[service] = nil
             completion.fail(error.code == .notRegistered ? .notRegistered : .refused, "\(error)")
             return
         }
-        if self.media[service] == nil && !completion.isCompleted {
-            self.media[service] = .starting(completion)
+        guard case .starting(let waiting) = self.media[service], waiting === completion else { return }
+        let timeout = self.configuration.mediaStartTimeout
+        self.mediaTimers[service] = self.driver.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+            self.mediaTimers[service] = nil
+            guard case .starting(let waiting) = self.media[service], waiting === completion else { return }
+            self.dropWantedMedia(service)
+            completion.fail(.serviceFailed, "\(service) did not start within \(timeout)")
         }
+    }
+
+    /// Forgets a start that has not succeeded: the engine drops the want, or ends the service if
+    /// its StartService is already out.
+    private func dropWantedMedia(_ service: ServiceType) {
+        self.media[service] = nil
+        self.mediaTimers.removeValue(forKey: service)?.cancel()
+        guard let handle = self.handle else { return }
+        try? self.driver.perform { (engine, now) throws(SessionError) in try engine.endService(service, of: handle, now: now) }
     }
 
     /// The caller of a start was cancelled: the service is ended or its start dropped.
     func cancelStart(_ service: ServiceType, _ completion: Completion<ServiceInfo>) {
-        guard case .starting(let waiting) = self.media[service], waiting === completion, let handle = self.handle else { return }
-        self.media[service] = nil
-        try? self.driver.perform { (engine, now) throws(SessionError) in try engine.endService(service, of: handle, now: now) }
+        guard case .starting(let waiting) = self.media[service], waiting === completion else { return }
+        self.dropWantedMedia(service)
+    }
+
+    /// Whether the head unit offers a secondary transport this app can use (TCP, from 5.1.0).
+    private var secondaryOffered: Bool {
+        guard let info = self.sessionInfo else { return false }
+        return info.version >= .secondaryTransports && info.secondaryTransports.contains("TCP_WIFI")
     }
 
     private func mediaStarted(_ service: ServiceType, _ info: ServiceInfo) {
+        self.mediaTimers.removeValue(forKey: service)?.cancel()
         switch self.media[service] {
         case .starting(let completion):
             self.media[service] = .running(info)
@@ -446,12 +474,14 @@ final class AppCore: SessionDriverDelegate {
     }
 
     private func mediaStartFailed(_ service: ServiceType, _ detail: String) {
+        self.mediaTimers.removeValue(forKey: service)?.cancel()
         guard case .starting(let completion) = self.media[service] else { return }
         self.media[service] = nil
         completion.fail(.serviceFailed, detail)
     }
 
     private func mediaEnded(_ service: ServiceType, _ reason: ServiceEndReason) {
+        self.mediaTimers.removeValue(forKey: service)?.cancel()
         let state = self.media[service]
         if case .moving(to: _) = reason, case .running = state {
             self.media[service] = .moving([])

@@ -44,6 +44,11 @@ public struct SDLAppConfiguration: Sendable {
     /// back-pressure acts at this granularity. Default 64 KiB.
     public var maxMediaMessageSize = 64 * 1024
 
+    /// How long ``SDLAppConnection/startVideo(_:protection:)`` and
+    /// ``SDLAppConnection/startAudio(protection:)`` wait for the service to run, the secondary
+    /// transport's address, connection and registration included. Default 15 s.
+    public var mediaStartTimeout: TimeAmount = .seconds(15)
+
     /// The defaults.
     public init() {}
 }
