@@ -30,6 +30,7 @@ final class HeadUnitCore: SessionDriverDelegate {
     private var apps: [SessionHandle: AppRecord] = [:]
     private var shutdownWaiters: [Completion<Void>] = []
     private var flushDeadline: Scheduled<Void>?
+    private var endingAll = false
 
     private struct MediaSink {
         let source: MediaProducer.Source
@@ -176,9 +177,6 @@ final class HeadUnitCore: SessionDriverDelegate {
         default:
             self.submit(.event(.session(event)))
         }
-        if self.shutdownWaiters.isEmpty == false {
-            self.finishShutdownIfFlushed()
-        }
     }
 
     func sessionDriver(_ driver: SessionDriver, didWriteOn transport: TransportID) {
@@ -186,7 +184,7 @@ final class HeadUnitCore: SessionDriverDelegate {
         while let waiter = self.budget.takeReady() {
             waiter(.success(()))
         }
-        if !self.shutdownWaiters.isEmpty {
+        if !self.shutdownWaiters.isEmpty && !self.endingAll {
             self.finishShutdownIfFlushed()
         }
     }
@@ -419,9 +417,13 @@ final class HeadUnitCore: SessionDriverDelegate {
             self.stopDriver()
             return
         }
+        // Not closed before every session was ended: writes of the first would otherwise finish
+        // the shutdown.
+        self.endingAll = true
         for handle in self.apps.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             try? self.driver.perform { (engine, now) throws(SessionError) in try engine.endSession(handle, now: now) }
         }
+        self.endingAll = false
         if self.flushDeadline == nil {
             self.flushDeadline = self.driver.eventLoop.assumeIsolated().scheduleTask(in: self.configuration.transport.closeTimeout) {
                 self.stopDriver()
