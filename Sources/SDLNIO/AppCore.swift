@@ -21,6 +21,11 @@ final class AppCore: SessionDriverDelegate {
     }
 
     private var phase = Phase.idle
+
+    private var hasEnded: Bool {
+        if case .ended = self.phase { return true }
+        return false
+    }
     private(set) var handle: SessionHandle?
     private(set) var sessionInfo: SessionInfo?
     private var primary: TransportID?
@@ -35,7 +40,13 @@ final class AppCore: SessionDriverDelegate {
     private var pending: [UInt32: PendingRequest] = [:]
     private var nextCorrelationID: UInt32 = 1
 
-    private var subscribers: [UInt32: [Int: (AnyRPCMessage) -> Void]] = [:]
+    private struct Subscriber {
+        var deliver: (AnyRPCMessage) -> Void
+        /// Ends the subscriber's stream (the session ended).
+        var finish: () -> Void
+    }
+
+    private var subscribers: [UInt32: [Int: Subscriber]] = [:]
     private var nextSubscriber = 0
 
     private(set) var registration: SDLRegisterAppInterfaceResponse?
@@ -108,7 +119,7 @@ final class AppCore: SessionDriverDelegate {
         guard case .connecting(let completion) = self.phase else { return }
         self.phase = .ended
         completion.fail(code, detail)
-        _ = self.driver.stop()
+        self.driver.stop().assumeIsolated().whenComplete { _ in self.events.finish() }
     }
 
     func sessionDriver(_ driver: SessionDriver, didOpen transport: TransportID, as opening: TransportOpening) {
@@ -176,10 +187,15 @@ final class AppCore: SessionDriverDelegate {
             self.mediaEnded(service, .sessionEnded)
         }
         self.registration = nil
+        // Notification streams and the event stream end with the session: readers' loops finish.
+        let subscribers = self.subscribers.values.flatMap(\.values)
+        self.subscribers.removeAll()
+        for subscriber in subscribers { subscriber.finish() }
         self.report(.sessionEnded(reason))
         let waiters = self.endWaiters
         self.endWaiters = []
         self.driver.stop().assumeIsolated().whenComplete { _ in
+            self.events.finish()
             for waiter in waiters { waiter.succeed(()) }
         }
     }
@@ -334,8 +350,8 @@ final class AppCore: SessionDriverDelegate {
             if message.message is SDLOnAppInterfaceUnregistered {
                 self.registration = nil
             }
-            for (_, deliver) in self.subscribers[header.functionID] ?? [:] {
-                deliver(message)
+            for (_, subscriber) in self.subscribers[header.functionID] ?? [:] {
+                subscriber.deliver(message)
             }
         default:
             self.statistics.unreadableMessages += 1
@@ -344,10 +360,17 @@ final class AppCore: SessionDriverDelegate {
     }
 
     /// Adds a notification subscriber; returns its id for ``unsubscribe(_:functionID:)``.
-    func subscribe(functionID: FunctionID, functionName: String, _ yield: @escaping (AnyRPCMessage) -> AsyncStreamYieldOutcome) -> Int {
+    func subscribe(
+        functionID: FunctionID, functionName: String, finish: @escaping () -> Void,
+        _ yield: @escaping (AnyRPCMessage) -> AsyncStreamYieldOutcome
+    ) -> Int? {
+        guard !self.hasEnded else {
+            finish()
+            return nil
+        }
         let id = self.nextSubscriber
         self.nextSubscriber += 1
-        self.subscribers[functionID.rawValue, default: [:]][id] = { [self] message in
+        self.subscribers[functionID.rawValue, default: [:]][id] = Subscriber(deliver: { [self] message in
             switch yield(message) {
             case .delivered:
                 break
@@ -357,7 +380,7 @@ final class AppCore: SessionDriverDelegate {
             case .terminated:
                 self.unsubscribe(id, functionID: functionID)
             }
-        }
+        }, finish: finish)
         return id
     }
 

@@ -268,6 +268,15 @@ final class HeadUnitCore: SessionDriverDelegate {
             self.answer(record, functionID: functionID, correlationID: correlationID, failure: .applicationNotRegistered, info: nil)
             return
         }
+        if message.message is SDLUnregisterAppInterfaceRequest {
+            // The server's own: the session stays, the app may register again (as Core does).
+            record.registration = nil
+            self.sendResponse(
+                SDLUnregisterAppInterfaceResponse(success: true, resultCode: .success), functionID: functionID,
+                correlationID: correlationID, of: record)
+            self.submit(.event(.appUnregistered(record.app)))
+            return
+        }
         guard record.pendingRequests < self.configuration.maxPendingRequestsPerApp else {
             self.answer(record, functionID: functionID, correlationID: correlationID, failure: .tooManyPendingRequests, info: nil)
             return

@@ -23,7 +23,8 @@ public final class SDLAppConnection: Sendable {
     /// The event loop the connection runs on.
     public let eventLoop: any EventLoop
     /// What the connection reports besides responses and notifications: the session's end,
-    /// services ending, drops, anomalies. Bounded by ``SDLAppConfiguration/eventBufferSize``:
+    /// services ending, drops, anomalies; it finishes once the session has ended and every
+    /// transport closed. Bounded by ``SDLAppConfiguration/eventBufferSize``:
     /// when it is not read the oldest events are dropped and counted
     /// (``SDLAppStatistics/droppedEvents``).
     public let events: AsyncStream<SDLAppEvent>
@@ -166,7 +167,8 @@ public final class SDLAppConnection: Sendable {
     // MARK: - Notifications
 
     /// The notifications of one function, from the moment the subscription reaches the
-    /// connection's event loop until the stream is dropped or the connection closes. The stream
+    /// connection's event loop until the stream is dropped or the session ends (the stream then
+    /// finishes). The stream
     /// holds up to `bufferSize` (default ``SDLAppConfiguration/notificationBufferSize``)
     /// notifications; when the reader falls behind the oldest are dropped and each drop is
     /// reported as ``SDLAppEvent/notificationsDropped(functionName:total:)``.
@@ -177,10 +179,11 @@ public final class SDLAppConnection: Sendable {
         let (stream, continuation) = AsyncStream<Notification>.makeStream(bufferingPolicy: .bufferingNewest(size))
         let functionID = Notification.functionID
         self.core.execute { core in
-            let id = core.subscribe(functionID: functionID, functionName: Notification.functionName) { message in
+            let id = core.subscribe(functionID: functionID, functionName: Notification.functionName, finish: { continuation.finish() }) { message in
                 guard let notification = message.message as? Notification else { return .delivered }
                 return AsyncStreamYieldOutcome(continuation.yield(notification))
             }
+            guard let id else { return }
             let bound = self.core
             continuation.onTermination = { _ in
                 bound.execute { $0.unsubscribe(id, functionID: functionID) }
@@ -199,12 +202,13 @@ public final class SDLAppConnection: Sendable {
             if let current = core.hmiStatus {
                 continuation.yield(current)
             }
-            let id = core.subscribe(functionID: functionID, functionName: SDLOnHMIStatus.functionName) { message in
+            let id = core.subscribe(functionID: functionID, functionName: SDLOnHMIStatus.functionName, finish: { continuation.finish() }) { message in
                 guard let status = message.message as? SDLOnHMIStatus, status.windowID == nil || status.windowID == 0 else {
                     return .delivered
                 }
                 return AsyncStreamYieldOutcome(continuation.yield(status))
             }
+            guard let id else { return }
             let bound = self.core
             continuation.onTermination = { _ in
                 bound.execute { $0.unsubscribe(id, functionID: functionID) }

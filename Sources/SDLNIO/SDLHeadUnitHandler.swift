@@ -65,7 +65,8 @@ public protocol SDLHeadUnitHandler: Sendable {
     func registerApp(_ request: SDLRegisterAppInterfaceRequest, from app: SDLConnectedApp) async -> SDLRegisterAppInterfaceResponse
 
     /// Answers a request of a registered app (read strictly; requests that break the spec are
-    /// answered INVALID_DATA without reaching here). The response must be of the request's
+    /// answered INVALID_DATA without reaching here; UnregisterAppInterface is answered by the
+    /// server). The response must be of the request's
     /// function; nil answers UNSUPPORTED_REQUEST, as SDL Core answers what it does not implement.
     /// The default answers nil.
     func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)?
@@ -98,6 +99,9 @@ public enum SDLHeadUnitEvent: Sendable {
     case appConnected(SDLConnectedApp)
     /// An app's RegisterAppInterface was answered with success.
     case appRegistered(SDLConnectedApp, SDLRegisterAppInterfaceRequest)
+    /// An app unregistered (UnregisterAppInterface, answered by the server with success); its
+    /// session stays and it may register again.
+    case appUnregistered(SDLConnectedApp)
     /// An app's session ended; its services were reported ended before.
     case appDisconnected(SDLConnectedApp, SessionEndReason)
     /// An app started audio or video. Its messages arrive on `stream`: read it, or drop it to

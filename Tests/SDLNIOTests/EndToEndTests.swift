@@ -117,8 +117,19 @@ struct EndToEndTests {
             let again: SDLRegisterAppInterfaceResponse = try await app.send(registration())
             #expect(again.resultCode == .applicationRegisteredAlready)
 
+            // Unregistered, the app may register again; requests in between are refused.
+            try await app.unregister()
+            #expect(await app.registration == nil)
+            let refused: SDLListFilesResponse = try await app.send(SDLListFilesRequest())
+            #expect(refused.resultCode == .applicationNotRegistered)
+            try await app.register(registration())
+            #expect(await app.registration?.success == true)
+
             await app.disconnect()
             await server.shutdown()
+            #expect(handler.events.map(\.name).filter { $0.hasPrefix("app") } == [
+                "appConnected", "appRegistered", "appUnregistered", "appRegistered", "appDisconnected(peer)",
+            ])
         }
     }
 
@@ -158,6 +169,15 @@ struct EndToEndTests {
             let updated = try #require(fromApp?.message as? SDLOnAppCapabilityUpdated)
             #expect(updated.appCapability.appCapabilityType == .videoStreaming)
             await app.disconnect()
+            // The streams end with the session.
+            var rest = 0
+            for await _ in hashes { rest += 1 }
+            #expect(rest == 0)
+            var events: [String] = []
+            for await event in app.events {
+                if case .sessionEnded(let reason) = event { events.append("sessionEnded(\(reason))") }
+            }
+            #expect(events == ["sessionEnded(local)"])
             await server.shutdown()
         }
     }

@@ -91,6 +91,7 @@ extension SDLHeadUnitEvent {
         switch self {
         case .appConnected: return "appConnected"
         case .appRegistered: return "appRegistered"
+        case .appUnregistered: return "appUnregistered"
         case .appDisconnected(_, let reason): return "appDisconnected(\(reason))"
         case .serviceStarted(_, let service, _, _): return "serviceStarted(\(service))"
         case .serviceEnded(_, let service, let reason): return "serviceEnded(\(service), \(reason))"
