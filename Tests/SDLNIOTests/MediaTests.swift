@@ -79,6 +79,45 @@ struct MediaTests {
         }
     }
 
+    @Test func audioOnThePrimaryAndVideoRefusedBeforeRegistration() async throws {
+        try await within {
+            let handler = RecordingHandler()
+            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
+            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            // Audio and video start after registration: refused locally, nothing written.
+            await #expect { try await app.startVideo() } throws: {
+                ($0 as? SDLConnectionError)?.code == .notRegistered
+            }
+            try await app.register(registration())
+            let writer = try await app.startAudio()
+            #expect(writer.info.slot == .primary)
+            await #expect { try await app.startAudio() } throws: {
+                ($0 as? SDLConnectionError)?.code == .refused
+            }
+            let stream = try #require(
+                await handler.next { event -> SDLMediaStream? in
+                    if case .serviceStarted(_, .audio, _, let stream) = event { return stream }
+                    return nil
+                })
+            let reader = Task { await Self.verify(stream) }
+            // One write longer than a media message: cut into slices, delivered in order.
+            try await writer.write(patternBytes(offset: 0, count: 300_000))
+            try await writer.write(patternBytes(offset: 300_000, count: 700_000))
+            await writer.finish()
+            let (received, mismatches) = await reader.value
+            #expect(received == 1_000_000)
+            #expect(mismatches == 0)
+            await #expect { try await writer.write(patternBytes(offset: 0, count: 1)) } throws: {
+                ($0 as? SDLConnectionError)?.code == .serviceFailed
+            }
+            // Started again after it ended.
+            let again = try await app.startAudio()
+            try await again.write(patternBytes(offset: 0, count: 10))
+            await app.disconnect()
+            await server.shutdown()
+        }
+    }
+
     @Test func aHeadUnitThatStopsReadingStopsTheWriterNotTheMemory() async throws {
         try await within(90) {
             let handler = RecordingHandler()
