@@ -416,12 +416,12 @@ final class HeadUnitCore: SessionDriverDelegate {
     /// Stops listening; gracefully: ends every session (EndService RPC), waits for the frames to
     /// reach the sockets (at most ``SDLTransportConfiguration/closeTimeout``), then closes every
     /// connection; abruptly: closes them at once. Every session and service ended is reported.
-    func shutdown(graceful: Bool, completion: Completion<Void>) {
+    func shutdown(graceful: Bool, completion: Completion<Void>?) {
         for listener in self.listeners {
             listener.close(promise: nil)
         }
         self.listeners = []
-        self.shutdownWaiters.append(completion)
+        self.shutdownWaiters.append(completion ?? Completion())
         guard graceful, !self.driver.isStopping else {
             self.stopDriver()
             return

@@ -33,6 +33,11 @@ public final class SDLAppConnection: Sendable {
     private let core: LoopBound<AppCore>
     private let configuration: SDLAppConfiguration
 
+    /// A connection dropped without ``disconnect()`` or ``close()`` closes its transports.
+    deinit {
+        self.core.execute { $0.close(completion: nil) }
+    }
+
     private init(core: LoopBound<AppCore>, events: AsyncStream<SDLAppEvent>, sessionInfo: SessionInfo, configuration: SDLAppConfiguration) {
         self.core = core
         self.eventLoop = core.eventLoop

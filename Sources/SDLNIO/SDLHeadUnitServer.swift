@@ -31,6 +31,11 @@ public final class SDLHeadUnitServer: Sendable {
     private let core: LoopBound<HeadUnitCore>
     private let handlerTask: Task<Void, Never>
 
+    /// A server dropped without ``shutdown(graceful:)`` stops at once.
+    deinit {
+        self.core.execute { $0.shutdown(graceful: false, completion: nil) }
+    }
+
     private init(core: LoopBound<HeadUnitCore>, primaryPort: Int, secondaryPort: Int?, handlerTask: Task<Void, Never>) {
         self.core = core
         self.eventLoop = core.eventLoop

@@ -35,9 +35,12 @@ final class SessionDriver {
     private var draining = false
     private var written: [TransportID] = []
     private var globalReadPauses = 0
+    /// Channels given up on whose sockets have not closed yet.
+    private var closing = 0
     /// Set once the driver stops: no new transports are taken, and the promise completes when the
     /// last channel has closed.
     private var stopping: EventLoopPromise<Void>?
+    private var stopped = false
 
     private struct Link {
         let channel: any Channel
@@ -242,6 +245,11 @@ final class SessionDriver {
     private func close(_ transport: TransportID, reason: TransportCloseReason) {
         guard let link = self.links.removeValue(forKey: transport) else { return }
         let channel = link.channel
+        self.closing += 1
+        channel.closeFuture.assumeIsolated().whenComplete { _ in
+            self.closing -= 1
+            self.completeStopIfIdle()
+        }
         if reason == .malformedInput || reason == .flood {
             channel.close(promise: nil)
             return
@@ -290,7 +298,8 @@ final class SessionDriver {
     }
 
     private func completeStopIfIdle() {
-        guard let stopping = self.stopping, self.links.isEmpty else { return }
+        guard let stopping = self.stopping, !self.stopped, self.links.isEmpty, self.closing == 0 else { return }
+        self.stopped = true
         self.timer?.cancel()
         self.timer = nil
         self.timerDeadline = nil

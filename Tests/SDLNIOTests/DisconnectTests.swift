@@ -181,4 +181,61 @@ struct DisconnectTests {
             await server.shutdown()
         }
     }
+
+    @Test func theRegistrationTimeoutRunsOnTheEventLoop() async throws {
+        try await within {
+            let handler = RecordingHandler()
+            var configuration = testHeadUnitConfiguration()
+            configuration.session.headUnit.registrationTimeout = .milliseconds(200)
+            let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)
+            let peer = try await RawPeer.connect(port: server.primaryPort)
+            var frames = peer.frames()
+            try await peer.send(RawFrames.startSession)
+            let ack = try #require(try await frames.next())
+            // It never registers: the head unit's timer ends the session with EndService(RPC).
+            let end = try #require(try await frames.next { $0.header.frameType == .control && $0.header.serviceType == .rpc })
+            #expect(end.header.frameInfo == ControlFrameInfo.endService.rawValue)
+            #expect(end.header.sessionID == ack.header.sessionID)
+            try await Self.waitUntilEmpty(server)
+            #expect(handler.events.map(\.name).filter { $0.hasPrefix("app") } == ["appConnected", "appDisconnected(registrationTimeout)"])
+            await peer.close()
+            await server.shutdown()
+        }
+    }
+
+    @Test func theHeadUnitEndsAServiceAndThenTheSession() async throws {
+        try await within {
+            let handler = RecordingHandler()
+            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
+            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            try await app.register(registration())
+            let writer = try await app.startVideo()
+            try await writer.write(patternBytes(offset: 0, count: 1000))
+            let connected = try #require(await server.connectedApps.first)
+            try await connected.endService(.video)
+            var ends: [String] = []
+            for await event in app.events {
+                switch event {
+                case .serviceEnded(let service, let reason):
+                    ends.append("\(service) \(reason)")
+                    try await connected.endSession()
+                case .sessionEnded(let reason):
+                    ends.append("session \(reason)")
+                default:
+                    continue
+                }
+            }
+            // The event stream finished after the session's end.
+            #expect(ends == ["VIDEO peer", "session peer"])
+            await #expect { try await writer.write(patternBytes(offset: 0, count: 10)) } throws: {
+                ($0 as? SDLConnectionError)?.code == .serviceFailed
+            }
+            await #expect { try await connected.sendNotification(SDLOnHashChange(hashID: "late")) } throws: {
+                ($0 as? SDLConnectionError)?.code == .disconnected
+            }
+            try await Self.waitUntilEmpty(server)
+            #expect(handler.events.map(\.name).filter { $0.hasPrefix("app") }.last == "appDisconnected(local)")
+            await server.shutdown()
+        }
+    }
 }
