@@ -18,6 +18,10 @@ public struct SDLHeadUnitConfiguration: Sendable {
     /// secondary transport (multiple transports off). Default nil.
     public var secondaryPort: Int?
 
+    /// The address sent in TransportEventUpdate for the secondary transport; nil sends ``host``
+    /// (set it when listening on "0.0.0.0"). Default nil.
+    public var secondaryAddress: String?
+
     /// Where audio and video may run when a secondary transport is offered, in order of
     /// preference. Default primary, then secondary (SDL Core's default lists).
     public var audioServiceTransports: [TransportSlot] = [.primary, .secondary]

@@ -111,4 +111,43 @@ struct LoadTests {
             await server.shutdown()
         }
     }
+
+    @Test func twoSessionsOnOneConnection() async throws {
+        try await within {
+            let handler = RecordingHandler()
+            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
+            // A router: two apps' sessions on one connection, each started and registered in turn.
+            let peer = try await RawPeer.connect(port: server.primaryPort)
+            var frames = peer.frames()
+            var sessions: [UInt8] = []
+            for _ in 0..<2 {
+                try await peer.send(RawFrames.startSession)
+                let ack = try #require(try await frames.next { $0.header.frameType == .control && $0.header.serviceType == .rpc })
+                #expect(ack.header.frameInfo == ControlFrameInfo.startServiceACK.rawValue)
+                sessions.append(ack.header.sessionID.rawValue)
+            }
+            #expect(sessions == [1, 2])
+            for session in sessions {
+                try await peer.send(RawFrames.register(session: session, correlationID: UInt32(session)))
+                // Skipping the OnHMIStatus the handler sends after each registration.
+                let response = try #require(
+                    try await frames.next {
+                        $0.header.serviceType == .rpc && $0.header.frameType == .single
+                            && (try? RPCPayload(parsing: $0.payload).header.rpcType) == .response
+                    })
+                #expect(response.header.sessionID.rawValue == session)
+                #expect(try AnyRPCMessage(payload: response.payload).correlationID == UInt32(session))
+            }
+            let apps = await server.connectedApps
+            #expect(apps.map(\.sessionInfo.sessionID.rawValue) == [1, 2])
+            #expect(apps[0].sessionInfo.transport == apps[1].sessionInfo.transport)
+            await peer.close()
+            while await !server.connectedApps.isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let names = handler.events.map(\.name)
+            #expect(names.filter { $0 == "appDisconnected(transportLost)" }.count == 2)
+            await server.shutdown()
+        }
+    }
 }
