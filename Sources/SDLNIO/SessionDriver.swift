@@ -206,7 +206,9 @@ final class SessionDriver {
         let channel = link.channel
         var wrote = false
         while channel.isWritable, self.engine.hasPendingWrites(on: transport) {
-            var buffer = channel.allocator.buffer(capacity: self.transportConfiguration.writeChunkSize)
+            // Small to start: the buffer stays pinned until the kernel takes it, and most pulls
+            // carry a few small frames; a large frame grows it once.
+            var buffer = channel.allocator.buffer(capacity: min(4096, self.transportConfiguration.writeChunkSize))
             guard self.engine.nextWrite(on: transport, maxBytes: self.transportConfiguration.writeChunkSize, into: &buffer) > 0 else {
                 break
             }
