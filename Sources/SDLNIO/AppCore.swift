@@ -498,9 +498,19 @@ final class AppCore: SessionDriverDelegate {
 
     private func mediaStartFailed(_ service: ServiceType, _ detail: String) {
         self.mediaTimers.removeValue(forKey: service)?.cancel()
-        guard case .starting(let completion) = self.media[service] else { return }
-        self.media[service] = nil
-        completion.fail(.serviceFailed, detail)
+        switch self.media[service] {
+        case .starting(let completion):
+            self.media[service] = nil
+            completion.fail(.serviceFailed, detail)
+        case .moving(let waiters):
+            // The restart on the other transport failed: the service is gone for its writer.
+            self.media[service] = nil
+            let error = SDLConnectionError(.serviceFailed, "\(service) did not restart: \(detail)")
+            for waiter in waiters { waiter(.failure(error)) }
+            self.report(.serviceEnded(service, .transportLost))
+        default:
+            break
+        }
     }
 
     private func mediaEnded(_ service: ServiceType, _ reason: ServiceEndReason) {
