@@ -102,7 +102,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SDLSessionTests",
-            dependencies: ["SDLSession", "SDLProtocol", "SDLBSON", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["SDLSession", "SDLProtocol", "SDLBSON", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "SDLNIOTests",

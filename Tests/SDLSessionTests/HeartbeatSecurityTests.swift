@@ -1,6 +1,7 @@
 import NIOCore
 import SDLBSON
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 @testable import SDLSession
@@ -12,12 +13,12 @@ struct HeartbeatTests {
         var hu = HeadUnitUnderTest { $0.heartbeat.timeout = .seconds(2) }
         let link = hu.accept()
         // A v3 session: A2, then a v3 frame binds the version.
-        hu.feed(hexBytes(Vectors.a2), on: link)
+        hu.feed([UInt8](hex: Vectors.a2), on: link)
         hu.feed(frameBytes(version: .v3, type: .single, service: .rpc, session: 1, messageID: 1, payload: [1]), on: link)
         _ = hu.newFrames(on: link)
         hu.advance(by: .seconds(10))
         #expect(hu.newFrames(on: link).isEmpty, "Core-compatible: no heartbeat before the app sent one")
-        hu.feed(hexBytes(Vectors.a11Heartbeat), on: link)
+        hu.feed([UInt8](hex: Vectors.a11Heartbeat), on: link)
         #expect(hu.newFrames(on: link).map { hexString($0.bytes) } == [Vectors.a11ACK])
         hu.feed(control(.heartbeat, version: .v5, service: .control, session: 0, messageID: 3), on: link)
         #expect(hu.newFrames(on: link).map { hexString($0.bytes) } == ["50 00 ff 00 00 00 00 00 00 00 00 03"])

@@ -1,6 +1,7 @@
 import NIOCore
 import SDLBSON
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 @testable import SDLSession
@@ -12,7 +13,7 @@ struct HostileInputTests {
     /// a valid RPC message after every hostile step and must get every one through.
     @Test("A hostile session on the same transport: the other session's messages all arrive, limits hold", arguments: 0..<40)
     func sameTransport(seed: Int) throws {
-        var random = SplitMix64(seed: UInt64(seed) &+ 77)
+        var random = SDLTestSupport.SplitMix64(seed: UInt64(seed) &+ 77)
         var hu = HeadUnitUnderTest {
             $0.headUnit.floodLimit = RateLimit(count: 200, per: .seconds(1))
             $0.headUnit.malformedLimit = nil

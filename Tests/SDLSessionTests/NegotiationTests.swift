@@ -1,26 +1,62 @@
+import Foundation
 import NIOCore
 import SDLBSON
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 @testable import SDLSession
 
 /// SESSION.md appendix A vectors used as golden frames.
 enum Vectors {
-    static let a1 = "10 07 01 00 00 00 00 20 20 00 00 00 02 70 72 6f 74 6f 63 6f 6c 56 65 72 73 69 6f 6e 00 06 00 00 00 35 2e 34 2e 31 00 00"
-    static let a2 = "10 07 01 00 00 00 00 00"
-    static let a3 = "40 07 02 01 00 00 00 04 00 00 00 00 00 01 00 01"
-    static let a4 = "10 07 03 00 00 00 00 00"
-    static let a5 = "50 00 07 01 00 00 00 00 00 00 00 01"
-    static let a6 = "50 00 08 01 00 00 00 00 00 00 00 02"
-    static let a7 = "50 00 fd 01 00 00 00 18 00 00 00 01 18 00 00 00 02 74 63 70 49 70 41 64 64 72 65 73 73 00 01 00 00 00 00 00"
-    static let a7b = "50 00 fd 01 00 00 00 2e 00 00 00 01 2e 00 00 00 02 74 63 70 49 70 41 64 64 72 65 73 73 00 0a 00 00 00 31 32 37 2e 30 2e 30 2e 31 00 10 74 63 70 50 6f 72 74 00 39 30 00 00 00"
-    static let a8 = "50 07 06 01 00 00 00 50 00 00 00 06 50 00 00 00 04 72 65 6a 65 63 74 65 64 50 61 72 61 6d 73 00 13 00 00 00 02 30 00 07 00 00 00 68 61 73 68 49 64 00 00 02 72 65 61 73 6f 6e 00 1c 00 00 00 57 72 6f 6e 67 20 68 61 73 68 5f 69 64 20 66 6f 72 20 73 65 73 73 69 6f 6e 20 31 00 00"
-    static let a10EndService = "50 0b 04 01 00 00 00 00 00 00 00 09"
-    static let a10ACK = "50 0b 05 01 00 00 00 00 00 00 00 09"
-    static let a11Heartbeat = "30 00 00 01 00 00 00 00 00 00 00 07"
-    static let a11ACK = "30 00 ff 01 00 00 00 00 00 00 00 07"
-    static let a12 = "50 07 04 01 00 00 00 11 00 00 00 05 11 00 00 00 10 68 61 73 68 49 64 00 01 00 01 00 00"
+    /// SESSION.md appendix A, read in place from `../shared/docs/SESSION.md`: each row's id and
+    /// its frames' hex (the backquoted groups of a frame joined; frames of one row split at ";").
+    static let appendixA: [String: [String]] = {
+        do {
+            let text = String(decoding: try SharedData.bytes("docs/SESSION.md"), as: UTF8.self)
+            guard let start = text.range(of: "## Appendix A. Byte vectors") else {
+                Issue.record("../shared/docs/SESSION.md has no 'Appendix A. Byte vectors' section")
+                return [:]
+            }
+            var rows: [String: [String]] = [:]
+            for line in text[start.upperBound...].split(separator: "\n") where line.hasPrefix("| A") {
+                let columns = line.split(separator: "|", omittingEmptySubsequences: false)
+                guard columns.count >= 4 else { continue }
+                let id = columns[1].trimmingCharacters(in: .whitespaces)
+                rows[id] = columns[3].split(separator: ";").map { frame in
+                    frame.split(separator: "`", omittingEmptySubsequences: false).enumerated()
+                        .filter { $0.offset % 2 == 1 }.map { String($0.element) }.joined(separator: " ")
+                }
+            }
+            return rows
+        } catch {
+            Issue.record("\(error)")
+            return [:]
+        }
+    }()
+
+    static func frame(_ id: String, _ index: Int = 0) -> String {
+        guard let frames = appendixA[id], index < frames.count else {
+            Issue.record("SESSION.md appendix A has no frame \(index) in row \(id)")
+            return ""
+        }
+        return frames[index]
+    }
+
+    static var a1: String { frame("A1") }
+    static var a2: String { frame("A2") }
+    static var a3: String { frame("A3") }
+    static var a4: String { frame("A4") }
+    static var a5: String { frame("A5") }
+    static var a6: String { frame("A6") }
+    static var a7: String { frame("A7") }
+    static var a7b: String { frame("A7b") }
+    static var a8: String { frame("A8") }
+    static var a10EndService: String { frame("A10", 0) }
+    static var a10ACK: String { frame("A10", 1) }
+    static var a11Heartbeat: String { frame("A11", 0) }
+    static var a11ACK: String { frame("A11", 1) }
+    static var a12: String { frame("A12") }
 }
 
 /// A BSON control frame payload as a document, for field checks.
@@ -44,7 +80,7 @@ struct NegotiationTests {
         let link = pair.openPrimary()
         let handle = try pair.app.engine.startSession(on: link, now: pair.now)
         pair.pump()
-        #expect(hexString(pair.app.written[link]!) == hexString(hexBytes(Vectors.a1)))
+        #expect(hexString(pair.app.written[link]!) == hexString([UInt8](hex: Vectors.a1)))
         let frames = pair.hu.frames(on: link)
         try #require(frames.count == 2)
         let ack = frames[0]
@@ -118,7 +154,7 @@ struct NegotiationTests {
             $0.headUnit.secondaryTransport = SecondaryTransportOffer(tcpAddress: "127.0.0.1", tcpPort: 1)
         })
         let link = pair.openPrimary()
-        pair.hu.feed(hexBytes(Vectors.a2), on: link, now: pair.now)
+        pair.hu.feed([UInt8](hex: Vectors.a2), on: link, now: pair.now)
         let frames = pair.hu.frames(on: link)
         try #require(frames.count == 1)
         #expect(frames[0].header.version == .v4)
@@ -153,7 +189,7 @@ struct NegotiationTests {
     func v2App() throws {
         var pair = EnginePair()
         let link = pair.openPrimary()
-        pair.hu.feed(hexBytes(Vectors.a2), on: link, now: pair.now)
+        pair.hu.feed([UInt8](hex: Vectors.a2), on: link, now: pair.now)
         var bytes = ByteBuffer()
         FrameEncoder.write(
             ProtocolFrame(header: FrameHeader(version: .v2, frameType: .single, serviceType: .rpc, sessionID: SessionID(1), dataSize: 0, messageID: MessageID(1)), payload: ByteBuffer(bytes: [9])),
@@ -182,8 +218,8 @@ struct AppNegotiationTests {
     func v4HeadUnit() throws {
         var app = AppUnderTest()
         let handle = app.start()
-        #expect(hexString(app.newFrames().flatMap(\.bytes)) == hexString(hexBytes(Vectors.a1)))
-        app.feed(hexBytes(Vectors.a3))
+        #expect(hexString(app.newFrames().flatMap(\.bytes)) == hexString([UInt8](hex: Vectors.a1)))
+        app.feed([UInt8](hex: Vectors.a3))
         let info = try #require(app.driver.events.compactMap(\.startedInfo).first)
         #expect(info.frameVersion == .v4)
         #expect(info.version == SDLVersion(major: 4, minor: 0, patch: 0))
@@ -203,7 +239,7 @@ struct AppNegotiationTests {
         var app = AppUnderTest()
         let handle = app.start()
         _ = app.newFrames()
-        app.feed(hexBytes(Vectors.a4))
+        app.feed([UInt8](hex: Vectors.a4))
         #expect(app.driver.events.contains(.sessionStartFailed(handle, .rejected(NAKContent()))))
         #expect(app.newFrames().isEmpty)
         #expect(app.driver.closed.map(\.1) == [.noSessionsLeft])
@@ -302,7 +338,7 @@ struct HeadUnitNegotiationTests {
             #expect(spec?.header.frameInfo == 0x02)
             #expect(spec?.payload.readableBytes == 4)
             let (core, _) = self.ack(for: payload, policy: .coreCompatible)
-            #expect(core.map { hexString($0.bytes) } == hexString(hexBytes(Vectors.a4)))
+            #expect(core.map { hexString($0.bytes) } == hexString([UInt8](hex: Vectors.a4)))
         }
         let (garbage, anomalies) = self.ack(for: [0x07, 0x00, 0x00, 0x00, 0x01])
         #expect(garbage?.header.version == .v4)

@@ -1,6 +1,7 @@
 import NIOCore
 import SDLBSON
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 @testable import SDLSession
@@ -28,7 +29,7 @@ struct PriorityTests {
         app.driver.drain()
         app.driver.pull(app.link, maxBytes: 1)  // the video frame in progress
         try app.driver.engine.send(ByteBuffer(repeating: 0x11, count: 200_000), on: .rpc, of: handle, now: app.now)
-        app.feed(hexBytes(Vectors.a11Heartbeat).with(version: 5))
+        app.feed([UInt8](hex: Vectors.a11Heartbeat).with(version: 5))
         app.feed(control(.endService, service: .audio, session: 1, messageID: 8))
         app.driver.pull(app.link)
         let frames = app.newFrames()
@@ -69,7 +70,7 @@ struct PriorityTests {
         var hu = HeadUnitUnderTest { $0.headUnit.secondaryTransport = SecondaryTransportOffer(tcpAddress: "10.1.1.1", tcpPort: 7) }
         hu.driver.autoWrite = false
         let link = hu.accept()
-        for _ in 0..<5 { hu.feed(hexBytes(Vectors.a1), on: link) }
+        for _ in 0..<5 { hu.feed([UInt8](hex: Vectors.a1), on: link) }
         hu.driver.pull(link)
         let frames = hu.newFrames(on: link)
         for sid in 1...5 {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 @testable import SDLSession
@@ -60,7 +61,7 @@ struct RandomScheduleTests {
 
     /// Runs one schedule; returns a description of the first violation, nil if none.
     static func run(seed: UInt64) -> String? {
-        var random = SplitMix64(seed: seed &* 0x9E37_79B9 &+ 1)
+        var random = SDLTestSupport.SplitMix64(seed: seed &* 0x9E37_79B9 &+ 1)
         func pick(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &random) }
         let sessionCount = seed % 2500 == 0 ? 255 : pick(1...6)
         let mtu = [64, 200, 1500, 4096, 131_072][pick(0...4)]

@@ -1,3 +1,4 @@
+import SDLTestSupport
 import Testing
 
 @testable import SDLSession
@@ -8,7 +9,7 @@ import Testing
 struct RecordTableTests {
     @Test("Matches a Dictionary through 20,000 random operations", arguments: [UInt64(1), 2, 3])
     func matchesDictionary(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SDLTestSupport.SplitMix64(seed: seed)
         var table = RecordTable<TransportID, [Int]>()
         var model: [TransportID: [Int]] = [:]
         // Few distinct keys, spread so that several share a home position.

@@ -1,6 +1,7 @@
 import NIOCore
 import SDLBSON
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 @testable import SDLSession
@@ -42,8 +43,8 @@ struct SecondaryTransportTests {
         pair.pump()
         let secondary = TransportID(2)
         let appFrames = pair.app.frames(on: secondary)
-        #expect(hexString(appFrames[0].bytes) == hexString(hexBytes(Vectors.a5)))
-        #expect(hexString(pair.hu.frames(on: secondary)[0].bytes) == hexString(hexBytes(Vectors.a6)))
+        #expect(hexString(appFrames[0].bytes) == hexString([UInt8](hex: Vectors.a5)))
+        #expect(hexString(pair.hu.frames(on: secondary)[0].bytes) == hexString([UInt8](hex: Vectors.a6)))
         #expect(appFrames[1].header.serviceType == .video)
         #expect(appFrames[1].header.frameInfo == 0x01)
         #expect(appFrames[1].header.sessionID == SessionID(1))
@@ -61,7 +62,7 @@ struct SecondaryTransportTests {
 
         var (eager, _, _, _) = secondaryPair(video: [.secondary], policy: .eager)
         eager.pump()
-        #expect(eager.app.written[TransportID(2)].map { hexString($0.prefix(12)) } == hexString(hexBytes(Vectors.a5)))
+        #expect(eager.app.written[TransportID(2)].map { hexString($0.prefix(12)) } == hexString([UInt8](hex: Vectors.a5)))
     }
 
     @Test("28. [2, 1]: video starts on the primary, moves to the secondary once registered (EndService, ACK, StartService), and back when it is lost")
@@ -169,7 +170,7 @@ struct SecondaryTransportTests {
             }
             try pair.hu.engine.updateSecondaryTransport(SecondaryTransportOffer(tcpAddress: "", tcpPort: nil), now: pair.now)
             pair.pump()
-            #expect(hexString(pair.hu.frames(on: link).last!.bytes.dropFirst(12)) == hexString(hexBytes(Vectors.a7).dropFirst(12)))
+            #expect(hexString(pair.hu.frames(on: link).last!.bytes.dropFirst(12)) == hexString([UInt8](hex: Vectors.a7).dropFirst(12)))
             pair.advance(by: .milliseconds(200))
             let secondary = TransportID(2)
             #expect(pair.app.frames(on: secondary).last?.header.frameInfo == 0x04)

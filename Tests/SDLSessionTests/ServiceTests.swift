@@ -1,6 +1,7 @@
 import NIOCore
 import SDLBSON
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 @testable import SDLSession
@@ -127,7 +128,7 @@ struct ServiceTests {
         func preV5(_ version: ProtocolVersion) -> (HeadUnitUnderTest, TransportID, UInt32) {
             var hu = HeadUnitUnderTest()
             let link = hu.accept()
-            hu.feed(hexBytes(Vectors.a2), on: link)
+            hu.feed([UInt8](hex: Vectors.a2), on: link)
             let hash = try! RawHashID.read(hu.newFrames(on: link)[0].payload)
             hu.feed(frameBytes(version: version, type: .single, service: .rpc, session: 1, messageID: 1, payload: [1]), on: link)
             return (hu, link, hash)
@@ -182,7 +183,7 @@ struct ServiceTests {
         app.driver.drain()
         app.driver.pull(app.link, maxBytes: 1)  // one video frame on its way
         #expect(app.newFrames().map(\.header.serviceType) == [.video])
-        app.feed(hexBytes(Vectors.a10EndService))
+        app.feed([UInt8](hex: Vectors.a10EndService))
         app.driver.pull(app.link)
         let after = app.newFrames()
         #expect(after.map { hexString($0.bytes) } == [Vectors.a10ACK])

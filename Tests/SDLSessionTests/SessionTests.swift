@@ -1,6 +1,7 @@
 import NIOCore
 import SDLBSON
 import SDLProtocol
+import SDLTestSupport
 import Testing
 
 @testable import SDLSession
@@ -26,7 +27,7 @@ struct SessionTests {
         let first = nak.start()
         let next = nak.start()
         _ = nak.newFrames()
-        nak.feed(hexBytes(Vectors.a4))
+        nak.feed([UInt8](hex: Vectors.a4))
         #expect(nak.driver.events.contains(.sessionStartFailed(first, .rejected(NAKContent()))))
         #expect(nak.newFrames().count == 1, "the next session's StartService goes out")
         nak.feed(control(.startServiceACK, service: .rpc, session: 1, payload: bson { $0.appendString("protocolVersion", "5.4.1") }))
@@ -38,7 +39,7 @@ struct SessionTests {
     func backToBack() throws {
         var hu = HeadUnitUnderTest { $0.headUnit.secondaryTransport = SecondaryTransportOffer(tcpAddress: "127.0.0.1", tcpPort: 9) }
         let link = hu.accept()
-        hu.feed(hexBytes(Vectors.a1) + hexBytes(Vectors.a1), on: link)
+        hu.feed([UInt8](hex: Vectors.a1) + [UInt8](hex: Vectors.a1), on: link)
         let frames = hu.newFrames(on: link)
         let acks = frames.filter { $0.header.frameInfo == 0x02 }
         #expect(acks.map(\.header.sessionID) == [SessionID(1), SessionID(2)])
@@ -58,12 +59,12 @@ struct SessionTests {
             var hashes: [UInt8: Int32] = [:]
             for i in 0..<255 {
                 let link = links[i % 3]
-                hu.feed(hexBytes(Vectors.a1), on: link)
+                hu.feed([UInt8](hex: Vectors.a1), on: link)
                 let ack = hu.newFrames(on: link).first { $0.header.frameInfo == 0x02 }!
                 hashes[ack.header.sessionID.rawValue] = document(ack)["hashId"]!.int32Value!
             }
             #expect(hashes.count == 255)
-            hu.feed(hexBytes(Vectors.a1), on: links[0])
+            hu.feed([UInt8](hex: Vectors.a1), on: links[0])
             let nak = try #require(hu.newFrames(on: links[0]).first)
             if policy == .spec {
                 #expect(nak.header.version == .v5)
@@ -71,7 +72,7 @@ struct SessionTests {
                 #expect(nak.header.sessionID == SessionID(0))
                 #expect(document(nak)["reason"]?.stringValue == "no free session id")
             } else {
-                #expect(hexString(nak.bytes) == hexString(hexBytes(Vectors.a4)))
+                #expect(hexString(nak.bytes) == hexString([UInt8](hex: Vectors.a4)))
             }
             #expect(hu.driver.events.contains(.sessionLimitReached(links[0])))
             #expect(hu.driver.closed.isEmpty)
@@ -79,7 +80,7 @@ struct SessionTests {
             let link17 = links[16 % 3]
             hu.feed(control(.endService, service: .rpc, session: 17, messageID: 5, payload: bson { $0.appendInt32("hashId", hashes[17]!) }), on: link17)
             #expect(hu.newFrames(on: link17).map(\.header.frameInfo) == [0x05])
-            hu.feed(hexBytes(Vectors.a1), on: link17)
+            hu.feed([UInt8](hex: Vectors.a1), on: link17)
             let again = try #require(hu.newFrames(on: link17).first)
             #expect(again.header.sessionID == SessionID(17))
             #expect(document(again)["hashId"]?.int32Value != hashes[17])
@@ -88,24 +89,24 @@ struct SessionTests {
         let link = lrf.accept()
         var hashes: [Int32] = []
         for _ in 0..<3 {
-            lrf.feed(hexBytes(Vectors.a1), on: link)
+            lrf.feed([UInt8](hex: Vectors.a1), on: link)
             hashes.append(document(lrf.newFrames(on: link)[0])["hashId"]!.int32Value!)
         }
         lrf.feed(control(.endService, service: .rpc, session: 2, payload: bson { $0.appendInt32("hashId", hashes[1]) }), on: link)
         _ = lrf.newFrames(on: link)
-        lrf.feed(hexBytes(Vectors.a1), on: link)
+        lrf.feed([UInt8](hex: Vectors.a1), on: link)
         #expect(lrf.newFrames(on: link)[0].header.sessionID == SessionID(4))
 
         var lowest = HeadUnitUnderTest { $0.headUnit.sessionIDPolicy = .lowestFree }
         let other = lowest.accept()
         hashes = []
         for _ in 0..<3 {
-            lowest.feed(hexBytes(Vectors.a1), on: other)
+            lowest.feed([UInt8](hex: Vectors.a1), on: other)
             hashes.append(document(lowest.newFrames(on: other)[0])["hashId"]!.int32Value!)
         }
         lowest.feed(control(.endService, service: .rpc, session: 2, payload: bson { $0.appendInt32("hashId", hashes[1]) }), on: other)
         _ = lowest.newFrames(on: other)
-        lowest.feed(hexBytes(Vectors.a1), on: other)
+        lowest.feed([UInt8](hex: Vectors.a1), on: other)
         #expect(lowest.newFrames(on: other)[0].header.sessionID == SessionID(2))
     }
 
@@ -123,7 +124,7 @@ struct SessionTests {
         #expect(newInfo.hashID != oldInfo.hashID)
         hu.feed(control(.endService, service: .rpc, session: 1, messageID: 6, payload: bson { $0.appendInt32("hashId", Int32(bitPattern: oldInfo.hashID!)) }), on: link)
         let nak = try #require(hu.newFrames(on: link).first)
-        #expect(hexString(nak.bytes) == hexString(hexBytes(Vectors.a8)))
+        #expect(hexString(nak.bytes) == hexString([UInt8](hex: Vectors.a8)))
         #expect(!hu.driver.events.contains(.sessionEnded(new, .peer)))
         #expect(hu.driver.engine.sessionInfo(new) != nil)
     }
@@ -132,7 +133,7 @@ struct SessionTests {
     func orphanSession() throws {
         var hu = HeadUnitUnderTest { $0.headUnit.registrationTimeout = .seconds(2) }
         let link = hu.accept()
-        hu.feed(hexBytes(Vectors.a1) + hexBytes(Vectors.a1), on: link)
+        hu.feed([UInt8](hex: Vectors.a1) + [UInt8](hex: Vectors.a1), on: link)
         let handles = hu.driver.events.compactMap { $0.startedInfo != nil ? $0.handle : nil }
         try hu.driver.engine.sessionRegistered(handles[0], now: hu.now)
         _ = hu.newFrames(on: link)

@@ -66,3 +66,9 @@ extension ByteBuffer {
     /// The readable bytes in lowercase hex.
     public var hex: String { self.readableBytesView.hex }
 }
+
+/// Lowercase hex with one space between bytes ("50 07 02 01"): frame-level comparisons whose
+/// failures show the header's bytes apart.
+public func hexString(_ bytes: some Sequence<UInt8>) -> String {
+    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
+}

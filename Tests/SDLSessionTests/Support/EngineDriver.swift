@@ -4,24 +4,6 @@ import Testing
 
 @testable import SDLSession
 
-/// Hex text ("50 07 02 01", spaces optional) as bytes.
-func hexBytes(_ text: String) -> [UInt8] {
-    let digits = text.filter { !$0.isWhitespace }
-    precondition(digits.count % 2 == 0, "odd hex digit count in \(text)")
-    var bytes: [UInt8] = []
-    var index = digits.startIndex
-    while index < digits.endIndex {
-        let next = digits.index(index, offsetBy: 2)
-        bytes.append(UInt8(digits[index..<next], radix: 16)!)
-        index = next
-    }
-    return bytes
-}
-
-func hexString(_ bytes: some Sequence<UInt8>) -> String {
-    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
-}
-
 /// Decodes every frame in `bytes` (the test's own view of what an engine wrote).
 func decodeFrames(_ bytes: [UInt8]) -> [ProtocolFrame] {
     var decoder = FrameDecoder(invalidHeaderPolicy: .fail)

@@ -1,3 +1,5 @@
+import SDLTestSupport
+import Testing
 import NIOCore
 import SDLBSON
 import SDLProtocol
@@ -106,7 +108,7 @@ struct HeadUnitUnderTest {
 
     /// Starts a v5 session on `transport` with A1 and returns its handle, registered.
     mutating func startSession(on transport: TransportID, registered: Bool = true) -> (SessionHandle, SessionInfo) {
-        self.feed(hexBytes(Vectors.a1), on: transport)
+        self.feed([UInt8](hex: Vectors.a1), on: transport)
         let info = self.driver.events.compactMap(\.startedInfo).last!
         let handle = self.driver.events.last { $0.startedInfo != nil }!.handle!
         if registered { try! self.driver.engine.sessionRegistered(handle, now: self.now) }
