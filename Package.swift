@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(
             name: "SDLNIOTests",
             dependencies: [
-                "SDLNIO", "SDLSession", "SDLProtocol", "SDLRPC",
+                "SDLNIO", "SDLSession", "SDLProtocol", "SDLRPC", "SDLTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

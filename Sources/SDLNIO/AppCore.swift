@@ -52,6 +52,21 @@ final class AppCore: SessionDriverDelegate {
     private(set) var registration: SDLRegisterAppInterfaceResponse?
     private(set) var registeredRPCVersion: SDLSyncMsgVersion?
     private(set) var hmiStatus: SDLOnHMIStatus?
+    private(set) var permissions: SDLOnPermissionsChange?
+
+    /// A reader of requests from the head unit: those of `functions` (all when nil).
+    private struct RequestListener {
+        var id: Int
+        var functions: Set<UInt32>?
+        var deliver: (SDLIncomingRequest) -> AsyncStreamYieldOutcome
+        var finish: () -> Void
+    }
+
+    private var requestListeners: [RequestListener] = []
+    /// Requests from the head unit handed to a listener and not answered yet: correlation id to
+    /// function id. Bounded by ``maxUnansweredRequests``.
+    private var unanswered: [UInt32: FunctionID] = [:]
+    private static let maxUnansweredRequests = 1024
 
     private enum MediaState {
         case starting(Completion<ServiceInfo>)
@@ -191,6 +206,10 @@ final class AppCore: SessionDriverDelegate {
         let subscribers = self.subscribers.values.flatMap(\.values)
         self.subscribers.removeAll()
         for subscriber in subscribers { subscriber.finish() }
+        let listeners = self.requestListeners
+        self.requestListeners.removeAll()
+        self.unanswered.removeAll()
+        for listener in listeners { listener.finish() }
         self.report(.sessionEnded(reason))
         let waiters = self.endWaiters
         self.endWaiters = []
@@ -331,6 +350,7 @@ final class AppCore: SessionDriverDelegate {
                         .invalidResponse, "the response to \(request.functionID) #\(header.correlationID) is a \(message.functionName) response")
                     return
                 }
+                self.reportViolations(of: message)
                 request.completion.succeed(message)
             } catch {
                 request.completion.fail(.invalidResponse, "\(error)")
@@ -344,6 +364,10 @@ final class AppCore: SessionDriverDelegate {
                 self.report(.unreadableMessage(error))
                 return
             }
+            self.reportViolations(of: message)
+            if let permissions = message.message as? SDLOnPermissionsChange {
+                self.permissions = permissions
+            }
             if let status = message.message as? SDLOnHMIStatus, status.windowID == nil || status.windowID == 0 {
                 self.hmiStatus = status
             }
@@ -353,9 +377,105 @@ final class AppCore: SessionDriverDelegate {
             for (_, subscriber) in self.subscribers[header.functionID] ?? [:] {
                 subscriber.deliver(message)
             }
+        case .request:
+            self.receivedRequest(payload, header: header)
         default:
             self.statistics.unreadableMessages += 1
             self.report(.unreadableMessage(RPCError(.invalidPayload, "a \(header.rpcType) from the head unit, function \(header.functionID)")))
+        }
+    }
+
+    /// What lenient reading found wrong with a message, if anything (the message itself was kept).
+    private func reportViolations(of message: AnyRPCMessage) {
+        guard !message.violations.isEmpty else { return }
+        self.statistics.messagesWithViolations += 1
+        self.report(.violations(functionName: message.functionName, rpcType: message.rpcType, correlationID: message.correlationID, message.violations))
+    }
+
+    // MARK: - Requests from the head unit
+
+    /// A request of the head unit (an app-service provider is asked for its data, an interaction,
+    /// or an RPC it handles). It goes to the first listener that takes its function; one nobody
+    /// listens for is answered UNSUPPORTED_REQUEST, one that cannot be read INVALID_DATA, as SDL
+    /// Core answers: never silence.
+    private func receivedRequest(_ payload: ByteBuffer, header: RPCBinaryHeader) {
+        let message: AnyRPCMessage
+        do {
+            message = try AnyRPCMessage(payload: payload, options: self.configuration.receiveOptions)
+        } catch {
+            self.statistics.unreadableMessages += 1
+            let code: SDLResult = error.code == .unknownFunction ? .unsupportedRequest : .invalidData
+            self.answer(functionID: header.functionID, correlationID: header.correlationID, failure: code, info: error.description)
+            self.report(.unreadableMessage(error))
+            return
+        }
+        self.reportViolations(of: message)
+        guard self.unanswered.count < Self.maxUnansweredRequests, self.unanswered[message.correlationID] == nil else {
+            self.answer(functionID: header.functionID, correlationID: header.correlationID, failure: .tooManyPendingRequests, info: nil)
+            return
+        }
+        let request = SDLIncomingRequest(message: message)
+        var index = 0
+        while index < self.requestListeners.count {
+            let listener = self.requestListeners[index]
+            guard listener.functions?.contains(header.functionID) ?? true else {
+                index += 1
+                continue
+            }
+            switch listener.deliver(request) {
+            case .delivered:
+                self.unanswered[message.correlationID] = message.functionID
+                return
+            case .dropped:
+                // The listener's buffer is full: the newest is refused rather than held.
+                self.answer(functionID: header.functionID, correlationID: header.correlationID, failure: .tooManyPendingRequests, info: nil)
+                return
+            case .terminated:
+                self.requestListeners.remove(at: index)
+            }
+        }
+        self.answer(functionID: header.functionID, correlationID: header.correlationID, failure: .unsupportedRequest, info: nil)
+    }
+
+    private func answer(functionID: UInt32, correlationID: UInt32, failure: SDLResult, info: String?) {
+        let payload = RPCWire.failureResponse(functionID: functionID, correlationID: correlationID, resultCode: failure, info: info)
+        self.enqueue(payload, on: .rpc) { _ in }
+    }
+
+    /// Adds a reader of requests; returns its id, nil when the session has ended.
+    func listenForRequests(
+        functions: Set<UInt32>?, finish: @escaping () -> Void, _ deliver: @escaping (SDLIncomingRequest) -> AsyncStreamYieldOutcome
+    ) -> Int? {
+        guard let id = self.takeSubscriberID(orFinish: finish) else { return nil }
+        self.requestListeners.append(RequestListener(id: id, functions: functions, deliver: deliver, finish: finish))
+        return id
+    }
+
+    func stopListeningForRequests(_ id: Int) {
+        self.requestListeners.removeAll { $0.id == id }
+    }
+
+    /// Answers a request of the head unit, once.
+    func respond(_ response: any RPCMessage, to request: SDLIncomingRequest, completion: Completion<Void>) {
+        guard !completion.isCompleted else { return }
+        let responseType = type(of: response)
+        guard responseType.rpcType == .response, responseType.functionID == request.message.functionID else {
+            completion.fail(.invalidMessage, "\(responseType.functionName) \(responseType.rpcType) does not answer \(request.message.functionName)")
+            return
+        }
+        guard self.unanswered.removeValue(forKey: request.correlationID) != nil else {
+            completion.fail(.invalidMessage, "\(request.message.functionName) #\(request.correlationID) is answered already, or was not received")
+            return
+        }
+        do {
+            let payload = try RPCWire.payload(
+                response, correlationID: request.correlationID, bulkData: ByteBuffer(), format: self.configuration.parameterFormat,
+                options: self.configuration.sendOptions)
+            self.enqueue(payload, on: .rpc) { completion.complete($0) }
+        } catch {
+            // Not answered after all: the caller may send a corrected response.
+            self.unanswered[request.correlationID] = request.message.functionID
+            completion.complete(.failure(error))
         }
     }
 
@@ -364,12 +484,7 @@ final class AppCore: SessionDriverDelegate {
         functionID: FunctionID, functionName: String, finish: @escaping () -> Void,
         _ yield: @escaping (AnyRPCMessage) -> AsyncStreamYieldOutcome
     ) -> Int? {
-        guard !self.hasEnded else {
-            finish()
-            return nil
-        }
-        let id = self.nextSubscriber
-        self.nextSubscriber += 1
+        guard let id = self.takeSubscriberID(orFinish: finish) else { return nil }
         self.subscribers[functionID.rawValue, default: [:]][id] = Subscriber(deliver: { [self] message in
             switch yield(message) {
             case .delivered:
@@ -382,6 +497,16 @@ final class AppCore: SessionDriverDelegate {
             }
         }, finish: finish)
         return id
+    }
+
+    /// A new subscriber id; nil (and the subscriber finished) once the session has ended.
+    private func takeSubscriberID(orFinish finish: () -> Void) -> Int? {
+        guard !self.hasEnded else {
+            finish()
+            return nil
+        }
+        defer { self.nextSubscriber += 1 }
+        return self.nextSubscriber
     }
 
     func unsubscribe(_ id: Int, functionID: FunctionID) {
@@ -410,6 +535,7 @@ final class AppCore: SessionDriverDelegate {
     }
 
     func unregistered() {
+        self.permissions = nil
         self.registration = nil
         self.registeredRPCVersion = nil
     }

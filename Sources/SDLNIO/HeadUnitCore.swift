@@ -45,8 +45,17 @@ final class HeadUnitCore: SessionDriverDelegate {
         var registering = false
         var pendingRequests = 0
         var media: [ServiceType: MediaSink] = [:]
+        /// Requests the head unit sent to the app, waiting for its response, by correlation id.
+        var requestsToApp: [UInt32: RequestToApp] = [:]
+        var nextCorrelationID: UInt32 = 1
 
         init(app: SDLConnectedApp) { self.app = app }
+    }
+
+    private struct RequestToApp {
+        var completion: Completion<AnyRPCMessage>
+        var functionID: FunctionID
+        var timer: Scheduled<Void>
     }
 
     struct WorkDelegate: NIOAsyncSequenceProducerDelegate {
@@ -147,6 +156,11 @@ final class HeadUnitCore: SessionDriverDelegate {
             }
             let error = SDLConnectionError(.disconnected, "the session ended: \(reason)")
             for waiter in self.budget.remove(session: handle) { waiter(.failure(error)) }
+            for (_, request) in record.requestsToApp {
+                request.timer.cancel()
+                request.completion.complete(.failure(error))
+            }
+            record.requestsToApp.removeAll()
             self.submit(.event(.appDisconnected(record.app, reason)))
         case .serviceStarted(let handle, let service, let info) where service == .audio || service == .video:
             guard let record = self.apps[handle] else { return }
@@ -231,6 +245,10 @@ final class HeadUnitCore: SessionDriverDelegate {
             self.submit(.event(.unreadableMessage(record.app, RPCError(.invalidPayload, offset: error.offset, error.detail))))
             return
         }
+        if header.rpcType == .response || header.rpcType == .erroneousResponse {
+            self.receivedResponse(payload, header: header, from: record)
+            return
+        }
         let message: AnyRPCMessage
         do {
             message = try AnyRPCMessage(payload: payload, options: self.configuration.receiveOptions)
@@ -250,6 +268,72 @@ final class HeadUnitCore: SessionDriverDelegate {
         default:
             self.submit(.event(.unreadableMessage(record.app, RPCError(.invalidPayload, "a \(header.rpcType) from an app, \(message.functionName)"))))
         }
+    }
+
+    /// An app's answer to a request of ours (``SDLConnectedApp/send(_:timeout:)``), read as the
+    /// server reads requests; one no request waits for is reported unreadable.
+    private func receivedResponse(_ payload: ByteBuffer, header: RPCBinaryHeader, from record: AppRecord) {
+        guard let request = record.requestsToApp.removeValue(forKey: header.correlationID) else {
+            self.submit(.event(.unreadableMessage(record.app, RPCError(
+                .invalidPayload, "a response no request waits for: function \(header.functionID), correlation id \(header.correlationID)"))))
+            return
+        }
+        request.timer.cancel()
+        do {
+            let message = try AnyRPCMessage(payload: payload, options: self.configuration.receiveOptions)
+            guard message.functionID == request.functionID else {
+                request.completion.fail(.invalidResponse, "the response to \(request.functionID) #\(header.correlationID) is a \(message.functionName) response")
+                return
+            }
+            request.completion.succeed(message)
+        } catch {
+            request.completion.fail(.invalidResponse, "\(error)")
+        }
+    }
+
+    /// A request to an app (e.g. a forwarded PerformAppServiceInteraction); completes with the
+    /// app's response, or fails after `timeout` or when the session ends.
+    func sendRequest(_ message: any RPCMessage, to handle: SessionHandle, timeout: TimeAmount, completion: Completion<AnyRPCMessage>) {
+        guard !completion.isCompleted else { return }
+        guard let record = self.apps[handle] else {
+            completion.fail(.disconnected, "the session ended")
+            return
+        }
+        let messageType = type(of: message)
+        guard messageType.rpcType == .request else {
+            completion.fail(.invalidMessage, "\(messageType.functionName) \(messageType.rpcType) is not a request")
+            return
+        }
+        var correlationID = record.nextCorrelationID
+        while correlationID == 0 || correlationID == .max || record.requestsToApp[correlationID] != nil { correlationID &+= 1 }
+        record.nextCorrelationID = correlationID &+ 1
+        let payload: ByteBuffer
+        do {
+            payload = try RPCWire.payload(
+                message, correlationID: correlationID, bulkData: ByteBuffer(), format: .json, options: self.configuration.sendOptions)
+        } catch {
+            completion.complete(.failure(error))
+            return
+        }
+        let timer = self.driver.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak record] in
+            guard let request = record?.requestsToApp.removeValue(forKey: correlationID) else { return }
+            request.completion.fail(.timeout, "no response to \(messageType.functionName) #\(correlationID) within \(timeout)")
+        }
+        record.requestsToApp[correlationID] = RequestToApp(completion: completion, functionID: messageType.functionID, timer: timer)
+        self.enqueue(payload, of: handle) { [weak record] result in
+            guard case .failure(let error) = result, let request = record?.requestsToApp.removeValue(forKey: correlationID) else { return }
+            request.timer.cancel()
+            request.completion.complete(.failure(error))
+        }
+    }
+
+    /// Forgets a request to an app whose caller was cancelled.
+    func cancelRequest(_ completion: Completion<AnyRPCMessage>, of handle: SessionHandle) {
+        guard let record = self.apps[handle],
+            let (correlationID, request) = record.requestsToApp.first(where: { $0.value.completion === completion })
+        else { return }
+        request.timer.cancel()
+        record.requestsToApp[correlationID] = nil
     }
 
     private func receivedRequest(_ message: AnyRPCMessage, from record: AppRecord) {

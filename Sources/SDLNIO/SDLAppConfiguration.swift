@@ -17,10 +17,15 @@ public struct SDLAppConfiguration: Sendable {
     /// ``SDLConnectionError/Code/timeout``; SDL Core answers within 10 s. Default 10 s.
     public var requestTimeout: TimeAmount = .seconds(10)
 
-    /// How RPCs from the head unit are decoded. Default: validated against the spec. The
-    /// receive policy of SDLRPC, when present, is chosen here (DESIGN.md §1: real peers are read
-    /// leniently).
-    public var receiveOptions: RPCCodingOptions = .default
+    /// How RPCs from the head unit are decoded. Default `.lenient` (DESIGN.md §1: real peers are
+    /// read leniently): what conforms is typed, a non-conforming optional part is kept out of the
+    /// typed value with its data in `droppedParameters`, and every violation is reported with its
+    /// path (``SDLAppEvent/violations(functionName:rpcType:correlationID:_:)``, and
+    /// `AnyRPCMessage.violations` of what ``SDLAppConnection/send(_:bulkData:timeout:)`` returns).
+    /// SDL Core 8.2.0's RegisterAppInterface response needs it: 10 of its 12
+    /// `displayCapabilities.imageFields` lack the mandatory `imageTypeSupported`. Set `.default`
+    /// to refuse such messages.
+    public var receiveOptions: RPCCodingOptions = .lenient
 
     /// How our own RPCs are encoded: validated against the spec before they are written. Default
     /// `.default`.
@@ -63,8 +68,13 @@ public enum SDLAppEvent: Sendable {
     /// A subscriber did not keep up: notifications of this function were dropped; `total` counts
     /// them since the connection opened.
     case notificationsDropped(functionName: String, total: Int)
-    /// An RPC from the head unit that could not be decoded; it was dropped.
+    /// An RPC from the head unit that could not be decoded; it was dropped (a request was
+    /// answered INVALID_DATA, or UNSUPPORTED_REQUEST for an unknown function).
     case unreadableMessage(RPCError)
+    /// An RPC from the head unit that breaks the spec, read leniently
+    /// (``SDLAppConfiguration/receiveOptions``): it was delivered with what conforms, and these are
+    /// the violations, each with its parameter path, in parameter order.
+    case violations(functionName: String, rpcType: RPCType, correlationID: UInt32, [RPCViolation])
     /// A response whose correlation id no request waits for (it timed out or was cancelled).
     case unmatchedResponse(functionID: FunctionID, correlationID: UInt32)
     /// Anything else the session engine reported: anomalies, protocol errors, the secondary
@@ -82,9 +92,27 @@ public struct SDLAppStatistics: Hashable, Sendable {
     public var unmatchedResponses = 0
     /// RPCs from the head unit that could not be decoded.
     public var unreadableMessages = 0
+    /// RPCs from the head unit read leniently with violations (delivered all the same).
+    public var messagesWithViolations = 0
     /// Bytes of our messages queued in the session engine, not yet written to the socket.
     public var queuedBytes = 0
 
     /// Zero counters.
     public init() {}
+}
+
+/// A request the head unit sent to the app: an app-service provider is asked for its service's
+/// data (GetAppServiceData), an interaction (PerformAppServiceInteraction), or an RPC it listed
+/// in its manifest's `handledRPCs`. Answer it once with
+/// ``SDLAppConnection/respond(_:to:)``; SDL Core answers the consumer itself when the provider
+/// stays silent (10 s).
+public struct SDLIncomingRequest: Sendable {
+    /// The request, decoded by ``SDLAppConfiguration/receiveOptions``.
+    public let message: AnyRPCMessage
+    /// The head unit's correlation id, which the response carries.
+    public var correlationID: UInt32 { self.message.correlationID }
+    /// The spec name of the request's function.
+    public var functionName: String { self.message.functionName }
+
+    init(message: AnyRPCMessage) { self.message = message }
 }

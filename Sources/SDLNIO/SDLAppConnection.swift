@@ -108,6 +108,12 @@ public final class SDLAppConnection: Sendable {
         get async { await self.read { $0.hmiStatus } }
     }
 
+    /// The last OnPermissionsChange while registered: which RPCs the app may send at which HMI
+    /// levels. SDL Core sends one after registration and again when the policy changes.
+    public var permissions: SDLOnPermissionsChange? {
+        get async { await self.read { $0.permissions } }
+    }
+
     /// Counters of what the connection dropped or could not match, and the bytes it has queued.
     public var statistics: SDLAppStatistics {
         get async { await self.read { $0.snapshotStatistics() } }
@@ -180,13 +186,36 @@ public final class SDLAppConnection: Sendable {
     public func notifications<Notification: RPCMessage>(
         of type: Notification.Type, bufferSize: Int? = nil
     ) -> AsyncStream<Notification> {
+        self.stream(of: type, bufferSize: bufferSize) { $0 }
+    }
+
+    /// The HMI status of the main window: the current one first if there is one, then every
+    /// change (OnHMIStatus without `windowID`, or 0).
+    public func hmiStatusUpdates() -> AsyncStream<SDLOnHMIStatus> {
+        self.stream(of: SDLOnHMIStatus.self, current: { $0.hmiStatus }) { $0.windowID == nil || $0.windowID == 0 ? $0 : nil }
+    }
+
+    /// The app's permissions: the current ones first if there are, then every OnPermissionsChange.
+    public func permissionUpdates() -> AsyncStream<SDLOnPermissionsChange> {
+        self.stream(of: SDLOnPermissionsChange.self, current: { $0.permissions }) { $0 }
+    }
+
+    /// A stream of what `transform` makes of the notifications of one type (nil skips one),
+    /// starting with `current` when the connection keeps such a value.
+    private func stream<Notification: RPCMessage, Element: Sendable>(
+        of type: Notification.Type, bufferSize: Int? = nil, current: (@Sendable (AppCore) -> Element?)? = nil,
+        _ transform: @escaping @Sendable (Notification) -> Element?
+    ) -> AsyncStream<Element> {
         let size = max(1, bufferSize ?? self.configuration.notificationBufferSize)
-        let (stream, continuation) = AsyncStream<Notification>.makeStream(bufferingPolicy: .bufferingNewest(size))
+        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(size))
         let functionID = Notification.functionID
         self.core.execute { core in
+            if let value = current?(core) {
+                continuation.yield(value)
+            }
             let id = core.subscribe(functionID: functionID, functionName: Notification.functionName, finish: { continuation.finish() }) { message in
-                guard let notification = message.message as? Notification else { return .delivered }
-                return AsyncStreamYieldOutcome(continuation.yield(notification))
+                guard let notification = message.message as? Notification, let element = transform(notification) else { return .delivered }
+                return AsyncStreamYieldOutcome(continuation.yield(element))
             }
             guard let id else { return }
             let bound = self.core
@@ -197,29 +226,69 @@ public final class SDLAppConnection: Sendable {
         return stream
     }
 
-    /// The HMI status of the main window: the current one first if there is one, then every
-    /// change (OnHMIStatus without `windowID`, or 0).
-    public func hmiStatusUpdates() -> AsyncStream<SDLOnHMIStatus> {
-        let size = max(1, self.configuration.notificationBufferSize)
-        let (stream, continuation) = AsyncStream<SDLOnHMIStatus>.makeStream(bufferingPolicy: .bufferingNewest(size))
-        let functionID = SDLOnHMIStatus.functionID
+    // MARK: - System capabilities
+
+    /// Asks the head unit for one system capability (GetSystemCapability, RPC 4.5+) and, with
+    /// `subscribe` (RPC 5.1+), subscribes to its updates: read them with
+    /// ``systemCapabilityUpdates(of:)``. Throws ``SDLConnectionError/Code/requestFailed`` when
+    /// the head unit answers `success` false, ``SDLConnectionError/Code/invalidResponse`` when
+    /// a successful answer carries no capability of that type.
+    public func systemCapability(
+        _ type: SDLSystemCapabilityType, subscribe: Bool? = nil
+    ) async throws(SDLConnectionError) -> SDLSystemCapability {
+        let response: SDLGetSystemCapabilityResponse = try await self.send(
+            SDLGetSystemCapabilityRequest(systemCapabilityType: type, subscribe: subscribe))
+        guard response.success else {
+            throw SDLConnectionError(.requestFailed, "GetSystemCapability \(type): \(response.resultCode)" + (response.info.map { ": \($0)" } ?? ""))
+        }
+        guard let capability = response.systemCapability, capability.systemCapabilityType == type else {
+            throw SDLConnectionError(.invalidResponse, "GetSystemCapability \(type): no \(type) capability in a successful response")
+        }
+        return capability
+    }
+
+    /// The OnSystemCapabilityUpdated notifications of one capability type, as they come (for
+    /// APP_SERVICES each carries only the services that changed, with their update reasons).
+    public func systemCapabilityUpdates(of type: SDLSystemCapabilityType) -> AsyncStream<SDLSystemCapability> {
+        self.stream(of: SDLOnSystemCapabilityUpdated.self) { $0.systemCapability.systemCapabilityType == type ? $0.systemCapability : nil }
+    }
+
+    // MARK: - Requests from the head unit
+
+    /// The requests the head unit sends to this app, of `functions` (every function when nil),
+    /// from the moment the stream reaches the connection's event loop until it is dropped or the
+    /// session ends. An app-service provider reads GetAppServiceData,
+    /// PerformAppServiceInteraction and the RPCs of its `handledRPCs` here and answers each with
+    /// ``respond(_:to:)``. A request goes to the first open stream that takes its function; one
+    /// no stream takes is answered UNSUPPORTED_REQUEST, and one that finds its stream's buffer
+    /// (`bufferSize`, default ``SDLAppConfiguration/notificationBufferSize``) full is answered
+    /// TOO_MANY_PENDING_REQUESTS: the head unit always gets an answer.
+    public func incomingRequests(of functions: [FunctionID]? = nil, bufferSize: Int? = nil) -> AsyncStream<SDLIncomingRequest> {
+        let size = max(1, bufferSize ?? self.configuration.notificationBufferSize)
+        let (stream, continuation) = AsyncStream<SDLIncomingRequest>.makeStream(bufferingPolicy: .bufferingOldest(size))
+        let filter = functions.map { Set($0.map(\.rawValue)) }
         self.core.execute { core in
-            if let current = core.hmiStatus {
-                continuation.yield(current)
-            }
-            let id = core.subscribe(functionID: functionID, functionName: SDLOnHMIStatus.functionName, finish: { continuation.finish() }) { message in
-                guard let status = message.message as? SDLOnHMIStatus, status.windowID == nil || status.windowID == 0 else {
-                    return .delivered
-                }
-                return AsyncStreamYieldOutcome(continuation.yield(status))
+            let id = core.listenForRequests(functions: filter, finish: { continuation.finish() }) { request in
+                AsyncStreamYieldOutcome(continuation.yield(request))
             }
             guard let id else { return }
             let bound = self.core
             continuation.onTermination = { _ in
-                bound.execute { $0.unsubscribe(id, functionID: functionID) }
+                bound.execute { $0.stopListeningForRequests(id) }
             }
         }
         return stream
+    }
+
+    /// Answers a request of the head unit with a response of its function (validated strictly,
+    /// with the request's correlation id). Throws ``SDLConnectionError/Code/invalidMessage`` for a
+    /// response of another function, a request answered already, or a response that breaks the
+    /// spec (the request may then be answered again); ``SDLConnectionError/Code/disconnected``
+    /// when the session has ended.
+    public func respond(_ response: any RPCMessage, to request: SDLIncomingRequest) async throws(SDLConnectionError) {
+        try await self.core.run { core, completion in
+            core.respond(response, to: request, completion: completion)
+        }
     }
 
     // MARK: - Audio and video

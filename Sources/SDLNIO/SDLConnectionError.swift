@@ -27,7 +27,7 @@ public struct SDLConnectionError: Error, Hashable, Sendable, CustomStringConvert
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Backing: UInt8 {
             case connectFailed, sessionRejected, registrationFailed, notRegistered, timeout, cancelled
-            case disconnected, invalidMessage, invalidResponse, serviceFailed, refused
+            case disconnected, invalidMessage, invalidResponse, serviceFailed, refused, requestFailed
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -61,5 +61,8 @@ public struct SDLConnectionError: Error, Hashable, Sendable, CustomStringConvert
         /// The session engine refused the call (e.g. a service that is already running); the
         /// detail has its `SessionError`.
         public static let refused = Code(.refused)
+        /// The head unit answered a request with `success` false; the detail names its
+        /// `resultCode` and `info`.
+        public static let requestFailed = Code(.requestFailed)
     }
 }

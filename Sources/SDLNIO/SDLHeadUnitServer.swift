@@ -191,6 +191,35 @@ public final class SDLConnectedApp: Sendable, Hashable, CustomStringConvertible 
         }
     }
 
+    /// Sends a request to the app and waits for its response, e.g. a PerformAppServiceInteraction
+    /// or GetAppServiceData forwarded to the app that provides the service. The request is
+    /// validated strictly and gets a correlation id of the server's, per app; the response is read
+    /// as requests are (``SDLHeadUnitConfiguration/receiveOptions``). Throws
+    /// ``SDLConnectionError/Code/timeout`` after `timeout` (default 10 s, what SDL Core allows),
+    /// ``SDLConnectionError/Code/cancelled`` when the calling task is cancelled,
+    /// ``SDLConnectionError/Code/disconnected`` when the session ends first,
+    /// ``SDLConnectionError/Code/invalidResponse`` when the answer cannot be read or is of another
+    /// function.
+    public func send(_ request: any RPCMessage, timeout: TimeAmount = .seconds(10)) async throws(SDLConnectionError) -> AnyRPCMessage {
+        let handle = self.handle
+        return try await self.core.run { core, completion in
+            core.sendRequest(request, to: handle, timeout: timeout, completion: completion)
+        } onCancel: { core, completion in
+            core.cancelRequest(completion, of: handle)
+        }
+    }
+
+    /// Sends a request and returns its response as the response type of the request's function.
+    public func send<Response: RPCMessage>(
+        _ request: some RPCMessage, timeout: TimeAmount = .seconds(10), as responseType: Response.Type = Response.self
+    ) async throws(SDLConnectionError) -> Response {
+        let message = try await self.send(request as any RPCMessage, timeout: timeout)
+        guard let response = message.message as? Response else {
+            throw SDLConnectionError(.invalidResponse, "expected \(Response.self), got \(type(of: message.message))")
+        }
+        return response
+    }
+
     /// Ends an audio or video service of the app: EndService, then its frames are dropped for
     /// ``HeadUnitSettings/streamingGracePeriod``.
     public func endService(_ service: ServiceType) async throws(SDLConnectionError) {

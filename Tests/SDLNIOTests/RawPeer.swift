@@ -48,7 +48,7 @@ struct RawPeer: Sendable {
 
     /// Stops reading the socket: the kernel buffers fill and the peer's writes stall.
     func stopReading() async throws {
-        try await self.channel.setOption(.autoRead, value: false)
+        try await self.channel.setOption(ChannelOptions.autoRead, value: false).get()
     }
 
     /// Closes the socket at once (no EndService).
