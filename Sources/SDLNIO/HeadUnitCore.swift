@@ -119,7 +119,7 @@ final class HeadUnitCore: SessionDriverDelegate {
 
     /// Offers the secondary transport once its listener is bound (its port may have been 0).
     func offerSecondary(port: Int) {
-        var offer = SecondaryTransportOffer(tcpAddress: self.configuration.secondaryAddress ?? self.configuration.host, tcpPort: Int32(port))
+        var offer = SecondaryTransportOffer(tcpAddress: self.configuration.secondaryAddress ?? self.configuration.host, tcpPort: Int32(self.configuration.secondaryAdvertisedPort ?? port))
         offer.audioServiceTransports = self.configuration.audioServiceTransports
         offer.videoServiceTransports = self.configuration.videoServiceTransports
         try? self.driver.perform { (engine, now) throws(SessionError) in try engine.updateSecondaryTransport(offer, now: now) }

@@ -22,6 +22,11 @@ public struct SDLHeadUnitConfiguration: Sendable {
     /// (set it when listening on "0.0.0.0"). Default nil.
     public var secondaryAddress: String?
 
+    /// The port sent in TransportEventUpdate for the secondary transport; nil sends the port the
+    /// secondary listener is bound to. Set it when apps reach that listener through a forwarder
+    /// (port forwarding, a NAT, `adb reverse`, a test proxy). Default nil.
+    public var secondaryAdvertisedPort: Int?
+
     /// Where audio and video may run when a secondary transport is offered, in order of
     /// preference. Default primary, then secondary (SDL Core's default lists).
     public var audioServiceTransports: [TransportSlot] = [.primary, .secondary]
