@@ -57,6 +57,26 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // `sdl headunit` as a library: the simulated head unit served over TCP by SDLNIO's server
+        // (transcript, media byte counts). No product: the CLI and the tests use it.
+        .target(
+            name: "SDLHeadUnitRuntime",
+            dependencies: [
+                "SDLNIO", "SDLTestHeadUnit", "SDLSession", "SDLProtocol", "SDLRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // `sdl app` as a library: scripted app sessions (app services, remote control, video, ping)
+        // over SDLAppConnection, step by step with a transcript. No product.
+        .target(
+            name: "SDLAppScripts",
+            dependencies: [
+                "SDLNIO", "SDLSession", "SDLProtocol", "SDLRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated. No product: only sdl-rpc-gen
         // and the tests use it.
         .target(name: "SDLRPCGenerator"),
@@ -73,6 +93,11 @@ let package = Package(
                 "SDLProtocol",
                 "SDLBSON",
                 "SDLRPC",
+                "SDLHeadUnitRuntime",
+                "SDLAppScripts",
+                "SDLTestHeadUnit",
+                "SDLNIO",
+                "SDLSession",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -132,6 +157,14 @@ let package = Package(
         .testTarget(
             name: "SDLRPCGeneratorTests",
             dependencies: ["SDLRPCGenerator", "SDLTestSupport"]
+        ),
+        .testTarget(
+            name: "SDLRuntimeTests",
+            dependencies: [
+                "SDLHeadUnitRuntime", "SDLAppScripts", "SDLTestHeadUnit", "SDLNIO", "SDLSession", "SDLRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "sdlTests",

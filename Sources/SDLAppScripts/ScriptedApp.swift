@@ -1,0 +1,212 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import SDLNIO
+import SDLRPC
+import SDLSession
+
+/// One line of an `sdl app` transcript: a step of a script and how it went.
+public struct AppTranscriptLine: Hashable, Sendable, CustomStringConvertible {
+    /// The app's name, e.g. `Weather-1`.
+    public var app: String
+    /// The step, e.g. `PublishAppService WEATHER`.
+    public var step: String
+    /// Whether the step did what the script expects.
+    public var ok: Bool
+    /// What came of it, e.g. `service weather-1 published and active`.
+    public var outcome: String
+
+    /// A line from its parts.
+    public init(app: String, step: String, ok: Bool, outcome: String) {
+        self.app = app
+        self.step = step
+        self.ok = ok
+        self.outcome = outcome
+    }
+
+    /// `Weather-1 PublishAppService WEATHER: ok, service … active`.
+    public var description: String {
+        "\(self.app) \(self.step): \(self.ok ? "ok" : "FAILED"), \(self.outcome)"
+    }
+}
+
+/// A step that did not do what the script expects; the script stops there.
+public struct AppScriptFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The app and step.
+    public var line: AppTranscriptLine
+
+    /// The transcript line of the failed step.
+    public var description: String { self.line.description }
+}
+
+/// Counters shared by the apps of one run.
+final class RunCounters: Sendable {
+    private let box = NIOLockedValueBox(Counts())
+
+    struct Counts {
+        var steps = 0
+        var failures: [AppTranscriptLine] = []
+        var roundTrips = 0
+        var mediaBytes = 0
+    }
+
+    func update(_ body: (inout Counts) -> Void) {
+        self.box.withLockedValue(body)
+    }
+
+    var counts: Counts { self.box.withLockedValue { $0 } }
+}
+
+/// One app of a script run: its connection and how its steps are recorded. The steps are small
+/// methods in extensions (`ScriptedApp+AppServices.swift`, `ScriptedApp+RemoteControl.swift`, …)
+/// so that a script can be moved to other building blocks one step at a time.
+public final class ScriptedApp: Sendable {
+    /// The app's name in the transcript and in RegisterAppInterface.
+    public let name: String
+    /// The connection, once ``connectAndRegister(to:port:types:isMedia:configuration:)`` made it.
+    public let connection: SDLAppConnection
+    let transcript: @Sendable (AppTranscriptLine) -> Void
+    let counters: RunCounters
+
+    init(name: String, connection: SDLAppConnection, transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters) {
+        self.name = name
+        self.connection = connection
+        self.transcript = transcript
+        self.counters = counters
+    }
+
+    /// Runs one step: `body` returns what came of it; a thrown error, or an `AppScriptFailure`,
+    /// fails it. Either way one transcript line is written.
+    @discardableResult
+    func step<Value>(_ step: String, _ body: () async throws -> (Value, String)) async throws(AppScriptFailure) -> Value {
+        do {
+            let (value, outcome) = try await body()
+            self.record(step, ok: true, outcome)
+            return value
+        } catch let failure as AppScriptFailure {
+            self.counters.update { $0.failures.append(failure.line) }
+            self.transcript(failure.line)
+            throw failure
+        } catch {
+            let line = AppTranscriptLine(app: self.name, step: step, ok: false, outcome: "\(error)")
+            self.counters.update { $0.failures.append(line) }
+            self.transcript(line)
+            throw AppScriptFailure(line: line)
+        }
+    }
+
+    /// A check inside a step: throws a failure of `step` naming what was expected.
+    func expect(_ condition: Bool, _ step: String, _ what: @autoclosure () -> String) throws(AppScriptFailure) {
+        guard condition else {
+            throw AppScriptFailure(line: AppTranscriptLine(app: self.name, step: step, ok: false, outcome: what()))
+        }
+    }
+
+    /// A step that is skipped, e.g. a function the head unit's RPC version does not have.
+    func skip(_ step: String, _ why: String) {
+        self.record(step, ok: true, "skipped: \(why)")
+    }
+
+    private func record(_ step: String, ok: Bool, _ outcome: String) {
+        self.counters.update { $0.steps += 1 }
+        self.transcript(AppTranscriptLine(app: self.name, step: step, ok: ok, outcome: outcome))
+    }
+
+    /// The RPC version both sides speak (the lower of the app's and the head unit's).
+    var rpcVersion: (major: Int, minor: Int) {
+        get async {
+            guard let version = await self.connection.rpcVersion else { return (0, 0) }
+            return (Int(version.majorVersion), Int(version.minorVersion))
+        }
+    }
+
+    /// Whether both sides speak at least `major.minor`.
+    func speaks(_ major: Int, _ minor: Int) async -> Bool {
+        let version = await self.rpcVersion
+        return (version.major, version.minor) >= (major, minor)
+    }
+
+    /// Sends a request and returns its response, counting the round trip.
+    func request<Response: RPCMessage>(_ request: some RPCMessage, as type: Response.Type = Response.self) async throws -> Response {
+        let response: Response = try await self.connection.send(request)
+        self.counters.update { $0.roundTrips += 1 }
+        return response
+    }
+
+    // MARK: - Steps every script shares
+
+    /// Connects, starts the RPC service and registers the app; its name is also its app id.
+    static func connectAndRegister(
+        name: String, to host: String, port: Int, types: [SDLAppHMIType], isMedia: Bool, configuration: SDLAppConfiguration,
+        transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
+    ) async throws(AppScriptFailure) -> ScriptedApp {
+        let connection: SDLAppConnection
+        do {
+            connection = try await SDLAppConnection.connect(host: host, port: port, configuration: configuration)
+        } catch {
+            let line = AppTranscriptLine(app: name, step: "connect \(host):\(port)", ok: false, outcome: "\(error)")
+            counters.update { $0.failures.append(line) }
+            transcript(line)
+            throw AppScriptFailure(line: line)
+        }
+        let app = ScriptedApp(name: name, connection: connection, transcript: transcript, counters: counters)
+        let info = connection.sessionInfo
+        app.record("connect \(host):\(port)", ok: true, "session \(info.sessionID), protocol \(info.version)")
+        do {
+            try await app.step("RegisterAppInterface") {
+                let response = try await connection.register(SDLRegisterAppInterfaceRequest(
+                    syncMsgVersion: SDLSyncMsgVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0), appName: name,
+                    isMediaApplication: isMedia, languageDesired: .enUs, hmiDisplayLanguageDesired: .enUs,
+                    appHMIType: types, appID: name.lowercased()))
+                let version = await connection.rpcVersion.map { "\($0.majorVersion).\($0.minorVersion).\($0.patchVersion ?? 0)" } ?? "?"
+                let vehicle = response.vehicleType.map { " on \($0.make ?? "?") \($0.model ?? "?")" } ?? ""
+                return ((), "\(response.resultCode), RPC \(version)\(vehicle)")
+            }
+        } catch {
+            await connection.disconnect()
+            throw error
+        }
+        return app
+    }
+
+    /// Waits until the head unit has moved the app out of NONE (FULL, LIMITED or BACKGROUND), as
+    /// Core does after registration.
+    func waitForActivation(within timeout: TimeAmount = .seconds(10)) async throws(AppScriptFailure) {
+        try await self.step("wait for activation") {
+            let updates = self.connection.hmiStatusUpdates()
+            let level = await firstElement(of: updates, within: timeout) { $0.hmiLevel != .none_ }
+            guard let level else {
+                throw AppScriptFailure(line: AppTranscriptLine(
+                    app: self.name, step: "wait for activation", ok: false, outcome: "still NONE after \(timeout)"))
+            }
+            return ((), "OnHMIStatus \(level.hmiLevel)")
+        }
+    }
+
+    /// Ends the session (EndService, then the transports close).
+    func disconnect() async {
+        await self.connection.disconnect()
+        self.record("disconnect", ok: true, "session ended")
+    }
+}
+
+/// The first element of `sequence` that `accept` takes, or nil once `timeout` passed or the
+/// sequence ended.
+func firstElement<Element: Sendable>(
+    of sequence: AsyncStream<Element>, within timeout: TimeAmount, where accept: @escaping @Sendable (Element) -> Bool
+) async -> Element? {
+    await withTaskGroup(of: Element?.self) { group in
+        group.addTask {
+            for await element in sequence where accept(element) {
+                return element
+            }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(nanoseconds: UInt64(max(0, timeout.nanoseconds)))
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}

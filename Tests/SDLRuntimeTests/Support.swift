@@ -1,0 +1,4 @@
+import NIOCore
+import SDLAppScripts
+import SDLHeadUnitRuntime
+import Testing
