@@ -4,15 +4,15 @@ import NIOCore
 import SDLProtocol
 
 @main
-struct SDLTool: ParsableCommand {
+struct SDLTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sdl",
-        abstract: "SmartDeviceLink protocol tools: dissect and build SDL byte streams.",
-        subcommands: [Dissect.self, Encode.self, BSONCommand.self, RPCCommand.self])
+        abstract: "SmartDeviceLink protocol tools: dissect and build SDL byte streams, run a test head unit and scripted apps.",
+        subcommands: [Dissect.self, Encode.self, BSONCommand.self, RPCCommand.self, HeadUnitCommand.self, AppCommand.self])
 
     /// Refuses an argument that is not valid UTF-8 before parsing: `CommandLine.arguments` would
     /// hand it over with U+FFFD in place of the bad bytes, and the tool must not repair its input.
-    static func main() {
+    static func main() async {
         for index in 1..<Int(CommandLine.argc) {
             guard let argument = CommandLine.unsafeArgv[index] else { continue }
             let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument))
@@ -21,7 +21,7 @@ struct SDLTool: ParsableCommand {
                 Self.exit(withError: ExitCode.failure)
             }
         }
-        Self.main(nil)
+        await Self.main(nil)
     }
 
     /// Runs a command body, turning any failure into one line on stderr and exit code 1.
