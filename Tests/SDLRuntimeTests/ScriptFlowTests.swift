@@ -1,0 +1,169 @@
+import NIOCore
+import SDLHeadUnitRuntime
+import SDLNIO
+import SDLRPC
+import SDLSession
+import SDLTestHeadUnit
+import Testing
+
+@testable import SDLAppScripts
+
+/// The scripts of `sdl app` against the head unit of `sdl headunit`, in process over loopback.
+@Suite("Script flows")
+struct ScriptFlowTests {
+    @Test("appservice: subscribe, publish, update, consume through the head unit, interact, unpublish; every step and the head unit's view")
+    func appServiceFlow() async throws {
+        let (headUnit, huTranscript) = try await startHeadUnit()
+        let (report, lines) = await runScript(.appservice, against: headUnit)
+        let port = headUnit.primaryPort
+        #expect(report.failures == [])
+        #expect(
+            steps(lines.filter { !$0.step.hasPrefix("answer ") }) == [
+                "connect 127.0.0.1:\(port): ok", "RegisterAppInterface: ok", "wait for activation: ok",
+                "GetSystemCapability APP_SERVICES, subscribe: ok", "PublishAppService WEATHER: ok", "OnAppServiceData #1: ok",
+                "GetAppServiceData WEATHER, subscribe: ok", "OnAppServiceData #2: ok",
+                "PerformAppServiceInteraction weather://refresh: ok", "UnpublishAppService weather-1: ok", "disconnect: ok",
+            ])
+        #expect(Set(steps(lines.filter { $0.step.hasPrefix("answer ") })) == [
+            "answer GetAppServiceData #1: ok", "answer PerformAppServiceInteraction #2: ok",
+        ])
+        let outcomes = Dictionary(lines.map { ($0.step, $0.outcome) }, uniquingKeysWith: { first, _ in first })
+        #expect(outcomes["RegisterAppInterface"] == "SUCCESS, RPC 8.0.0 on SDL Simulator")
+        #expect(outcomes["wait for activation"] == "OnHMIStatus FULL")
+        #expect(outcomes["PublishAppService WEATHER"] == "service weather-1 published and active")
+        #expect(outcomes["GetAppServiceData WEATHER, subscribe"] == "data of weather-1")
+        #expect(outcomes["PerformAppServiceInteraction weather://refresh"] == "result \"done: weather://refresh\"")
+        #expect(report.roundTrips == 5)
+
+        await headUnit.shutdown()
+        let seen = described(huTranscript.lines)
+        for line in [
+            "app1 connected: waiting for RegisterAppInterface",
+            "app1 GetSystemCapability request #2: APP_SERVICES, subscribed",
+            "app1 PublishAppService request #3: published weather-1 (WEATHER), active",
+            "app1 GetAppServiceData request #4: forwarded to app1 as #1",
+            "app1 GetAppServiceData response #1: routed to app1 as #4",
+            "app1 PerformAppServiceInteraction request #5: forwarded to app1 as #2",
+            "app1 PerformAppServiceInteraction response #2: routed to app1 as #5",
+            "app1 UnpublishAppService request #6: unpublished weather-1",
+        ] {
+            #expect(seen.contains(line), "\(line)")
+        }
+        #expect(await headUnit.inspect { $0.serviceRecords }.isEmpty)
+    }
+
+    @Test("rc: capability, consent, climate and radio read, subscribed and set (with their notifications), button, unsubscribe, release")
+    func remoteControlFlow() async throws {
+        let (headUnit, huTranscript) = try await startHeadUnit()
+        let (report, lines) = await runScript(.rc, against: headUnit)
+        #expect(report.failures == [])
+        #expect(
+            steps(lines) == [
+                "connect 127.0.0.1:\(headUnit.primaryPort): ok", "RegisterAppInterface: ok", "wait for activation: ok",
+                "GetSystemCapability REMOTE_CONTROL: ok", "GetInteriorVehicleDataConsent climate.front: ok",
+                "GetInteriorVehicleData climate.front, subscribe: ok", "SetInteriorVehicleData climate.front fan speed 40: ok",
+                "GetInteriorVehicleData radio, subscribe: ok", "SetInteriorVehicleData radio frequency 99.5: ok",
+                "ButtonPress FAN_UP on climate.front: ok", "GetInteriorVehicleData climate.front, unsubscribe: ok",
+                "GetInteriorVehicleData radio, unsubscribe: ok", "ReleaseInteriorVehicleDataModule climate.front: ok",
+                "ReleaseInteriorVehicleDataModule radio: ok", "disconnect: ok",
+            ])
+        let outcomes = Dictionary(lines.map { ($0.step, $0.outcome) }, uniquingKeysWith: { first, _ in first })
+        #expect(outcomes["GetSystemCapability REMOTE_CONTROL"] == "climate climate.front, radio radio, 18 button(s)")
+        #expect(outcomes["GetInteriorVehicleData climate.front, subscribe"] == "subscribed true, fan speed 30")
+        #expect(outcomes["SetInteriorVehicleData climate.front fan speed 40"] == "SUCCESS, OnInteriorVehicleData received")
+        #expect(outcomes["GetInteriorVehicleData radio, subscribe"] == "subscribed true, frequency 101.1")
+        #expect(report.roundTrips == 11)
+
+        await headUnit.shutdown()
+        let vehicle = await headUnit.inspect { $0.currentVehicle }
+        #expect(vehicle.modules.first { $0.moduleID == "climate.front" }?.data.climateControlData?.fanSpeed == 50)
+        #expect(vehicle.modules.first { $0.moduleID == "radio" }?.data.radioControlData?.frequencyInteger == 99)
+        #expect(await headUnit.inspect { $0.holder(of: .climate, id: "climate.front") } == nil)
+        let seen = described(huTranscript.lines)
+        #expect(seen.contains("app1 SetInteriorVehicleData request #5: set climate.front; 1 subscriber(s) notified"))
+        #expect(seen.contains("app1 ReleaseInteriorVehicleDataModule request #11: released climate.front"))
+    }
+
+    @Test("video: the secondary transport is opened when the head unit's list asks for it; every byte is counted on both sides")
+    func videoOnSecondary() async throws {
+        let (headUnit, huTranscript) = try await startHeadUnit(secondary: true) {
+            $0.server.videoServiceTransports = [.secondary]
+        }
+        let (report, lines) = await runScript(.video, against: headUnit, duration: .milliseconds(200))
+        #expect(report.failures == [])
+        #expect(lines.first { $0.step == "start video" }?.outcome == "on the secondary transport, MTU 131072")
+        #expect(report.mediaBytes > 0 && report.mediaBytes % 32_768 == 0)
+        let statistics = try await waitFor(headUnit) { $0.videoBytes == report.mediaBytes && $0.connectedApps == 0 }
+        #expect(statistics.videoBytes == report.mediaBytes)
+        #expect(statistics.mediaStreams == 0)
+        await headUnit.shutdown()
+        #expect(described(huTranscript.lines).contains("app1 VIDEO service started: on the secondary transport, MTU 131072 800x480 H264/RAW"))
+        #expect(described(huTranscript.lines).contains("app1 VIDEO service ended: peer, \(report.mediaBytes) bytes received"))
+    }
+
+    @Test("two apps: one publishes a media service, the other consumes it (data forwarded both ways, updates, interaction)")
+    func publisherAndConsumer() async throws {
+        let (headUnit, _) = try await startHeadUnit()
+        let provider = try await scriptedApp("Music", to: headUnit)
+        let consumer = try await scriptedApp("Dash", to: headUnit)
+        try await consumer.subscribeToAppServices()
+        let serviceID = ServiceIDBox()
+        let responder = provider.answerConsumers(kind: .media) { serviceID.value }
+        let published = consumer.connection.systemCapabilityUpdates(of: .appServices)
+        let record = try await provider.publish(.media)
+        serviceID.value = record.serviceID
+        #expect(record.serviceID == "media-1" && record.serviceActive)
+        let update = await firstElement(of: published, within: .seconds(10)) {
+            $0.appServicesCapabilities?.appServices?.contains { $0.updatedAppServiceRecord.serviceID == "media-1" } == true
+        }
+        #expect(update != nil)
+
+        let data = try await consumer.consumeData(.media)
+        #expect(data == PublishedServiceKind.media.data(serviceID: "media-1", number: 1))
+        let updates = consumer.connection.notifications(of: SDLOnAppServiceData.self)
+        try await provider.updateData(.media, of: record, number: 7)
+        let received = await firstElement(of: updates, within: .seconds(10)) { _ in true }
+        #expect(received?.serviceData.mediaServiceData?.mediaTitle == "Track 7")
+        #expect(try await consumer.interact(with: record, uri: "media://play") == "done: media://play")
+
+        responder.cancel()
+        await provider.disconnect()
+        try await waitFor(headUnit) { $0.connectedApps == 1 }
+        #expect(await headUnit.inspect { $0.serviceRecords }.isEmpty)
+        await consumer.disconnect()
+        await headUnit.shutdown()
+    }
+
+    @Test("remote control between two apps: a held module is IN_USE for the other, a shared one is not, a released one passes")
+    func allocationBetweenApps() async throws {
+        let (headUnit, _) = try await startHeadUnit()
+        let first = try await scriptedApp("Driver", to: headUnit, types: [.remoteControl]).connection
+        let second = try await scriptedApp("Passenger", to: headUnit, types: [.remoteControl]).connection
+        func climate(_ speed: Int32) -> SDLSetInteriorVehicleDataRequest {
+            SDLSetInteriorVehicleDataRequest(
+                moduleData: SDLModuleData(moduleType: .climate, moduleId: "climate.front", climateControlData: SDLClimateControlData(fanSpeed: speed)))
+        }
+        let taken: SDLSetInteriorVehicleDataResponse = try await first.send(climate(50))
+        #expect(taken.success && taken.resultCode == .success)
+        #expect(await headUnit.inspect { $0.holder(of: .climate, id: "climate.front") } == AppHandle(1))
+
+        let refused: SDLSetInteriorVehicleDataResponse = try await second.send(climate(60))
+        #expect(!refused.success && refused.resultCode == .inUse)
+        let radio: SDLSetInteriorVehicleDataResponse = try await second.send(SDLSetInteriorVehicleDataRequest(
+            moduleData: SDLModuleData(moduleType: .radio, moduleId: "radio", radioControlData: SDLRadioControlData(frequencyInteger: 95))))
+        #expect(radio.success)
+
+        let released: SDLReleaseInteriorVehicleDataModuleResponse = try await first.send(
+            SDLReleaseInteriorVehicleDataModuleRequest(moduleType: .climate, moduleId: "climate.front"))
+        #expect(released.success)
+        let passed: SDLSetInteriorVehicleDataResponse = try await second.send(climate(60))
+        #expect(passed.success && passed.moduleData?.climateControlData?.fanSpeed == 60)
+        #expect(await headUnit.inspect { $0.holder(of: .climate, id: "climate.front") } == AppHandle(2))
+
+        await second.disconnect()
+        try await waitFor(headUnit) { $0.connectedApps == 1 }
+        #expect(await headUnit.inspect { $0.holder(of: .climate, id: "climate.front") } == nil)
+        await first.disconnect()
+        await headUnit.shutdown()
+    }
+}
