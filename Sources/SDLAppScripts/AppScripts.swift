@@ -27,7 +27,7 @@ public struct AppScriptConfiguration: Sendable {
     public var port = 12345
     /// The script. Default `all`.
     public var script: AppScriptName = .all
-    /// How long `video` streams (from its start) and `ping` asks (from the run's start). Default 5 s.
+    /// How long `video` streams and `ping` asks, each app from the moment its step starts. Default 5 s.
     public var duration: TimeAmount = .seconds(5)
     /// How many apps run the script at once, each on its own connection. Default 1.
     public var apps = 1
@@ -77,11 +77,10 @@ public enum AppScriptRunner {
     ) async -> AppScriptReport {
         let counters = RunCounters()
         let start = NIODeadline.now()
-        let deadline = start + configuration.duration
         await withTaskGroup(of: Void.self) { group in
             for number in 1...max(1, configuration.apps) {
                 group.addTask {
-                    await Self.runOneApp(number: number, configuration, deadline: deadline, transcript: transcript, counters: counters)
+                    await Self.runOneApp(number: number, configuration, transcript: transcript, counters: counters)
                 }
             }
         }
@@ -96,13 +95,13 @@ public enum AppScriptRunner {
     }
 
     private static func runOneApp(
-        number: Int, _ configuration: AppScriptConfiguration, deadline: NIODeadline,
+        number: Int, _ configuration: AppScriptConfiguration,
         transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
     ) async {
         let scripts: [AppScriptName] = configuration.script == .all ? [.appservice, .rc, .video] : [configuration.script]
         for script in scripts where !Task.isCancelled {
             do {
-                try await Self.run(script, number: number, configuration, deadline: deadline, transcript: transcript, counters: counters)
+                try await Self.run(script, number: number, configuration, transcript: transcript, counters: counters)
             } catch {
                 // Recorded by the step; the next script runs with a new app.
             }
@@ -111,7 +110,7 @@ public enum AppScriptRunner {
 
     /// One app running one script.
     static func run(
-        _ script: AppScriptName, number: Int, _ configuration: AppScriptConfiguration, deadline: NIODeadline,
+        _ script: AppScriptName, number: Int, _ configuration: AppScriptConfiguration,
         transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
     ) async throws(AppScriptFailure) {
         let (name, types, isMedia): (String, [SDLAppHMIType], Bool) =
@@ -129,8 +128,8 @@ public enum AppScriptRunner {
             switch script {
             case .appservice: try await app.runAppServiceScript(configuration.service)
             case .rc: try await app.runRemoteControlScript()
-            case .video: try await app.runVideoScript(until: .now() + configuration.duration)
-            case .ping, .all: try await app.runPingScript(until: deadline)
+            case .video: try await app.runVideoScript(for: configuration.duration)
+            case .ping, .all: try await app.runPingScript(for: configuration.duration)
             }
         } catch {
             await app.disconnect()
@@ -202,8 +201,8 @@ extension ScriptedApp {
 
     /// `video`: starts the video service where the head unit's `videoServiceTransports` put it
     /// (the secondary transport is connected and registered first when the list asks for it) and
-    /// writes 32 KiB messages until `deadline`.
-    func runVideoScript(until deadline: NIODeadline) async throws(AppScriptFailure) {
+    /// writes 32 KiB messages for `duration` (at least one).
+    func runVideoScript(for duration: TimeAmount) async throws(AppScriptFailure) {
         let writer = try await self.step("start video") {
             let writer = try await self.connection.startVideo(VideoParameters(height: 480, width: 800, videoProtocol: "RAW", videoCodec: "H264"))
             return (writer, "on the \(writer.info.slot) transport, MTU \(writer.info.mtu ?? 0)")
@@ -211,12 +210,13 @@ extension ScriptedApp {
         let chunk = ByteBuffer(repeating: 0x5A, count: 32 * 1024)
         try await self.step("stream video") {
             let start = NIODeadline.now()
+            let deadline = start + duration
             var written = 0
             do {
-                while NIODeadline.now() < deadline, !Task.isCancelled {
+                repeat {
                     try await writer.write(chunk)
                     written += chunk.readableBytes
-                }
+                } while NIODeadline.now() < deadline && !Task.isCancelled
             } catch {
                 self.counters.update { $0.mediaBytes += written }
                 throw error
@@ -229,16 +229,17 @@ extension ScriptedApp {
         await writer.finish()
     }
 
-    /// `ping`: ListFiles round trips until `deadline` (any answer counts; Core answers success, the
-    /// test head unit UNSUPPORTED_REQUEST).
-    func runPingScript(until deadline: NIODeadline) async throws(AppScriptFailure) {
+    /// `ping`: ListFiles round trips for `duration`, at least one (any answer counts; Core answers
+    /// success, the test head unit UNSUPPORTED_REQUEST).
+    func runPingScript(for duration: TimeAmount) async throws(AppScriptFailure) {
         try await self.step("ListFiles round trips") {
             let start = NIODeadline.now()
+            let deadline = start + duration
             var count = 0
-            while NIODeadline.now() < deadline, !Task.isCancelled {
+            repeat {
                 let _: SDLListFilesResponse = try await self.request(SDLListFilesRequest())
                 count += 1
-            }
+            } while NIODeadline.now() < deadline && !Task.isCancelled
             let seconds = Double((NIODeadline.now() - start).nanoseconds) / 1e9
             return ((), "\(count) in \(formatted(seconds)) s (\(formatted(seconds > 0 ? Double(count) / seconds : 0))/s)")
         }

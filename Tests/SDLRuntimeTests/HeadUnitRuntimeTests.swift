@@ -1,0 +1,151 @@
+import NIOCore
+import SDLHeadUnitRuntime
+import SDLNIO
+import SDLRPC
+import SDLSession
+import SDLTestHeadUnit
+import Testing
+
+@testable import SDLAppScripts
+
+@Suite("Head unit runtime")
+struct HeadUnitRuntimeTests {
+    @Test(
+        "every --rpc-version: the whole script runs, the app speaks the head unit's version, what it lacks is skipped or UNSUPPORTED_REQUEST",
+        arguments: RPCVersion.headUnitVersions)
+    func rpcVersions(_ version: RPCVersion) async throws {
+        let (headUnit, _) = try await startHeadUnit(secondary: true) { $0.headUnit.rpcVersion = version }
+        let (report, lines) = await runScript(.all, against: headUnit, duration: .milliseconds(100))
+        #expect(report.failures == [])
+        let registrations = lines.filter { $0.step == "RegisterAppInterface" }.map(\.outcome)
+        #expect(registrations == Array(repeating: "SUCCESS, RPC \(version) on SDL Simulator", count: 3))
+        let skipped = lines.filter { $0.outcome.hasPrefix("skipped") }.map(\.step)
+        switch version {
+        case .v4_5, .v5_0:
+            #expect(skipped == ["app services", "GetInteriorVehicleDataConsent", "ReleaseInteriorVehicleDataModule"])
+        case .v5_1:
+            #expect(skipped == ["UnpublishAppService", "GetInteriorVehicleDataConsent", "ReleaseInteriorVehicleDataModule"])
+        default:
+            #expect(skipped == [])
+        }
+        #expect(lines.contains { $0.step == "stream video" && $0.ok })
+
+        // A function of a later version than the head unit's, and one it never implements.
+        let app = try await scriptedApp("Probe", to: headUnit).connection
+        let publish: SDLPublishAppServiceResponse = try await app.send(SDLPublishAppServiceRequest(
+            appServiceManifest: PublishedServiceKind.weather.manifest(name: "Probe")))
+        #expect(publish.success == (version >= .v5_1))
+        #expect(publish.resultCode == (version >= .v5_1 ? .success : .unsupportedRequest))
+        let command: SDLAddCommandResponse = try await app.send(SDLAddCommandRequest(cmdID: 1, menuParams: SDLMenuParams(menuName: "Go")))
+        #expect(!command.success && command.resultCode == .unsupportedRequest)
+        await app.disconnect()
+        await headUnit.shutdown()
+    }
+
+    @Test("50 scripted apps at once on one head unit: every step of every app succeeds, and everything is freed afterwards")
+    func fiftyApps() async throws {
+        let (headUnit, huTranscript) = try await startHeadUnit()
+        let (report, lines) = await runScript(.ping, against: headUnit, apps: 50, duration: .milliseconds(500))
+        #expect(report.failures == [])
+        #expect(report.steps == 50 * 5)
+        for number in 1...50 {
+            #expect(
+                steps(lines, of: "Ping-\(number)") == [
+                    "connect 127.0.0.1:\(headUnit.primaryPort): ok", "RegisterAppInterface: ok", "wait for activation: ok",
+                    "ListFiles round trips: ok", "disconnect: ok",
+                ])
+        }
+        #expect(report.roundTrips >= 50)
+        #expect(huTranscript.lines.count { $0.outcome.hasPrefix("registered \"Ping-") } == 50)
+        let statistics = try await waitFor(headUnit) { $0.connectedApps == 0 }
+        #expect(statistics.connectedApps == 0 && statistics.waitingRequests == 0 && statistics.registeredApps == 0)
+        await headUnit.shutdown()
+    }
+
+    /// The steps an app goes through, app services and remote control together, for the cut test.
+    /// A new fan speed each round: setting the value a module holds notifies nobody.
+    static func cutSteps(round: Int) -> [(String, @Sendable (ScriptedApp) async throws -> Void)] {
+        let speed = Int32(20 + round)
+        return [
+        ("subscribe", { try await $0.subscribeToAppServices() }),
+        ("publish", { _ = try await $0.publish(.weather) }),
+        ("capability", { _ = try await $0.remoteControlModules() }),
+        ("consent", { try await $0.askConsent(for: RemoteModule(type: .climate, id: "climate.front")) }),
+        ("read climate", { _ = try await $0.readAndSubscribe(RemoteModule(type: .climate, id: "climate.front")) }),
+        ("set climate", {
+            try await $0.set(
+                RemoteModule(type: .climate, id: "climate.front"),
+                SDLModuleData(moduleType: .climate, moduleId: "climate.front", climateControlData: SDLClimateControlData(fanSpeed: speed)),
+                what: "fan speed \(speed)", shows: { $0.climateControlData?.fanSpeed == speed })
+        }),
+        ("read radio", { _ = try await $0.readAndSubscribe(RemoteModule(type: .radio, id: "radio")) }),
+        ("video", { app in
+            let writer = try await app.connection.startVideo()
+            try await writer.write(ByteBuffer(repeating: 1, count: 4096))
+        }),
+        ]
+    }
+
+    @Test("an app that vanishes after every step: the head unit keeps serving and frees its services, modules, subscriptions and streams")
+    func disconnectAtEveryStep() async throws {
+        let (headUnit, _) = try await startHeadUnit()
+        for cut in 0...Self.cutSteps(round: 0).count {
+            let app = try await scriptedApp("Victim", to: headUnit, types: [.remoteControl, .navigation])
+            for (_, step) in Self.cutSteps(round: cut).prefix(cut) {
+                try await step(app)
+            }
+            await app.connection.close()
+            let statistics = try await waitFor(headUnit) { $0.connectedApps == 0 && $0.mediaStreams == 0 }
+            #expect(statistics.connectedApps == 0, "cut after \(cut) steps")
+            #expect(statistics.waitingRequests == 0 && statistics.mediaStreams == 0, "cut after \(cut) steps")
+            #expect(await headUnit.inspect { $0.serviceRecords }.isEmpty, "cut after \(cut) steps")
+            #expect(await headUnit.inspect { $0.holder(of: .climate, id: "climate.front") } == nil, "cut after \(cut) steps")
+        }
+        // Nothing of the victims is left: a new app sees no service and a free module, and its
+        // subscription is the only one notified.
+        let (report, _) = await runScript(.all, against: headUnit, duration: .milliseconds(100))
+        #expect(report.failures == [])
+        await headUnit.shutdown()
+    }
+
+    @Test("a provider that vanishes while a request waits for it: the consumer is answered at once, not left to time out")
+    func providerVanishes() async throws {
+        let (headUnit, _) = try await startHeadUnit()
+        let provider = try await scriptedApp("Music", to: headUnit)
+        let consumer = try await scriptedApp("Dash", to: headUnit).connection
+        _ = try await provider.publish(.media)
+        let asked = provider.connection.incomingRequests(of: [.getAppServiceData])
+        let started = NIODeadline.now()
+        async let answer: SDLGetAppServiceDataResponse = consumer.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"))
+        let request = await firstElement(of: asked, within: .seconds(10)) { _ in true }
+        #expect(request?.functionName == "GetAppServiceData")
+        await provider.connection.close()
+        let response = try await answer
+        #expect(!response.success)
+        #expect(NIODeadline.now() - started < .seconds(5))
+        try await waitFor(headUnit) { $0.connectedApps == 1 }
+        #expect(await headUnit.statistics.waitingRequests == 0)
+        await consumer.disconnect()
+        await headUnit.shutdown()
+    }
+
+    @Test("registration: OnHMIStatus NONE, then the configured activation level (LIMITED); permissions arrive; no response is unmatched")
+    func registrationOrder() async throws {
+        let (headUnit, _) = try await startHeadUnit { $0.headUnit.activationLevel = .limited }
+        let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: headUnit.primaryPort)
+        let statuses = app.hmiStatusUpdates()
+        try await app.register(SDLRegisterAppInterfaceRequest(
+            syncMsgVersion: SDLSyncMsgVersion(majorVersion: 8, minorVersion: 0), appName: "Order", isMediaApplication: true,
+            languageDesired: .enUs, hmiDisplayLanguageDesired: .enUs, appID: "order"))
+        var levels: [SDLHMILevel] = []
+        for await status in statuses {
+            levels.append(status.hmiLevel)
+            if status.hmiLevel != .none_ { break }
+        }
+        #expect(levels == [.none_, .limited])
+        #expect(await app.permissions != nil)
+        #expect(await app.statistics.unmatchedResponses == 0)
+        await app.disconnect()
+        await headUnit.shutdown()
+    }
+}
