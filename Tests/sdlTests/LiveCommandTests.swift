@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// `sdl headunit` and `sdl app` as subprocesses on ephemeral loopback ports.
+@Suite("sdl headunit and sdl app")
+struct LiveCommandTests {
+    /// A running `sdl headunit --json`, its standard output read line by line.
+    final class HeadUnitProcess {
+        let process = Process()
+        private let output = Pipe()
+        private var pending = Data()
+
+        init(_ arguments: [String]) throws {
+            self.process.executableURL = try sdlBinary()
+            self.process.arguments = ["headunit", "--port", "0", "--json"] + arguments
+            self.process.standardOutput = self.output
+            self.process.standardError = FileHandle.nullDevice
+            try self.process.run()
+        }
+
+        /// The next line of standard output; nil at its end.
+        func nextLine() -> String? {
+            while true {
+                if let newline = self.pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: self.pending[..<newline], as: UTF8.self)
+                    self.pending.removeSubrange(...newline)
+                    return line
+                }
+                let data = self.output.fileHandleForReading.availableData
+                if data.isEmpty { return nil }
+                self.pending.append(data)
+            }
+        }
+
+        /// Every line left, once the process has ended.
+        func remainingLines() -> [String] {
+            var lines: [String] = []
+            while let line = self.nextLine() { lines.append(line) }
+            self.process.waitUntilExit()
+            return lines
+        }
+    }
+
+    static func object(_ line: String) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+    }
+
+    @Test("headunit prints its bound port; app --script all against it exits 0 with every step ok; SIGINT stops the head unit with exit 0")
+    func headUnitAndApp() throws {
+        let headUnit = try HeadUnitProcess(["--secondary-port", "0", "--media-transports", "secondary", "--duration", "120"])
+        defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
+        let listening = try #require(headUnit.nextLine().flatMap(Self.object))
+        #expect(listening["event"] as? String == "listening")
+        #expect(listening["rpcVersion"] as? String == "8.0.0")
+        let port = try #require(listening["port"] as? Int)
+        #expect(port > 0 && (listening["secondaryPort"] as? Int ?? 0) > 0)
+
+        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "all", "--duration", "0.3", "--json"], input: nil)
+        #expect(app.status == 0, "\(app.out)\(app.err)")
+        let steps = app.out.split(separator: "\n").compactMap { Self.object(String($0)) }
+        #expect(steps.filter { $0["event"] as? String == "step" }.allSatisfy { $0["ok"] as? Bool == true })
+        let names = steps.compactMap { $0["step"] as? String }
+        for step in ["PublishAppService WEATHER", "SetInteriorVehicleData climate.front fan speed 40", "stream video", "disconnect"] {
+            #expect(names.contains(step), "\(step)")
+        }
+        #expect(steps.first { $0["step"] as? String == "start video" }?["outcome"] as? String == "on the secondary transport, MTU 131072")
+        let end = try #require(steps.last)
+        #expect(end["event"] as? String == "end" && end["failed"] as? Int == 0 && (end["mediaBytes"] as? Int ?? 0) > 0)
+
+        kill(headUnit.process.processIdentifier, SIGINT)
+        let lines = headUnit.remainingLines().compactMap(Self.object)
+        #expect(headUnit.process.terminationStatus == 0)
+        #expect(lines.contains { ($0["outcome"] as? String)?.hasPrefix("registered \"Navigator-1\"") == true })
+        #expect(lines.contains { $0["input"] as? String == "VIDEO service started" })
+        let stopped = try #require(lines.last)
+        #expect(stopped["event"] as? String == "end" && stopped["reason"] as? String == "SIGINT")
+        #expect(stopped["videoBytes"] as? Int == end["mediaBytes"] as? Int)
+    }
+
+    @Test("app exits 1 with a failed step when the head unit cannot be reached; headunit stops by itself after --duration")
+    func failuresAndDuration() throws {
+        let headUnit = try HeadUnitProcess(["--duration", "0.5"])
+        defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
+        let listening = try #require(headUnit.nextLine().flatMap(Self.object))
+        let port = try #require(listening["port"] as? Int)
+        let lines = headUnit.remainingLines().compactMap(Self.object)
+        #expect(headUnit.process.terminationStatus == 0)
+        #expect(lines.last?["reason"] as? String == "duration")
+
+        // The head unit is gone: nothing listens on its port any more.
+        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"], input: nil)
+        #expect(app.status == 1)
+        #expect(app.out.contains("Climate-1 connect 127.0.0.1:\(port): FAILED"))
+        #expect(app.out.contains("0 step(s), 1 failed"))
+
+        let usage = try runSDL(["app", "--script", "nope"], input: nil)
+        #expect(usage.status != 0 && usage.err.contains("unknown script nope"))
+    }
+}
