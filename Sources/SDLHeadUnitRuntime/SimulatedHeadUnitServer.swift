@@ -265,7 +265,11 @@ actor SimulationState {
     private func act(on outputs: [HeadUnitOutput]) {
         for output in outputs {
             switch output {
-            case .log(let line):
+            case .log(var line):
+                // The correlation ids the state made up mean nothing to a reader of the transcript.
+                for made in [Self.registrationCorrelationID, Self.unregistrationCorrelationID] {
+                    line.input = line.input.replacing(" #\(made)", with: "")
+                }
                 self.transcript(line)
             case .registered:
                 // The server tells the session engine itself, when it sends the response.
