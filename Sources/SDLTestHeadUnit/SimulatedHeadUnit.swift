@@ -70,6 +70,13 @@ public struct SimulatedHeadUnit: Sendable {
         /// The correlation id of the notifications the head unit sends. Default 0xFFFFFFFF, as
         /// SDL Core 8.2 sends.
         public var notificationCorrelationID: UInt32 = 0xFFFF_FFFF
+        /// The bytes one app's files may take (PutFile beyond it: OUT_OF_MEMORY; `spaceAvailable`
+        /// reports what remains). Default 104,857,600, SDL Core's `AppDirectoryQuota`.
+        public var appStorageQuota = 104_857_600
+        /// The most files one app may store, so that tiny files cannot make the head unit keep
+        /// without bound the names the quota does not count. Default 1,000, the most ListFiles
+        /// can report.
+        public var maxFilesPerApp = 1000
 
         /// The default settings.
         public init() {}
@@ -340,6 +347,8 @@ struct Registration: Sendable {
     var consents: [ModuleKey: Bool] = [:]
     /// Where the app's user sits (SetGlobalProperties `userLocation`).
     var userLocation: SDLGrid
+    /// Its files, menu, choice sets and button subscriptions.
+    var content = AppContent()
 
     var isRemoteControl: Bool { self.hmiTypes.contains(.remoteControl) }
     /// Whether the app plays audio in FULL and LIMITED.
