@@ -21,6 +21,8 @@ struct AppContent: Sendable {
     var buttons: Set<SDLButtonName> = []
     /// The template of the main window (SetDisplayLayout, Show `templateConfiguration`).
     var template = "DEFAULT"
+    /// PutFile, ListFiles and DeleteFile requests sent in HMI NONE, by function.
+    var requestsInNone: [FunctionID: Int] = [:]
 
     /// The menu entries (commands and submenus) whose parent is `parent` (0: the top level).
     func menuNames(under parent: Int32) -> [String] {

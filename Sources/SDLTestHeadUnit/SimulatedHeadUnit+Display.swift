@@ -42,12 +42,18 @@ extension SimulatedHeadUnit {
     /// The buttons only media apps may subscribe to (Core answers REJECTED to the others).
     static let mediaButtons: Set<SDLButtonName> = [.playPause, .seekleft, .seekright, .tuneup, .tunedown]
 
-    static func textFields() -> [SDLTextField] {
-        Self.textFieldNames.map { SDLTextField(name: $0, characterSet: .utf8, width: 500, rows: 1) }
+    /// The text fields an app of this version knows (`templateTitle` since 6.0).
+    static func textFields(at version: RPCVersion) -> [SDLTextField] {
+        Self.textFieldNames.filter { version >= .v6_0 || $0 != .templateTitle }.map {
+            SDLTextField(name: $0, characterSet: .utf8, width: 500, rows: 1)
+        }
     }
 
-    static func imageFields() -> [SDLImageField] {
-        Self.imageFieldNames.map {
+    /// The image fields an app of this version knows (`secondaryGraphic` since 5.0, `alertIcon`
+    /// since 6.0).
+    static func imageFields(at version: RPCVersion) -> [SDLImageField] {
+        let since: [SDLImageFieldName: RPCVersion] = [.secondaryGraphic: .v5_0, .alertIcon: .v6_0]
+        return Self.imageFieldNames.filter { since[$0].map { $0 <= version } ?? true }.map {
             SDLImageField(
                 name: $0, imageTypeSupported: [.graphicPng, .graphicJpeg, .graphicBmp],
                 imageResolution: SDLImageResolution(resolutionWidth: 35, resolutionHeight: 35))
@@ -73,7 +79,7 @@ extension SimulatedHeadUnit {
     static func displayCapabilities(at version: RPCVersion) -> SDLDisplayCapabilities {
         SDLDisplayCapabilities(
             displayType: .sdlGeneric, displayName: version >= .v5_0 ? "GENERIC_DISPLAY" : nil,
-            textFields: Self.textFields(), imageFields: Self.imageFields(),
+            textFields: Self.textFields(at: version), imageFields: Self.imageFields(at: version),
             mediaClockFormats: [.clock1, .clock2, .clock3, .clocktext1, .clocktext2, .clocktext3, .clocktext4],
             graphicSupported: true, templatesAvailable: Self.templates,
             screenParams: SDLScreenParams(
@@ -88,7 +94,7 @@ extension SimulatedHeadUnit {
     /// Widgets are not offered (CreateWindow is not implemented).
     static func displays(at version: RPCVersion) -> [SDLDisplayCapability] {
         let window = SDLWindowCapability(
-            windowID: 0, textFields: Self.textFields(), imageFields: Self.imageFields(),
+            windowID: 0, textFields: Self.textFields(at: version), imageFields: Self.imageFields(at: version),
             imageTypeSupported: [.static_, .dynamic], templatesAvailable: Self.templates, numCustomPresetsAvailable: 8,
             buttonCapabilities: Self.buttonCapabilities(at: version),
             softButtonCapabilities: Self.softButtonCapabilities(at: version),

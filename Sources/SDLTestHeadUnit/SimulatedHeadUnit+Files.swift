@@ -2,6 +2,28 @@ import NIOCore
 import SDLRPC
 
 extension SimulatedHeadUnit {
+    /// Core's limit on file requests in HMI NONE: the request is counted, and REJECTED beyond
+    /// ``Configuration/fileRequestsInNone``; nil lets it through.
+    mutating func limitInNone(_ request: AnyRPCMessage, app: AppHandle) -> String? {
+        guard let registration = self.apps[app]?.registration, registration.hmiLevel == .none_ else { return nil }
+        let sent = registration.content.requestsInNone[request.functionID, default: 0]
+        guard sent < self.configuration.fileRequestsInNone else {
+            return self.failFile(
+                request, .rejected, "too many \(request.functionName) requests in HMI NONE (\(sent))", app: app)
+        }
+        self.updateContent(of: app) { $0.requestsInNone[request.functionID] = sent + 1 }
+        return nil
+    }
+
+    /// PutFile, ListFiles or DeleteFile.
+    mutating func answerFile(_ request: AnyRPCMessage, app: AppHandle) -> String {
+        switch request.message {
+        case let put as SDLPutFileRequest: self.putFile(request, put, app: app)
+        case let delete as SDLDeleteFileRequest: self.deleteFile(request, delete, app: app)
+        default: self.listFiles(request, app: app)
+        }
+    }
+
     /// PutFile, as SDL Core 8.2 answers it: the bytes go to the app's store (sizes only are kept),
     /// in one request or several (`offset` continues the file, `length` is its whole size), within
     /// ``Configuration/appStorageQuota`` and ``Configuration/maxFilesPerApp``; `spaceAvailable`
@@ -129,7 +151,7 @@ extension SimulatedHeadUnit {
     }
 
     /// A file response with `success` false that still says how much space is left, as Core's do.
-    private mutating func failFile(
+    mutating func failFile(
         _ request: AnyRPCMessage, _ resultCode: SDLResult, _ info: String, app: AppHandle
     ) -> String {
         let space = self.spaceAvailable(for: app)

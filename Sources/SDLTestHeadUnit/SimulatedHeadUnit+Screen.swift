@@ -34,12 +34,11 @@ extension SimulatedHeadUnit {
             return self.unsubscribeButton(request, unsubscribe.buttonName, app: app)
         case let change as SDLChangeRegistrationRequest:
             return self.changeRegistration(request, change, app: app)
-        case let put as SDLPutFileRequest:
-            return self.putFile(request, put, app: app)
-        case is SDLListFilesRequest:
-            return self.listFiles(request, app: app)
-        case let delete as SDLDeleteFileRequest:
-            return self.deleteFile(request, delete, app: app)
+        case is SDLPutFileRequest, is SDLListFilesRequest, is SDLDeleteFileRequest:
+            if let refused = self.limitInNone(request, app: app) {
+                return refused
+            }
+            return self.answerFile(request, app: app)
         case let icon as SDLSetAppIconRequest:
             return self.setAppIcon(request, icon, app: app)
         case is SDLSpeakRequest:

@@ -3,7 +3,8 @@ import SDLProtocol
 import SDLRPC
 
 /// A simulated head unit that behaves towards apps as SDL Core does: it registers them and moves
-/// their HMI levels, grants permissions, keeps a registry of published app services (routing data,
+/// their HMI levels, grants permissions, keeps each app's files, menu, choice sets and button
+/// subscriptions and shows its screen, keeps a registry of published app services (routing data,
 /// interactions and the RPCs a provider handles), and simulates a vehicle whose modules apps read,
 /// subscribe to and control. A "head unit RPC version" setting makes it behave as an older head
 /// unit (4.5, 5.0, 5.1, 6.0, 8.0), where remote control and app services changed.
@@ -77,6 +78,10 @@ public struct SimulatedHeadUnit: Sendable {
         /// without bound the names the quota does not count. Default 1,000, the most ListFiles
         /// can report.
         public var maxFilesPerApp = 1000
+        /// How many PutFile, how many ListFiles and how many DeleteFile requests an app may send
+        /// while in HMI NONE (each counted apart, for the whole registration); more are REJECTED.
+        /// Default 5, SDL Core's `PutFileInNone`, `ListFilesInNone` and `DeleteFileInNone`.
+        public var fileRequestsInNone = 5
 
         /// The default settings.
         public init() {}

@@ -57,6 +57,22 @@ struct DisplayTests {
         expectFailure(asked, to: self.app, function: "GetSystemCapability", correlationID: 2, .dataNotAvailable)
     }
 
+    @Test("the fields an app sees are those of its version: templateTitle and alertIcon from 6.0, secondaryGraphic from 5.0", arguments: [
+        (RPCVersion.v4_5, 16, 8), (RPCVersion.v5_0, 16, 9), (RPCVersion.v6_0, 17, 10),
+    ])
+    func fieldsByVersion(version: RPCVersion, textFields: Int, imageFields: Int) throws {
+        var harness = Harness()
+        let outputs = harness.register(self.app, name: "Screen", version: version)
+        let display = try #require(try outputs.only(SDLRegisterAppInterfaceResponse.self, to: self.app).displayCapabilities)
+        let texts = display.textFields.map(\.name)
+        let images = display.imageFields?.map(\.name) ?? []
+        #expect(texts.count == textFields && images.count == imageFields)
+        #expect(texts.contains(.templateTitle) == (version >= .v6_0))
+        #expect(images.contains(.alertIcon) == (version >= .v6_0))
+        #expect(images.contains(.secondaryGraphic) == (version >= .v5_0))
+        #expect(display.displayName == (version >= .v5_0 ? "GENERIC_DISPLAY" : nil))
+    }
+
     /// The requests the JavaScript suite's hello-sdl-tcp example (sdl_javascript_suite 1.8.0, RPC
     /// 8.0) sent to `sdl headunit`, in its order, with its parameters (bulk data shortened).
     static let javaScriptFlow: [(String, String)] = [

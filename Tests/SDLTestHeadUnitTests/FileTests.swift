@@ -128,6 +128,34 @@ struct FileTests {
         expectFailure(third, to: self.app, function: "PutFile", correlationID: 6, .outOfMemory)
     }
 
+    @Test("in HMI NONE an app may send 5 PutFile, 5 ListFiles and 5 DeleteFile (counted apart), then REJECTED, as Core's *InNone limits; not once activated")
+    func limitsInNone() throws {
+        var harness = Harness { $0.activationLevel = nil }
+        harness.register(self.app, name: "Files")
+        for index in 0..<5 {
+            let put = harness.put("f\(index)", self.bytes(1), from: self.app)
+            #expect(try put.only(SDLPutFileResponse.self, to: self.app).resultCode == .success)
+        }
+        let sixth = harness.put("f5", self.bytes(1), from: self.app)
+        #expect(
+            try sixth.only(SDLPutFileResponse.self, to: self.app)
+                == SDLPutFileResponse(
+                    success: false, resultCode: .rejected, spaceAvailable: Int32(Self.quota - 5),
+                    info: "too many PutFile requests in HMI NONE (5)"))
+        for _ in 0..<5 {
+            let list = harness.send(SDLListFilesRequest(), from: self.app)
+            #expect(try list.only(SDLListFilesResponse.self, to: self.app).filenames?.count == 5)
+        }
+        expectFailure(harness.send(SDLListFilesRequest(), from: self.app), to: self.app, function: "ListFiles", correlationID: 13, .rejected)
+        let delete = harness.send(SDLDeleteFileRequest(syncFileName: "f0"), from: self.app)
+        #expect(try delete.only(SDLDeleteFileResponse.self, to: self.app).resultCode == .success)
+
+        _ = harness.headUnit.setHMILevel(.full, of: self.app)
+        let full = harness.put("f5", self.bytes(1), from: self.app)
+        #expect(try full.only(SDLPutFileResponse.self, to: self.app).resultCode == .success)
+        #expect(try harness.send(SDLListFilesRequest(), from: self.app).only(SDLListFilesResponse.self, to: self.app).filenames?.count == 5)
+    }
+
     @Test("each app has its own store, and the store goes with the registration")
     func perApp() throws {
         var harness = Harness()
