@@ -29,7 +29,8 @@ extension SimulatedHeadUnit {
     /// ``Configuration/appStorageQuota`` and ``Configuration/maxFilesPerApp``; `spaceAvailable`
     /// says what remains. INVALID_DATA for no bytes, a name with a `/`, an offset that does not
     /// continue the file or bytes beyond `length`; CORRUPTED_DATA when `crc` (CRC-32) does not match;
-    /// OUT_OF_MEMORY when the quota or the file count would be exceeded.
+    /// OUT_OF_MEMORY when the quota or the file count would be exceeded. A `systemFile` goes to the
+    /// HMI, not to the app's store.
     mutating func putFile(_ request: AnyRPCMessage, _ put: SDLPutFileRequest, app: AppHandle) -> String {
         guard let content = self.apps[app]?.registration?.content else { return "not registered" }
         let name = put.syncFileName
@@ -54,6 +55,15 @@ extension SimulatedHeadUnit {
         }
         if let crc = put.crc, Int64(Self.crc32(request.bulkData)) != crc {
             return self.failFile(request, .corruptedData, "CRC check on file failed", app: app)
+        }
+        if put.systemFile == true {
+            // Core writes a system file to its own folder for the HMI (OnPutFile): it is not the
+            // app's, is not listed and does not count against its quota.
+            self.respond(
+                to: request,
+                with: SDLPutFileResponse(success: true, resultCode: .success, spaceAvailable: self.spaceAvailable(for: app)),
+                app: app)
+            return "passed \(name) (\(bytes) bytes) to the HMI as a system file"
         }
         // A file written from offset 0 replaces the one of that name: its bytes are freed first.
         let freed = offset == 0 ? existing?.size ?? 0 : 0

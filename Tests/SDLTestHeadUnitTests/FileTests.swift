@@ -94,6 +94,23 @@ struct FileTests {
         #expect(try right.only(SDLPutFileResponse.self, to: self.app).resultCode == .success)
     }
 
+    @Test("a system file goes to the HMI: SUCCESS, but neither listed nor counted against the quota")
+    func systemFile() throws {
+        var harness = Harness()
+        harness.register(self.app, name: "Files")
+        let request = SDLPutFileRequest(syncFileName: "update.bin", fileType: .binary, systemFile: true)
+        let outputs = harness.headUnit.received(
+            AnyRPCMessage(request, correlationID: 2, bulkData: self.bytes(100)), from: self.app, now: harness.now)
+        checkSent(outputs)
+        #expect(outputs.sends == ["app1 <- PutFile response #2"])
+        #expect(
+            try outputs.only(SDLPutFileResponse.self, to: self.app)
+                == SDLPutFileResponse(success: true, resultCode: .success, spaceAvailable: Int32(Self.quota)))
+        #expect(outputs.transcript?.outcome == "passed update.bin (100 bytes) to the HMI as a system file")
+        let listed = try harness.send(SDLListFilesRequest(), from: self.app, correlationID: 3).only(SDLListFilesResponse.self, to: self.app)
+        #expect(listed.filenames == nil && listed.spaceAvailable == Int32(Self.quota))
+    }
+
     @Test("INVALID_DATA for no bytes and for a name with a path in it")
     func invalidFiles() throws {
         var harness = Harness()
