@@ -30,6 +30,9 @@ struct AppContent: Sendable {
             + self.subMenus.values.filter { $0.parentID == parent }.map(\.menuName)
     }
 
+    /// Commands, submenus and choice sets, against ``SimulatedHeadUnit/Configuration/maxMenuItemsPerApp``.
+    var menuItemCount: Int { self.commands.count + self.subMenus.count + self.choiceSets.count }
+
     /// Every voice command of the app's menu.
     var voiceCommands: [String] { self.commands.values.flatMap(\.vrCommands) }
 }

@@ -7,6 +7,11 @@ extension SimulatedHeadUnit {
     /// choice at once, Alert is dismissed at once; no OnCommand, OnButtonEvent or OnButtonPress is
     /// sent.
     mutating func answerScreen(_ request: AnyRPCMessage, app: AppHandle) -> String? {
+        let adds = request.message is SDLAddCommandRequest || request.message is SDLAddSubMenuRequest
+            || request.message is SDLCreateInteractionChoiceSetRequest
+        if adds, let count = self.apps[app]?.registration?.content.menuItemCount, count >= self.configuration.maxMenuItemsPerApp {
+            return self.fail(request, .outOfMemory, "the app already holds \(count) commands, submenus and choice sets", app: app)
+        }
         switch request.message {
         case let show as SDLShowRequest:
             return self.show(request, show, app: app)
@@ -139,9 +144,8 @@ extension SimulatedHeadUnit {
         return self.succeed(request, SDLDeleteCommandResponse.self, "command \(delete.cmdID) deleted", app: app)
     }
 
-    /// AddSubMenu: INVALID_ID for a `menuID` in use (by a submenu or a command, which share
-    /// Core's id space for parents) or an unknown `parentID`, DUPLICATE_NAME for a name already
-    /// under that parent.
+    /// AddSubMenu: INVALID_ID for a `menuID` in use or an unknown `parentID` (ids start at 1: 0
+    /// is the top level), DUPLICATE_NAME for a name already under that parent.
     private mutating func addSubMenu(_ request: AnyRPCMessage, _ subMenu: SDLAddSubMenuRequest, app: AppHandle) -> String {
         guard let content = self.apps[app]?.registration?.content else { return "not registered" }
         let id = subMenu.menuID

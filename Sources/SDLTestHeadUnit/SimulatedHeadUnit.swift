@@ -82,6 +82,11 @@ public struct SimulatedHeadUnit: Sendable {
         /// while in HMI NONE (each counted apart, for the whole registration); more are REJECTED.
         /// Default 5, SDL Core's `PutFileInNone`, `ListFilesInNone` and `DeleteFileInNone`.
         public var fileRequestsInNone = 5
+        /// The most commands, submenus and choice sets one app may hold together; more are
+        /// answered OUT_OF_MEMORY, so that an app adding without end cannot make the head unit
+        /// grow without bound (each holds at most the spec's 100 voice commands or choices).
+        /// Default 1,000.
+        public var maxMenuItemsPerApp = 1000
 
         /// The default settings.
         public init() {}

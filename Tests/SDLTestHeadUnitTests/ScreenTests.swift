@@ -78,6 +78,22 @@ struct ScreenTests {
         #expect(try self.result(harness.send(self.command(20, "Free"), from: self.app)) == (true, "SUCCESS"))
     }
 
+    @Test("commands, submenus and choice sets together are bounded per app: OUT_OF_MEMORY beyond, room again after a delete")
+    func menuBound() throws {
+        var harness = Harness { $0.maxMenuItemsPerApp = 3 }
+        harness.register(self.app, name: "Menu")
+        #expect(try self.result(harness.send(self.command(1, "A"), from: self.app)) == (true, "SUCCESS"))
+        #expect(try self.result(harness.send(SDLAddSubMenuRequest(menuID: 2, menuName: "Sub"), from: self.app)) == (true, "SUCCESS"))
+        let set = SDLCreateInteractionChoiceSetRequest(interactionChoiceSetID: 3, choiceSet: [SDLChoice(choiceID: 1, menuName: "One")])
+        #expect(try self.result(harness.send(set, from: self.app)) == (true, "SUCCESS"))
+        let fourth = harness.send(self.command(4, "D"), from: self.app)
+        #expect(try self.result(fourth) == (false, "OUT_OF_MEMORY"))
+        #expect(fourth.transcript?.outcome == "OUT_OF_MEMORY: the app already holds 3 commands, submenus and choice sets")
+        #expect(try self.result(harness.send(SDLAddSubMenuRequest(menuID: 5, menuName: "E"), from: self.app)) == (false, "OUT_OF_MEMORY"))
+        #expect(try self.result(harness.send(SDLDeleteCommandRequest(cmdID: 1), from: self.app)) == (true, "SUCCESS"))
+        #expect(try self.result(harness.send(self.command(4, "D"), from: self.app)) == (true, "SUCCESS"))
+    }
+
     @Test("choice sets and PerformInteraction: ids and names checked in the set; the driver picks the first choice, by voice in VR_ONLY")
     func choiceSets() throws {
         var harness = Harness()
