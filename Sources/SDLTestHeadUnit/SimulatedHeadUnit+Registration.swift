@@ -3,8 +3,9 @@ import SDLRPC
 
 extension SimulatedHeadUnit {
     /// RegisterAppInterface, as SDL Core 8.2 answers it: the response (negotiated version,
-    /// capabilities), OnHMIStatus NONE, OnPermissionsChange, OnRCStatus for a remote-control app
-    /// (RPC 5.0+), then the activation the configuration asks for.
+    /// capabilities), OnHMIStatus NONE, OnPermissionsChange, OnSystemCapabilityUpdated(DISPLAYS)
+    /// (RPC 6.0+), OnRCStatus for a remote-control app (RPC 5.0+), then the activation the
+    /// configuration asks for.
     mutating func register(_ request: AnyRPCMessage, _ registration: SDLRegisterAppInterfaceRequest, app: AppHandle) -> String {
         if self.isRegistered(app) {
             return self.fail(request, .applicationRegisteredAlready, "the app is already registered", app: app)
@@ -41,6 +42,15 @@ extension SimulatedHeadUnit {
         self.outputs.append(.registered(app))
         self.notify(self.hmiStatus(for: record), to: app)
         self.notify(SDLOnPermissionsChange(permissionItem: self.permissionItems(for: record)), to: app)
+        if record.version >= .v6_0 {
+            // Core 8.2 sends the display's capability to 6.0+ apps on registration; app libraries
+            // (the JavaScript suite's screen manager) wait for it.
+            self.notify(
+                SDLOnSystemCapabilityUpdated(
+                    systemCapability: SDLSystemCapability(
+                        systemCapabilityType: .displays, displayCapabilities: Self.displays(at: record.version))),
+                to: app)
+        }
         if self.sendsRCStatus(to: record) {
             self.notify(self.rcStatus(for: app, record), to: app)
         }
@@ -123,57 +133,19 @@ extension SimulatedHeadUnit {
     func registrationResponse(for registration: Registration, resultCode: SDLResult) -> SDLRegisterAppInterfaceResponse {
         let version = registration.version
         let configuration = self.configuration
-        let textFields: [SDLTextFieldName] = [
-            .mainField1, .mainField2, .mainField3, .mainField4, .statusBar, .mediaClock, .mediaTrack, .alertText1,
-            .alertText2, .alertText3, .scrollableMessageBody, .initialInteractionText, .menuName, .secondaryText,
-            .tertiaryText, .menuTitle, .templateTitle,
-        ]
-        let imageFields: [SDLImageFieldName] = [
-            .softButtonImage, .choiceImage, .choiceSecondaryImage, .menuIcon, .cmdIcon, .appIcon, .graphic,
-            .secondaryGraphic, .locationImage, .alertIcon,
-        ]
-        let display = SDLDisplayCapabilities(
-            displayType: .sdlGeneric, displayName: version >= .v5_0 ? "GENERIC_DISPLAY" : nil,
-            textFields: textFields.map { SDLTextField(name: $0, characterSet: .utf8, width: 500, rows: 1) },
-            imageFields: imageFields.map {
-                SDLImageField(
-                    name: $0, imageTypeSupported: [.graphicPng, .graphicJpeg, .graphicBmp],
-                    imageResolution: SDLImageResolution(resolutionWidth: 35, resolutionHeight: 35))
-            },
-            mediaClockFormats: [.clock1, .clock2, .clock3, .clocktext1, .clocktext2, .clocktext3, .clocktext4],
-            graphicSupported: true,
-            templatesAvailable: [
-                "DEFAULT", "MEDIA", "NON-MEDIA", "ONSCREEN_PRESETS", "NAV_FULLSCREEN_MAP", "GRAPHIC_WITH_TEXT",
-                "TEXT_WITH_GRAPHIC", "TILES_ONLY", "TEXTBUTTONS_ONLY", "LARGE_GRAPHIC_ONLY",
-            ],
-            screenParams: SDLScreenParams(
-                resolution: SDLImageResolution(resolutionWidth: 800, resolutionHeight: 480),
-                touchEventAvailable: SDLTouchEventCapabilities(
-                    pressAvailable: true, multiTouchAvailable: false, doublePressAvailable: false)),
-            numCustomPresetsAvailable: 8)
-        var buttons: [SDLButtonName] = [.ok, .seekleft, .seekright, .tuneup, .tunedown, .preset0, .preset1, .preset2]
-        if version >= .v5_0 {
-            buttons.insert(.playPause, at: 1)
-        }
         let hmiCapabilities = SDLHMICapabilities(
             navigation: false, phoneCall: false, videoStreaming: version >= .v4_5 ? false : nil,
             remoteControl: version >= .v4_5 ? configuration.remoteControl : nil,
             appServices: version >= .v6_0 ? configuration.rpcVersion >= .v5_1 : nil,
-            displays: version >= .v6_0 ? false : nil,
+            displays: version >= .v6_0 ? true : nil,
             seatLocation: version >= .v6_0 ? configuration.remoteControl : nil,
             driverDistraction: version >= .v7_0 ? false : nil)
         return SDLRegisterAppInterfaceResponse(
             success: true, resultCode: resultCode, syncMsgVersion: version.syncMsgVersion,
             language: configuration.language, hmiDisplayLanguage: configuration.language,
-            displayCapabilities: display,
-            buttonCapabilities: buttons.map {
-                SDLButtonCapabilities(name: $0, shortPressAvailable: true, longPressAvailable: true, upDownAvailable: true)
-            },
-            softButtonCapabilities: [
-                SDLSoftButtonCapabilities(
-                    shortPressAvailable: true, longPressAvailable: true, upDownAvailable: true, imageSupported: true,
-                    textSupported: version >= .v6_0 ? true : nil)
-            ],
+            displayCapabilities: Self.displayCapabilities(at: version),
+            buttonCapabilities: Self.buttonCapabilities(at: version),
+            softButtonCapabilities: Self.softButtonCapabilities(at: version),
             presetBankCapabilities: SDLPresetBankCapabilities(onScreenPresetsAvailable: true),
             hmiZoneCapabilities: [.front], speechCapabilities: [.text, .silence], prerecordedSpeech: [.helpJingle],
             vrCapabilities: [.text],

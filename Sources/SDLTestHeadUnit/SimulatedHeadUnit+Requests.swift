@@ -21,8 +21,29 @@ extension SimulatedHeadUnit {
         ImplementedFunction(id: .registerAppInterface, since: RPCVersion(1, 0), feature: .base),
         ImplementedFunction(id: .unregisterAppInterface, since: RPCVersion(1, 0), feature: .base),
         ImplementedFunction(id: .setGlobalProperties, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .resetGlobalProperties, since: RPCVersion(1, 0), feature: .base),
         ImplementedFunction(id: .onHMIStatus, since: RPCVersion(1, 0), feature: .base),
         ImplementedFunction(id: .onPermissionsChange, since: RPCVersion(2, 0), feature: .base),
+        ImplementedFunction(id: .show, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .addCommand, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .deleteCommand, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .addSubMenu, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .deleteSubMenu, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .createInteractionChoiceSet, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .deleteInteractionChoiceSet, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .performInteraction, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .alert, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .speak, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .setMediaClockTimer, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .subscribeButton, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .unsubscribeButton, since: RPCVersion(1, 0), feature: .base),
+        ImplementedFunction(id: .changeRegistration, since: RPCVersion(2, 0), feature: .base),
+        ImplementedFunction(id: .putFile, since: RPCVersion(3, 0), feature: .base),
+        ImplementedFunction(id: .listFiles, since: RPCVersion(3, 0), feature: .base),
+        ImplementedFunction(id: .deleteFile, since: RPCVersion(3, 0), feature: .base),
+        ImplementedFunction(id: .setAppIcon, since: RPCVersion(3, 0), feature: .base),
+        // MOBILE_API.xml says 6.0, the version that deprecated it; it exists since 3.0.
+        ImplementedFunction(id: .setDisplayLayout, since: RPCVersion(3, 0), feature: .base),
         ImplementedFunction(id: .getSystemCapability, since: .v4_5, feature: .base),
         ImplementedFunction(id: .onSystemCapabilityUpdated, since: .v5_1, feature: .base),
         ImplementedFunction(id: .buttonPress, since: .v4_5, feature: .remoteControl),
@@ -92,7 +113,7 @@ extension SimulatedHeadUnit {
         case let interaction as SDLPerformAppServiceInteractionRequest:
             return self.performAppServiceInteraction(request, interaction, app: app, now: now)
         default:
-            return self.answerRemoteControl(request, app: app)
+            return self.answerScreen(request, app: app) ?? self.answerRemoteControl(request, app: app)
         }
     }
 
@@ -119,7 +140,7 @@ extension SimulatedHeadUnit {
         return outcome
     }
 
-    /// GetSystemCapability for APP_SERVICES (5.1+), REMOTE_CONTROL and SEAT_LOCATION (6.0+);
+    /// GetSystemCapability for APP_SERVICES (5.1+), REMOTE_CONTROL, DISPLAYS and SEAT_LOCATION (6.0+);
     /// `subscribe` (5.1+) adds or removes the app from the OnSystemCapabilityUpdated fan-out.
     private mutating func getSystemCapability(
         _ request: AnyRPCMessage, _ get: SDLGetSystemCapabilityRequest, app: AppHandle
@@ -138,6 +159,9 @@ extension SimulatedHeadUnit {
             capability = SDLSystemCapability(
                 systemCapabilityType: type,
                 remoteControlCapability: self.vehicle.remoteControlCapabilities(at: registration.version))
+        case .displays where registration.version >= .v6_0:
+            capability = SDLSystemCapability(
+                systemCapabilityType: type, displayCapabilities: Self.displays(at: registration.version))
         case .seatLocation where self.configuration.remoteControl && headUnitVersion >= .v6_0:
             capability = SDLSystemCapability(
                 systemCapabilityType: type, seatLocationCapability: self.vehicle.seatLocationCapability)

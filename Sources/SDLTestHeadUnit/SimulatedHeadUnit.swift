@@ -3,7 +3,8 @@ import SDLProtocol
 import SDLRPC
 
 /// A simulated head unit that behaves towards apps as SDL Core does: it registers them and moves
-/// their HMI levels, grants permissions, keeps a registry of published app services (routing data,
+/// their HMI levels, grants permissions, keeps each app's files, menu, choice sets and button
+/// subscriptions and shows its screen, keeps a registry of published app services (routing data,
 /// interactions and the RPCs a provider handles), and simulates a vehicle whose modules apps read,
 /// subscribe to and control. A "head unit RPC version" setting makes it behave as an older head
 /// unit (4.5, 5.0, 5.1, 6.0, 8.0), where remote control and app services changed.
@@ -70,6 +71,22 @@ public struct SimulatedHeadUnit: Sendable {
         /// The correlation id of the notifications the head unit sends. Default 0xFFFFFFFF, as
         /// SDL Core 8.2 sends.
         public var notificationCorrelationID: UInt32 = 0xFFFF_FFFF
+        /// The bytes one app's files may take (PutFile beyond it: OUT_OF_MEMORY; `spaceAvailable`
+        /// reports what remains). Default 104,857,600, SDL Core's `AppDirectoryQuota`.
+        public var appStorageQuota = 104_857_600
+        /// The most files one app may store, so that tiny files cannot make the head unit keep
+        /// without bound the names the quota does not count. Default 1,000, the most ListFiles
+        /// can report.
+        public var maxFilesPerApp = 1000
+        /// How many PutFile, how many ListFiles and how many DeleteFile requests an app may send
+        /// while in HMI NONE (each counted apart, for the whole registration); more are REJECTED.
+        /// Default 5, SDL Core's `PutFileInNone`, `ListFilesInNone` and `DeleteFileInNone`.
+        public var fileRequestsInNone = 5
+        /// The most commands, submenus and choice sets one app may hold together; more are
+        /// answered OUT_OF_MEMORY, so that an app adding without end cannot make the head unit
+        /// grow without bound (each holds at most the spec's 100 voice commands or choices).
+        /// Default 1,000.
+        public var maxMenuItemsPerApp = 1000
 
         /// The default settings.
         public init() {}
@@ -340,6 +357,8 @@ struct Registration: Sendable {
     var consents: [ModuleKey: Bool] = [:]
     /// Where the app's user sits (SetGlobalProperties `userLocation`).
     var userLocation: SDLGrid
+    /// Its files, menu, choice sets and button subscriptions.
+    var content = AppContent()
 
     var isRemoteControl: Bool { self.hmiTypes.contains(.remoteControl) }
     /// Whether the app plays audio in FULL and LIMITED.

@@ -10,7 +10,7 @@ struct RegistrationTests {
     let radio = AppHandle(2)
     let notification = UInt32(0xFFFF_FFFF)
 
-    @Test("RegisterAppInterface: response, OnHMIStatus NONE, OnPermissionsChange, then activation to FULL")
+    @Test("RegisterAppInterface: response, OnHMIStatus NONE, OnPermissionsChange, OnSystemCapabilityUpdated(DISPLAYS), then activation to FULL")
     func registrationFlow() throws {
         var harness = Harness()
         let connected = harness.headUnit.appConnected(self.weather)
@@ -23,6 +23,7 @@ struct RegistrationTests {
                 "registered app1",
                 "app1 <- OnHMIStatus notification #4294967295",
                 "app1 <- OnPermissionsChange notification #4294967295",
+                "app1 <- OnSystemCapabilityUpdated notification #4294967295",
                 "app1 <- OnHMIStatus notification #4294967295",
             ])
         #expect(
@@ -40,7 +41,7 @@ struct RegistrationTests {
             response.hmiCapabilities
                 == SDLHMICapabilities(
                     navigation: false, phoneCall: false, videoStreaming: false, remoteControl: true, appServices: true,
-                    displays: false, seatLocation: true, driverDistraction: false))
+                    displays: true, seatLocation: true, driverDistraction: false))
         #expect(response.iconResumed == false)
 
         let statuses = outputs.messages(SDLOnHMIStatus.self, to: self.weather)
@@ -56,9 +57,13 @@ struct RegistrationTests {
         let permissions = try outputs.only(SDLOnPermissionsChange.self, to: self.weather)
         #expect(
             permissions.permissionItem.map(\.rpcName) == [
-                "GetAppServiceData", "GetSystemCapability", "OnAppServiceData", "OnHMIStatus", "OnPermissionsChange",
-                "OnSystemCapabilityUpdated", "PerformAppServiceInteraction", "PublishAppService", "RegisterAppInterface",
-                "SetGlobalProperties", "UnpublishAppService", "UnregisterAppInterface",
+                "AddCommand", "AddSubMenu", "Alert", "ChangeRegistration", "CreateInteractionChoiceSet", "DeleteCommand",
+                "DeleteFile", "DeleteInteractionChoiceSet", "DeleteSubMenu", "GetAppServiceData", "GetSystemCapability",
+                "ListFiles", "OnAppServiceData", "OnHMIStatus", "OnPermissionsChange", "OnSystemCapabilityUpdated",
+                "PerformAppServiceInteraction", "PerformInteraction", "PublishAppService", "PutFile",
+                "RegisterAppInterface", "ResetGlobalProperties", "SetAppIcon", "SetDisplayLayout", "SetGlobalProperties",
+                "SetMediaClockTimer", "Show", "Speak", "SubscribeButton", "UnpublishAppService", "UnregisterAppInterface",
+                "UnsubscribeButton",
             ])
         #expect(permissions.permissionItem.allSatisfy { $0.hmiPermissions.allowed == [.background, .full, .limited, .none_] })
         #expect(harness.headUnit.hmiLevel(of: self.weather) == .full)

@@ -57,7 +57,7 @@ struct RemoteControlTests {
     func initialStatus() throws {
         var harness = Harness()
         let outputs = harness.register(self.driver, name: "Climate", types: [.remoteControl])
-        #expect(outputs.sends[4] == "app1 <- OnRCStatus notification #4294967295")
+        #expect(outputs.sends[5] == "app1 <- OnRCStatus notification #4294967295")
         let status = try outputs.only(SDLOnRCStatus.self, to: self.driver)
         #expect(status.allowed == true && status.allocatedModules.isEmpty)
         #expect(status.freeModules.map(\.moduleId) == [
