@@ -155,20 +155,16 @@ public actor SDLRemoteControlManager {
 
     private func performStart() async -> Result<Context, SDLManagerError> {
         do throws(SDLManagerError) {
-            guard self.appHMITypes.contains(.remoteControl) else {
-                throw SDLManagerError(.notRemoteControlApp, "the app's appHMIType has no REMOTE_CONTROL")
+            let registration = await self.connection.registration
+            let negotiated = await self.connection.rpcVersion
+            if let failure = Self.startupFailure(
+                hmiTypes: self.appHMITypes, registration: registration, rpcVersion: negotiated)
+            {
+                throw failure
             }
-            guard let registration = await self.connection.registration, let negotiated = await self.connection.rpcVersion else {
-                throw SDLManagerError(.notRegistered, "remote control starts once RegisterAppInterface succeeded")
-            }
+            guard let registration, let negotiated else { throw SDLManagerError(.notRegistered, "not registered") }
             let version = RPCVersionNumber(negotiated)
-            guard version >= .v4_5 else {
-                throw SDLManagerError(.unsupportedVersion, "remote control needs RPC 4.5; the head unit speaks \(version)")
-            }
             let hmi = registration.hmiCapabilities
-            if hmi?.remoteControl == false {
-                throw SDLManagerError(.remoteControlUnavailable, "the head unit's hmiCapabilities.remoteControl is false")
-            }
             let context = Context(version: version, hmiCapabilities: hmi)
             try await self.checkAllowed(context, function: nil)
             let capability = try await self.connection.capability(.remoteControl, subscribe: version >= .v5_1 ? true : nil)
@@ -182,6 +178,27 @@ public actor SDLRemoteControlManager {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// Why remote control cannot start for an app of these HMI types with this registration
+    /// (SDL-0327, "Startup"), checked in this order; nil when it can.
+    static func startupFailure(
+        hmiTypes: [SDLAppHMIType], registration: SDLRegisterAppInterfaceResponse?, rpcVersion: SDLSyncMsgVersion?
+    ) -> SDLManagerError? {
+        guard hmiTypes.contains(.remoteControl) else {
+            return SDLManagerError(.notRemoteControlApp, "the app's appHMIType has no REMOTE_CONTROL")
+        }
+        guard let registration, let rpcVersion else {
+            return SDLManagerError(.notRegistered, "remote control starts once RegisterAppInterface succeeded")
+        }
+        let version = RPCVersionNumber(rpcVersion)
+        guard version >= .v4_5 else {
+            return SDLManagerError(.unsupportedVersion, "remote control needs RPC 4.5; the head unit speaks \(version)")
+        }
+        if registration.hmiCapabilities?.remoteControl == false {
+            return SDLManagerError(.remoteControlUnavailable, "the head unit's hmiCapabilities.remoteControl is false")
+        }
+        return nil
     }
 
     /// The per-call conditions: OnRCStatus `allowed`, and permissions for GetInteriorVehicleData

@@ -12,25 +12,10 @@ struct TimedOut: Error, CustomStringConvertible {
     var description: String { "timed out: \(self.what)" }
 }
 
-/// Runs `body`, failing after `seconds`: every test over sockets is bounded in time.
-func within<T: Sendable>(
-    _ seconds: Double = 30, _ what: String = "test", _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimedOut(what: what)
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
-}
-
 /// Waits until `condition` holds, polling; fails the test after `seconds`. For state another task
 /// sets (a notification the head unit sends after a response).
 func eventually(
-    _ seconds: Double = 10, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+    _ what: String, seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: @Sendable () async -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + .seconds(seconds)
@@ -70,10 +55,10 @@ final class SimulatedHandler: SDLHeadUnitHandler {
 
     // MARK: - What the test reads
 
-    /// The requests apps sent, in order, as `app<n> FunctionName`, or with `detail` for each.
-    func requests(_ function: FunctionID? = nil) -> [AnyRPCMessage] {
+    /// The requests apps sent (all apps, or one), in the order the head unit got them.
+    func requestLog(from app: AppHandle? = nil) -> [AnyRPCMessage] {
         self.state.withLockedValue { state in
-            state.received.map(\.message).filter { $0.rpcType == .request && (function == nil || $0.functionID == function) }
+            state.received.filter { $0.message.rpcType == .request && (app == nil || $0.app == app) }.map(\.message)
         }
     }
 
@@ -83,6 +68,12 @@ final class SimulatedHandler: SDLHeadUnitHandler {
     /// Reads the simulated head unit.
     func read<T>(_ body: (SimulatedHeadUnit) -> T) -> T {
         self.state.withLockedValue { body($0.headUnit) }
+    }
+
+    /// Sends a notification of the test's own to an app, as a head unit would (OnRCStatus
+    /// `allowed` false, a narrower OnPermissionsChange).
+    func notify(_ app: AppHandle, _ notification: any RPCMessage) {
+        _ = self.state.withLockedValue { $0.outboxes[app] }?.yield(notification)
     }
 
     /// Acts on the simulated head unit (the driver turns a knob, the user changes an HMI level)
