@@ -64,8 +64,7 @@ public actor SDLAppServiceManager {
     private var servicesByID: [String: SDLAppServiceRecord] = [:]
     private var serviceOrder: [String] = []
     private var discovered = false
-    private var updateObservers: [Int: AsyncStream<SDLAppServiceCapability>.Continuation] = [:]
-    private var nextUpdateObserver = 0
+    private let updateBroadcast = Broadcast<SDLAppServiceCapability>(bufferSize: 64)
     private var ended: SDLManagerError?
 
     /// A manager on `connection` for the app registered (or about to register) as `appID`, which
@@ -262,22 +261,7 @@ public actor SDLAppServiceManager {
     /// (PUBLISHED, REMOVED, ACTIVATED, DEACTIVATED, MANIFEST_UPDATE); needs
     /// ``discoverServices()`` (or a publication) to subscribe. Ends with the session.
     public func serviceUpdates() -> AsyncStream<SDLAppServiceCapability> {
-        let (stream, continuation) = AsyncStream<SDLAppServiceCapability>.makeStream(bufferingPolicy: .bufferingNewest(64))
-        guard self.ended == nil else {
-            continuation.finish()
-            return stream
-        }
-        let id = self.nextUpdateObserver
-        self.nextUpdateObserver += 1
-        self.updateObservers[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeUpdateObserver(id) }
-        }
-        return stream
-    }
-
-    private func removeUpdateObserver(_ id: Int) {
-        self.updateObservers[id] = nil
+        self.updateBroadcast.makeStream()
     }
 
     /// Reads the data of the active service of a type once (GetAppServiceData without
@@ -345,7 +329,7 @@ public actor SDLAppServiceManager {
     private func received(_ updates: [SDLAppServiceCapability]) {
         self.apply(updates)
         for update in updates {
-            for observer in self.updateObservers.values { observer.yield(update) }
+            self.updateBroadcast.yield(update)
         }
     }
 
@@ -370,7 +354,6 @@ public actor SDLAppServiceManager {
         let error = SDLManagerError(.disconnected, "the session ended")
         self.ended = error
         await self.hub.end(error)
-        for observer in self.updateObservers.values { observer.finish() }
-        self.updateObservers = [:]
+        self.updateBroadcast.finish()
     }
 }

@@ -72,8 +72,7 @@ public actor SDLRemoteControlManager {
     /// Per module, whether the user consented to this app controlling it (RPC 6.0+); a module
     /// absent has not been asked about.
     public private(set) var consentStatus: [SDLRCModule: Bool] = [:]
-    private var statusObservers: [Int: AsyncStream<SDLRCStatus>.Continuation] = [:]
-    private var nextStatusObserver = 0
+    private let statusBroadcast = Broadcast<SDLRCStatus>(bufferSize: 16)
 
     /// A manager on `connection`, for an app that registers (or registered) with `request`: its
     /// `appHMIType` decides whether remote control may start. It starts listening for OnRCStatus,
@@ -235,7 +234,7 @@ public actor SDLRemoteControlManager {
             allocatedModules: notification.allocatedModules.map { self.key($0.moduleType, wire: $0.moduleId) },
             freeModules: notification.freeModules.map { self.key($0.moduleType, wire: $0.moduleId) })
         self.status = status
-        for observer in self.statusObservers.values { observer.yield(status) }
+        self.statusBroadcast.yield(status)
     }
 
     private func received(_ data: SDLModuleData) async {
@@ -262,8 +261,7 @@ public actor SDLRemoteControlManager {
         let error = SDLManagerError(.disconnected, "the session ended")
         self.ended = error
         await self.hub.end(error)
-        for observer in self.statusObservers.values { observer.finish() }
-        self.statusObservers = [:]
+        self.statusBroadcast.finish()
     }
 
     /// The module the wire names: a type and a `moduleId`, absent for the default module.
@@ -294,25 +292,7 @@ public actor SDLRemoteControlManager {
     /// Every OnRCStatus from now on, the current status first when there is one; ends with the
     /// session.
     public func statusUpdates() -> AsyncStream<SDLRCStatus> {
-        let (stream, continuation) = AsyncStream<SDLRCStatus>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        guard self.ended == nil else {
-            continuation.finish()
-            return stream
-        }
-        if let status = self.status {
-            continuation.yield(status)
-        }
-        let id = self.nextStatusObserver
-        self.nextStatusObserver += 1
-        self.statusObservers[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeStatusObserver(id) }
-        }
-        return stream
-    }
-
-    private func removeStatusObserver(_ id: Int) {
-        self.statusObservers[id] = nil
+        self.statusBroadcast.makeStream(current: self.status)
     }
 
     // MARK: - Module data
