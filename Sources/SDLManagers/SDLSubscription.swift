@@ -113,8 +113,10 @@ actor SubscriptionHub<Key: Hashable & Sendable, Value: Sendable> {
             bufferingPolicy: .bufferingNewest(self.bufferSize))
         let id = self.nextObserver
         self.nextObserver += 1
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeObserver(key, id) }
+        // Strong: a live observer keeps the hub, so that its leaving still unsubscribes when the
+        // manager is dropped with it; the stream releases this closure once it has run.
+        continuation.onTermination = { _ in
+            Task { await self.removeObserver(key, id) }
         }
         self.entries[key, default: Entry()].observers[id] = Observer(continuation: continuation)
         if !self.isSubscribed(key) {

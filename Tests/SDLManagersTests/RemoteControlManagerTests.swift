@@ -425,3 +425,54 @@ struct RemoteControlManagerTests {
         #expect(await app.manager.subscribedModules.isEmpty)
     }
 }
+
+/// A weak reference a `@Sendable` closure may read.
+final class WeakReference<Object: AnyObject>: @unchecked Sendable {
+    weak var object: Object?
+    init(_ object: Object) { self.object = object }
+}
+
+/// Behaviours beyond the startup flow: capability updates, and a dropped manager freed.
+@Suite(.timeLimit(.minutes(1)))
+struct RemoteControlLifecycleTests {
+    @Test("REMOTE_CONTROL updates (5.1+) replace the typed capabilities and the known module ids")
+    func capabilityUpdates() async throws {
+        let headUnit = try await TestHeadUnit.start()
+        let app = try await RCApp.start(on: headUnit)
+        #expect(try await app.manager.moduleData(.radio).radioControlData?.frequencyInteger == 101)
+        let reduced = SDLRemoteControlCapabilities(climateControlCapabilities: [
+            SDLClimateControlCapabilities(moduleName: "only climate", moduleInfo: SDLModuleInfo(moduleId: "climate.front"))
+        ])
+        headUnit.handler.notify(
+            app.handle,
+            SDLOnSystemCapabilityUpdated(
+                systemCapability: SDLSystemCapability(systemCapabilityType: .remoteControl, remoteControlCapability: reduced)))
+        try await eventually("capability update") {
+            await app.manager.capabilities?.modules == [SDLRCModule(.climate, "climate.front")]
+        }
+        #expect(await app.manager.capabilities?.climate()?.moduleName == "only climate")
+        let before = headUnit.handler.sent().count
+        await #expect(throws: SDLManagerError(.unknownModule, "")) { try await app.manager.moduleData(.radio) }
+        #expect(headUnit.handler.sent().count == before)
+        await app.connection.close()
+        await headUnit.stop()
+    }
+
+    @Test("a manager dropped by the app is freed once its subscriptions ended, the head unit unsubscribed")
+    func droppedManagerIsFreed() async throws {
+        let headUnit = try await TestHeadUnit.start()
+        let (connection, request) = try await headUnit.connect()
+        let reference: WeakReference<SDLRemoteControlManager>
+        do {
+            let manager = SDLRemoteControlManager(connection: connection, registeredWith: request)
+            reference = WeakReference(manager)
+            try await connection.register(request)
+            var updates = manager.moduleDataUpdates(.climate).makeAsyncIterator()
+            #expect(try await updates.next()?.climateControlData?.fanSpeed == 30)
+        }
+        try await eventually("freed") { reference.object == nil }
+        try await eventually("unsubscribed") { headUnit.handler.sent().last == "GetInteriorVehicleData CLIMATE climate.front subscribe=false" }
+        await connection.close()
+        await headUnit.stop()
+    }
+}
