@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "SDLSession", targets: ["SDLSession"]),
         .library(name: "SDLTestHeadUnit", targets: ["SDLTestHeadUnit"]),
         .library(name: "SDLNIO", targets: ["SDLNIO"]),
+        .library(name: "SDLManagers", targets: ["SDLManagers"]),
         .executable(name: "sdl", targets: ["sdl"]),
         .executable(name: "sdl-rpc-gen", targets: ["sdl-rpc-gen"]),
     ],
@@ -74,6 +75,16 @@ let package = Package(
             dependencies: [
                 "SDLNIO", "SDLSession", "SDLProtocol", "SDLRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The app-side managers on the app runtime: remote control (SDL-0327) and app services.
+        // One module: both are the managers layer, and share the error type, the subscription
+        // machinery (observers, head-unit subscribe and unsubscribe, caches) and the version rules.
+        .target(
+            name: "SDLManagers",
+            dependencies: [
+                "SDLNIO", "SDLRPC", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
@@ -151,6 +162,14 @@ let package = Package(
                 "SDLNIO", "SDLSession", "SDLProtocol", "SDLRPC", "SDLTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "SDLManagersTests",
+            dependencies: [
+                "SDLManagers", "SDLNIO", "SDLRPC", "SDLTestHeadUnit", "SDLTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
