@@ -1,0 +1,112 @@
+import ComparisonKit
+import MallocInterposerSwift
+
+/// What one comparison measured.
+struct Result {
+    let comparison: Comparison
+    /// Median nanoseconds per operation.
+    let oursNanoseconds: Double
+    let referenceNanoseconds: Double
+    /// Allocations per item; nil when the allocator is not interposed.
+    let oursAllocations: Double?
+    let referenceAllocations: Double?
+
+    /// The reference's time over ours: above 1, ours is faster.
+    var ratio: Double { self.referenceNanoseconds / self.oursNanoseconds }
+
+    var goalMet: Bool? {
+        guard let goal = self.comparison.goal else { return nil }
+        return self.ratio >= goal.minimum
+    }
+
+    /// Whether our allocations per item stay within the stated bound, at the precision reported
+    /// (two decimals: a setup allocation spread over 10,000 frames is not "per frame").
+    var allocationGoalMet: Bool? {
+        guard let bound = self.comparison.allocationGoal, let ours = self.oursAllocations else { return nil }
+        return (ours * 100).rounded() / 100 <= bound
+    }
+}
+
+/// How the runs are made.
+struct MeasurementPlan {
+    /// Runs of each side; the median is kept.
+    var runs = 11
+    /// The least time one run should take, in nanoseconds.
+    var runNanoseconds = 25_000_000.0
+}
+
+private let clock = ContinuousClock()
+
+private func nanoseconds(_ body: () -> Void) -> Double {
+    let elapsed = clock.measure(body)
+    return Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+}
+
+/// The number of operations that makes one run last about `plan.runNanoseconds`.
+private func calibrate(_ run: (Int) -> Void, _ plan: MeasurementPlan) -> Int {
+    var count = 1
+    while true {
+        let elapsed = nanoseconds { run(count) }
+        if elapsed >= plan.runNanoseconds / 4 || count >= 1 << 30 {
+            return max(1, Int((Double(count) * plan.runNanoseconds / max(elapsed, 1)).rounded(.up)))
+        }
+        count *= 4
+    }
+}
+
+private func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// Whether the malloc interposer is loaded (`LD_PRELOAD`): only then are allocations counted.
+let allocationsCounted: Bool = {
+    MallocInterposerSwift.initialize()
+    MallocInterposerSwift.hook()
+    let probe = [UInt64](repeating: 7, count: 100)
+    sink(probe)
+    MallocInterposerSwift.unhook()
+    return MallocInterposerSwift.getStatistics().mallocCount > 0
+}()
+
+/// Allocations per operation over `count` operations (after a warm run has filled any caches).
+private func allocations(_ run: (Int) -> Void, count: Int) -> Double? {
+    guard allocationsCounted else { return nil }
+    MallocInterposerSwift.initialize()
+    MallocInterposerSwift.hook()
+    run(count)
+    MallocInterposerSwift.unhook()
+    return Double(MallocInterposerSwift.getStatistics().mallocCount) / Double(count)
+}
+
+/// Runs both sides of `comparison` in this process, interleaved (the side that goes first
+/// alternates), `plan.runs` times each, and keeps the medians.
+func measure(_ comparison: Comparison, _ plan: MeasurementPlan) -> Result {
+    let ours = comparison.ours.prepare()
+    let reference = comparison.reference.prepare()
+    ours(1)
+    reference(1)
+    let oursCount = calibrate(ours, plan)
+    let referenceCount = calibrate(reference, plan)
+    var oursTimes: [Double] = []
+    var referenceTimes: [Double] = []
+    for round in 0..<plan.runs {
+        let measureOurs = { oursTimes.append(nanoseconds { ours(oursCount) } / Double(oursCount)) }
+        let measureReference = { referenceTimes.append(nanoseconds { reference(referenceCount) } / Double(referenceCount)) }
+        if round % 2 == 0 {
+            measureOurs()
+            measureReference()
+        } else {
+            measureReference()
+            measureOurs()
+        }
+    }
+    let items = Double(comparison.items.count)
+    return Result(
+        comparison: comparison,
+        oursNanoseconds: median(oursTimes),
+        referenceNanoseconds: median(referenceTimes),
+        oursAllocations: allocations(ours, count: oursCount).map { $0 / items },
+        referenceAllocations: allocations(reference, count: referenceCount).map { $0 / items })
+}

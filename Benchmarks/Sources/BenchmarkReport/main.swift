@@ -1,0 +1,85 @@
+import BSONWorkloads
+import ComparisonKit
+import Foundation
+import FrameWorkloads
+import RPCWorkloads
+import SessionBenchSupport
+
+// BenchmarkReport: every comparison of Benchmarks/ in one process, ours and the reference
+// interleaved, the medians of several runs of each, printed as a table (default), as JSON
+// (`--json`) and as an SVG chart (`--svg PATH`). `scripts/benchmark-report` builds and runs it.
+//
+//   BenchmarkReport [--json] [--svg PATH] [--runs N] [--run-ms MS] [--filter TEXT] [--list]
+
+let usage = "usage: BenchmarkReport [--json] [--svg PATH] [--runs N] [--run-ms MS] [--filter TEXT]... [--list]"
+
+/// Every comparison, in report order.
+///
+/// The loopback transports (SDLNIO, not merged yet) join here: a `TransportWorkloads` target
+/// depending on SDLNIO whose comparisons move the engine pair's 1,000 RPC messages and the video
+/// load through an app and a head unit connected over loopback TCP, against the same bytes through
+/// a plain socket pair (write + read, no protocol). Add its target to Package.swift, list it here
+/// and register it in a `TransportBenchmarks` suite (threshold files then follow from
+/// `scripts/benchmark-thresholds update`).
+func allComparisons() -> [Comparison] {
+    FrameWorkloads.comparisons + BSONWorkloads.comparisons + RPCWorkloads.comparisons + SessionWorkloads.comparisons
+}
+
+var plan = MeasurementPlan()
+var printJSON = false
+var svgPath: String?
+var filters: [String] = []
+var listOnly = false
+var arguments = CommandLine.arguments.dropFirst()[...]
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--json": printJSON = true
+    case "--list": listOnly = true
+    case "--svg":
+        guard let path = arguments.popFirst() else { fatalError(usage) }
+        svgPath = path
+    case "--runs":
+        guard let value = arguments.popFirst().flatMap({ Int($0) }), value > 0 else { fatalError(usage) }
+        plan.runs = value
+    case "--run-ms":
+        guard let value = arguments.popFirst().flatMap({ Double($0) }), value > 0 else { fatalError(usage) }
+        plan.runNanoseconds = value * 1e6
+    case "--filter":
+        guard let value = arguments.popFirst() else { fatalError(usage) }
+        filters.append(value.lowercased())
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data("unknown argument \(argument)\n\(usage)\n".utf8))
+        exit(2)
+    }
+}
+
+let comparisons = allComparisons().filter { comparison in
+    filters.isEmpty || filters.contains { comparison.name.lowercased().contains($0) || comparison.group.lowercased() == $0 }
+}
+if listOnly {
+    comparisons.forEach { print("\($0.group): \($0.name) — \($0.ours.name) vs \($0.reference.name)") }
+    exit(0)
+}
+if !allocationsCounted {
+    FileHandle.standardError.write(Data(
+        "note: allocations are not counted: run with LD_PRELOAD=.build/release/libMallocInterposerSwift.so (scripts/benchmark-report does)\n".utf8))
+}
+
+let machine = Machine.current()
+var results: [Result] = []
+for (index, comparison) in comparisons.enumerated() {
+    FileHandle.standardError.write(Data("[\(index + 1)/\(comparisons.count)] \(comparison.name)\n".utf8))
+    results.append(measure(comparison, plan))
+}
+
+if printJSON {
+    print(json(results, machine: machine, plan: plan))
+} else {
+    print(table(results, machine: machine, plan: plan))
+}
+if let svgPath {
+    try! svg(results, machine: machine, plan: plan).write(toFile: svgPath, atomically: true, encoding: .utf8)
+}

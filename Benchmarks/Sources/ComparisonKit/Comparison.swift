@@ -1,0 +1,79 @@
+/// One side of a comparison: `prepare()` builds whatever state the operation needs (outside any
+/// measurement) and returns a runner that performs the operation `count` times.
+///
+/// The loop lives inside the runner, so a measurement of a nanosecond-sized operation does not
+/// time a closure call per operation.
+public struct Workload: Sendable {
+    /// What runs: "SDLProtocol", "libbson", "memcpy", …
+    public var name: String
+    /// Builds the state and returns the runner.
+    public var prepare: @Sendable () -> (_ count: Int) -> Void
+
+    public init(_ name: String, prepare: @escaping @Sendable () -> (_ count: Int) -> Void) {
+        self.name = name
+        self.prepare = prepare
+    }
+}
+
+/// How many operations one package-benchmark iteration runs (its `scalingFactor`): enough that an
+/// iteration is far longer than the harness's own overhead.
+public enum OperationsPerIteration: Int, Sendable {
+    case one = 1
+    case kilo = 1_000
+    case mega = 1_000_000
+}
+
+/// A goal of the issue for a comparison: the least acceptable ratio (reference time / our time).
+public struct RatioGoal: Sendable {
+    /// The least acceptable ratio.
+    public var minimum: Double
+    /// The goal as the issue states it, for the report's notes.
+    public var statement: String
+
+    public init(_ minimum: Double, _ statement: String) {
+        self.minimum = minimum
+        self.statement = statement
+    }
+}
+
+/// Our implementation of an operation next to a reference implementation of the same operation on
+/// the same bytes. Its ratio is the reference's time divided by ours: above 1, ours is faster.
+public struct Comparison: Sendable {
+    /// The operation, e.g. "Frame header parse".
+    public var name: String
+    /// The area it belongs to ("Frames", "BSON", "RPC", "Session"), for grouping.
+    public var group: String
+    public var ours: Workload
+    public var reference: Workload
+    /// What one operation handles, e.g. (10_000, "frame"): times and allocations are reported per
+    /// item.
+    public var items: (count: Int, noun: String)
+    /// For bandwidth rows, the bytes one operation moves: the report then shows MB/s.
+    public var bytesPerOperation: Int?
+    /// The issue's goal for this ratio, if it states one.
+    public var goal: RatioGoal?
+    /// The most allocations per item the issue allows on our side, if it states a bound.
+    public var allocationGoal: Double?
+    /// Operations per package-benchmark iteration.
+    public var scale: OperationsPerIteration
+
+    public init(
+        _ name: String, group: String, ours: Workload, reference: Workload, items: (count: Int, noun: String) = (1, "op"),
+        bytesPerOperation: Int? = nil, goal: RatioGoal? = nil, allocationGoal: Double? = nil,
+        scale: OperationsPerIteration = .one
+    ) {
+        self.name = name
+        self.group = group
+        self.ours = ours
+        self.reference = reference
+        self.items = items
+        self.bytesPerOperation = bytesPerOperation
+        self.goal = goal
+        self.allocationGoal = allocationGoal
+        self.scale = scale
+    }
+}
+
+/// Keeps a value alive and opaque to the optimiser, so that the work producing it is not dropped.
+@_optimize(none)
+public func sink(_: some Any) {}
