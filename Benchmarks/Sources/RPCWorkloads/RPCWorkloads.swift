@@ -13,7 +13,7 @@ import SDLRPC
 //   every field).
 
 /// One message prepared for its rows.
-struct RPCCase<M: RPCStruct, C: Codable>: @unchecked Sendable {
+struct RPCCase<M: RPCStruct, C: Codable & Sendable>: @unchecked Sendable {
     let name: String
     let message: M
     let codable: C
