@@ -67,21 +67,18 @@ public enum BSONWorkloads {
             rows.append(Comparison(
                 "\(sample.name) encode (\(bytes.readableBytes) B)", group: "Control payloads",
                 ours: Workload("SDLProtocol") {
-                    var out = ByteBufferAllocator().buffer(capacity: 1024)
+                    let state = RunState(ByteBufferAllocator().buffer(capacity: 1024))
                     return { count in
-                        for _ in 0..<count {
-                            out.clear()
-                            try! sample.payload.write(to: &out)
+                        state.withValue { out in
+                            for _ in 0..<count {
+                                out.clear()
+                                try! sample.payload.write(to: &out)
+                            }
+                            sink(out)
                         }
-                        sink(out)
                     }
                 },
-                reference: Workload("libbson") {
-                    var out = [UInt8](repeating: 0, count: 1024)
-                    return { count in
-                        for _ in 0..<count { sink(program.build(into: &out)) }
-                    }
-                },
+                reference: libbsonBuilding(program),
                 goal: encodeGoal, allocationGoal: 1, scale: .kilo))
             rows.append(Comparison(
                 "\(sample.name) decode+read (\(bytes.readableBytes) B)", group: "Control payloads",
@@ -104,21 +101,21 @@ public enum BSONWorkloads {
         rows.append(Comparison(
             "StartServiceACK document encode (\(ackBytes.count) B)", group: "BSON documents",
             ours: Workload("SDLBSON writer") {
-                var out = ByteBufferAllocator().buffer(capacity: 1024)
+                let state = RunState(ByteBufferAllocator().buffer(capacity: 1024))
                 return { count in
-                    for _ in 0..<count {
-                        out.clear()
-                        encodeStartServiceACK(into: &out)
+                    state.withValue { out in
+                        for _ in 0..<count {
+                            out.clear()
+                            encodeStartServiceACK(into: &out)
+                        }
+                        sink(out)
                     }
-                    sink(out)
                 }
             },
             reference: Workload("libbson") {
-                var out = [UInt8](repeating: 0, count: 1024)
+                let out = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1024)
                 return { count in
-                    out.withUnsafeMutableBufferPointer { out in
-                        for _ in 0..<count { sink(sdl_bench_encode_ack(out.baseAddress, out.count)) }
-                    }
+                    for _ in 0..<count { sink(sdl_bench_encode_ack(out.baseAddress, out.count)) }
                 }
             },
             goal: encodeGoal, allocationGoal: 0, scale: .kilo))
@@ -138,22 +135,22 @@ public enum BSONWorkloads {
             rows.append(Comparison(
                 "App-service document encode (\(size))", group: "BSON documents",
                 ours: Workload("SDLBSON") {
-                    var out = ByteBufferAllocator().buffer(capacity: 8192)
+                    let state = RunState(ByteBufferAllocator().buffer(capacity: 8192))
                     return { count in
-                        for _ in 0..<count {
-                            out.clear()
-                            encodeAppServiceDocument(hours: hours, into: &out)
+                        state.withValue { out in
+                            for _ in 0..<count {
+                                out.clear()
+                                encodeAppServiceDocument(hours: hours, into: &out)
+                            }
+                            sink(out)
                         }
-                        sink(out)
                     }
                 },
                 reference: Workload("libbson") {
-                    var out = [UInt8](repeating: 0, count: 8192)
+                    let out = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 8192)
                     return { count in
-                        out.withUnsafeMutableBufferPointer { out in
-                            for _ in 0..<count {
-                                sink(sdl_bench_encode_app_service_data(out.baseAddress, out.count, Int32(hours)))
-                            }
+                        for _ in 0..<count {
+                            sink(sdl_bench_encode_app_service_data(out.baseAddress, out.count, Int32(hours)))
                         }
                     }
                 },
@@ -196,6 +193,16 @@ public func libbsonWalking(_ bytes: [UInt8]) -> Workload {
             bytes.withUnsafeBufferPointer { bytes in
                 for _ in 0..<count { sink(sdl_bench_decode(bytes.baseAddress, bytes.count)) }
             }
+        }
+    }
+}
+
+/// libbson building the document of `program` field by field, copying it out.
+public func libbsonBuilding(_ program: LibbsonProgram) -> Workload {
+    Workload("libbson") {
+        let out = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: program.bytes.count)
+        return { count in
+            for _ in 0..<count { sink(program.build(into: out)) }
         }
     }
 }

@@ -175,9 +175,10 @@ public final class LibbsonProgram: @unchecked Sendable {
     public init(_ document: BSONDocument) {
         self.bytes = Array(document.buffer.readableBytesView)
         self.collect(document)
-        var out = [UInt8](repeating: 0, count: self.bytes.count)
-        let length = self.build(into: &out)
-        precondition(length == self.bytes.count && out == self.bytes, "libbson builds other bytes than SDLBSON")
+        let out = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: self.bytes.count)
+        defer { out.deallocate() }
+        let length = self.build(into: out)
+        precondition(length == self.bytes.count && Array(out) == self.bytes, "libbson builds other bytes than SDLBSON")
     }
 
     deinit {
@@ -224,9 +225,7 @@ public final class LibbsonProgram: @unchecked Sendable {
 
     /// Builds the document with libbson and copies it to `out`; returns its length.
     @inline(__always)
-    public func build(into out: inout [UInt8]) -> Int {
-        self.ops.withUnsafeBufferPointer { ops in
-            out.withUnsafeMutableBufferPointer { sdl_bench_build(ops.baseAddress, ops.count, $0.baseAddress, $0.count) }
-        }
+    public func build(into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        self.ops.withUnsafeBufferPointer { ops in sdl_bench_build(ops.baseAddress, ops.count, out.baseAddress, out.count) }
     }
 }

@@ -33,6 +33,9 @@ struct MeasurementPlan {
     var runs = 11
     /// The least time one run should take, in nanoseconds.
     var runNanoseconds = 25_000_000.0
+    /// A fixed number of operations per run instead of a calibrated one (for instruction
+    /// profiles: per-operation counts are then a division away).
+    var operations: Int?
 }
 
 private let clock = ContinuousClock()
@@ -87,8 +90,8 @@ func measure(_ comparison: Comparison, _ plan: MeasurementPlan) -> Result {
     let reference = comparison.reference.prepare()
     ours(1)
     reference(1)
-    let oursCount = calibrate(ours, plan)
-    let referenceCount = calibrate(reference, plan)
+    let oursCount = plan.operations ?? calibrate(ours, plan)
+    let referenceCount = plan.operations ?? calibrate(reference, plan)
     var oursTimes: [Double] = []
     var referenceTimes: [Double] = []
     for round in 0..<plan.runs {

@@ -9,9 +9,13 @@ import SessionBenchSupport
 // interleaved, the medians of several runs of each, printed as a table (default), as JSON
 // (`--json`) and as an SVG chart (`--svg PATH`). `scripts/benchmark-report` builds and runs it.
 //
-//   BenchmarkReport [--json] [--svg PATH] [--runs N] [--run-ms MS] [--filter TEXT] [--list]
+//   BenchmarkReport [--json] [--svg PATH] [--runs N] [--run-ms MS] [--operations N] [--filter TEXT]... [--list]
+//
+// `--operations N` runs each side N times per run instead of calibrating: under
+// `valgrind --tool=callgrind`, with `--runs 1`, a function's instructions per operation are its
+// count divided by N (plus the warm-up run and the allocation count's run: N + 1 + N).
 
-let usage = "usage: BenchmarkReport [--json] [--svg PATH] [--runs N] [--run-ms MS] [--filter TEXT]... [--list]"
+let usage = "usage: BenchmarkReport [--json] [--svg PATH] [--runs N] [--run-ms MS] [--operations N] [--filter TEXT]... [--list]"
 
 /// Every comparison, in report order.
 ///
@@ -44,6 +48,9 @@ while let argument = arguments.popFirst() {
     case "--run-ms":
         guard let value = arguments.popFirst().flatMap({ Double($0) }), value > 0 else { fatalError(usage) }
         plan.runNanoseconds = value * 1e6
+    case "--operations":
+        guard let value = arguments.popFirst().flatMap({ Int($0) }), value > 0 else { fatalError(usage) }
+        plan.operations = value
     case "--filter":
         guard let value = arguments.popFirst() else { fatalError(usage) }
         filters.append(value.lowercased())

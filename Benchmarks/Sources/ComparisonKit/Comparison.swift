@@ -77,3 +77,24 @@ public struct Comparison: Sendable {
 /// Keeps a value alive and opaque to the optimiser, so that the work producing it is not dropped.
 @_optimize(none)
 public func sink(_: some Any) {}
+
+/// State a workload keeps from one run to the next (a buffer it clears, a pair of engines).
+///
+/// A runner must not mutate a variable it captured: a variable captured by an escaping closure is
+/// checked for exclusive access at every use (`swift_beginAccess`), which would cost more than the
+/// nanosecond operations measured. `withValue` moves the state into a local for the whole run.
+public final class RunState<Value> {
+    private var value: Value?
+
+    public init(_ value: Value) {
+        self.value = value
+    }
+
+    /// Lends the state to `body` as a local variable, then keeps it for the next run.
+    @inline(__always)
+    public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        var local = self.value.take()!
+        defer { self.value = local }
+        return try body(&local)
+    }
+}

@@ -28,6 +28,7 @@ private let headerBytes: [UInt8] = headerSet.flatMap(\.bytes)
 /// One side of the header parse row: our `FrameHeader.peek(in:at:)`, every field read.
 private func parseOurs() -> (Int) -> Void {
     let buffer = ByteBuffer(bytes: headerBytes)
+    let end = headerBytes.count
     return { count in
         var sum: UInt64 = 0
         var offset = 0
@@ -37,25 +38,28 @@ private func parseOurs() -> (Int) -> Void {
             sum &+= UInt64(header.serviceType.rawValue) &+ UInt64(header.frameInfo) &+ UInt64(header.sessionID.rawValue)
             sum &+= UInt64(header.dataSize) &+ UInt64(header.messageID?.rawValue ?? 0)
             offset += 12
-            if offset == headerBytes.count { offset = 0 }
+            if offset == end { offset = 0 }
         }
         sink(sum)
     }
 }
 
 private func writeOurs() -> (Int) -> Void {
-    var buffer = ByteBufferAllocator().buffer(capacity: headerBytes.count)
+    let state = RunState(ByteBufferAllocator().buffer(capacity: headerBytes.count))
+    let headers = headerSet
     return { count in
-        var index = 0
-        for _ in 0..<count {
-            headerSet[index].write(to: &buffer)
-            index += 1
-            if index == headerSet.count {
-                index = 0
-                buffer.clear()
+        state.withValue { buffer in
+            var index = 0
+            for _ in 0..<count {
+                headers[index].write(to: &buffer)
+                index += 1
+                if index == headers.count {
+                    index = 0
+                    buffer.clear()
+                }
             }
+            sink(buffer)
         }
-        sink(buffer)
     }
 }
 

@@ -66,10 +66,7 @@ struct RPCCase<M: RPCStruct, C: Codable & Sendable>: @unchecked Sendable {
             Comparison(
                 "\(self.name) BSON encode (\(bson.readableBytes) B)", group: "RPC",
                 ours: Workload("SDLRPC") { { for _ in 0..<$0 { sink(try! message.bsonParameters()) } } },
-                reference: Workload("libbson") {
-                    var out = [UInt8](repeating: 0, count: libbson.bytes.count)
-                    return { for _ in 0..<$0 { sink(libbson.build(into: &out)) } }
-                },
+                reference: libbsonBuilding(libbson),
                 goal: RatioGoal(1.5, "typed RPC BSON encode at least 1.5× libbson building the same document"), scale: .kilo),
             Comparison(
                 "\(self.name) BSON decode (\(bson.readableBytes) B)", group: "RPC",

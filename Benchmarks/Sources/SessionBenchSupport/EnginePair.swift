@@ -156,15 +156,17 @@ public enum SessionWorkloads {
             Comparison(
                 "Engine pair: 1,000 RPC messages of 1 KiB, app to head unit", group: "Session",
                 ours: Workload("SDLSession engine pair") {
-                    var pair = EnginePair(sessions: 1, video: false)
+                    let state = RunState(EnginePair(sessions: 1, video: false))
                     let payload = ByteBuffer(repeating: 0x42, count: 1024)
-                    let session = pair.appSessions[0]
                     return { count in
-                        for _ in 0..<count {
-                            for _ in 0..<1000 {
-                                try! pair.app.send(payload, on: .rpc, of: session, now: pair.now)
+                        state.withValue { pair in
+                            let session = pair.appSessions[0]
+                            for _ in 0..<count {
+                                for _ in 0..<1000 {
+                                    try! pair.app.send(payload, on: .rpc, of: session, now: pair.now)
+                                }
+                                precondition(pair.transfer(chunk: 64 << 10) == 1000 * 1024)
                             }
-                            precondition(pair.transfer(chunk: 64 << 10) == 1000 * 1024)
                         }
                     }
                 },
@@ -175,16 +177,18 @@ public enum SessionWorkloads {
             Comparison(
                 "Engine pair: video, 8 sessions × 16 frames of 128 KiB", group: "Session",
                 ours: Workload("SDLSession engine pair") {
-                    var pair = EnginePair(sessions: 8, video: true)
+                    let state = RunState(EnginePair(sessions: 8, video: true))
                     let frame = ByteBuffer(repeating: 0x17, count: 128 << 10)
                     return { count in
-                        for _ in 0..<count {
-                            for _ in 0..<16 {
-                                for session in pair.appSessions {
-                                    try! pair.app.send(frame, on: .video, of: session, now: pair.now)
+                        state.withValue { pair in
+                            for _ in 0..<count {
+                                for _ in 0..<16 {
+                                    for session in pair.appSessions {
+                                        try! pair.app.send(frame, on: .video, of: session, now: pair.now)
+                                    }
                                 }
+                                precondition(pair.transfer(chunk: 256 << 10) == 16 << 20)
                             }
-                            precondition(pair.transfer(chunk: 256 << 10) == 16 << 20)
                         }
                     }
                 },
