@@ -66,18 +66,7 @@ public enum BSONWorkloads {
             precondition(decoded == sample.payload, "\(sample.name) does not round-trip")
             rows.append(Comparison(
                 "\(sample.name) encode (\(bytes.readableBytes) B)", group: "Control payloads",
-                ours: Workload("SDLProtocol") {
-                    let state = RunState(ByteBufferAllocator().buffer(capacity: 1024))
-                    return { count in
-                        state.withValue { out in
-                            for _ in 0..<count {
-                                out.clear()
-                                try! sample.payload.write(to: &out)
-                            }
-                            sink(out)
-                        }
-                    }
-                },
+                ours: writing("SDLProtocol") { try! sample.payload.write(to: &$0) },
                 reference: libbsonBuilding(program),
                 goal: encodeGoal, allocationGoal: 1, scale: .kilo))
             rows.append(Comparison(
@@ -100,18 +89,7 @@ public enum BSONWorkloads {
         precondition(ackBytes == libbsonBytes { sdl_bench_encode_ack($0, $1) }, "StartServiceACK bytes differ from libbson's")
         rows.append(Comparison(
             "StartServiceACK document encode (\(ackBytes.count) B)", group: "BSON documents",
-            ours: Workload("SDLBSON writer") {
-                let state = RunState(ByteBufferAllocator().buffer(capacity: 1024))
-                return { count in
-                    state.withValue { out in
-                        for _ in 0..<count {
-                            out.clear()
-                            encodeStartServiceACK(into: &out)
-                        }
-                        sink(out)
-                    }
-                }
-            },
+            ours: writing("SDLBSON writer") { encodeStartServiceACK(into: &$0) },
             reference: Workload("libbson") {
                 let out = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1024)
                 return { count in
@@ -134,18 +112,7 @@ public enum BSONWorkloads {
             let size = "\(label), \(bytes.count) B"
             rows.append(Comparison(
                 "App-service document encode (\(size))", group: "BSON documents",
-                ours: Workload("SDLBSON") {
-                    let state = RunState(ByteBufferAllocator().buffer(capacity: 8192))
-                    return { count in
-                        state.withValue { out in
-                            for _ in 0..<count {
-                                out.clear()
-                                encodeAppServiceDocument(hours: hours, into: &out)
-                            }
-                            sink(out)
-                        }
-                    }
-                },
+                ours: writing("SDLBSON") { encodeAppServiceDocument(hours: hours, into: &$0) },
                 reference: Workload("libbson") {
                     let out = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 8192)
                     return { count in
@@ -173,6 +140,23 @@ public enum BSONWorkloads {
                 scale: .kilo))
         }
         return rows
+    }
+}
+
+/// Our side of an encode row: `write` appends the document to a buffer that already has the
+/// capacity (cleared before each operation).
+func writing(_ name: String, _ write: @escaping @Sendable (inout ByteBuffer) -> Void) -> Workload {
+    Workload(name) {
+        let state = RunState(ByteBufferAllocator().buffer(capacity: 8192))
+        return { count in
+            state.withValue { out in
+                for _ in 0..<count {
+                    out.clear()
+                    write(&out)
+                }
+                sink(out)
+            }
+        }
     }
 }
 
