@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "SDLProtocol", targets: ["SDLProtocol"]),
         .library(name: "SDLRPC", targets: ["SDLRPC"]),
         .library(name: "SDLSession", targets: ["SDLSession"]),
+        .library(name: "SDLTestHeadUnit", targets: ["SDLTestHeadUnit"]),
         .executable(name: "sdl", targets: ["sdl"]),
         .executable(name: "sdl-rpc-gen", targets: ["sdl-rpc-gen"]),
     ],
@@ -36,6 +37,13 @@ let package = Package(
         .target(
             name: "SDLSession",
             dependencies: ["SDLProtocol", "SDLBSON", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        // The simulated head unit behind `sdl headunit`, sans-IO: registration, HMI levels,
+        // permissions, an app-service registry, a remote-control vehicle, older RPC versions on
+        // request. Knows RPC messages, not frames, sessions or sockets.
+        .target(
+            name: "SDLTestHeadUnit",
+            dependencies: ["SDLRPC", "SDLProtocol", .product(name: "NIOCore", package: "swift-nio")]
         ),
         // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated. No product: only sdl-rpc-gen
         // and the tests use it.
@@ -91,6 +99,14 @@ let package = Package(
         .testTarget(
             name: "SDLSessionTests",
             dependencies: ["SDLSession", "SDLProtocol", "SDLBSON", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "SDLTestHeadUnitTests",
+            dependencies: [
+                "SDLTestHeadUnit", "SDLRPC", "SDLProtocol", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                // The spec model builds a request of every function for the UNSUPPORTED_REQUEST test.
+                "SDLRPCGenerator",
+            ]
         ),
         .testTarget(
             name: "SDLRPCGeneratorTests",

@@ -154,4 +154,48 @@ public struct _BSONCursor: Sendable {
     @inlinable
     @inline(__always)
     public var string: String { self._bytes.string(from: self._valueStart &+ 4, to: self._valueEnd &- 1) }
+
+    /// A saved position of a cursor: the element it stands on and how many containers are open.
+    public struct _Mark: Sendable {
+        @usableFromInline let _position: Int
+        @usableFromInline let _depth: Int
+        @usableFromInline let _type: UInt8
+        @usableFromInline let _keyStart: Int
+        @usableFromInline let _valueStart: Int
+        @usableFromInline let _valueEnd: Int
+
+        @inlinable
+        init(_ cursor: _BSONCursor) {
+            self._position = cursor._position
+            self._depth = cursor._containers.count
+            self._type = cursor._type
+            self._keyStart = cursor._keyStart
+            self._valueStart = cursor._valueStart
+            self._valueEnd = cursor._valueEnd
+        }
+    }
+
+    /// The current position, to come back to with ``_rewind(to:)``: SDLRPC's lenient decoding
+    /// reads a value typed, and when it does not conform reads the same value again as raw
+    /// parameters. No copy of the open containers, so marking costs a few loads.
+    @inlinable
+    @inline(__always)
+    public var _mark: _Mark { _Mark(self) }
+
+    /// Goes back to `mark`, taken on this cursor since and not left since: the containers opened
+    /// after it are closed (the ones open at the mark are unchanged, as a walk inside the marked
+    /// element only opens and closes containers above them), and the cursor stands on the marked
+    /// element again, unread.
+    ///
+    /// - Precondition: at least as many containers are open as were at the mark.
+    @inlinable
+    public mutating func _rewind(to mark: _Mark) {
+        precondition(mark._depth <= self._containers.count, "_rewind(to:) past the container the mark was taken in")
+        self._containers.removeLast(self._containers.count &- mark._depth)
+        self._position = mark._position
+        self._type = mark._type
+        self._keyStart = mark._keyStart
+        self._valueStart = mark._valueStart
+        self._valueEnd = mark._valueEnd
+    }
 }

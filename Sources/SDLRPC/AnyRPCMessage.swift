@@ -12,8 +12,10 @@ extension RPCParameterFormat {
 }
 
 extension RPCStruct {
-    /// Decodes the parameters section of an RPC payload in the given format; validates unless
-    /// `options.validate` is false. An empty section is an empty object (binary header JSON size
+    /// Decodes the parameters section of an RPC payload in the given format, under
+    /// `options.receivePolicy`: strictly (the default) it validates unless `options.validate` is
+    /// false; leniently it keeps what does not conform in `droppedParameters` (``RPCDecoded``
+    /// lists the violations too). An empty section is an empty object (binary header JSON size
     /// 0), so a message without mandatory parameters decodes from it and one with them throws
     /// `missingParameter`.
     public init(parameters: ByteBuffer, format: RPCParameterFormat, options: RPCCodingOptions = .default) throws(RPCError) {
@@ -101,6 +103,10 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
     /// Whether the binary header says `erroneousResponse` rather than `response`; only a response
     /// `message` can be one (`payload` refuses others).
     public var isErroneousResponse: Bool
+    /// What lenient decoding (``RPCReceivePolicy/lenient``) found wrong with the message, in
+    /// parameter order; empty otherwise, and for messages built in code. Not compared by `==`:
+    /// it describes how the message arrived, not the message.
+    public var violations: [RPCViolation] = []
 
     public init(
         _ message: any RPCMessage, correlationID: UInt32, bulkData: ByteBuffer = ByteBuffer(), isErroneousResponse: Bool = false
@@ -135,8 +141,9 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Decodes a whole RPC payload (protocol spec 5.4.1 §5.1): the binary header picks the
-    /// generated type, the parameters are decoded (and validated unless `options.validate` is
-    /// false), the rest is bulk data. `format` nil tells JSON from BSON by the bytes. A JSON size
+    /// generated type, the parameters are decoded under `options.receivePolicy` (strictly by
+    /// default, validated unless `options.validate` is false; leniently with `violations`
+    /// listed), the rest is bulk data. `format` nil tells JSON from BSON by the bytes. A JSON size
     /// of 0 means no parameters: they decode as an empty object.
     public init(payload: ByteBuffer, format: RPCParameterFormat? = nil, options: RPCCodingOptions = .default) throws(RPCError) {
         let parsed: RPCPayload
@@ -151,13 +158,15 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
         }
         let format = format ?? RPCParameterFormat.detect(parsed.parameters.readableBytesView)
         self.message = try type.init(parameters: parsed.parameters, format: format, options: options)
+        self.violations = self.message.violations(options: options)
         self.correlationID = parsed.header.correlationID
         self.bulkData = parsed.bulkData
         self.isErroneousResponse = parsed.header.rpcType == .erroneousResponse
     }
 
     /// Builds a message from a function name, an RPC type and JSON parameters text (what the `sdl
-    /// rpc encode` command gets), validated unless `options.validate` is false.
+    /// rpc encode` command gets), decoded under `options.receivePolicy` as
+    /// `init(payload:format:options:)` decodes.
     public init(
         functionName: String, rpcType: RPCType, correlationID: UInt32 = 0, jsonParameters: String,
         bulkData: ByteBuffer = ByteBuffer(), options: RPCCodingOptions = .default
@@ -179,9 +188,33 @@ public struct AnyRPCMessage: Sendable, Equatable, CustomStringConvertible {
             throw RPCError(.unknownFunction, "no \(rpcType) of function \(functionID) in the spec")
         }
         self.message = try type.init(jsonParameters: jsonParameters, options: options)
+        self.violations = self.message.violations(options: options)
         self.correlationID = correlationID
         self.bulkData = bulkData
         self.isErroneousResponse = rpcType == .erroneousResponse
+    }
+
+    /// The answer to a request that could not be read: its function's response with `success`
+    /// false, `resultCode` INVALID_DATA and the error as `info` (its first 1,000 characters, the
+    /// spec's `maxlength`), as SDL Core answers a request whose parameters break the spec. What a
+    /// head unit, which reads requests with the ``RPCReceivePolicy/strict`` policy, sends back;
+    /// `functionID` and `correlationID` come from the request's binary header
+    /// (`RPCPayload(parsing:)`), which a parameter error leaves readable. Nil when the function
+    /// has no response in the spec (an unknown function id gets UNSUPPORTED_REQUEST instead).
+    public static func invalidDataResponse(functionID: FunctionID, correlationID: UInt32, error: RPCError) -> AnyRPCMessage? {
+        guard let type = Self.messageType(functionID: functionID, rpcType: .response) else { return nil }
+        var info = String(String.UnicodeScalarView(error.description.unicodeScalars.prefix(1000)))
+        if info.isEmpty {
+            info = "invalid data"
+        }
+        let parameters = RPCValue.object([
+            "success": .bool(false), "resultCode": .string(SDLResult.invalidData.wireName), "info": .string(info),
+        ])
+        // Every response of the spec has these three parameters and no other mandatory one.
+        guard let text = try? parameters.jsonText(), let message = try? type.init(jsonParameters: text) else {
+            return nil
+        }
+        return AnyRPCMessage(message, correlationID: correlationID)
     }
 
     /// The whole RPC payload: binary header (with this message's `rpcType`), parameters in

@@ -18,6 +18,14 @@ struct BSONParameterReader: RPCParameterReader {
         self.cursor = _BSONCursor(document)
     }
 
+    static var _keepsNonconformingParts: Bool { false }
+
+    var _mark: _BSONCursor._Mark { self.cursor._mark }
+
+    mutating func _rewind(to mark: _BSONCursor._Mark) {
+        self.cursor._rewind(to: mark)
+    }
+
     // MARK: Structure
 
     @inline(__always)
@@ -184,8 +192,8 @@ func validatedBSON(_ buffer: ByteBuffer, options: RPCCodingOptions) throws(RPCEr
 }
 
 extension RPCStruct {
-    /// Decodes a value from a BSON parameters document (protocol version 5), validating it unless
-    /// `options.validate` is false.
+    /// Decodes a value from a BSON parameters document (protocol version 5) under
+    /// `options.receivePolicy`, as `init(jsonParameters:options:)` decodes JSON.
     public init(bsonParameters: ByteBuffer, options: RPCCodingOptions = .default) throws(RPCError) {
         self = try Self._decodeBSONParameters(bsonParameters, options: options)
     }
@@ -198,11 +206,9 @@ extension RPCStruct {
 
     public static func _decodeBSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self {
         let value = try withBSONParameterReader(bytes, options: options) { (reader) throws(RPCError) in
-            try Self(parametersFrom: &reader)
+            try Self.read(from: &reader, options: options)
         }
-        if options.validate {
-            try value.check(options)
-        }
+        try value.checkDecoded(options)
         return value
     }
 

@@ -78,6 +78,10 @@ final class BSONParameterWriter: RPCParameterWriter {
         self.write(value, forKey: key)
     }
 
+    func writeUnknownElement(_ value: RPCValue) {
+        self.write(value, forKey: "")
+    }
+
     private func checkKey(_ key: String) -> Bool {
         if BSONDocumentWriter.isValidKey(key) { return true }
         if self.firstError == nil {

@@ -35,6 +35,23 @@ struct JSONParameterReader: RPCParameterReader {
         self.maxDepth = maxDepth
     }
 
+    static var _keepsNonconformingParts: Bool { false }
+
+    /// Where a value starts: its byte offset and the nesting depth there.
+    struct _Mark {
+        var index: Int
+        var depth: Int
+    }
+
+    var _mark: _Mark { _Mark(index: self.index, depth: self.depth) }
+
+    mutating func _rewind(to mark: _Mark) {
+        self.index = mark.index
+        self.depth = mark.depth
+        // A value is marked after its key or its array's comma: no comma is due before it.
+        self.atFirstMember = false
+    }
+
     // MARK: Structure
 
     mutating func beginObject() throws(RPCError) {

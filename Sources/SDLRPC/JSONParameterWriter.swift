@@ -140,6 +140,13 @@ struct JSONParameterWriter: RPCParameterWriter {
         self.writeValue(value)
     }
 
+    mutating func writeUnknownElement(_ value: RPCValue) {
+        if self.needsComma {
+            self.buffer.writeInteger(UInt8(ascii: ","))
+        }
+        self.writeValue(value)
+    }
+
     /// Writes any value in the current position (after a key, or as an array element).
     mutating func writeValue(_ value: RPCValue) {
         switch value {

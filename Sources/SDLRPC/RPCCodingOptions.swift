@@ -3,8 +3,10 @@ public struct RPCCodingOptions: Hashable, Sendable {
     /// Whether decoding validates the decoded value against the spec (ranges, lengths, sizes, enum
     /// values) and encoding validates before writing. Default: true. Turn it off to look at
     /// invalid messages (a dissector), or to send deliberately invalid ones (a test peer); unknown
-    /// enum values only decode with it off, as `.unknown(name)`. Mandatory parameters and value
-    /// types are always checked when decoding. Whatever this says, decoders refuse repeated keys
+    /// enum values only decode with it off (or under the lenient policy), as `.unknown(name)`.
+    /// Decoding reads it under the ``RPCReceivePolicy/strict`` policy only: ``RPCReceivePolicy/lenient``
+    /// always checks and reports, ``RPCReceivePolicy/off`` never checks. Mandatory parameters and
+    /// value types are always checked when decoding. Whatever this says, decoders refuse repeated keys
     /// and nesting beyond `maxNestingDepth`, and encoders refuse to write what those decoders
     /// would refuse (and unknown parameters named like spec parameters), so that nothing we write
     /// can be read in two ways.
@@ -37,13 +39,33 @@ public struct RPCCodingOptions: Hashable, Sendable {
     /// too, which is higher, so JSON and BSON accept the same depths.
     public static let nestingDepthCeiling = 100
 
-    public init(validate: Bool = true, maxNestingDepth: Int = 32) {
+    /// What decoding does with a message that breaks the spec: throw (``RPCReceivePolicy/strict``,
+    /// the default), read what conforms and report the rest (``RPCReceivePolicy/lenient``, what an
+    /// app uses for what a head unit sends), or read without reporting (``RPCReceivePolicy/off``).
+    /// Encoding does not read it: what we send is validated as `validate` says.
+    public var receivePolicy: RPCReceivePolicy
+
+    /// The most violations a lenient decode lists (``RPCDecoded/violations``,
+    /// ``AnyRPCMessage/violations``). Default: 100. Bounds the list a hostile message can make
+    /// us build; the data of every dropped part is kept whatever this says, since it is part of
+    /// the message (and bounded by its size).
+    public var maxViolations: Int
+
+    public init(
+        validate: Bool = true, maxNestingDepth: Int = 32, receivePolicy: RPCReceivePolicy = .strict, maxViolations: Int = 100
+    ) {
         self.validate = validate
         self.clampedMaxNestingDepth = min(maxNestingDepth, Self.nestingDepthCeiling)
+        self.receivePolicy = receivePolicy
+        self.maxViolations = maxViolations
     }
 
-    /// Validate, nesting up to 32 levels.
+    /// Validate, nesting up to 32 levels, decode strictly.
     public static let `default` = RPCCodingOptions()
+
+    /// The default options with the ``RPCReceivePolicy/lenient`` receive policy: what an app
+    /// reads a head unit's messages with.
+    public static let lenient = RPCCodingOptions(receivePolicy: .lenient)
 }
 
 /// How the parameters of an RPC travel: JSON text (protocol versions 1–4, and 5 when negotiated)

@@ -18,6 +18,10 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
     public let offset: Int?
     /// A human-readable explanation.
     public let detail: String
+    /// Set on an error met while reading a non-conforming part again as raw parameters (a BSON
+    /// value no `RPCValue` holds): no enclosing optional part could keep it either, so lenient
+    /// decoding passes it on instead of trying again one level up.
+    var isFinal = false
 
     /// An error of kind `code` at `path` (and, for syntax errors, at byte `offset`).
     public init(_ code: Code, path: [PathComponent] = [], offset: Int? = nil, _ detail: String) {
@@ -46,9 +50,12 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The path as text: keys joined by `.`, indices as `[n]`, e.g. `windowCapabilities[2].textFields`.
-    public var pathString: String {
+    public var pathString: String { Self.text(of: self.path) }
+
+    /// A path as text, as `pathString` shows it.
+    static func text(of path: [PathComponent]) -> String {
         var text = ""
-        for component in self.path {
+        for component in path {
             switch component {
             case .key(let key):
                 if !text.isEmpty { text += "." }
@@ -67,6 +74,17 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
             text += " (at byte \(offset))"
         }
         return text
+    }
+
+    /// Whether lenient decoding keeps the part this error is about out of the typed value, raw:
+    /// the value is there and well-formed, only not what the typed value can hold. Syntax,
+    /// nesting and repeated keys are not: no value can be read from them.
+    var isContainable: Bool {
+        guard !self.isFinal else { return false }
+        switch self.code {
+        case .missingParameter, .typeMismatch, .notAnInteger, .numberOutOfRange: return true
+        default: return false
+        }
     }
 
     /// This error with `component` put in front of its path (errors are built from the leaf up).

@@ -41,7 +41,9 @@ private func readJSON<T>(
 
 extension RPCStruct {
     /// Decodes a value from a JSON parameters object (the bytes between an RPC binary header and the
-    /// bulk data), validating it unless `options.validate` is false.
+    /// bulk data) under `options.receivePolicy`: strictly (the default) validating it unless
+    /// `options.validate` is false, leniently keeping what does not conform in `droppedParameters`
+    /// (``RPCDecoded`` lists the violations too).
     public init(jsonParameters: ByteBuffer, options: RPCCodingOptions = .default) throws(RPCError) {
         self = try Self._decodeJSONParameters(jsonParameters, options: options)
     }

@@ -30,6 +30,9 @@ public protocol RPCParameterWriter {
     mutating func endArray()
     /// Appends a parameter the spec does not define, with its name, in an object scope.
     mutating func writeUnknown(_ value: RPCValue, forKey key: String)
+    /// Appends a raw value as the next element, in an array scope (an element lenient decoding
+    /// dropped, written back in its place).
+    mutating func writeUnknownElement(_ value: RPCValue)
 }
 
 extension RPCParameterWriter {
@@ -43,6 +46,82 @@ extension RPCParameterWriter {
         if let value {
             value.encode(to: &self, forKey: key)
         }
+    }
+
+    /// Encodes an optional parameter; when nil, the value lenient decoding dropped for it, as it
+    /// was received, if there is one (``RPCDroppedParameters``).
+    @inline(__always)
+    public mutating func encodeIfPresent<Value: RPCParameterValue>(
+        _ value: Value?, forKey key: RPCKey, orDropped dropped: RPCDroppedParameters
+    ) {
+        if let value {
+            value.encode(to: &self, forKey: key)
+        } else if !dropped.isEmpty {
+            self.encodeDropped(dropped, forKey: key)
+        }
+    }
+
+    /// Encodes an array parameter with the elements lenient decoding dropped from it back at their
+    /// indices (``RPCDroppedParameters``).
+    @inline(__always)
+    public mutating func encodeArray<Element: RPCParameterValue>(
+        _ value: [Element], forKey key: RPCKey, merging dropped: RPCDroppedParameters
+    ) {
+        if dropped.isEmpty {
+            value.encode(to: &self, forKey: key)
+        } else {
+            self.encodeMerging(value, forKey: key, dropped)
+        }
+    }
+
+    /// Encodes an optional array parameter as `encodeArray(_:forKey:merging:)` does; when nil, what
+    /// lenient decoding dropped for it, if anything.
+    @inline(__always)
+    public mutating func encodeArrayIfPresent<Element: RPCParameterValue>(
+        _ value: [Element]?, forKey key: RPCKey, merging dropped: RPCDroppedParameters
+    ) {
+        if let value {
+            self.encodeArray(value, forKey: key, merging: dropped)
+        } else if !dropped.isEmpty {
+            self.encodeDropped(dropped, forKey: key)
+        }
+    }
+
+    /// Writes what was dropped for parameter `key`, whose typed property is nil: the whole value,
+    /// or (the typed array having been set to nil since) the dropped elements alone.
+    private mutating func encodeDropped(_ dropped: RPCDroppedParameters, forKey key: RPCKey) {
+        let name = key.name.description
+        let entries = dropped.entries[dropped.range(forKey: name)]
+        guard let first = entries.first else { return }
+        if first.index == nil {
+            self.writeUnknown(first.value, forKey: name)
+            return
+        }
+        self.beginArray(forKey: key)
+        for entry in entries {
+            self.writeUnknownElement(entry.value)
+        }
+        self.endArray()
+    }
+
+    /// Writes the typed elements with the dropped ones at their wire indices
+    /// (`RPCDroppedParameters.merge`).
+    private mutating func encodeMerging<Element: RPCParameterValue>(
+        _ value: [Element], forKey key: RPCKey, _ dropped: RPCDroppedParameters
+    ) {
+        let elements = dropped.elements(forKey: key.name.description)
+        if elements.isEmpty {
+            value.encode(to: &self, forKey: key)
+            return
+        }
+        self.beginArray(forKey: key)
+        for (_, source) in RPCDroppedParameters.merge(typedCount: value.count, elements) {
+            switch source {
+            case .typed(let index): value[index].encode(to: &self, forKey: .element)
+            case .dropped(let entry): self.writeUnknownElement(entry.value)
+            }
+        }
+        self.endArray()
     }
 
     /// Re-emits the parameters a decoder did not know, in their order.

@@ -17,6 +17,11 @@ public protocol RPCStruct: RPCParameterValue {
     func validate(into validator: inout RPCValidator)
     /// Parameters the spec does not define, kept from decoding and re-encoded after the known ones.
     var unknownParameters: RPCObject { get set }
+    /// Parts of this struct that lenient decoding kept out of the typed properties, as received;
+    /// re-encoded in place and reported by validation. Empty unless decoded leniently. Settable on
+    /// the generated types that have optional or array parameters (the others cannot drop
+    /// anything: theirs is always empty).
+    var droppedParameters: RPCDroppedParameters { get }
 
     /// Implementation detail (specialised entry point); use `init(jsonParameters:)`.
     static func _decodeJSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self
@@ -42,11 +47,9 @@ extension RPCStruct {
 
     public static func _decodeJSONParameters(_ bytes: ByteBuffer, options: RPCCodingOptions) throws(RPCError) -> Self {
         let value = try withJSONParameterReader(bytes, options: options) { (reader) throws(RPCError) in
-            try Self(parametersFrom: &reader)
+            try Self.read(from: &reader, options: options)
         }
-        if options.validate {
-            try value.check(options)
-        }
+        try value.checkDecoded(options)
         return value
     }
 
@@ -63,6 +66,26 @@ extension RPCStruct {
     /// repeated keys and spec parameter names among `unknownParameters`.
     public func validate() throws(RPCError) {
         try self.check(.default)
+    }
+
+    /// What strict decoding runs after reading a value: the spec's constraints, when
+    /// `options.validate` says so. Lenient decoding reports them instead
+    /// (`violations(options:)`), and the off policy does not look.
+    @inline(__always)
+    func checkDecoded(_ options: RPCCodingOptions) throws(RPCError) {
+        if options.validate && !options.receivePolicy.keepsNonconformingParts {
+            try self.check(options)
+        }
+    }
+
+    /// Every violation of this value that lenient decoding reports, at most
+    /// `options.maxViolations`: the spec's constraints and the parts it dropped. Empty under the
+    /// strict policy (which has thrown the first one) and the off policy.
+    func violations(options: RPCCodingOptions) -> [RPCViolation] {
+        guard options.receivePolicy == .lenient else { return [] }
+        var validator = RPCValidator(limit: options.maxViolations, maxNestingDepth: options.maxNestingDepth, checksConstraints: true)
+        self.validate(into: &validator)
+        return validator.violations
     }
 
     /// What decoding (with `options.validate`) and every encoding run: with `validate` the spec's

@@ -6,7 +6,9 @@
 /// bound a string's length in Unicode scalars, and `minlength` is 1 where the spec gives none, so an
 /// empty string is invalid unless the spec says `minlength="0"`; for String arrays they bound each
 /// element; `minsize`/`maxsize` bound an array's element count, with no bound where absent.
-/// Unknown enum values and non-finite Floats are violations too.
+/// Unknown enum values and non-finite Floats are violations too, and so is every part lenient
+/// decoding dropped (``RPCDroppedParameters``), reported as the violation it was dropped for, with
+/// array elements by their index on the wire.
 ///
 /// It also refuses what no decoder would read back, which encoders check even with validation off:
 /// nesting deeper than `maxNestingDepth` (counted as decoders count it, the value's own object
@@ -16,6 +18,9 @@
 public struct RPCValidator: Sendable {
     /// The violations found so far, in parameter order.
     public private(set) var errors: [RPCError] = []
+    /// For each of `errors`: how many components of its path lie inside the part lenient
+    /// decoding dropped for it, or nil when it is about a value that was kept.
+    private var depthsInsideDroppedParts: [Int?] = []
     /// Recording stops at this many errors, so a hostile value cannot grow the list without bound.
     public let limit: Int
     /// The deepest nesting allowed, as `RPCCodingOptions.maxNestingDepth` (and, as there, never
@@ -47,12 +52,22 @@ public struct RPCValidator: Sendable {
         if let index {
             path.append(.index(index))
         }
-        self.errors.append(RPCError(code, path: path, detail))
+        self.append(RPCError(code, path: path, detail))
     }
 
     mutating func record(path: [RPCError.PathComponent], _ code: RPCError.Code, _ detail: String) {
         guard self.errors.count < self.limit else { return }
-        self.errors.append(RPCError(code, path: path, detail))
+        self.append(RPCError(code, path: path, detail))
+    }
+
+    private mutating func append(_ error: RPCError, depthInsideDroppedPart: Int? = nil) {
+        self.errors.append(error)
+        self.depthsInsideDroppedParts.append(depthInsideDroppedPart)
+    }
+
+    /// The violations found, as lenient decoding reports them.
+    var violations: [RPCViolation] {
+        zip(self.errors, self.depthsInsideDroppedParts).map { RPCViolation($0, depthInsideDroppedPart: $1) }
     }
 
     /// Records `nestingTooDeep` at `key` (element `index` of it) when a container there would sit at
@@ -79,6 +94,7 @@ public struct RPCValidator: Sendable {
     // MARK: Scalars
 
     /// Checks an Integer parameter against `minvalue`/`maxvalue`.
+    @inline(__always)
     public mutating func integer<Value: FixedWidthInteger>(
         _ value: Value, _ key: StaticString, min: Int64?, max: Int64?, index: Int? = nil
     ) {
@@ -92,6 +108,7 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a Float parameter: finite, and within `minvalue`/`maxvalue`.
+    @inline(__always)
     public mutating func float(_ value: Double, _ key: StaticString, min: Double?, max: Double?, index: Int? = nil) {
         guard self.checksConstraints else { return }
         if !value.isFinite {
@@ -169,7 +186,7 @@ public struct RPCValidator: Sendable {
         for entry in object.entries {
             guard self.errors.count < self.limit else { return }
             path.append(.key(entry.key))
-            if knownNames.contains(entry.key) {
+            if knownNames.contains(where: { RPCKeyBytes.equal(entry.key, $0) }) {
                 self.record(
                     path: path, .unknownParameterNamedLikeKnown,
                     "an unknown parameter cannot have the name of a spec parameter")
@@ -218,16 +235,25 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a Boolean array's nesting and size.
-    public mutating func booleans(_ value: [Bool], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+    public mutating func booleans(
+        _ value: [Bool], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped: RPCDroppedParameters = RPCDroppedParameters()
+    ) {
         guard self.fits(level: self.depth + 1, key) else { return }
+        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { _, _, _ in }) { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
     }
 
     /// Checks an Integer array's nesting, size and each element's range.
     public mutating func integers<Value: FixedWidthInteger>(
-        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Int64?, max: Int64?
+        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Int64?, max: Int64?,
+        dropped: RPCDroppedParameters = RPCDroppedParameters()
     ) {
         guard self.fits(level: self.depth + 1, key) else { return }
+        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { validator, element, index in
+            validator.integer(element, key, min: min, max: max, index: index)
+        }) {
+            return
+        }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         if (min == nil && max == nil) || !self.checksConstraints { return }
         for (index, element) in value.enumerated() {
@@ -236,8 +262,16 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a Float array's nesting, size and each element.
-    public mutating func floats(_ value: [Double], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Double?, max: Double?) {
+    public mutating func floats(
+        _ value: [Double], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Double?, max: Double?,
+        dropped: RPCDroppedParameters = RPCDroppedParameters()
+    ) {
         guard self.fits(level: self.depth + 1, key) else { return }
+        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { validator, element, index in
+            validator.float(element, key, min: min, max: max, index: index)
+        }) {
+            return
+        }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         guard self.checksConstraints else { return }
         for (index, element) in value.enumerated() {
@@ -246,8 +280,16 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a String array's nesting, size and each element's length.
-    public mutating func strings(_ value: [String], _ key: StaticString, minSize: Int?, maxSize: Int?, minLength: Int, maxLength: Int?) {
+    public mutating func strings(
+        _ value: [String], _ key: StaticString, minSize: Int?, maxSize: Int?, minLength: Int, maxLength: Int?,
+        dropped: RPCDroppedParameters = RPCDroppedParameters()
+    ) {
         guard self.fits(level: self.depth + 1, key) else { return }
+        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { validator, element, index in
+            validator.string(element, key, minLength: minLength, maxLength: maxLength, index: index)
+        }) {
+            return
+        }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         guard self.checksConstraints else { return }
         for (index, element) in value.enumerated() {
@@ -256,8 +298,15 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks an enum array's nesting, size and each element's value.
-    public mutating func enumerations<Value: RPCEnum>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+    public mutating func enumerations<Value: RPCEnum>(
+        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped: RPCDroppedParameters = RPCDroppedParameters()
+    ) {
         guard self.fits(level: self.depth + 1, key) else { return }
+        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { validator, element, index in
+            validator.enumeration(element, key, index: index)
+        }) {
+            return
+        }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         guard self.checksConstraints else { return }
         for (index, element) in value.enumerated() {
@@ -266,18 +315,95 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a struct array's nesting, size and each element, with `name[i]` on the path.
-    public mutating func structures<Value: RPCStruct>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+    public mutating func structures<Value: RPCStruct>(
+        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped: RPCDroppedParameters = RPCDroppedParameters()
+    ) {
         guard self.fits(level: self.depth + 1, key) else { return }
+        if !dropped.isEmpty, self.structuresMergingDropped(value, key, minSize, maxSize, dropped) { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         guard !value.isEmpty, self.fits(level: self.depth + 2, key, index: 0) else { return }
         self.depth += 2
-        for (index, element) in value.enumerated() {
+        // By index: the elements are validated in place, not copied out as `enumerated()` does.
+        for index in value.indices {
             guard self.errors.count < self.limit else { break }
             let start = self.errors.count
-            element.validate(into: &self)
+            value[index].validate(into: &self)
             self.prefix(since: start, key: key, index: index)
         }
         self.depth -= 2
+    }
+
+    /// `structures` when lenient decoding dropped elements of `key` (see `mergingDropped`). Out of
+    /// line, so that the common path of `structures` stays as small as it was: inlined, this made
+    /// the optimizer copy every element the loop there validates.
+    @inline(never)
+    private mutating func structuresMergingDropped<Value: RPCStruct>(
+        _ value: [Value], _ key: StaticString, _ minSize: Int?, _ maxSize: Int?, _ dropped: RPCDroppedParameters
+    ) -> Bool {
+        let elementsFit = value.isEmpty || self.fits(level: self.depth + 2, key, index: 0)
+        return self.mergingDropped(value, key, minSize, maxSize, dropped) { validator, element, index in
+            if elementsFit {
+                validator.element(element, key, index: index)
+            }
+        }
+    }
+
+    /// Checks element `index` of a struct array.
+    private mutating func element<Value: RPCStruct>(_ element: Value, _ key: StaticString, index: Int) {
+        let start = self.errors.count
+        self.depth += 2
+        element.validate(into: &self)
+        self.depth -= 2
+        self.prefix(since: start, key: key, index: index)
+    }
+
+    // MARK: Dropped parts
+
+    /// Reports what lenient decoding dropped for the optional parameter `key` of the struct being
+    /// checked, whose typed property is nil: its violation, and its raw value's nesting.
+    public mutating func droppedParameter(_ dropped: RPCDroppedParameters, _ key: StaticString) {
+        let entries = dropped.entries[dropped.range(forKey: key.description)]
+        // Encoding writes a whole value rather than elements (see `RPCDroppedParameters`).
+        for entry in entries {
+            self.report(entry)
+            if entry.index == nil { return }
+        }
+    }
+
+    /// The array checks when lenient decoding dropped elements of `key`: the size counts the
+    /// elements on the wire, each kept element is checked (`check`) with its index on the wire,
+    /// each dropped one reported where it was. False, having done nothing, when none of `key`'s
+    /// elements was dropped. Out of line: only leniently decoded values come here.
+    @inline(never)
+    private mutating func mergingDropped<Element>(
+        _ value: [Element], _ key: StaticString, _ minSize: Int?, _ maxSize: Int?, _ dropped: RPCDroppedParameters,
+        _ check: (inout RPCValidator, Element, Int) -> Void
+    ) -> Bool {
+        let elements = dropped.elements(forKey: key.description)
+        if elements.isEmpty { return false }
+        self.size(value.count + elements.count, key, minSize: minSize, maxSize: maxSize)
+        for (position, source) in RPCDroppedParameters.merge(typedCount: value.count, elements) {
+            guard self.errors.count < self.limit else { break }
+            switch source {
+            case .typed(let index): check(&self, value[index], position)
+            case .dropped(let entry): self.report(entry)
+            }
+        }
+        return true
+    }
+
+    /// Reports a dropped part as the violation it was dropped for (with constraints checked), and
+    /// checks its raw value as unknown parameters are checked, which encoding always does.
+    private mutating func report(_ entry: RPCDroppedParameters.Entry) {
+        let violation = entry.violation
+        let droppedPath = violation.droppedPath ?? []
+        if self.checksConstraints, self.errors.count < self.limit {
+            self.append(
+                RPCError(violation.code, path: violation.path, violation.detail),
+                depthInsideDroppedPart: violation.path.count - droppedPath.count)
+        }
+        var path = droppedPath
+        self.checkValue(entry.value, level: self.depth + droppedPath.count, path: &path)
     }
 
     // MARK: Formatting

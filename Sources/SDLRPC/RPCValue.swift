@@ -21,7 +21,9 @@ public enum RPCValue: Hashable, Sendable {
 /// Keys are unique: RFC 8259 leaves repeated names undefined and peers disagree (SDL Core's jsoncpp
 /// and `JSONSerialization` keep the last, others the first), so decoders refuse a repeated key in
 /// any object as `duplicateParameter`, and encoders refuse to write an object that has one. Keys
-/// are compared as Swift `String`s (canonically equivalent spellings are the same key).
+/// are compared as UTF-8 bytes, as the wire compares them (generated decoders and SDLBSON do):
+/// a precomposed "é" and a decomposed "é" are two keys, though Swift's `==` calls the Strings
+/// equal.
 public struct RPCObject: Hashable, Sendable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
     /// One named value.
     public struct Entry: Hashable, Sendable {
@@ -50,18 +52,19 @@ public struct RPCObject: Hashable, Sendable, RandomAccessCollection, Expressible
     public var endIndex: Int { self.entries.endIndex }
     public subscript(position: Int) -> Entry { self.entries[position] }
 
-    /// The value named `key`; setting replaces it, or appends when absent; nil removes it.
+    /// The value named `key` (the same UTF-8 bytes); setting replaces it, or appends when absent;
+    /// nil removes it.
     public subscript(key: String) -> RPCValue? {
-        get { self.entries.first(where: { $0.key == key })?.value }
+        get { self.entries.first(where: { RPCKeyBytes.equal($0.key, key) })?.value }
         set {
             if let newValue {
-                if let index = self.entries.firstIndex(where: { $0.key == key }) {
+                if let index = self.entries.firstIndex(where: { RPCKeyBytes.equal($0.key, key) }) {
                     self.entries[index].value = newValue
                 } else {
                     self.entries.append(Entry(key: key, value: newValue))
                 }
             } else {
-                self.entries.removeAll(where: { $0.key == key })
+                self.entries.removeAll(where: { RPCKeyBytes.equal($0.key, key) })
             }
         }
     }
@@ -72,22 +75,23 @@ public struct RPCObject: Hashable, Sendable, RandomAccessCollection, Expressible
         self.entries.append(Entry(key: key, value: value))
     }
 
-    /// The first key that appears again, at its second appearance; nil when every key is unique.
-    /// Linear in the number of entries: small objects compare pairwise, larger ones use a set.
+    /// The first key that appears again (the same UTF-8 bytes), at its second appearance; nil when
+    /// every key is unique. Linear in the number of entries: small objects compare pairwise,
+    /// larger ones use a set.
     public var firstRepeatedKey: String? {
         let count = self.entries.count
         if count < 2 { return nil }
         if count <= 8 {
             for index in 1..<count {
                 let key = self.entries[index].key
-                for earlier in 0..<index where self.entries[earlier].key == key {
+                for earlier in 0..<index where RPCKeyBytes.equal(self.entries[earlier].key, key) {
                     return key
                 }
             }
             return nil
         }
-        var seen = Set<String>(minimumCapacity: count)
-        for entry in self.entries where !seen.insert(entry.key).inserted {
+        var seen = Set<RPCKeyBytes.Key>(minimumCapacity: count)
+        for entry in self.entries where !seen.insert(RPCKeyBytes.Key(name: entry.key)).inserted {
             return entry.key
         }
         return nil

@@ -31,7 +31,7 @@ public enum SwiftNaming {
     ]
 
     /// Property names a generated struct already uses.
-    static let reservedPropertyNames: Set<String> = ["unknownParameters"]
+    static let reservedPropertyNames: Set<String> = ["unknownParameters", "droppedParameters", "extraParameters"]
 
     public static func typeName(_ specName: String) -> String {
         "SDL" + specName

@@ -316,4 +316,5 @@ struct WidthRecorder: RPCParameterWriter {
     mutating func beginArray(forKey key: RPCKey) { self.note(key, "array"); self.depth += 1 }
     mutating func endArray() { self.depth -= 1 }
     mutating func writeUnknown(_ value: RPCValue, forKey key: String) { self.widths[key] = "unknown" }
+    mutating func writeUnknownElement(_ value: RPCValue) {}
 }

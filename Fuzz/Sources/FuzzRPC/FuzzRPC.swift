@@ -3,9 +3,13 @@ import SDLRPC
 
 // RPC payloads over arbitrary bytes: binary header, JSON or BSON parameters, generated types.
 // Invariants:
-// - a payload that decodes (validated or not) re-encodes as JSON and as BSON (unless a key holds
-//   a NUL, which BSON cannot carry: then a typed error), and both decode back to a message with
-//   the same JSON text;
+// - a payload that decodes (validated or not, under any receive policy) re-encodes as JSON and as
+//   BSON (unless a key holds a NUL, which BSON cannot carry: then a typed error), and both decode
+//   back (under the same policy) to a message with the same JSON text and, leniently, the same
+//   violations;
+// - the receive policies agree: lenient and off decode the same inputs to the same message; a
+//   lenient decode without violations is a strict one; what strict decoding refuses, a lenient
+//   decode that succeeds reports (code and path);
 // - JSON text and BSON documents as generic values round-trip;
 // - bytes that are a JSON number read as Swift's `Double(String)` reads them (correctly rounded),
 //   or as that very integer, or are refused as out of range exactly when that Double is infinite;
@@ -14,7 +18,12 @@ import SDLRPC
 @inline(never)
 func check(_ bytes: UnsafeRawBufferPointer) {
     let buffer = ByteBuffer(bytes: bytes)
-    for options in [RPCCodingOptions.default, RPCCodingOptions(validate: false)] {
+    let unvalidated = RPCCodingOptions(validate: false)
+    let off = RPCCodingOptions(receivePolicy: .off)
+    // Each way of decoding, and how its re-encoding is decoded again: a message decoded with
+    // validation may still not validate after a round trip through another format (a Float that
+    // only BSON can carry, NaN), and what lenient decoding dropped only decodes leniently again.
+    for (options, againOptions) in [(RPCCodingOptions.default, unvalidated), (unvalidated, unvalidated), (.lenient, .lenient), (off, off)] {
         guard let message = try? AnyRPCMessage(payload: buffer, options: options) else { continue }
         guard let json = try? message.jsonParametersText(options: RPCCodingOptions(validate: false)) else {
             // Only a non-finite Float cannot be written as JSON.
@@ -31,12 +40,17 @@ func check(_ bytes: UnsafeRawBufferPointer) {
             } catch {
                 preconditionFailure("a decoded message does not encode as \(format): \(error)")
             }
-            guard let again = try? AnyRPCMessage(payload: payload, format: format, options: RPCCodingOptions(validate: false)) else {
-                preconditionFailure("a re-encoded \(format) payload does not decode")
+            let again: AnyRPCMessage
+            do {
+                again = try AnyRPCMessage(payload: payload, format: format, options: againOptions)
+            } catch {
+                preconditionFailure("a re-encoded \(format) payload does not decode (\(options.receivePolicy)): \(error)")
             }
-            precondition((try? again.jsonParametersText(options: RPCCodingOptions(validate: false))) == json, "\(format) round trip")
+            precondition((try? again.jsonParametersText(options: unvalidated)) == json, "\(format) round trip")
+            precondition(again.violations.map(\.summary) == message.violations.map(\.summary), "\(format) round trip violations")
         }
     }
+    checkPolicies(buffer)
     // The bytes as parameters alone: JSON text, and a BSON document.
     if let value = try? RPCValue(jsonObject: buffer), let text = try? value.jsonText() {
         precondition((try? RPCValue(jsonObject: text)) == value, "JSON value round trip")
@@ -49,6 +63,41 @@ func check(_ bytes: UnsafeRawBufferPointer) {
         precondition((try? RPCValue(bsonObject: document)) == value || value.containsNaN, "BSON value round trip")
     }
     checkNumber(bytes)
+}
+
+/// The receive policies against each other, on one payload.
+func checkPolicies(_ buffer: ByteBuffer) {
+    let strict = Result { () throws(RPCError) in try AnyRPCMessage(payload: buffer) }
+    let lenient = Result { () throws(RPCError) in try AnyRPCMessage(payload: buffer, options: .lenient) }
+    let off = Result { () throws(RPCError) in try AnyRPCMessage(payload: buffer, options: RPCCodingOptions(receivePolicy: .off)) }
+    switch (lenient, off) {
+    case (.success(let lenient), .success(let off)):
+        precondition(lenient == off && off.violations.isEmpty, "off decodes as lenient does, without reports")
+    case (.failure, .failure):
+        break
+    default:
+        preconditionFailure("lenient and off disagree on whether the payload decodes")
+    }
+    switch (strict, lenient) {
+    case (.success(let strict), .success(let lenient)):
+        precondition(lenient == strict && lenient.violations.isEmpty, "a strict decode is a lenient one without violations")
+    case (.failure(let error), .success(let lenient)):
+        precondition(!lenient.violations.isEmpty, "a lenient decode without violations of a payload strict decoding refuses: \(error)")
+        if lenient.violations.count < RPCCodingOptions.lenient.maxViolations {
+            precondition(
+                lenient.violations.contains { $0.code == error.code && $0.path == error.path },
+                "strict decoding refuses \(error), which lenient decoding does not report")
+        }
+    case (.success, .failure(let error)):
+        preconditionFailure("lenient decoding refuses what strict decoding reads: \(error)")
+    case (.failure, .failure):
+        break
+    }
+}
+
+extension RPCViolation {
+    /// What a violation says apart from its detail text, which names the format.
+    var summary: String { "\(self.code) \(self.path) \(String(describing: self.droppedPath))" }
 }
 
 /// Reads the bytes, when they hold nothing but number characters, as the value of a parameter.

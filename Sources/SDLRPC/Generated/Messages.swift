@@ -40,7 +40,17 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
     /// `nightColorScheme`: TemplateColorScheme, optional (since 5.0).
     public var nightColorScheme: SDLTemplateColorScheme?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         syncMsgVersion: SDLSyncMsgVersion,
@@ -61,6 +71,30 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         nightColorScheme: SDLTemplateColorScheme? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(syncMsgVersion: syncMsgVersion, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, isMediaApplication: isMediaApplication, languageDesired: languageDesired, hmiDisplayLanguageDesired: hmiDisplayLanguageDesired, appHMIType: appHMIType, hashID: hashID, deviceInfo: deviceInfo, appID: appID, fullAppID: fullAppID, appInfo: appInfo, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        syncMsgVersion: SDLSyncMsgVersion,
+        appName: String,
+        ttsName: [SDLTTSChunk]?,
+        ngnMediaScreenAppName: String?,
+        vrSynonyms: [String]?,
+        isMediaApplication: Bool,
+        languageDesired: SDLLanguage,
+        hmiDisplayLanguageDesired: SDLLanguage,
+        appHMIType: [SDLAppHMIType]?,
+        hashID: String?,
+        deviceInfo: SDLDeviceInfo?,
+        appID: String,
+        fullAppID: String?,
+        appInfo: SDLAppInfo?,
+        dayColorScheme: SDLTemplateColorScheme?,
+        nightColorScheme: SDLTemplateColorScheme?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.syncMsgVersion = syncMsgVersion
         self.appName = appName
         self.ttsName = ttsName
@@ -77,7 +111,7 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         self.appInfo = appInfo
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -98,24 +132,25 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         var dayColorScheme: SDLTemplateColorScheme? = nil
         var nightColorScheme: SDLTemplateColorScheme? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0e73566e where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion, "syncMsgVersion")
             case 0x07614e65 where reader.currentKeyEquals("appName"): try reader.decode(&appName, "appName")
-            case 0x07744e65 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName, "ttsName")
-            case 0x156e7265 where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName")
-            case 0x0a766f73 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms, "vrSynonyms")
+            case 0x07744e65 where reader.currentKeyEquals("ttsName"): try reader.decodeArray(&ttsName, "ttsName", isOptional: true, droppingInto: &droppedParameters)
+            case 0x156e7265 where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName", droppingInto: &droppedParameters)
+            case 0x0a766f73 where reader.currentKeyEquals("vrSynonyms"): try reader.decodeArray(&vrSynonyms, "vrSynonyms", isOptional: true, droppingInto: &droppedParameters)
             case 0x1269706e where reader.currentKeyEquals("isMediaApplication"): try reader.decode(&isMediaApplication, "isMediaApplication")
             case 0x0f6c6564 where reader.currentKeyEquals("languageDesired"): try reader.decode(&languageDesired, "languageDesired")
             case 0x19686e64 where reader.currentKeyEquals("hmiDisplayLanguageDesired"): try reader.decode(&hmiDisplayLanguageDesired, "hmiDisplayLanguageDesired")
-            case 0x0a614965 where reader.currentKeyEquals("appHMIType"): try reader.decode(&appHMIType, "appHMIType")
-            case 0x06686844 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID, "hashID")
-            case 0x0a64656f where reader.currentKeyEquals("deviceInfo"): try reader.decode(&deviceInfo, "deviceInfo")
+            case 0x0a614965 where reader.currentKeyEquals("appHMIType"): try reader.decodeArray(&appHMIType, "appHMIType", isOptional: true, droppingInto: &droppedParameters)
+            case 0x06686844 where reader.currentKeyEquals("hashID"): try reader.decode(&hashID, "hashID", droppingInto: &droppedParameters)
+            case 0x0a64656f where reader.currentKeyEquals("deviceInfo"): try reader.decode(&deviceInfo, "deviceInfo", droppingInto: &droppedParameters)
             case 0x05617044 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
-            case 0x09664144 where reader.currentKeyEquals("fullAppID"): try reader.decode(&fullAppID, "fullAppID")
-            case 0x0761496f where reader.currentKeyEquals("appInfo"): try reader.decode(&appInfo, "appInfo")
-            case 0x0e647265 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
-            case 0x106e6f65 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
+            case 0x09664144 where reader.currentKeyEquals("fullAppID"): try reader.decode(&fullAppID, "fullAppID", droppingInto: &droppedParameters)
+            case 0x0761496f where reader.currentKeyEquals("appInfo"): try reader.decode(&appInfo, "appInfo", droppingInto: &droppedParameters)
+            case 0x0e647265 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme", droppingInto: &droppedParameters)
+            case 0x106e6f65 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -126,45 +161,45 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
         guard let languageDesired else { throw RPCError.missingParameter("languageDesired") }
         guard let hmiDisplayLanguageDesired else { throw RPCError.missingParameter("hmiDisplayLanguageDesired") }
         guard let appID else { throw RPCError.missingParameter("appID") }
-        self.init(syncMsgVersion: syncMsgVersion, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, isMediaApplication: isMediaApplication, languageDesired: languageDesired, hmiDisplayLanguageDesired: hmiDisplayLanguageDesired, appHMIType: appHMIType, hashID: hashID, deviceInfo: deviceInfo, appID: appID, fullAppID: fullAppID, appInfo: appInfo, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters)
+        self.init(syncMsgVersion: syncMsgVersion, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, isMediaApplication: isMediaApplication, languageDesired: languageDesired, hmiDisplayLanguageDesired: hmiDisplayLanguageDesired, appHMIType: appHMIType, hashID: hashID, deviceInfo: deviceInfo, appID: appID, fullAppID: fullAppID, appInfo: appInfo, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.syncMsgVersion, forKey: "syncMsgVersion")
         writer.encode(self.appName, forKey: "appName")
-        writer.encodeIfPresent(self.ttsName, forKey: "ttsName")
-        writer.encodeIfPresent(self.ngnMediaScreenAppName, forKey: "ngnMediaScreenAppName")
-        writer.encodeIfPresent(self.vrSynonyms, forKey: "vrSynonyms")
+        writer.encodeArrayIfPresent(self.ttsName, forKey: "ttsName", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.ngnMediaScreenAppName, forKey: "ngnMediaScreenAppName", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.vrSynonyms, forKey: "vrSynonyms", merging: self.droppedParameters)
         writer.encode(self.isMediaApplication, forKey: "isMediaApplication")
         writer.encode(self.languageDesired, forKey: "languageDesired")
         writer.encode(self.hmiDisplayLanguageDesired, forKey: "hmiDisplayLanguageDesired")
-        writer.encodeIfPresent(self.appHMIType, forKey: "appHMIType")
-        writer.encodeIfPresent(self.hashID, forKey: "hashID")
-        writer.encodeIfPresent(self.deviceInfo, forKey: "deviceInfo")
+        writer.encodeArrayIfPresent(self.appHMIType, forKey: "appHMIType", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.hashID, forKey: "hashID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.deviceInfo, forKey: "deviceInfo", orDropped: self.droppedParameters)
         writer.encode(self.appID, forKey: "appID")
-        writer.encodeIfPresent(self.fullAppID, forKey: "fullAppID")
-        writer.encodeIfPresent(self.appInfo, forKey: "appInfo")
-        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme")
-        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme")
+        writer.encodeIfPresent(self.fullAppID, forKey: "fullAppID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.appInfo, forKey: "appInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.syncMsgVersion, "syncMsgVersion")
         validator.string(self.appName, "appName", minLength: 1, maxLength: 100)
-        if let value = self.ttsName { validator.structures(value, "ttsName", minSize: 1, maxSize: 100) }
-        if let value = self.ngnMediaScreenAppName { validator.string(value, "ngnMediaScreenAppName", minLength: 1, maxLength: 100) }
-        if let value = self.vrSynonyms { validator.strings(value, "vrSynonyms", minSize: 1, maxSize: 100, minLength: 1, maxLength: 40) }
+        if let value = self.ttsName { validator.structures(value, "ttsName", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsName") }
+        if let value = self.ngnMediaScreenAppName { validator.string(value, "ngnMediaScreenAppName", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ngnMediaScreenAppName") }
+        if let value = self.vrSynonyms { validator.strings(value, "vrSynonyms", minSize: 1, maxSize: 100, minLength: 1, maxLength: 40, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrSynonyms") }
         validator.enumeration(self.languageDesired, "languageDesired")
         validator.enumeration(self.hmiDisplayLanguageDesired, "hmiDisplayLanguageDesired")
-        if let value = self.appHMIType { validator.enumerations(value, "appHMIType", minSize: 1, maxSize: 100) }
-        if let value = self.hashID { validator.string(value, "hashID", minLength: 1, maxLength: 100) }
-        if let value = self.deviceInfo { validator.structure(value, "deviceInfo") }
+        if let value = self.appHMIType { validator.enumerations(value, "appHMIType", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appHMIType") }
+        if let value = self.hashID { validator.string(value, "hashID", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hashID") }
+        if let value = self.deviceInfo { validator.structure(value, "deviceInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceInfo") }
         validator.string(self.appID, "appID", minLength: 1, maxLength: 100)
-        if let value = self.fullAppID { validator.string(value, "fullAppID", minLength: 1, maxLength: 100) }
-        if let value = self.appInfo { validator.structure(value, "appInfo") }
-        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") }
-        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") }
+        if let value = self.fullAppID { validator.string(value, "fullAppID", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fullAppID") }
+        if let value = self.appInfo { validator.structure(value, "appInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appInfo") }
+        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dayColorScheme") }
+        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nightColorScheme") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["syncMsgVersion", "appName", "ttsName", "ngnMediaScreenAppName", "vrSynonyms", "isMediaApplication", "languageDesired", "hmiDisplayLanguageDesired", "appHMIType", "hashID", "deviceInfo", "appID", "fullAppID", "appInfo", "dayColorScheme", "nightColorScheme"])
         }
@@ -221,7 +256,17 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
     /// `iconResumed`: Boolean, optional (since 5.0).
     public var iconResumed: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -248,6 +293,36 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         iconResumed: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, syncMsgVersion: syncMsgVersion, language: language, hmiDisplayLanguage: hmiDisplayLanguage, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, hmiZoneCapabilities: hmiZoneCapabilities, speechCapabilities: speechCapabilities, prerecordedSpeech: prerecordedSpeech, vrCapabilities: vrCapabilities, audioPassThruCapabilities: audioPassThruCapabilities, pcmStreamCapabilities: pcmStreamCapabilities, vehicleType: vehicleType, supportedDiagModes: supportedDiagModes, hmiCapabilities: hmiCapabilities, sdlVersion: sdlVersion, systemSoftwareVersion: systemSoftwareVersion, iconResumed: iconResumed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        syncMsgVersion: SDLSyncMsgVersion?,
+        language: SDLLanguage?,
+        hmiDisplayLanguage: SDLLanguage?,
+        displayCapabilities: SDLDisplayCapabilities?,
+        buttonCapabilities: [SDLButtonCapabilities]?,
+        softButtonCapabilities: [SDLSoftButtonCapabilities]?,
+        presetBankCapabilities: SDLPresetBankCapabilities?,
+        hmiZoneCapabilities: [SDLHmiZoneCapabilities]?,
+        speechCapabilities: [SDLSpeechCapabilities]?,
+        prerecordedSpeech: [SDLPrerecordedSpeech]?,
+        vrCapabilities: [SDLVrCapabilities]?,
+        audioPassThruCapabilities: [SDLAudioPassThruCapabilities]?,
+        pcmStreamCapabilities: SDLAudioPassThruCapabilities?,
+        vehicleType: SDLVehicleType?,
+        supportedDiagModes: [Int32]?,
+        hmiCapabilities: SDLHMICapabilities?,
+        sdlVersion: String?,
+        systemSoftwareVersion: String?,
+        iconResumed: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -270,7 +345,7 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         self.sdlVersion = sdlVersion
         self.systemSoftwareVersion = systemSoftwareVersion
         self.iconResumed = iconResumed
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -297,86 +372,88 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
         var systemSoftwareVersion: String? = nil
         var iconResumed: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x0e73566e where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion, "syncMsgVersion")
-            case 0x086c7565 where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
-            case 0x12687965 where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
-            case 0x13647073 where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
-            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
-            case 0x16736173 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
-            case 0x16706173 where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities")
-            case 0x13687073 where reader.currentKeyEquals("hmiZoneCapabilities"): try reader.decode(&hmiZoneCapabilities, "hmiZoneCapabilities")
-            case 0x12736173 where reader.currentKeyEquals("speechCapabilities"): try reader.decode(&speechCapabilities, "speechCapabilities")
-            case 0x11706468 where reader.currentKeyEquals("prerecordedSpeech"): try reader.decode(&prerecordedSpeech, "prerecordedSpeech")
-            case 0x0e766973 where reader.currentKeyEquals("vrCapabilities"): try reader.decode(&vrCapabilities, "vrCapabilities")
-            case 0x19617573 where reader.currentKeyEquals("audioPassThruCapabilities"): try reader.decode(&audioPassThruCapabilities, "audioPassThruCapabilities")
-            case 0x15706173 where reader.currentKeyEquals("pcmStreamCapabilities"): try reader.decode(&pcmStreamCapabilities, "pcmStreamCapabilities")
-            case 0x0b766c65 where reader.currentKeyEquals("vehicleType"): try reader.decode(&vehicleType, "vehicleType")
-            case 0x12734473 where reader.currentKeyEquals("supportedDiagModes"): try reader.decode(&supportedDiagModes, "supportedDiagModes")
-            case 0x0f686273 where reader.currentKeyEquals("hmiCapabilities"): try reader.decode(&hmiCapabilities, "hmiCapabilities")
-            case 0x0a73726e where reader.currentKeyEquals("sdlVersion"): try reader.decode(&sdlVersion, "sdlVersion")
-            case 0x1573776e where reader.currentKeyEquals("systemSoftwareVersion"): try reader.decode(&systemSoftwareVersion, "systemSoftwareVersion")
-            case 0x0b696564 where reader.currentKeyEquals("iconResumed"): try reader.decode(&iconResumed, "iconResumed")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x0e73566e where reader.currentKeyEquals("syncMsgVersion"): try reader.decode(&syncMsgVersion, "syncMsgVersion", droppingInto: &droppedParameters)
+            case 0x086c7565 where reader.currentKeyEquals("language"): try reader.decode(&language, "language", droppingInto: &droppedParameters)
+            case 0x12687965 where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage", droppingInto: &droppedParameters)
+            case 0x13647073 where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities", droppingInto: &droppedParameters)
+            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decodeArray(&buttonCapabilities, "buttonCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x16736173 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decodeArray(&softButtonCapabilities, "softButtonCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x16706173 where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities", droppingInto: &droppedParameters)
+            case 0x13687073 where reader.currentKeyEquals("hmiZoneCapabilities"): try reader.decodeArray(&hmiZoneCapabilities, "hmiZoneCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x12736173 where reader.currentKeyEquals("speechCapabilities"): try reader.decodeArray(&speechCapabilities, "speechCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x11706468 where reader.currentKeyEquals("prerecordedSpeech"): try reader.decodeArray(&prerecordedSpeech, "prerecordedSpeech", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0e766973 where reader.currentKeyEquals("vrCapabilities"): try reader.decodeArray(&vrCapabilities, "vrCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x19617573 where reader.currentKeyEquals("audioPassThruCapabilities"): try reader.decodeArray(&audioPassThruCapabilities, "audioPassThruCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x15706173 where reader.currentKeyEquals("pcmStreamCapabilities"): try reader.decode(&pcmStreamCapabilities, "pcmStreamCapabilities", droppingInto: &droppedParameters)
+            case 0x0b766c65 where reader.currentKeyEquals("vehicleType"): try reader.decode(&vehicleType, "vehicleType", droppingInto: &droppedParameters)
+            case 0x12734473 where reader.currentKeyEquals("supportedDiagModes"): try reader.decodeArray(&supportedDiagModes, "supportedDiagModes", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0f686273 where reader.currentKeyEquals("hmiCapabilities"): try reader.decode(&hmiCapabilities, "hmiCapabilities", droppingInto: &droppedParameters)
+            case 0x0a73726e where reader.currentKeyEquals("sdlVersion"): try reader.decode(&sdlVersion, "sdlVersion", droppingInto: &droppedParameters)
+            case 0x1573776e where reader.currentKeyEquals("systemSoftwareVersion"): try reader.decode(&systemSoftwareVersion, "systemSoftwareVersion", droppingInto: &droppedParameters)
+            case 0x0b696564 where reader.currentKeyEquals("iconResumed"): try reader.decode(&iconResumed, "iconResumed", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, syncMsgVersion: syncMsgVersion, language: language, hmiDisplayLanguage: hmiDisplayLanguage, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, hmiZoneCapabilities: hmiZoneCapabilities, speechCapabilities: speechCapabilities, prerecordedSpeech: prerecordedSpeech, vrCapabilities: vrCapabilities, audioPassThruCapabilities: audioPassThruCapabilities, pcmStreamCapabilities: pcmStreamCapabilities, vehicleType: vehicleType, supportedDiagModes: supportedDiagModes, hmiCapabilities: hmiCapabilities, sdlVersion: sdlVersion, systemSoftwareVersion: systemSoftwareVersion, iconResumed: iconResumed, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, syncMsgVersion: syncMsgVersion, language: language, hmiDisplayLanguage: hmiDisplayLanguage, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, hmiZoneCapabilities: hmiZoneCapabilities, speechCapabilities: speechCapabilities, prerecordedSpeech: prerecordedSpeech, vrCapabilities: vrCapabilities, audioPassThruCapabilities: audioPassThruCapabilities, pcmStreamCapabilities: pcmStreamCapabilities, vehicleType: vehicleType, supportedDiagModes: supportedDiagModes, hmiCapabilities: hmiCapabilities, sdlVersion: sdlVersion, systemSoftwareVersion: systemSoftwareVersion, iconResumed: iconResumed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.syncMsgVersion, forKey: "syncMsgVersion")
-        writer.encodeIfPresent(self.language, forKey: "language")
-        writer.encodeIfPresent(self.hmiDisplayLanguage, forKey: "hmiDisplayLanguage")
-        writer.encodeIfPresent(self.displayCapabilities, forKey: "displayCapabilities")
-        writer.encodeIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities")
-        writer.encodeIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities")
-        writer.encodeIfPresent(self.presetBankCapabilities, forKey: "presetBankCapabilities")
-        writer.encodeIfPresent(self.hmiZoneCapabilities, forKey: "hmiZoneCapabilities")
-        writer.encodeIfPresent(self.speechCapabilities, forKey: "speechCapabilities")
-        writer.encodeIfPresent(self.prerecordedSpeech, forKey: "prerecordedSpeech")
-        writer.encodeIfPresent(self.vrCapabilities, forKey: "vrCapabilities")
-        writer.encodeIfPresent(self.audioPassThruCapabilities, forKey: "audioPassThruCapabilities")
-        writer.encodeIfPresent(self.pcmStreamCapabilities, forKey: "pcmStreamCapabilities")
-        writer.encodeIfPresent(self.vehicleType, forKey: "vehicleType")
-        writer.encodeIfPresent(self.supportedDiagModes, forKey: "supportedDiagModes")
-        writer.encodeIfPresent(self.hmiCapabilities, forKey: "hmiCapabilities")
-        writer.encodeIfPresent(self.sdlVersion, forKey: "sdlVersion")
-        writer.encodeIfPresent(self.systemSoftwareVersion, forKey: "systemSoftwareVersion")
-        writer.encodeIfPresent(self.iconResumed, forKey: "iconResumed")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.syncMsgVersion, forKey: "syncMsgVersion", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.language, forKey: "language", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.hmiDisplayLanguage, forKey: "hmiDisplayLanguage", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.displayCapabilities, forKey: "displayCapabilities", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.presetBankCapabilities, forKey: "presetBankCapabilities", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.hmiZoneCapabilities, forKey: "hmiZoneCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.speechCapabilities, forKey: "speechCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.prerecordedSpeech, forKey: "prerecordedSpeech", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.vrCapabilities, forKey: "vrCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.audioPassThruCapabilities, forKey: "audioPassThruCapabilities", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.pcmStreamCapabilities, forKey: "pcmStreamCapabilities", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.vehicleType, forKey: "vehicleType", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.supportedDiagModes, forKey: "supportedDiagModes", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.hmiCapabilities, forKey: "hmiCapabilities", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.sdlVersion, forKey: "sdlVersion", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.systemSoftwareVersion, forKey: "systemSoftwareVersion", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.iconResumed, forKey: "iconResumed", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.syncMsgVersion { validator.structure(value, "syncMsgVersion") }
-        if let value = self.language { validator.enumeration(value, "language") }
-        if let value = self.hmiDisplayLanguage { validator.enumeration(value, "hmiDisplayLanguage") }
-        if let value = self.displayCapabilities { validator.structure(value, "displayCapabilities") }
-        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.presetBankCapabilities { validator.structure(value, "presetBankCapabilities") }
-        if let value = self.hmiZoneCapabilities { validator.enumerations(value, "hmiZoneCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.speechCapabilities { validator.enumerations(value, "speechCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.prerecordedSpeech { validator.enumerations(value, "prerecordedSpeech", minSize: 1, maxSize: 100) }
-        if let value = self.vrCapabilities { validator.enumerations(value, "vrCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.audioPassThruCapabilities { validator.structures(value, "audioPassThruCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.pcmStreamCapabilities { validator.structure(value, "pcmStreamCapabilities") }
-        if let value = self.vehicleType { validator.structure(value, "vehicleType") }
-        if let value = self.supportedDiagModes { validator.integers(value, "supportedDiagModes", minSize: 1, maxSize: 100, min: 0, max: 255) }
-        if let value = self.hmiCapabilities { validator.structure(value, "hmiCapabilities") }
-        if let value = self.sdlVersion { validator.string(value, "sdlVersion", minLength: 1, maxLength: 100) }
-        if let value = self.systemSoftwareVersion { validator.string(value, "systemSoftwareVersion", minLength: 1, maxLength: 100) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.syncMsgVersion { validator.structure(value, "syncMsgVersion") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "syncMsgVersion") }
+        if let value = self.language { validator.enumeration(value, "language") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "language") }
+        if let value = self.hmiDisplayLanguage { validator.enumeration(value, "hmiDisplayLanguage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiDisplayLanguage") }
+        if let value = self.displayCapabilities { validator.structure(value, "displayCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayCapabilities") }
+        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "buttonCapabilities") }
+        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtonCapabilities") }
+        if let value = self.presetBankCapabilities { validator.structure(value, "presetBankCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "presetBankCapabilities") }
+        if let value = self.hmiZoneCapabilities { validator.enumerations(value, "hmiZoneCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiZoneCapabilities") }
+        if let value = self.speechCapabilities { validator.enumerations(value, "speechCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speechCapabilities") }
+        if let value = self.prerecordedSpeech { validator.enumerations(value, "prerecordedSpeech", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prerecordedSpeech") }
+        if let value = self.vrCapabilities { validator.enumerations(value, "vrCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrCapabilities") }
+        if let value = self.audioPassThruCapabilities { validator.structures(value, "audioPassThruCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioPassThruCapabilities") }
+        if let value = self.pcmStreamCapabilities { validator.structure(value, "pcmStreamCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pcmStreamCapabilities") }
+        if let value = self.vehicleType { validator.structure(value, "vehicleType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vehicleType") }
+        if let value = self.supportedDiagModes { validator.integers(value, "supportedDiagModes", minSize: 1, maxSize: 100, min: 0, max: 255, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportedDiagModes") }
+        if let value = self.hmiCapabilities { validator.structure(value, "hmiCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiCapabilities") }
+        if let value = self.sdlVersion { validator.string(value, "sdlVersion", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sdlVersion") }
+        if let value = self.systemSoftwareVersion { validator.string(value, "systemSoftwareVersion", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "systemSoftwareVersion") }
+        if self.iconResumed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "iconResumed") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "syncMsgVersion", "language", "hmiDisplayLanguage", "displayCapabilities", "buttonCapabilities", "softButtonCapabilities", "presetBankCapabilities", "hmiZoneCapabilities", "speechCapabilities", "prerecordedSpeech", "vrCapabilities", "audioPassThruCapabilities", "pcmStreamCapabilities", "vehicleType", "supportedDiagModes", "hmiCapabilities", "sdlVersion", "systemSoftwareVersion", "iconResumed"])
         }
@@ -389,12 +466,20 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -429,7 +514,17 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -437,10 +532,21 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -448,30 +554,31 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -494,7 +601,17 @@ public struct SDLCreateWindowRequest: RPCMessage {
     /// `duplicateUpdatesFromWindowID`: Integer, optional.
     public var duplicateUpdatesFromWindowID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         windowID: Int32,
@@ -504,12 +621,25 @@ public struct SDLCreateWindowRequest: RPCMessage {
         duplicateUpdatesFromWindowID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(windowID: windowID, windowName: windowName, type: type, associatedServiceType: associatedServiceType, duplicateUpdatesFromWindowID: duplicateUpdatesFromWindowID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        windowID: Int32,
+        windowName: String,
+        type: SDLWindowType,
+        associatedServiceType: String?,
+        duplicateUpdatesFromWindowID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.windowID = windowID
         self.windowName = windowName
         self.type = type
         self.associatedServiceType = associatedServiceType
         self.duplicateUpdatesFromWindowID = duplicateUpdatesFromWindowID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -519,13 +649,14 @@ public struct SDLCreateWindowRequest: RPCMessage {
         var associatedServiceType: String? = nil
         var duplicateUpdatesFromWindowID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
             case 0x0a777765 where reader.currentKeyEquals("windowName"): try reader.decode(&windowName, "windowName")
             case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0x15615365 where reader.currentKeyEquals("associatedServiceType"): try reader.decode(&associatedServiceType, "associatedServiceType")
-            case 0x1c646544 where reader.currentKeyEquals("duplicateUpdatesFromWindowID"): try reader.decode(&duplicateUpdatesFromWindowID, "duplicateUpdatesFromWindowID")
+            case 0x15615365 where reader.currentKeyEquals("associatedServiceType"): try reader.decode(&associatedServiceType, "associatedServiceType", droppingInto: &droppedParameters)
+            case 0x1c646544 where reader.currentKeyEquals("duplicateUpdatesFromWindowID"): try reader.decode(&duplicateUpdatesFromWindowID, "duplicateUpdatesFromWindowID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -533,22 +664,23 @@ public struct SDLCreateWindowRequest: RPCMessage {
         guard let windowID else { throw RPCError.missingParameter("windowID") }
         guard let windowName else { throw RPCError.missingParameter("windowName") }
         guard let type else { throw RPCError.missingParameter("type") }
-        self.init(windowID: windowID, windowName: windowName, type: type, associatedServiceType: associatedServiceType, duplicateUpdatesFromWindowID: duplicateUpdatesFromWindowID, unknownParameters: unknownParameters)
+        self.init(windowID: windowID, windowName: windowName, type: type, associatedServiceType: associatedServiceType, duplicateUpdatesFromWindowID: duplicateUpdatesFromWindowID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.windowID, forKey: "windowID")
         writer.encode(self.windowName, forKey: "windowName")
         writer.encode(self.type, forKey: "type")
-        writer.encodeIfPresent(self.associatedServiceType, forKey: "associatedServiceType")
-        writer.encodeIfPresent(self.duplicateUpdatesFromWindowID, forKey: "duplicateUpdatesFromWindowID")
+        writer.encodeIfPresent(self.associatedServiceType, forKey: "associatedServiceType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.duplicateUpdatesFromWindowID, forKey: "duplicateUpdatesFromWindowID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.windowName, "windowName", minLength: 1, maxLength: 100)
         validator.enumeration(self.type, "type")
-        if let value = self.associatedServiceType { validator.string(value, "associatedServiceType", minLength: 1, maxLength: nil) }
+        if let value = self.associatedServiceType { validator.string(value, "associatedServiceType", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "associatedServiceType") }
+        if self.duplicateUpdatesFromWindowID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "duplicateUpdatesFromWindowID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["windowID", "windowName", "type", "associatedServiceType", "duplicateUpdatesFromWindowID"])
         }
@@ -567,7 +699,17 @@ public struct SDLCreateWindowResponse: RPCMessage {
     /// `resultCode`: Result, mandatory, documented values are a subset; any value is accepted.
     public var resultCode: SDLResult
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -575,10 +717,21 @@ public struct SDLCreateWindowResponse: RPCMessage {
         resultCode: SDLResult,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        info: String?,
+        resultCode: SDLResult,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.info = info
         self.resultCode = resultCode
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -586,10 +739,11 @@ public struct SDLCreateWindowResponse: RPCMessage {
         var info: String? = nil
         var resultCode: SDLResult? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
@@ -597,18 +751,18 @@ public struct SDLCreateWindowResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters)
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         validator.enumeration(self.resultCode, "resultCode")
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "info", "resultCode"])
@@ -624,14 +778,22 @@ public struct SDLDeleteWindowRequest: RPCMessage {
     /// `windowID`: Integer, mandatory.
     public var windowID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         windowID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.windowID = windowID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -672,7 +834,17 @@ public struct SDLDeleteWindowResponse: RPCMessage {
     /// `resultCode`: Result, mandatory, documented values are a subset; any value is accepted.
     public var resultCode: SDLResult
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -680,10 +852,21 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         resultCode: SDLResult,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        info: String?,
+        resultCode: SDLResult,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.info = info
         self.resultCode = resultCode
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -691,10 +874,11 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         var info: String? = nil
         var resultCode: SDLResult? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
@@ -702,18 +886,18 @@ public struct SDLDeleteWindowResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters)
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         validator.enumeration(self.resultCode, "resultCode")
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "info", "resultCode"])
@@ -745,7 +929,17 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
     /// `menuLayout`: MenuLayout, optional (since 6.0).
     public var menuLayout: SDLMenuLayout?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         userLocation: SDLSeatLocation? = nil,
@@ -759,6 +953,23 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         menuLayout: SDLMenuLayout? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(userLocation: userLocation, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, vrHelpTitle: vrHelpTitle, vrHelp: vrHelp, menuTitle: menuTitle, menuIcon: menuIcon, keyboardProperties: keyboardProperties, menuLayout: menuLayout, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        userLocation: SDLSeatLocation?,
+        helpPrompt: [SDLTTSChunk]?,
+        timeoutPrompt: [SDLTTSChunk]?,
+        vrHelpTitle: String?,
+        vrHelp: [SDLVrHelpItem]?,
+        menuTitle: String?,
+        menuIcon: SDLImage?,
+        keyboardProperties: SDLKeyboardProperties?,
+        menuLayout: SDLMenuLayout?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.userLocation = userLocation
         self.helpPrompt = helpPrompt
         self.timeoutPrompt = timeoutPrompt
@@ -768,7 +979,7 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         self.menuIcon = menuIcon
         self.keyboardProperties = keyboardProperties
         self.menuLayout = menuLayout
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -782,47 +993,48 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
         var keyboardProperties: SDLKeyboardProperties? = nil
         var menuLayout: SDLMenuLayout? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0c75636e where reader.currentKeyEquals("userLocation"): try reader.decode(&userLocation, "userLocation")
-            case 0x0a687274 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt, "helpPrompt")
-            case 0x0d747474 where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt, "timeoutPrompt")
-            case 0x0b767065 where reader.currentKeyEquals("vrHelpTitle"): try reader.decode(&vrHelpTitle, "vrHelpTitle")
-            case 0x06766570 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp, "vrHelp")
-            case 0x096d5465 where reader.currentKeyEquals("menuTitle"): try reader.decode(&menuTitle, "menuTitle")
-            case 0x086d496e where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon")
-            case 0x126b7273 where reader.currentKeyEquals("keyboardProperties"): try reader.decode(&keyboardProperties, "keyboardProperties")
-            case 0x0a6d6174 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout")
+            case 0x0c75636e where reader.currentKeyEquals("userLocation"): try reader.decode(&userLocation, "userLocation", droppingInto: &droppedParameters)
+            case 0x0a687274 where reader.currentKeyEquals("helpPrompt"): try reader.decodeArray(&helpPrompt, "helpPrompt", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0d747474 where reader.currentKeyEquals("timeoutPrompt"): try reader.decodeArray(&timeoutPrompt, "timeoutPrompt", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0b767065 where reader.currentKeyEquals("vrHelpTitle"): try reader.decode(&vrHelpTitle, "vrHelpTitle", droppingInto: &droppedParameters)
+            case 0x06766570 where reader.currentKeyEquals("vrHelp"): try reader.decodeArray(&vrHelp, "vrHelp", isOptional: true, droppingInto: &droppedParameters)
+            case 0x096d5465 where reader.currentKeyEquals("menuTitle"): try reader.decode(&menuTitle, "menuTitle", droppingInto: &droppedParameters)
+            case 0x086d496e where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon", droppingInto: &droppedParameters)
+            case 0x126b7273 where reader.currentKeyEquals("keyboardProperties"): try reader.decode(&keyboardProperties, "keyboardProperties", droppingInto: &droppedParameters)
+            case 0x0a6d6174 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(userLocation: userLocation, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, vrHelpTitle: vrHelpTitle, vrHelp: vrHelp, menuTitle: menuTitle, menuIcon: menuIcon, keyboardProperties: keyboardProperties, menuLayout: menuLayout, unknownParameters: unknownParameters)
+        self.init(userLocation: userLocation, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, vrHelpTitle: vrHelpTitle, vrHelp: vrHelp, menuTitle: menuTitle, menuIcon: menuIcon, keyboardProperties: keyboardProperties, menuLayout: menuLayout, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.userLocation, forKey: "userLocation")
-        writer.encodeIfPresent(self.helpPrompt, forKey: "helpPrompt")
-        writer.encodeIfPresent(self.timeoutPrompt, forKey: "timeoutPrompt")
-        writer.encodeIfPresent(self.vrHelpTitle, forKey: "vrHelpTitle")
-        writer.encodeIfPresent(self.vrHelp, forKey: "vrHelp")
-        writer.encodeIfPresent(self.menuTitle, forKey: "menuTitle")
-        writer.encodeIfPresent(self.menuIcon, forKey: "menuIcon")
-        writer.encodeIfPresent(self.keyboardProperties, forKey: "keyboardProperties")
-        writer.encodeIfPresent(self.menuLayout, forKey: "menuLayout")
+        writer.encodeIfPresent(self.userLocation, forKey: "userLocation", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.helpPrompt, forKey: "helpPrompt", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.timeoutPrompt, forKey: "timeoutPrompt", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.vrHelpTitle, forKey: "vrHelpTitle", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.vrHelp, forKey: "vrHelp", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.menuTitle, forKey: "menuTitle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.menuIcon, forKey: "menuIcon", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.keyboardProperties, forKey: "keyboardProperties", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.menuLayout, forKey: "menuLayout", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.userLocation { validator.structure(value, "userLocation") }
-        if let value = self.helpPrompt { validator.structures(value, "helpPrompt", minSize: 1, maxSize: 100) }
-        if let value = self.timeoutPrompt { validator.structures(value, "timeoutPrompt", minSize: 1, maxSize: 100) }
-        if let value = self.vrHelpTitle { validator.string(value, "vrHelpTitle", minLength: 1, maxLength: 500) }
-        if let value = self.vrHelp { validator.structures(value, "vrHelp", minSize: 1, maxSize: 100) }
-        if let value = self.menuTitle { validator.string(value, "menuTitle", minLength: 1, maxLength: 500) }
-        if let value = self.menuIcon { validator.structure(value, "menuIcon") }
-        if let value = self.keyboardProperties { validator.structure(value, "keyboardProperties") }
-        if let value = self.menuLayout { validator.enumeration(value, "menuLayout") }
+        if let value = self.userLocation { validator.structure(value, "userLocation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "userLocation") }
+        if let value = self.helpPrompt { validator.structures(value, "helpPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "helpPrompt") }
+        if let value = self.timeoutPrompt { validator.structures(value, "timeoutPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeoutPrompt") }
+        if let value = self.vrHelpTitle { validator.string(value, "vrHelpTitle", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrHelpTitle") }
+        if let value = self.vrHelp { validator.structures(value, "vrHelp", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrHelp") }
+        if let value = self.menuTitle { validator.string(value, "menuTitle", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuTitle") }
+        if let value = self.menuIcon { validator.structure(value, "menuIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuIcon") }
+        if let value = self.keyboardProperties { validator.structure(value, "keyboardProperties") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keyboardProperties") }
+        if let value = self.menuLayout { validator.enumeration(value, "menuLayout") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuLayout") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["userLocation", "helpPrompt", "timeoutPrompt", "vrHelpTitle", "vrHelp", "menuTitle", "menuIcon", "keyboardProperties", "menuLayout"])
         }
@@ -841,7 +1053,17 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -849,10 +1071,21 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -860,30 +1093,31 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -898,37 +1132,57 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
     /// `properties`: array of GlobalProperty, size 1...100, mandatory.
     public var properties: [SDLGlobalProperty]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         properties: [SDLGlobalProperty],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(properties: properties, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        properties: [SDLGlobalProperty],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.properties = properties
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var properties: [SDLGlobalProperty]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a707273 where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
+            case 0x0a707273 where reader.currentKeyEquals("properties"): try reader.decodeArray(&properties, "properties", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let properties else { throw RPCError.missingParameter("properties") }
-        self.init(properties: properties, unknownParameters: unknownParameters)
+        self.init(properties: properties, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encode(self.properties, forKey: "properties")
+        writer.encodeArray(self.properties, forKey: "properties", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.enumerations(self.properties, "properties", minSize: 1, maxSize: 100)
+        validator.enumerations(self.properties, "properties", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["properties"])
         }
@@ -947,7 +1201,17 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -955,10 +1219,21 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -966,30 +1241,31 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -1012,7 +1288,17 @@ public struct SDLAddCommandRequest: RPCMessage {
     /// `secondaryImage`: Image, optional (since 7.1).
     public var secondaryImage: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cmdID: Int32,
@@ -1022,12 +1308,25 @@ public struct SDLAddCommandRequest: RPCMessage {
         secondaryImage: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(cmdID: cmdID, menuParams: menuParams, vrCommands: vrCommands, cmdIcon: cmdIcon, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        cmdID: Int32,
+        menuParams: SDLMenuParams?,
+        vrCommands: [String]?,
+        cmdIcon: SDLImage?,
+        secondaryImage: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.cmdID = cmdID
         self.menuParams = menuParams
         self.vrCommands = vrCommands
         self.cmdIcon = cmdIcon
         self.secondaryImage = secondaryImage
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1037,36 +1336,37 @@ public struct SDLAddCommandRequest: RPCMessage {
         var cmdIcon: SDLImage? = nil
         var secondaryImage: SDLImage? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x05636444 where reader.currentKeyEquals("cmdID"): try reader.decode(&cmdID, "cmdID")
-            case 0x0a6d6173 where reader.currentKeyEquals("menuParams"): try reader.decode(&menuParams, "menuParams")
-            case 0x0a766d73 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands, "vrCommands")
-            case 0x0763496e where reader.currentKeyEquals("cmdIcon"): try reader.decode(&cmdIcon, "cmdIcon")
-            case 0x0e737265 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
+            case 0x0a6d6173 where reader.currentKeyEquals("menuParams"): try reader.decode(&menuParams, "menuParams", droppingInto: &droppedParameters)
+            case 0x0a766d73 where reader.currentKeyEquals("vrCommands"): try reader.decodeArray(&vrCommands, "vrCommands", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0763496e where reader.currentKeyEquals("cmdIcon"): try reader.decode(&cmdIcon, "cmdIcon", droppingInto: &droppedParameters)
+            case 0x0e737265 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let cmdID else { throw RPCError.missingParameter("cmdID") }
-        self.init(cmdID: cmdID, menuParams: menuParams, vrCommands: vrCommands, cmdIcon: cmdIcon, secondaryImage: secondaryImage, unknownParameters: unknownParameters)
+        self.init(cmdID: cmdID, menuParams: menuParams, vrCommands: vrCommands, cmdIcon: cmdIcon, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.cmdID, forKey: "cmdID")
-        writer.encodeIfPresent(self.menuParams, forKey: "menuParams")
-        writer.encodeIfPresent(self.vrCommands, forKey: "vrCommands")
-        writer.encodeIfPresent(self.cmdIcon, forKey: "cmdIcon")
-        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage")
+        writer.encodeIfPresent(self.menuParams, forKey: "menuParams", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.vrCommands, forKey: "vrCommands", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.cmdIcon, forKey: "cmdIcon", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.cmdID, "cmdID", min: 0, max: 2000000000)
-        if let value = self.menuParams { validator.structure(value, "menuParams") }
-        if let value = self.vrCommands { validator.strings(value, "vrCommands", minSize: 1, maxSize: 100, minLength: 1, maxLength: 99) }
-        if let value = self.cmdIcon { validator.structure(value, "cmdIcon") }
-        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") }
+        if let value = self.menuParams { validator.structure(value, "menuParams") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuParams") }
+        if let value = self.vrCommands { validator.strings(value, "vrCommands", minSize: 1, maxSize: 100, minLength: 1, maxLength: 99, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrCommands") }
+        if let value = self.cmdIcon { validator.structure(value, "cmdIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cmdIcon") }
+        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryImage") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["cmdID", "menuParams", "vrCommands", "cmdIcon", "secondaryImage"])
         }
@@ -1085,7 +1385,17 @@ public struct SDLAddCommandResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1093,10 +1403,21 @@ public struct SDLAddCommandResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1104,30 +1425,31 @@ public struct SDLAddCommandResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -1142,14 +1464,22 @@ public struct SDLDeleteCommandRequest: RPCMessage {
     /// `cmdID`: Integer, value 0...2000000000, mandatory.
     public var cmdID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cmdID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.cmdID = cmdID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1191,7 +1521,17 @@ public struct SDLDeleteCommandResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1199,10 +1539,21 @@ public struct SDLDeleteCommandResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1210,30 +1561,31 @@ public struct SDLDeleteCommandResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -1264,7 +1616,17 @@ public struct SDLAddSubMenuRequest: RPCMessage {
     /// `secondaryImage`: Image, optional (since 7.1).
     public var secondaryImage: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuID: Int32,
@@ -1278,6 +1640,23 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         secondaryImage: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(menuID: menuID, position: position, menuName: menuName, menuIcon: menuIcon, menuLayout: menuLayout, parentID: parentID, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        menuID: Int32,
+        position: Int32?,
+        menuName: String,
+        menuIcon: SDLImage?,
+        menuLayout: SDLMenuLayout?,
+        parentID: Int32?,
+        secondaryText: String?,
+        tertiaryText: String?,
+        secondaryImage: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.menuID = menuID
         self.position = position
         self.menuName = menuName
@@ -1287,7 +1666,7 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         self.secondaryText = secondaryText
         self.tertiaryText = tertiaryText
         self.secondaryImage = secondaryImage
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1301,49 +1680,50 @@ public struct SDLAddSubMenuRequest: RPCMessage {
         var tertiaryText: String? = nil
         var secondaryImage: SDLImage? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x066d7544 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
-            case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position", droppingInto: &droppedParameters)
             case 0x086d4e65 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
-            case 0x086d496e where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon")
-            case 0x0a6d6174 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout")
-            case 0x08706e44 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID")
-            case 0x0d736174 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
-            case 0x0c747274 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
-            case 0x0e737265 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
+            case 0x086d496e where reader.currentKeyEquals("menuIcon"): try reader.decode(&menuIcon, "menuIcon", droppingInto: &droppedParameters)
+            case 0x0a6d6174 where reader.currentKeyEquals("menuLayout"): try reader.decode(&menuLayout, "menuLayout", droppingInto: &droppedParameters)
+            case 0x08706e44 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID", droppingInto: &droppedParameters)
+            case 0x0d736174 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText", droppingInto: &droppedParameters)
+            case 0x0c747274 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText", droppingInto: &droppedParameters)
+            case 0x0e737265 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
         guard let menuName else { throw RPCError.missingParameter("menuName") }
-        self.init(menuID: menuID, position: position, menuName: menuName, menuIcon: menuIcon, menuLayout: menuLayout, parentID: parentID, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters)
+        self.init(menuID: menuID, position: position, menuName: menuName, menuIcon: menuIcon, menuLayout: menuLayout, parentID: parentID, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.menuID, forKey: "menuID")
-        writer.encodeIfPresent(self.position, forKey: "position")
+        writer.encodeIfPresent(self.position, forKey: "position", orDropped: self.droppedParameters)
         writer.encode(self.menuName, forKey: "menuName")
-        writer.encodeIfPresent(self.menuIcon, forKey: "menuIcon")
-        writer.encodeIfPresent(self.menuLayout, forKey: "menuLayout")
-        writer.encodeIfPresent(self.parentID, forKey: "parentID")
-        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText")
-        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText")
-        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage")
+        writer.encodeIfPresent(self.menuIcon, forKey: "menuIcon", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.menuLayout, forKey: "menuLayout", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.parentID, forKey: "parentID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.menuID, "menuID", min: 1, max: 2000000000)
-        if let value = self.position { validator.integer(value, "position", min: 0, max: 1000) }
+        if let value = self.position { validator.integer(value, "position", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "position") }
         validator.string(self.menuName, "menuName", minLength: 1, maxLength: 500)
-        if let value = self.menuIcon { validator.structure(value, "menuIcon") }
-        if let value = self.menuLayout { validator.enumeration(value, "menuLayout") }
-        if let value = self.parentID { validator.integer(value, "parentID", min: 0, max: 2000000000) }
-        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) }
-        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) }
-        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") }
+        if let value = self.menuIcon { validator.structure(value, "menuIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuIcon") }
+        if let value = self.menuLayout { validator.enumeration(value, "menuLayout") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuLayout") }
+        if let value = self.parentID { validator.integer(value, "parentID", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "parentID") }
+        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryText") }
+        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tertiaryText") }
+        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryImage") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["menuID", "position", "menuName", "menuIcon", "menuLayout", "parentID", "secondaryText", "tertiaryText", "secondaryImage"])
         }
@@ -1362,7 +1742,17 @@ public struct SDLAddSubMenuResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1370,10 +1760,21 @@ public struct SDLAddSubMenuResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1381,30 +1782,31 @@ public struct SDLAddSubMenuResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -1419,14 +1821,22 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
     /// `menuID`: Integer, value 1...2000000000, mandatory.
     public var menuID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.menuID = menuID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1468,7 +1878,17 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1476,10 +1896,21 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1487,30 +1918,31 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -1525,36 +1957,56 @@ public struct SDLShowAppMenuRequest: RPCMessage {
     /// `menuID`: Integer, value 1...2000000000, optional.
     public var menuID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(menuID: menuID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        menuID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.menuID = menuID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var menuID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x066d7544 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
+            case 0x066d7544 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(menuID: menuID, unknownParameters: unknownParameters)
+        self.init(menuID: menuID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.menuID, forKey: "menuID")
+        writer.encodeIfPresent(self.menuID, forKey: "menuID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.menuID { validator.integer(value, "menuID", min: 1, max: 2000000000) }
+        if let value = self.menuID { validator.integer(value, "menuID", min: 1, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["menuID"])
         }
@@ -1573,7 +2025,17 @@ public struct SDLShowAppMenuResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1581,10 +2043,21 @@ public struct SDLShowAppMenuResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1592,30 +2065,31 @@ public struct SDLShowAppMenuResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -1632,44 +2106,65 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
     /// `choiceSet`: array of Choice, size 1...100, mandatory.
     public var choiceSet: [SDLChoice]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         interactionChoiceSetID: Int32,
         choiceSet: [SDLChoice],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(interactionChoiceSetID: interactionChoiceSetID, choiceSet: choiceSet, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        interactionChoiceSetID: Int32,
+        choiceSet: [SDLChoice],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.interactionChoiceSetID = interactionChoiceSetID
         self.choiceSet = choiceSet
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var interactionChoiceSetID: Int32? = nil
         var choiceSet: [SDLChoice]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x16694344 where reader.currentKeyEquals("interactionChoiceSetID"): try reader.decode(&interactionChoiceSetID, "interactionChoiceSetID")
-            case 0x09636374 where reader.currentKeyEquals("choiceSet"): try reader.decode(&choiceSet, "choiceSet")
+            case 0x09636374 where reader.currentKeyEquals("choiceSet"): try reader.decodeArray(&choiceSet, "choiceSet", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let interactionChoiceSetID else { throw RPCError.missingParameter("interactionChoiceSetID") }
         guard let choiceSet else { throw RPCError.missingParameter("choiceSet") }
-        self.init(interactionChoiceSetID: interactionChoiceSetID, choiceSet: choiceSet, unknownParameters: unknownParameters)
+        self.init(interactionChoiceSetID: interactionChoiceSetID, choiceSet: choiceSet, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.interactionChoiceSetID, forKey: "interactionChoiceSetID")
-        writer.encode(self.choiceSet, forKey: "choiceSet")
+        writer.encodeArray(self.choiceSet, forKey: "choiceSet", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.interactionChoiceSetID, "interactionChoiceSetID", min: 0, max: 2000000000)
-        validator.structures(self.choiceSet, "choiceSet", minSize: 1, maxSize: 100)
+        validator.structures(self.choiceSet, "choiceSet", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["interactionChoiceSetID", "choiceSet"])
         }
@@ -1688,7 +2183,17 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1696,10 +2201,21 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1707,30 +2223,31 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -1763,7 +2280,17 @@ public struct SDLPerformInteractionRequest: RPCMessage {
     /// `cancelID`: Integer, optional (since 6.0).
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         initialText: String,
@@ -1778,6 +2305,24 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(initialText: initialText, initialPrompt: initialPrompt, interactionMode: interactionMode, interactionChoiceSetIDList: interactionChoiceSetIDList, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, timeout: timeout, vrHelp: vrHelp, interactionLayout: interactionLayout, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        initialText: String,
+        initialPrompt: [SDLTTSChunk]?,
+        interactionMode: SDLInteractionMode,
+        interactionChoiceSetIDList: [Int32],
+        helpPrompt: [SDLTTSChunk]?,
+        timeoutPrompt: [SDLTTSChunk]?,
+        timeout: Int32?,
+        vrHelp: [SDLVrHelpItem]?,
+        interactionLayout: SDLLayoutMode?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.initialText = initialText
         self.initialPrompt = initialPrompt
         self.interactionMode = interactionMode
@@ -1788,7 +2333,7 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         self.vrHelp = vrHelp
         self.interactionLayout = interactionLayout
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1803,18 +2348,19 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         var interactionLayout: SDLLayoutMode? = nil
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0b696174 where reader.currentKeyEquals("initialText"): try reader.decode(&initialText, "initialText")
-            case 0x0d696c74 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt, "initialPrompt")
+            case 0x0d696c74 where reader.currentKeyEquals("initialPrompt"): try reader.decodeArray(&initialPrompt, "initialPrompt", isOptional: true, droppingInto: &droppedParameters)
             case 0x0f697465 where reader.currentKeyEquals("interactionMode"): try reader.decode(&interactionMode, "interactionMode")
-            case 0x1a696f74 where reader.currentKeyEquals("interactionChoiceSetIDList"): try reader.decode(&interactionChoiceSetIDList, "interactionChoiceSetIDList")
-            case 0x0a687274 where reader.currentKeyEquals("helpPrompt"): try reader.decode(&helpPrompt, "helpPrompt")
-            case 0x0d747474 where reader.currentKeyEquals("timeoutPrompt"): try reader.decode(&timeoutPrompt, "timeoutPrompt")
-            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
-            case 0x06766570 where reader.currentKeyEquals("vrHelp"): try reader.decode(&vrHelp, "vrHelp")
-            case 0x11696974 where reader.currentKeyEquals("interactionLayout"): try reader.decode(&interactionLayout, "interactionLayout")
-            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x1a696f74 where reader.currentKeyEquals("interactionChoiceSetIDList"): try reader.decodeArray(&interactionChoiceSetIDList, "interactionChoiceSetIDList", isOptional: false, droppingInto: &droppedParameters)
+            case 0x0a687274 where reader.currentKeyEquals("helpPrompt"): try reader.decodeArray(&helpPrompt, "helpPrompt", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0d747474 where reader.currentKeyEquals("timeoutPrompt"): try reader.decodeArray(&timeoutPrompt, "timeoutPrompt", isOptional: true, droppingInto: &droppedParameters)
+            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout", droppingInto: &droppedParameters)
+            case 0x06766570 where reader.currentKeyEquals("vrHelp"): try reader.decodeArray(&vrHelp, "vrHelp", isOptional: true, droppingInto: &droppedParameters)
+            case 0x11696974 where reader.currentKeyEquals("interactionLayout"): try reader.decode(&interactionLayout, "interactionLayout", droppingInto: &droppedParameters)
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1822,33 +2368,34 @@ public struct SDLPerformInteractionRequest: RPCMessage {
         guard let initialText else { throw RPCError.missingParameter("initialText") }
         guard let interactionMode else { throw RPCError.missingParameter("interactionMode") }
         guard let interactionChoiceSetIDList else { throw RPCError.missingParameter("interactionChoiceSetIDList") }
-        self.init(initialText: initialText, initialPrompt: initialPrompt, interactionMode: interactionMode, interactionChoiceSetIDList: interactionChoiceSetIDList, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, timeout: timeout, vrHelp: vrHelp, interactionLayout: interactionLayout, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.init(initialText: initialText, initialPrompt: initialPrompt, interactionMode: interactionMode, interactionChoiceSetIDList: interactionChoiceSetIDList, helpPrompt: helpPrompt, timeoutPrompt: timeoutPrompt, timeout: timeout, vrHelp: vrHelp, interactionLayout: interactionLayout, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.initialText, forKey: "initialText")
-        writer.encodeIfPresent(self.initialPrompt, forKey: "initialPrompt")
+        writer.encodeArrayIfPresent(self.initialPrompt, forKey: "initialPrompt", merging: self.droppedParameters)
         writer.encode(self.interactionMode, forKey: "interactionMode")
-        writer.encode(self.interactionChoiceSetIDList, forKey: "interactionChoiceSetIDList")
-        writer.encodeIfPresent(self.helpPrompt, forKey: "helpPrompt")
-        writer.encodeIfPresent(self.timeoutPrompt, forKey: "timeoutPrompt")
-        writer.encodeIfPresent(self.timeout, forKey: "timeout")
-        writer.encodeIfPresent(self.vrHelp, forKey: "vrHelp")
-        writer.encodeIfPresent(self.interactionLayout, forKey: "interactionLayout")
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID")
+        writer.encodeArray(self.interactionChoiceSetIDList, forKey: "interactionChoiceSetIDList", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.helpPrompt, forKey: "helpPrompt", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.timeoutPrompt, forKey: "timeoutPrompt", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.vrHelp, forKey: "vrHelp", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.interactionLayout, forKey: "interactionLayout", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.initialText, "initialText", minLength: 1, maxLength: 500)
-        if let value = self.initialPrompt { validator.structures(value, "initialPrompt", minSize: 1, maxSize: 100) }
+        if let value = self.initialPrompt { validator.structures(value, "initialPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "initialPrompt") }
         validator.enumeration(self.interactionMode, "interactionMode")
-        validator.integers(self.interactionChoiceSetIDList, "interactionChoiceSetIDList", minSize: 0, maxSize: 100, min: 0, max: 2000000000)
-        if let value = self.helpPrompt { validator.structures(value, "helpPrompt", minSize: 1, maxSize: 100) }
-        if let value = self.timeoutPrompt { validator.structures(value, "timeoutPrompt", minSize: 1, maxSize: 100) }
-        if let value = self.timeout { validator.integer(value, "timeout", min: 5000, max: 100000) }
-        if let value = self.vrHelp { validator.structures(value, "vrHelp", minSize: 1, maxSize: 100) }
-        if let value = self.interactionLayout { validator.enumeration(value, "interactionLayout") }
+        validator.integers(self.interactionChoiceSetIDList, "interactionChoiceSetIDList", minSize: 0, maxSize: 100, min: 0, max: 2000000000, dropped: self.droppedParameters)
+        if let value = self.helpPrompt { validator.structures(value, "helpPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "helpPrompt") }
+        if let value = self.timeoutPrompt { validator.structures(value, "timeoutPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeoutPrompt") }
+        if let value = self.timeout { validator.integer(value, "timeout", min: 5000, max: 100000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeout") }
+        if let value = self.vrHelp { validator.structures(value, "vrHelp", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrHelp") }
+        if let value = self.interactionLayout { validator.enumeration(value, "interactionLayout") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "interactionLayout") }
+        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["initialText", "initialPrompt", "interactionMode", "interactionChoiceSetIDList", "helpPrompt", "timeoutPrompt", "timeout", "vrHelp", "interactionLayout", "cancelID"])
         }
@@ -1873,7 +2420,17 @@ public struct SDLPerformInteractionResponse: RPCMessage {
     /// `triggerSource`: TriggerSource, optional.
     public var triggerSource: SDLTriggerSource?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -1884,13 +2441,27 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         triggerSource: SDLTriggerSource? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, choiceID: choiceID, manualTextEntry: manualTextEntry, triggerSource: triggerSource, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        choiceID: Int32?,
+        manualTextEntry: String?,
+        triggerSource: SDLTriggerSource?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.choiceID = choiceID
         self.manualTextEntry = manualTextEntry
         self.triggerSource = triggerSource
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1901,39 +2472,40 @@ public struct SDLPerformInteractionResponse: RPCMessage {
         var manualTextEntry: String? = nil
         var triggerSource: SDLTriggerSource? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x08636344 where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID, "choiceID")
-            case 0x0f6d6579 where reader.currentKeyEquals("manualTextEntry"): try reader.decode(&manualTextEntry, "manualTextEntry")
-            case 0x0d747265 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource, "triggerSource")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x08636344 where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID, "choiceID", droppingInto: &droppedParameters)
+            case 0x0f6d6579 where reader.currentKeyEquals("manualTextEntry"): try reader.decode(&manualTextEntry, "manualTextEntry", droppingInto: &droppedParameters)
+            case 0x0d747265 where reader.currentKeyEquals("triggerSource"): try reader.decode(&triggerSource, "triggerSource", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, choiceID: choiceID, manualTextEntry: manualTextEntry, triggerSource: triggerSource, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, choiceID: choiceID, manualTextEntry: manualTextEntry, triggerSource: triggerSource, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.choiceID, forKey: "choiceID")
-        writer.encodeIfPresent(self.manualTextEntry, forKey: "manualTextEntry")
-        writer.encodeIfPresent(self.triggerSource, forKey: "triggerSource")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.choiceID, forKey: "choiceID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.manualTextEntry, forKey: "manualTextEntry", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.triggerSource, forKey: "triggerSource", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.choiceID { validator.integer(value, "choiceID", min: 0, max: 2000000000) }
-        if let value = self.manualTextEntry { validator.string(value, "manualTextEntry", minLength: 1, maxLength: 500) }
-        if let value = self.triggerSource { validator.enumeration(value, "triggerSource") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.choiceID { validator.integer(value, "choiceID", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "choiceID") }
+        if let value = self.manualTextEntry { validator.string(value, "manualTextEntry", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "manualTextEntry") }
+        if let value = self.triggerSource { validator.enumeration(value, "triggerSource") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "triggerSource") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "choiceID", "manualTextEntry", "triggerSource"])
         }
@@ -1948,14 +2520,22 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
     /// `interactionChoiceSetID`: Integer, value 0...2000000000, mandatory.
     public var interactionChoiceSetID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         interactionChoiceSetID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.interactionChoiceSetID = interactionChoiceSetID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1997,7 +2577,17 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2005,10 +2595,21 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2016,30 +2617,31 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -2072,7 +2674,17 @@ public struct SDLAlertRequest: RPCMessage {
     /// `cancelID`: Integer, optional (since 6.0).
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         alertText1: String? = nil,
@@ -2087,6 +2699,24 @@ public struct SDLAlertRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(alertText1: alertText1, alertText2: alertText2, alertText3: alertText3, ttsChunks: ttsChunks, duration: duration, playTone: playTone, progressIndicator: progressIndicator, softButtons: softButtons, alertIcon: alertIcon, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        alertText1: String?,
+        alertText2: String?,
+        alertText3: String?,
+        ttsChunks: [SDLTTSChunk]?,
+        duration: Int32?,
+        playTone: Bool?,
+        progressIndicator: Bool?,
+        softButtons: [SDLSoftButton]?,
+        alertIcon: SDLImage?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.alertText1 = alertText1
         self.alertText2 = alertText2
         self.alertText3 = alertText3
@@ -2097,7 +2727,7 @@ public struct SDLAlertRequest: RPCMessage {
         self.softButtons = softButtons
         self.alertIcon = alertIcon
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2112,47 +2742,51 @@ public struct SDLAlertRequest: RPCMessage {
         var alertIcon: SDLImage? = nil
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a615431 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1")
-            case 0x0a615432 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2")
-            case 0x0a615433 where reader.currentKeyEquals("alertText3"): try reader.decode(&alertText3, "alertText3")
-            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
-            case 0x0864746e where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration")
-            case 0x08705465 where reader.currentKeyEquals("playTone"): try reader.decode(&playTone, "playTone")
-            case 0x11704972 where reader.currentKeyEquals("progressIndicator"): try reader.decode(&progressIndicator, "progressIndicator")
-            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
-            case 0x0961746e where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon")
-            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x0a615431 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1", droppingInto: &droppedParameters)
+            case 0x0a615432 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2", droppingInto: &droppedParameters)
+            case 0x0a615433 where reader.currentKeyEquals("alertText3"): try reader.decode(&alertText3, "alertText3", droppingInto: &droppedParameters)
+            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decodeArray(&ttsChunks, "ttsChunks", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0864746e where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration", droppingInto: &droppedParameters)
+            case 0x08705465 where reader.currentKeyEquals("playTone"): try reader.decode(&playTone, "playTone", droppingInto: &droppedParameters)
+            case 0x11704972 where reader.currentKeyEquals("progressIndicator"): try reader.decode(&progressIndicator, "progressIndicator", droppingInto: &droppedParameters)
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decodeArray(&softButtons, "softButtons", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0961746e where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon", droppingInto: &droppedParameters)
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(alertText1: alertText1, alertText2: alertText2, alertText3: alertText3, ttsChunks: ttsChunks, duration: duration, playTone: playTone, progressIndicator: progressIndicator, softButtons: softButtons, alertIcon: alertIcon, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.init(alertText1: alertText1, alertText2: alertText2, alertText3: alertText3, ttsChunks: ttsChunks, duration: duration, playTone: playTone, progressIndicator: progressIndicator, softButtons: softButtons, alertIcon: alertIcon, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.alertText1, forKey: "alertText1")
-        writer.encodeIfPresent(self.alertText2, forKey: "alertText2")
-        writer.encodeIfPresent(self.alertText3, forKey: "alertText3")
-        writer.encodeIfPresent(self.ttsChunks, forKey: "ttsChunks")
-        writer.encodeIfPresent(self.duration, forKey: "duration")
-        writer.encodeIfPresent(self.playTone, forKey: "playTone")
-        writer.encodeIfPresent(self.progressIndicator, forKey: "progressIndicator")
-        writer.encodeIfPresent(self.softButtons, forKey: "softButtons")
-        writer.encodeIfPresent(self.alertIcon, forKey: "alertIcon")
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID")
+        writer.encodeIfPresent(self.alertText1, forKey: "alertText1", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.alertText2, forKey: "alertText2", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.alertText3, forKey: "alertText3", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.ttsChunks, forKey: "ttsChunks", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.duration, forKey: "duration", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.playTone, forKey: "playTone", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.progressIndicator, forKey: "progressIndicator", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.alertIcon, forKey: "alertIcon", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.alertText1 { validator.string(value, "alertText1", minLength: 1, maxLength: 500) }
-        if let value = self.alertText2 { validator.string(value, "alertText2", minLength: 1, maxLength: 500) }
-        if let value = self.alertText3 { validator.string(value, "alertText3", minLength: 1, maxLength: 500) }
-        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100) }
-        if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 4) }
-        if let value = self.alertIcon { validator.structure(value, "alertIcon") }
+        if let value = self.alertText1 { validator.string(value, "alertText1", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText1") }
+        if let value = self.alertText2 { validator.string(value, "alertText2", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText2") }
+        if let value = self.alertText3 { validator.string(value, "alertText3", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText3") }
+        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsChunks") }
+        if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "duration") }
+        if self.playTone == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "playTone") }
+        if self.progressIndicator == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "progressIndicator") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 4, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
+        if let value = self.alertIcon { validator.structure(value, "alertIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertIcon") }
+        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["alertText1", "alertText2", "alertText3", "ttsChunks", "duration", "playTone", "progressIndicator", "softButtons", "alertIcon", "cancelID"])
         }
@@ -2173,7 +2807,17 @@ public struct SDLAlertResponse: RPCMessage {
     /// `tryAgainTime`: Integer, value 0...2000000000, optional (since 2.0).
     public var tryAgainTime: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2182,11 +2826,23 @@ public struct SDLAlertResponse: RPCMessage {
         tryAgainTime: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        tryAgainTime: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.tryAgainTime = tryAgainTime
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2195,33 +2851,34 @@ public struct SDLAlertResponse: RPCMessage {
         var info: String? = nil
         var tryAgainTime: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x0c746965 where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x0c746965 where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.tryAgainTime, forKey: "tryAgainTime")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tryAgainTime, forKey: "tryAgainTime", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tryAgainTime") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "tryAgainTime"])
         }
@@ -2248,7 +2905,17 @@ public struct SDLSubtleAlertRequest: RPCMessage {
     /// `cancelID`: Integer, optional.
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         alertText1: String? = nil,
@@ -2260,6 +2927,21 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(alertText1: alertText1, alertText2: alertText2, alertIcon: alertIcon, ttsChunks: ttsChunks, duration: duration, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        alertText1: String?,
+        alertText2: String?,
+        alertIcon: SDLImage?,
+        ttsChunks: [SDLTTSChunk]?,
+        duration: Int32?,
+        softButtons: [SDLSoftButton]?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.alertText1 = alertText1
         self.alertText2 = alertText2
         self.alertIcon = alertIcon
@@ -2267,7 +2949,7 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         self.duration = duration
         self.softButtons = softButtons
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2279,40 +2961,42 @@ public struct SDLSubtleAlertRequest: RPCMessage {
         var softButtons: [SDLSoftButton]? = nil
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a615431 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1")
-            case 0x0a615432 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2")
-            case 0x0961746e where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon")
-            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
-            case 0x0864746e where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration")
-            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
-            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x0a615431 where reader.currentKeyEquals("alertText1"): try reader.decode(&alertText1, "alertText1", droppingInto: &droppedParameters)
+            case 0x0a615432 where reader.currentKeyEquals("alertText2"): try reader.decode(&alertText2, "alertText2", droppingInto: &droppedParameters)
+            case 0x0961746e where reader.currentKeyEquals("alertIcon"): try reader.decode(&alertIcon, "alertIcon", droppingInto: &droppedParameters)
+            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decodeArray(&ttsChunks, "ttsChunks", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0864746e where reader.currentKeyEquals("duration"): try reader.decode(&duration, "duration", droppingInto: &droppedParameters)
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decodeArray(&softButtons, "softButtons", isOptional: true, droppingInto: &droppedParameters)
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(alertText1: alertText1, alertText2: alertText2, alertIcon: alertIcon, ttsChunks: ttsChunks, duration: duration, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.init(alertText1: alertText1, alertText2: alertText2, alertIcon: alertIcon, ttsChunks: ttsChunks, duration: duration, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.alertText1, forKey: "alertText1")
-        writer.encodeIfPresent(self.alertText2, forKey: "alertText2")
-        writer.encodeIfPresent(self.alertIcon, forKey: "alertIcon")
-        writer.encodeIfPresent(self.ttsChunks, forKey: "ttsChunks")
-        writer.encodeIfPresent(self.duration, forKey: "duration")
-        writer.encodeIfPresent(self.softButtons, forKey: "softButtons")
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID")
+        writer.encodeIfPresent(self.alertText1, forKey: "alertText1", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.alertText2, forKey: "alertText2", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.alertIcon, forKey: "alertIcon", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.ttsChunks, forKey: "ttsChunks", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.duration, forKey: "duration", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.alertText1 { validator.string(value, "alertText1", minLength: 1, maxLength: 500) }
-        if let value = self.alertText2 { validator.string(value, "alertText2", minLength: 1, maxLength: 500) }
-        if let value = self.alertIcon { validator.structure(value, "alertIcon") }
-        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100) }
-        if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 2) }
+        if let value = self.alertText1 { validator.string(value, "alertText1", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText1") }
+        if let value = self.alertText2 { validator.string(value, "alertText2", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText2") }
+        if let value = self.alertIcon { validator.structure(value, "alertIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertIcon") }
+        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsChunks") }
+        if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "duration") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 2, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
+        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["alertText1", "alertText2", "alertIcon", "ttsChunks", "duration", "softButtons", "cancelID"])
         }
@@ -2333,7 +3017,17 @@ public struct SDLSubtleAlertResponse: RPCMessage {
     /// `tryAgainTime`: Integer, value 0...2000000000, optional.
     public var tryAgainTime: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2342,11 +3036,23 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         tryAgainTime: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        tryAgainTime: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.tryAgainTime = tryAgainTime
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2355,33 +3061,34 @@ public struct SDLSubtleAlertResponse: RPCMessage {
         var info: String? = nil
         var tryAgainTime: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x0c746965 where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x0c746965 where reader.currentKeyEquals("tryAgainTime"): try reader.decode(&tryAgainTime, "tryAgainTime", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, tryAgainTime: tryAgainTime, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.tryAgainTime, forKey: "tryAgainTime")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tryAgainTime, forKey: "tryAgainTime", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tryAgainTime") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "tryAgainTime"])
         }
@@ -2394,12 +3101,20 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
     public static let rpcType = RPCType.notification
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2460,7 +3175,17 @@ public struct SDLShowRequest: RPCMessage {
     /// `templateConfiguration`: TemplateConfiguration, optional (since 6.0).
     public var templateConfiguration: SDLTemplateConfiguration?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         mainField1: String? = nil,
@@ -2481,6 +3206,30 @@ public struct SDLShowRequest: RPCMessage {
         templateConfiguration: SDLTemplateConfiguration? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, alignment: alignment, statusBar: statusBar, mediaClock: mediaClock, mediaTrack: mediaTrack, graphic: graphic, secondaryGraphic: secondaryGraphic, softButtons: softButtons, customPresets: customPresets, metadataTags: metadataTags, templateTitle: templateTitle, windowID: windowID, templateConfiguration: templateConfiguration, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        mainField1: String?,
+        mainField2: String?,
+        mainField3: String?,
+        mainField4: String?,
+        alignment: SDLTextAlignment?,
+        statusBar: String?,
+        mediaClock: String?,
+        mediaTrack: String?,
+        graphic: SDLImage?,
+        secondaryGraphic: SDLImage?,
+        softButtons: [SDLSoftButton]?,
+        customPresets: [String]?,
+        metadataTags: SDLMetadataTags?,
+        templateTitle: String?,
+        windowID: Int32?,
+        templateConfiguration: SDLTemplateConfiguration?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.mainField1 = mainField1
         self.mainField2 = mainField2
         self.mainField3 = mainField3
@@ -2497,7 +3246,7 @@ public struct SDLShowRequest: RPCMessage {
         self.templateTitle = templateTitle
         self.windowID = windowID
         self.templateConfiguration = templateConfiguration
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2518,67 +3267,69 @@ public struct SDLShowRequest: RPCMessage {
         var windowID: Int32? = nil
         var templateConfiguration: SDLTemplateConfiguration? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a6d6931 where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1, "mainField1")
-            case 0x0a6d6932 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2, "mainField2")
-            case 0x0a6d6933 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3, "mainField3")
-            case 0x0a6d6934 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4, "mainField4")
-            case 0x09616e74 where reader.currentKeyEquals("alignment"): try reader.decode(&alignment, "alignment")
-            case 0x09737572 where reader.currentKeyEquals("statusBar"): try reader.decode(&statusBar, "statusBar")
-            case 0x0a6d436b where reader.currentKeyEquals("mediaClock"): try reader.decode(&mediaClock, "mediaClock")
-            case 0x0a6d546b where reader.currentKeyEquals("mediaTrack"): try reader.decode(&mediaTrack, "mediaTrack")
-            case 0x07677063 where reader.currentKeyEquals("graphic"): try reader.decode(&graphic, "graphic")
-            case 0x10737963 where reader.currentKeyEquals("secondaryGraphic"): try reader.decode(&secondaryGraphic, "secondaryGraphic")
-            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
-            case 0x0d635073 where reader.currentKeyEquals("customPresets"): try reader.decode(&customPresets, "customPresets")
-            case 0x0c6d7473 where reader.currentKeyEquals("metadataTags"): try reader.decode(&metadataTags, "metadataTags")
-            case 0x0d747465 where reader.currentKeyEquals("templateTitle"): try reader.decode(&templateTitle, "templateTitle")
-            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
-            case 0x15746e6e where reader.currentKeyEquals("templateConfiguration"): try reader.decode(&templateConfiguration, "templateConfiguration")
+            case 0x0a6d6931 where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1, "mainField1", droppingInto: &droppedParameters)
+            case 0x0a6d6932 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2, "mainField2", droppingInto: &droppedParameters)
+            case 0x0a6d6933 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3, "mainField3", droppingInto: &droppedParameters)
+            case 0x0a6d6934 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4, "mainField4", droppingInto: &droppedParameters)
+            case 0x09616e74 where reader.currentKeyEquals("alignment"): try reader.decode(&alignment, "alignment", droppingInto: &droppedParameters)
+            case 0x09737572 where reader.currentKeyEquals("statusBar"): try reader.decode(&statusBar, "statusBar", droppingInto: &droppedParameters)
+            case 0x0a6d436b where reader.currentKeyEquals("mediaClock"): try reader.decode(&mediaClock, "mediaClock", droppingInto: &droppedParameters)
+            case 0x0a6d546b where reader.currentKeyEquals("mediaTrack"): try reader.decode(&mediaTrack, "mediaTrack", droppingInto: &droppedParameters)
+            case 0x07677063 where reader.currentKeyEquals("graphic"): try reader.decode(&graphic, "graphic", droppingInto: &droppedParameters)
+            case 0x10737963 where reader.currentKeyEquals("secondaryGraphic"): try reader.decode(&secondaryGraphic, "secondaryGraphic", droppingInto: &droppedParameters)
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decodeArray(&softButtons, "softButtons", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0d635073 where reader.currentKeyEquals("customPresets"): try reader.decodeArray(&customPresets, "customPresets", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0c6d7473 where reader.currentKeyEquals("metadataTags"): try reader.decode(&metadataTags, "metadataTags", droppingInto: &droppedParameters)
+            case 0x0d747465 where reader.currentKeyEquals("templateTitle"): try reader.decode(&templateTitle, "templateTitle", droppingInto: &droppedParameters)
+            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID", droppingInto: &droppedParameters)
+            case 0x15746e6e where reader.currentKeyEquals("templateConfiguration"): try reader.decode(&templateConfiguration, "templateConfiguration", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, alignment: alignment, statusBar: statusBar, mediaClock: mediaClock, mediaTrack: mediaTrack, graphic: graphic, secondaryGraphic: secondaryGraphic, softButtons: softButtons, customPresets: customPresets, metadataTags: metadataTags, templateTitle: templateTitle, windowID: windowID, templateConfiguration: templateConfiguration, unknownParameters: unknownParameters)
+        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, alignment: alignment, statusBar: statusBar, mediaClock: mediaClock, mediaTrack: mediaTrack, graphic: graphic, secondaryGraphic: secondaryGraphic, softButtons: softButtons, customPresets: customPresets, metadataTags: metadataTags, templateTitle: templateTitle, windowID: windowID, templateConfiguration: templateConfiguration, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.mainField1, forKey: "mainField1")
-        writer.encodeIfPresent(self.mainField2, forKey: "mainField2")
-        writer.encodeIfPresent(self.mainField3, forKey: "mainField3")
-        writer.encodeIfPresent(self.mainField4, forKey: "mainField4")
-        writer.encodeIfPresent(self.alignment, forKey: "alignment")
-        writer.encodeIfPresent(self.statusBar, forKey: "statusBar")
-        writer.encodeIfPresent(self.mediaClock, forKey: "mediaClock")
-        writer.encodeIfPresent(self.mediaTrack, forKey: "mediaTrack")
-        writer.encodeIfPresent(self.graphic, forKey: "graphic")
-        writer.encodeIfPresent(self.secondaryGraphic, forKey: "secondaryGraphic")
-        writer.encodeIfPresent(self.softButtons, forKey: "softButtons")
-        writer.encodeIfPresent(self.customPresets, forKey: "customPresets")
-        writer.encodeIfPresent(self.metadataTags, forKey: "metadataTags")
-        writer.encodeIfPresent(self.templateTitle, forKey: "templateTitle")
-        writer.encodeIfPresent(self.windowID, forKey: "windowID")
-        writer.encodeIfPresent(self.templateConfiguration, forKey: "templateConfiguration")
+        writer.encodeIfPresent(self.mainField1, forKey: "mainField1", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.mainField2, forKey: "mainField2", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.mainField3, forKey: "mainField3", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.mainField4, forKey: "mainField4", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.alignment, forKey: "alignment", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.statusBar, forKey: "statusBar", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.mediaClock, forKey: "mediaClock", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.mediaTrack, forKey: "mediaTrack", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.graphic, forKey: "graphic", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.secondaryGraphic, forKey: "secondaryGraphic", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.customPresets, forKey: "customPresets", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.metadataTags, forKey: "metadataTags", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.templateTitle, forKey: "templateTitle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windowID, forKey: "windowID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.templateConfiguration, forKey: "templateConfiguration", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.mainField1 { validator.string(value, "mainField1", minLength: 0, maxLength: 500) }
-        if let value = self.mainField2 { validator.string(value, "mainField2", minLength: 0, maxLength: 500) }
-        if let value = self.mainField3 { validator.string(value, "mainField3", minLength: 0, maxLength: 500) }
-        if let value = self.mainField4 { validator.string(value, "mainField4", minLength: 0, maxLength: 500) }
-        if let value = self.alignment { validator.enumeration(value, "alignment") }
-        if let value = self.statusBar { validator.string(value, "statusBar", minLength: 0, maxLength: 500) }
-        if let value = self.mediaClock { validator.string(value, "mediaClock", minLength: 0, maxLength: 500) }
-        if let value = self.mediaTrack { validator.string(value, "mediaTrack", minLength: 0, maxLength: 500) }
-        if let value = self.graphic { validator.structure(value, "graphic") }
-        if let value = self.secondaryGraphic { validator.structure(value, "secondaryGraphic") }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 8) }
-        if let value = self.customPresets { validator.strings(value, "customPresets", minSize: 0, maxSize: 10, minLength: 1, maxLength: 500) }
-        if let value = self.metadataTags { validator.structure(value, "metadataTags") }
-        if let value = self.templateTitle { validator.string(value, "templateTitle", minLength: 0, maxLength: 100) }
-        if let value = self.templateConfiguration { validator.structure(value, "templateConfiguration") }
+        if let value = self.mainField1 { validator.string(value, "mainField1", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField1") }
+        if let value = self.mainField2 { validator.string(value, "mainField2", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField2") }
+        if let value = self.mainField3 { validator.string(value, "mainField3", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField3") }
+        if let value = self.mainField4 { validator.string(value, "mainField4", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField4") }
+        if let value = self.alignment { validator.enumeration(value, "alignment") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alignment") }
+        if let value = self.statusBar { validator.string(value, "statusBar", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "statusBar") }
+        if let value = self.mediaClock { validator.string(value, "mediaClock", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaClock") }
+        if let value = self.mediaTrack { validator.string(value, "mediaTrack", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaTrack") }
+        if let value = self.graphic { validator.structure(value, "graphic") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "graphic") }
+        if let value = self.secondaryGraphic { validator.structure(value, "secondaryGraphic") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryGraphic") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 8, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
+        if let value = self.customPresets { validator.strings(value, "customPresets", minSize: 0, maxSize: 10, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "customPresets") }
+        if let value = self.metadataTags { validator.structure(value, "metadataTags") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "metadataTags") }
+        if let value = self.templateTitle { validator.string(value, "templateTitle", minLength: 0, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "templateTitle") }
+        if self.windowID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowID") }
+        if let value = self.templateConfiguration { validator.structure(value, "templateConfiguration") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "templateConfiguration") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["mainField1", "mainField2", "mainField3", "mainField4", "alignment", "statusBar", "mediaClock", "mediaTrack", "graphic", "secondaryGraphic", "softButtons", "customPresets", "metadataTags", "templateTitle", "windowID", "templateConfiguration"])
         }
@@ -2597,7 +3348,17 @@ public struct SDLShowResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2605,10 +3366,21 @@ public struct SDLShowResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2616,30 +3388,31 @@ public struct SDLShowResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -2654,37 +3427,57 @@ public struct SDLSpeakRequest: RPCMessage {
     /// `ttsChunks`: array of TTSChunk, size 1...100, mandatory.
     public var ttsChunks: [SDLTTSChunk]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         ttsChunks: [SDLTTSChunk],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(ttsChunks: ttsChunks, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        ttsChunks: [SDLTTSChunk],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.ttsChunks = ttsChunks
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var ttsChunks: [SDLTTSChunk]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
+            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decodeArray(&ttsChunks, "ttsChunks", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let ttsChunks else { throw RPCError.missingParameter("ttsChunks") }
-        self.init(ttsChunks: ttsChunks, unknownParameters: unknownParameters)
+        self.init(ttsChunks: ttsChunks, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encode(self.ttsChunks, forKey: "ttsChunks")
+        writer.encodeArray(self.ttsChunks, forKey: "ttsChunks", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.structures(self.ttsChunks, "ttsChunks", minSize: 1, maxSize: 100)
+        validator.structures(self.ttsChunks, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["ttsChunks"])
         }
@@ -2703,7 +3496,17 @@ public struct SDLSpeakResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2711,10 +3514,21 @@ public struct SDLSpeakResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2722,30 +3536,31 @@ public struct SDLSpeakResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -2772,7 +3587,17 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
     /// `countRate`: Float, value 0.1...100.0, optional, default 1.0 (since 7.1).
     public var countRate: Double?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         startTime: SDLStartTime? = nil,
@@ -2784,6 +3609,21 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         countRate: Double? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(startTime: startTime, endTime: endTime, updateMode: updateMode, audioStreamingIndicator: audioStreamingIndicator, forwardSeekIndicator: forwardSeekIndicator, backSeekIndicator: backSeekIndicator, countRate: countRate, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        startTime: SDLStartTime?,
+        endTime: SDLStartTime?,
+        updateMode: SDLUpdateMode,
+        audioStreamingIndicator: SDLAudioStreamingIndicator?,
+        forwardSeekIndicator: SDLSeekStreamingIndicator?,
+        backSeekIndicator: SDLSeekStreamingIndicator?,
+        countRate: Double?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.startTime = startTime
         self.endTime = endTime
         self.updateMode = updateMode
@@ -2791,7 +3631,7 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         self.forwardSeekIndicator = forwardSeekIndicator
         self.backSeekIndicator = backSeekIndicator
         self.countRate = countRate
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2803,42 +3643,43 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
         var backSeekIndicator: SDLSeekStreamingIndicator? = nil
         var countRate: Double? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x09737465 where reader.currentKeyEquals("startTime"): try reader.decode(&startTime, "startTime")
-            case 0x07655465 where reader.currentKeyEquals("endTime"): try reader.decode(&endTime, "endTime")
+            case 0x09737465 where reader.currentKeyEquals("startTime"): try reader.decode(&startTime, "startTime", droppingInto: &droppedParameters)
+            case 0x07655465 where reader.currentKeyEquals("endTime"): try reader.decode(&endTime, "endTime", droppingInto: &droppedParameters)
             case 0x0a756565 where reader.currentKeyEquals("updateMode"): try reader.decode(&updateMode, "updateMode")
-            case 0x17616972 where reader.currentKeyEquals("audioStreamingIndicator"): try reader.decode(&audioStreamingIndicator, "audioStreamingIndicator")
-            case 0x14666b72 where reader.currentKeyEquals("forwardSeekIndicator"): try reader.decode(&forwardSeekIndicator, "forwardSeekIndicator")
-            case 0x11624972 where reader.currentKeyEquals("backSeekIndicator"): try reader.decode(&backSeekIndicator, "backSeekIndicator")
-            case 0x09637465 where reader.currentKeyEquals("countRate"): try reader.decode(&countRate, "countRate")
+            case 0x17616972 where reader.currentKeyEquals("audioStreamingIndicator"): try reader.decode(&audioStreamingIndicator, "audioStreamingIndicator", droppingInto: &droppedParameters)
+            case 0x14666b72 where reader.currentKeyEquals("forwardSeekIndicator"): try reader.decode(&forwardSeekIndicator, "forwardSeekIndicator", droppingInto: &droppedParameters)
+            case 0x11624972 where reader.currentKeyEquals("backSeekIndicator"): try reader.decode(&backSeekIndicator, "backSeekIndicator", droppingInto: &droppedParameters)
+            case 0x09637465 where reader.currentKeyEquals("countRate"): try reader.decode(&countRate, "countRate", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let updateMode else { throw RPCError.missingParameter("updateMode") }
-        self.init(startTime: startTime, endTime: endTime, updateMode: updateMode, audioStreamingIndicator: audioStreamingIndicator, forwardSeekIndicator: forwardSeekIndicator, backSeekIndicator: backSeekIndicator, countRate: countRate, unknownParameters: unknownParameters)
+        self.init(startTime: startTime, endTime: endTime, updateMode: updateMode, audioStreamingIndicator: audioStreamingIndicator, forwardSeekIndicator: forwardSeekIndicator, backSeekIndicator: backSeekIndicator, countRate: countRate, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.startTime, forKey: "startTime")
-        writer.encodeIfPresent(self.endTime, forKey: "endTime")
+        writer.encodeIfPresent(self.startTime, forKey: "startTime", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.endTime, forKey: "endTime", orDropped: self.droppedParameters)
         writer.encode(self.updateMode, forKey: "updateMode")
-        writer.encodeIfPresent(self.audioStreamingIndicator, forKey: "audioStreamingIndicator")
-        writer.encodeIfPresent(self.forwardSeekIndicator, forKey: "forwardSeekIndicator")
-        writer.encodeIfPresent(self.backSeekIndicator, forKey: "backSeekIndicator")
-        writer.encodeIfPresent(self.countRate, forKey: "countRate")
+        writer.encodeIfPresent(self.audioStreamingIndicator, forKey: "audioStreamingIndicator", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.forwardSeekIndicator, forKey: "forwardSeekIndicator", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.backSeekIndicator, forKey: "backSeekIndicator", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.countRate, forKey: "countRate", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.startTime { validator.structure(value, "startTime") }
-        if let value = self.endTime { validator.structure(value, "endTime") }
+        if let value = self.startTime { validator.structure(value, "startTime") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "startTime") }
+        if let value = self.endTime { validator.structure(value, "endTime") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "endTime") }
         validator.enumeration(self.updateMode, "updateMode")
-        if let value = self.audioStreamingIndicator { validator.enumeration(value, "audioStreamingIndicator") }
-        if let value = self.forwardSeekIndicator { validator.structure(value, "forwardSeekIndicator") }
-        if let value = self.backSeekIndicator { validator.structure(value, "backSeekIndicator") }
-        if let value = self.countRate { validator.float(value, "countRate", min: 0.1, max: 100.0) }
+        if let value = self.audioStreamingIndicator { validator.enumeration(value, "audioStreamingIndicator") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioStreamingIndicator") }
+        if let value = self.forwardSeekIndicator { validator.structure(value, "forwardSeekIndicator") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "forwardSeekIndicator") }
+        if let value = self.backSeekIndicator { validator.structure(value, "backSeekIndicator") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backSeekIndicator") }
+        if let value = self.countRate { validator.float(value, "countRate", min: 0.1, max: 100.0) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "countRate") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["startTime", "endTime", "updateMode", "audioStreamingIndicator", "forwardSeekIndicator", "backSeekIndicator", "countRate"])
         }
@@ -2857,7 +3698,17 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -2865,10 +3716,21 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2876,30 +3738,31 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -2928,7 +3791,17 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
     /// `muteAudio`: Boolean, optional.
     public var muteAudio: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         initialPrompt: [SDLTTSChunk]? = nil,
@@ -2941,6 +3814,22 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         muteAudio: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(initialPrompt: initialPrompt, audioPassThruDisplayText1: audioPassThruDisplayText1, audioPassThruDisplayText2: audioPassThruDisplayText2, samplingRate: samplingRate, maxDuration: maxDuration, bitsPerSample: bitsPerSample, audioType: audioType, muteAudio: muteAudio, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        initialPrompt: [SDLTTSChunk]?,
+        audioPassThruDisplayText1: String?,
+        audioPassThruDisplayText2: String?,
+        samplingRate: SDLSamplingRate,
+        maxDuration: Int32,
+        bitsPerSample: SDLBitsPerSample,
+        audioType: SDLAudioType,
+        muteAudio: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.initialPrompt = initialPrompt
         self.audioPassThruDisplayText1 = audioPassThruDisplayText1
         self.audioPassThruDisplayText2 = audioPassThruDisplayText2
@@ -2949,7 +3838,7 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         self.bitsPerSample = bitsPerSample
         self.audioType = audioType
         self.muteAudio = muteAudio
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2962,16 +3851,17 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         var audioType: SDLAudioType? = nil
         var muteAudio: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0d696c74 where reader.currentKeyEquals("initialPrompt"): try reader.decode(&initialPrompt, "initialPrompt")
-            case 0x19617531 where reader.currentKeyEquals("audioPassThruDisplayText1"): try reader.decode(&audioPassThruDisplayText1, "audioPassThruDisplayText1")
-            case 0x19617532 where reader.currentKeyEquals("audioPassThruDisplayText2"): try reader.decode(&audioPassThruDisplayText2, "audioPassThruDisplayText2")
+            case 0x0d696c74 where reader.currentKeyEquals("initialPrompt"): try reader.decodeArray(&initialPrompt, "initialPrompt", isOptional: true, droppingInto: &droppedParameters)
+            case 0x19617531 where reader.currentKeyEquals("audioPassThruDisplayText1"): try reader.decode(&audioPassThruDisplayText1, "audioPassThruDisplayText1", droppingInto: &droppedParameters)
+            case 0x19617532 where reader.currentKeyEquals("audioPassThruDisplayText2"): try reader.decode(&audioPassThruDisplayText2, "audioPassThruDisplayText2", droppingInto: &droppedParameters)
             case 0x0c736e65 where reader.currentKeyEquals("samplingRate"): try reader.decode(&samplingRate, "samplingRate")
             case 0x0b6d726e where reader.currentKeyEquals("maxDuration"): try reader.decode(&maxDuration, "maxDuration")
             case 0x0d627265 where reader.currentKeyEquals("bitsPerSample"): try reader.decode(&bitsPerSample, "bitsPerSample")
             case 0x09616f65 where reader.currentKeyEquals("audioType"): try reader.decode(&audioType, "audioType")
-            case 0x096d416f where reader.currentKeyEquals("muteAudio"): try reader.decode(&muteAudio, "muteAudio")
+            case 0x096d416f where reader.currentKeyEquals("muteAudio"): try reader.decode(&muteAudio, "muteAudio", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2980,29 +3870,30 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
         guard let maxDuration else { throw RPCError.missingParameter("maxDuration") }
         guard let bitsPerSample else { throw RPCError.missingParameter("bitsPerSample") }
         guard let audioType else { throw RPCError.missingParameter("audioType") }
-        self.init(initialPrompt: initialPrompt, audioPassThruDisplayText1: audioPassThruDisplayText1, audioPassThruDisplayText2: audioPassThruDisplayText2, samplingRate: samplingRate, maxDuration: maxDuration, bitsPerSample: bitsPerSample, audioType: audioType, muteAudio: muteAudio, unknownParameters: unknownParameters)
+        self.init(initialPrompt: initialPrompt, audioPassThruDisplayText1: audioPassThruDisplayText1, audioPassThruDisplayText2: audioPassThruDisplayText2, samplingRate: samplingRate, maxDuration: maxDuration, bitsPerSample: bitsPerSample, audioType: audioType, muteAudio: muteAudio, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.initialPrompt, forKey: "initialPrompt")
-        writer.encodeIfPresent(self.audioPassThruDisplayText1, forKey: "audioPassThruDisplayText1")
-        writer.encodeIfPresent(self.audioPassThruDisplayText2, forKey: "audioPassThruDisplayText2")
+        writer.encodeArrayIfPresent(self.initialPrompt, forKey: "initialPrompt", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.audioPassThruDisplayText1, forKey: "audioPassThruDisplayText1", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.audioPassThruDisplayText2, forKey: "audioPassThruDisplayText2", orDropped: self.droppedParameters)
         writer.encode(self.samplingRate, forKey: "samplingRate")
         writer.encode(self.maxDuration, forKey: "maxDuration")
         writer.encode(self.bitsPerSample, forKey: "bitsPerSample")
         writer.encode(self.audioType, forKey: "audioType")
-        writer.encodeIfPresent(self.muteAudio, forKey: "muteAudio")
+        writer.encodeIfPresent(self.muteAudio, forKey: "muteAudio", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.initialPrompt { validator.structures(value, "initialPrompt", minSize: 1, maxSize: 100) }
-        if let value = self.audioPassThruDisplayText1 { validator.string(value, "audioPassThruDisplayText1", minLength: 1, maxLength: 500) }
-        if let value = self.audioPassThruDisplayText2 { validator.string(value, "audioPassThruDisplayText2", minLength: 1, maxLength: 500) }
+        if let value = self.initialPrompt { validator.structures(value, "initialPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "initialPrompt") }
+        if let value = self.audioPassThruDisplayText1 { validator.string(value, "audioPassThruDisplayText1", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioPassThruDisplayText1") }
+        if let value = self.audioPassThruDisplayText2 { validator.string(value, "audioPassThruDisplayText2", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioPassThruDisplayText2") }
         validator.enumeration(self.samplingRate, "samplingRate")
         validator.integer(self.maxDuration, "maxDuration", min: 1, max: 1000000)
         validator.enumeration(self.bitsPerSample, "bitsPerSample")
         validator.enumeration(self.audioType, "audioType")
+        if self.muteAudio == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "muteAudio") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["initialPrompt", "audioPassThruDisplayText1", "audioPassThruDisplayText2", "samplingRate", "maxDuration", "bitsPerSample", "audioType", "muteAudio"])
         }
@@ -3021,7 +3912,17 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3029,10 +3930,21 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3040,30 +3952,31 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -3076,12 +3989,20 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3116,7 +4037,17 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3124,10 +4055,21 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3135,30 +4077,31 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -3173,14 +4116,22 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
     /// `buttonName`: ButtonName, mandatory.
     public var buttonName: SDLButtonName
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         buttonName: SDLButtonName,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.buttonName = buttonName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3222,7 +4173,17 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3230,10 +4191,21 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3241,30 +4213,31 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -3279,14 +4252,22 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
     /// `buttonName`: ButtonName, mandatory.
     public var buttonName: SDLButtonName
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         buttonName: SDLButtonName,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.buttonName = buttonName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3328,7 +4309,17 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3336,10 +4327,21 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3347,30 +4349,31 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -3453,7 +4456,17 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
     /// `seatOccupancy`: Boolean, optional (since 7.1).
     public var seatOccupancy: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         gps: Bool? = nil,
@@ -3493,6 +4506,49 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         seatOccupancy: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        gps: Bool?,
+        speed: Bool?,
+        rpm: Bool?,
+        fuelLevel: Bool?,
+        fuelLevel_State: Bool?,
+        instantFuelConsumption: Bool?,
+        fuelRange: Bool?,
+        climateData: Bool?,
+        externalTemperature: Bool?,
+        turnSignal: Bool?,
+        gearStatus: Bool?,
+        prndl: Bool?,
+        tirePressure: Bool?,
+        odometer: Bool?,
+        beltStatus: Bool?,
+        bodyInformation: Bool?,
+        deviceStatus: Bool?,
+        driverBraking: Bool?,
+        wiperStatus: Bool?,
+        headLampStatus: Bool?,
+        engineTorque: Bool?,
+        accPedalPosition: Bool?,
+        steeringWheelAngle: Bool?,
+        engineOilLife: Bool?,
+        electronicParkBrakeStatus: Bool?,
+        cloudAppVehicleID: Bool?,
+        stabilityControlsStatus: Bool?,
+        eCallInfo: Bool?,
+        airbagStatus: Bool?,
+        emergencyEvent: Bool?,
+        clusterModeStatus: Bool?,
+        myKey: Bool?,
+        windowStatus: Bool?,
+        handsOffSteering: Bool?,
+        seatOccupancy: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.gps = gps
         self.speed = speed
         self.rpm = rpm
@@ -3528,7 +4584,7 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3568,90 +4624,126 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
         var handsOffSteering: Bool? = nil
         var seatOccupancy: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps", droppingInto: &droppedParameters)
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed", droppingInto: &droppedParameters)
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm", droppingInto: &droppedParameters)
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel", droppingInto: &droppedParameters)
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State", droppingInto: &droppedParameters)
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption", droppingInto: &droppedParameters)
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange", droppingInto: &droppedParameters)
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData", droppingInto: &droppedParameters)
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature", droppingInto: &droppedParameters)
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal", droppingInto: &droppedParameters)
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus", droppingInto: &droppedParameters)
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl", droppingInto: &droppedParameters)
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure", droppingInto: &droppedParameters)
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer", droppingInto: &droppedParameters)
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus", droppingInto: &droppedParameters)
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation", droppingInto: &droppedParameters)
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus", droppingInto: &droppedParameters)
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking", droppingInto: &droppedParameters)
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus", droppingInto: &droppedParameters)
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus", droppingInto: &droppedParameters)
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque", droppingInto: &droppedParameters)
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition", droppingInto: &droppedParameters)
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle", droppingInto: &droppedParameters)
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife", droppingInto: &droppedParameters)
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus", droppingInto: &droppedParameters)
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID", droppingInto: &droppedParameters)
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus", droppingInto: &droppedParameters)
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo", droppingInto: &droppedParameters)
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus", droppingInto: &droppedParameters)
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent", droppingInto: &droppedParameters)
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus", droppingInto: &droppedParameters)
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey", droppingInto: &droppedParameters)
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus", droppingInto: &droppedParameters)
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering", droppingInto: &droppedParameters)
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.gps, forKey: "gps")
-        writer.encodeIfPresent(self.speed, forKey: "speed")
-        writer.encodeIfPresent(self.rpm, forKey: "rpm")
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel")
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State")
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption")
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange")
-        writer.encodeIfPresent(self.climateData, forKey: "climateData")
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature")
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal")
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus")
-        writer.encodeIfPresent(self.prndl, forKey: "prndl")
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure")
-        writer.encodeIfPresent(self.odometer, forKey: "odometer")
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus")
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation")
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus")
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking")
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus")
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus")
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque")
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition")
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle")
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife")
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus")
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID")
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus")
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo")
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus")
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent")
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus")
-        writer.encodeIfPresent(self.myKey, forKey: "myKey")
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus")
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering")
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy")
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.gps == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
+        if self.speed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
+        if self.rpm == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
+        if self.fuelLevel == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
+        if self.fuelLevel_State == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
+        if self.instantFuelConsumption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
+        if self.fuelRange == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
+        if self.climateData == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
+        if self.externalTemperature == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
+        if self.turnSignal == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
+        if self.gearStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
+        if self.prndl == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
+        if self.tirePressure == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
+        if self.odometer == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
+        if self.beltStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
+        if self.bodyInformation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
+        if self.deviceStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
+        if self.driverBraking == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
+        if self.wiperStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
+        if self.headLampStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
+        if self.engineTorque == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
+        if self.accPedalPosition == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
+        if self.steeringWheelAngle == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
+        if self.engineOilLife == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
+        if self.electronicParkBrakeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
+        if self.cloudAppVehicleID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
+        if self.stabilityControlsStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
+        if self.eCallInfo == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
+        if self.airbagStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
+        if self.emergencyEvent == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
+        if self.clusterModeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
+        if self.myKey == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
+        if self.windowStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
+        if self.seatOccupancy == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
@@ -3740,7 +4832,17 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
     /// `seatOccupancy`: VehicleDataResult, optional (since 7.1).
     public var seatOccupancy: SDLVehicleDataResult?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -3783,6 +4885,52 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         seatOccupancy: SDLVehicleDataResult? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        gps: SDLVehicleDataResult?,
+        speed: SDLVehicleDataResult?,
+        rpm: SDLVehicleDataResult?,
+        fuelLevel: SDLVehicleDataResult?,
+        fuelLevel_State: SDLVehicleDataResult?,
+        instantFuelConsumption: SDLVehicleDataResult?,
+        fuelRange: SDLVehicleDataResult?,
+        climateData: SDLVehicleDataResult?,
+        externalTemperature: SDLVehicleDataResult?,
+        turnSignal: SDLVehicleDataResult?,
+        gearStatus: SDLVehicleDataResult?,
+        prndl: SDLVehicleDataResult?,
+        tirePressure: SDLVehicleDataResult?,
+        odometer: SDLVehicleDataResult?,
+        beltStatus: SDLVehicleDataResult?,
+        bodyInformation: SDLVehicleDataResult?,
+        deviceStatus: SDLVehicleDataResult?,
+        driverBraking: SDLVehicleDataResult?,
+        wiperStatus: SDLVehicleDataResult?,
+        headLampStatus: SDLVehicleDataResult?,
+        engineTorque: SDLVehicleDataResult?,
+        accPedalPosition: SDLVehicleDataResult?,
+        steeringWheelAngle: SDLVehicleDataResult?,
+        engineOilLife: SDLVehicleDataResult?,
+        electronicParkBrakeStatus: SDLVehicleDataResult?,
+        cloudAppVehicleID: SDLVehicleDataResult?,
+        stabilityControlsStatus: SDLVehicleDataResult?,
+        eCallInfo: SDLVehicleDataResult?,
+        airbagStatus: SDLVehicleDataResult?,
+        emergencyEvent: SDLVehicleDataResult?,
+        clusterModes: SDLVehicleDataResult?,
+        myKey: SDLVehicleDataResult?,
+        windowStatus: SDLVehicleDataResult?,
+        handsOffSteering: SDLVehicleDataResult?,
+        seatOccupancy: SDLVehicleDataResult?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -3821,7 +4969,7 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3864,135 +5012,136 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
         var handsOffSteering: SDLVehicleDataResult? = nil
         var seatOccupancy: SDLVehicleDataResult? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0x0c637273 where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes")
-            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps", droppingInto: &droppedParameters)
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed", droppingInto: &droppedParameters)
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm", droppingInto: &droppedParameters)
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel", droppingInto: &droppedParameters)
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State", droppingInto: &droppedParameters)
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption", droppingInto: &droppedParameters)
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange", droppingInto: &droppedParameters)
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData", droppingInto: &droppedParameters)
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature", droppingInto: &droppedParameters)
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal", droppingInto: &droppedParameters)
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus", droppingInto: &droppedParameters)
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl", droppingInto: &droppedParameters)
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure", droppingInto: &droppedParameters)
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer", droppingInto: &droppedParameters)
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus", droppingInto: &droppedParameters)
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation", droppingInto: &droppedParameters)
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus", droppingInto: &droppedParameters)
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking", droppingInto: &droppedParameters)
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus", droppingInto: &droppedParameters)
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus", droppingInto: &droppedParameters)
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque", droppingInto: &droppedParameters)
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition", droppingInto: &droppedParameters)
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle", droppingInto: &droppedParameters)
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife", droppingInto: &droppedParameters)
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus", droppingInto: &droppedParameters)
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID", droppingInto: &droppedParameters)
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus", droppingInto: &droppedParameters)
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo", droppingInto: &droppedParameters)
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus", droppingInto: &droppedParameters)
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent", droppingInto: &droppedParameters)
+            case 0x0c637273 where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes", droppingInto: &droppedParameters)
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey", droppingInto: &droppedParameters)
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus", droppingInto: &droppedParameters)
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering", droppingInto: &droppedParameters)
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.gps, forKey: "gps")
-        writer.encodeIfPresent(self.speed, forKey: "speed")
-        writer.encodeIfPresent(self.rpm, forKey: "rpm")
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel")
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State")
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption")
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange")
-        writer.encodeIfPresent(self.climateData, forKey: "climateData")
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature")
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal")
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus")
-        writer.encodeIfPresent(self.prndl, forKey: "prndl")
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure")
-        writer.encodeIfPresent(self.odometer, forKey: "odometer")
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus")
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation")
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus")
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking")
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus")
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus")
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque")
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition")
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle")
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife")
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus")
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID")
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus")
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo")
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus")
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent")
-        writer.encodeIfPresent(self.clusterModes, forKey: "clusterModes")
-        writer.encodeIfPresent(self.myKey, forKey: "myKey")
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus")
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering")
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.clusterModes, forKey: "clusterModes", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.gps { validator.structure(value, "gps") }
-        if let value = self.speed { validator.structure(value, "speed") }
-        if let value = self.rpm { validator.structure(value, "rpm") }
-        if let value = self.fuelLevel { validator.structure(value, "fuelLevel") }
-        if let value = self.fuelLevel_State { validator.structure(value, "fuelLevel_State") }
-        if let value = self.instantFuelConsumption { validator.structure(value, "instantFuelConsumption") }
-        if let value = self.fuelRange { validator.structure(value, "fuelRange") }
-        if let value = self.climateData { validator.structure(value, "climateData") }
-        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") }
-        if let value = self.turnSignal { validator.structure(value, "turnSignal") }
-        if let value = self.gearStatus { validator.structure(value, "gearStatus") }
-        if let value = self.prndl { validator.structure(value, "prndl") }
-        if let value = self.tirePressure { validator.structure(value, "tirePressure") }
-        if let value = self.odometer { validator.structure(value, "odometer") }
-        if let value = self.beltStatus { validator.structure(value, "beltStatus") }
-        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") }
-        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") }
-        if let value = self.driverBraking { validator.structure(value, "driverBraking") }
-        if let value = self.wiperStatus { validator.structure(value, "wiperStatus") }
-        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") }
-        if let value = self.engineTorque { validator.structure(value, "engineTorque") }
-        if let value = self.accPedalPosition { validator.structure(value, "accPedalPosition") }
-        if let value = self.steeringWheelAngle { validator.structure(value, "steeringWheelAngle") }
-        if let value = self.engineOilLife { validator.structure(value, "engineOilLife") }
-        if let value = self.electronicParkBrakeStatus { validator.structure(value, "electronicParkBrakeStatus") }
-        if let value = self.cloudAppVehicleID { validator.structure(value, "cloudAppVehicleID") }
-        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") }
-        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") }
-        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") }
-        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") }
-        if let value = self.clusterModes { validator.structure(value, "clusterModes") }
-        if let value = self.myKey { validator.structure(value, "myKey") }
-        if let value = self.windowStatus { validator.structure(value, "windowStatus") }
-        if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") }
-        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.gps { validator.structure(value, "gps") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
+        if let value = self.speed { validator.structure(value, "speed") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
+        if let value = self.rpm { validator.structure(value, "rpm") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
+        if let value = self.fuelLevel { validator.structure(value, "fuelLevel") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
+        if let value = self.fuelLevel_State { validator.structure(value, "fuelLevel_State") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
+        if let value = self.instantFuelConsumption { validator.structure(value, "instantFuelConsumption") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
+        if let value = self.fuelRange { validator.structure(value, "fuelRange") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
+        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
+        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
+        if let value = self.turnSignal { validator.structure(value, "turnSignal") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
+        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
+        if let value = self.prndl { validator.structure(value, "prndl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
+        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
+        if let value = self.odometer { validator.structure(value, "odometer") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
+        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
+        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
+        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
+        if let value = self.driverBraking { validator.structure(value, "driverBraking") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
+        if let value = self.wiperStatus { validator.structure(value, "wiperStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
+        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
+        if let value = self.engineTorque { validator.structure(value, "engineTorque") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
+        if let value = self.accPedalPosition { validator.structure(value, "accPedalPosition") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
+        if let value = self.steeringWheelAngle { validator.structure(value, "steeringWheelAngle") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
+        if let value = self.engineOilLife { validator.structure(value, "engineOilLife") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
+        if let value = self.electronicParkBrakeStatus { validator.structure(value, "electronicParkBrakeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
+        if let value = self.cloudAppVehicleID { validator.structure(value, "cloudAppVehicleID") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
+        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
+        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
+        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
+        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
+        if let value = self.clusterModes { validator.structure(value, "clusterModes") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModes") }
+        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
+        if let value = self.windowStatus { validator.structure(value, "windowStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
+        if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
+        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModes", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
@@ -4075,7 +5224,17 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
     /// `seatOccupancy`: Boolean, optional (since 7.1).
     public var seatOccupancy: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         gps: Bool? = nil,
@@ -4115,6 +5274,49 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         seatOccupancy: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        gps: Bool?,
+        speed: Bool?,
+        rpm: Bool?,
+        fuelLevel: Bool?,
+        fuelLevel_State: Bool?,
+        instantFuelConsumption: Bool?,
+        fuelRange: Bool?,
+        climateData: Bool?,
+        externalTemperature: Bool?,
+        turnSignal: Bool?,
+        gearStatus: Bool?,
+        prndl: Bool?,
+        tirePressure: Bool?,
+        odometer: Bool?,
+        beltStatus: Bool?,
+        bodyInformation: Bool?,
+        deviceStatus: Bool?,
+        driverBraking: Bool?,
+        wiperStatus: Bool?,
+        headLampStatus: Bool?,
+        engineTorque: Bool?,
+        accPedalPosition: Bool?,
+        steeringWheelAngle: Bool?,
+        engineOilLife: Bool?,
+        electronicParkBrakeStatus: Bool?,
+        cloudAppVehicleID: Bool?,
+        stabilityControlsStatus: Bool?,
+        eCallInfo: Bool?,
+        airbagStatus: Bool?,
+        emergencyEvent: Bool?,
+        clusterModeStatus: Bool?,
+        myKey: Bool?,
+        windowStatus: Bool?,
+        handsOffSteering: Bool?,
+        seatOccupancy: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.gps = gps
         self.speed = speed
         self.rpm = rpm
@@ -4150,7 +5352,7 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4190,90 +5392,126 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
         var handsOffSteering: Bool? = nil
         var seatOccupancy: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps", droppingInto: &droppedParameters)
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed", droppingInto: &droppedParameters)
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm", droppingInto: &droppedParameters)
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel", droppingInto: &droppedParameters)
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State", droppingInto: &droppedParameters)
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption", droppingInto: &droppedParameters)
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange", droppingInto: &droppedParameters)
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData", droppingInto: &droppedParameters)
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature", droppingInto: &droppedParameters)
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal", droppingInto: &droppedParameters)
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus", droppingInto: &droppedParameters)
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl", droppingInto: &droppedParameters)
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure", droppingInto: &droppedParameters)
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer", droppingInto: &droppedParameters)
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus", droppingInto: &droppedParameters)
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation", droppingInto: &droppedParameters)
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus", droppingInto: &droppedParameters)
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking", droppingInto: &droppedParameters)
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus", droppingInto: &droppedParameters)
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus", droppingInto: &droppedParameters)
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque", droppingInto: &droppedParameters)
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition", droppingInto: &droppedParameters)
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle", droppingInto: &droppedParameters)
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife", droppingInto: &droppedParameters)
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus", droppingInto: &droppedParameters)
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID", droppingInto: &droppedParameters)
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus", droppingInto: &droppedParameters)
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo", droppingInto: &droppedParameters)
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus", droppingInto: &droppedParameters)
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent", droppingInto: &droppedParameters)
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus", droppingInto: &droppedParameters)
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey", droppingInto: &droppedParameters)
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus", droppingInto: &droppedParameters)
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering", droppingInto: &droppedParameters)
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.gps, forKey: "gps")
-        writer.encodeIfPresent(self.speed, forKey: "speed")
-        writer.encodeIfPresent(self.rpm, forKey: "rpm")
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel")
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State")
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption")
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange")
-        writer.encodeIfPresent(self.climateData, forKey: "climateData")
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature")
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal")
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus")
-        writer.encodeIfPresent(self.prndl, forKey: "prndl")
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure")
-        writer.encodeIfPresent(self.odometer, forKey: "odometer")
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus")
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation")
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus")
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking")
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus")
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus")
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque")
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition")
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle")
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife")
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus")
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID")
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus")
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo")
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus")
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent")
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus")
-        writer.encodeIfPresent(self.myKey, forKey: "myKey")
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus")
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering")
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy")
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.gps == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
+        if self.speed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
+        if self.rpm == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
+        if self.fuelLevel == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
+        if self.fuelLevel_State == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
+        if self.instantFuelConsumption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
+        if self.fuelRange == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
+        if self.climateData == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
+        if self.externalTemperature == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
+        if self.turnSignal == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
+        if self.gearStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
+        if self.prndl == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
+        if self.tirePressure == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
+        if self.odometer == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
+        if self.beltStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
+        if self.bodyInformation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
+        if self.deviceStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
+        if self.driverBraking == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
+        if self.wiperStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
+        if self.headLampStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
+        if self.engineTorque == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
+        if self.accPedalPosition == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
+        if self.steeringWheelAngle == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
+        if self.engineOilLife == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
+        if self.electronicParkBrakeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
+        if self.cloudAppVehicleID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
+        if self.stabilityControlsStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
+        if self.eCallInfo == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
+        if self.airbagStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
+        if self.emergencyEvent == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
+        if self.clusterModeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
+        if self.myKey == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
+        if self.windowStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
+        if self.seatOccupancy == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
@@ -4362,7 +5600,17 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
     /// `seatOccupancy`: VehicleDataResult, optional (since 7.1).
     public var seatOccupancy: SDLVehicleDataResult?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -4405,6 +5653,52 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         seatOccupancy: SDLVehicleDataResult? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        gps: SDLVehicleDataResult?,
+        speed: SDLVehicleDataResult?,
+        rpm: SDLVehicleDataResult?,
+        fuelLevel: SDLVehicleDataResult?,
+        fuelLevel_State: SDLVehicleDataResult?,
+        instantFuelConsumption: SDLVehicleDataResult?,
+        fuelRange: SDLVehicleDataResult?,
+        climateData: SDLVehicleDataResult?,
+        externalTemperature: SDLVehicleDataResult?,
+        turnSignal: SDLVehicleDataResult?,
+        gearStatus: SDLVehicleDataResult?,
+        prndl: SDLVehicleDataResult?,
+        tirePressure: SDLVehicleDataResult?,
+        odometer: SDLVehicleDataResult?,
+        beltStatus: SDLVehicleDataResult?,
+        bodyInformation: SDLVehicleDataResult?,
+        deviceStatus: SDLVehicleDataResult?,
+        driverBraking: SDLVehicleDataResult?,
+        wiperStatus: SDLVehicleDataResult?,
+        headLampStatus: SDLVehicleDataResult?,
+        engineTorque: SDLVehicleDataResult?,
+        accPedalPosition: SDLVehicleDataResult?,
+        steeringWheelAngle: SDLVehicleDataResult?,
+        engineOilLife: SDLVehicleDataResult?,
+        electronicParkBrakeStatus: SDLVehicleDataResult?,
+        cloudAppVehicleID: SDLVehicleDataResult?,
+        stabilityControlsStatus: SDLVehicleDataResult?,
+        eCallInfo: SDLVehicleDataResult?,
+        airbagStatus: SDLVehicleDataResult?,
+        emergencyEvent: SDLVehicleDataResult?,
+        clusterModes: SDLVehicleDataResult?,
+        myKey: SDLVehicleDataResult?,
+        windowStatus: SDLVehicleDataResult?,
+        handsOffSteering: SDLVehicleDataResult?,
+        seatOccupancy: SDLVehicleDataResult?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -4443,7 +5737,7 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4486,135 +5780,136 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
         var handsOffSteering: SDLVehicleDataResult? = nil
         var seatOccupancy: SDLVehicleDataResult? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0x0c637273 where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes")
-            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps", droppingInto: &droppedParameters)
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed", droppingInto: &droppedParameters)
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm", droppingInto: &droppedParameters)
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel", droppingInto: &droppedParameters)
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State", droppingInto: &droppedParameters)
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption", droppingInto: &droppedParameters)
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange", droppingInto: &droppedParameters)
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData", droppingInto: &droppedParameters)
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature", droppingInto: &droppedParameters)
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal", droppingInto: &droppedParameters)
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus", droppingInto: &droppedParameters)
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl", droppingInto: &droppedParameters)
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure", droppingInto: &droppedParameters)
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer", droppingInto: &droppedParameters)
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus", droppingInto: &droppedParameters)
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation", droppingInto: &droppedParameters)
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus", droppingInto: &droppedParameters)
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking", droppingInto: &droppedParameters)
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus", droppingInto: &droppedParameters)
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus", droppingInto: &droppedParameters)
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque", droppingInto: &droppedParameters)
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition", droppingInto: &droppedParameters)
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle", droppingInto: &droppedParameters)
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife", droppingInto: &droppedParameters)
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus", droppingInto: &droppedParameters)
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID", droppingInto: &droppedParameters)
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus", droppingInto: &droppedParameters)
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo", droppingInto: &droppedParameters)
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus", droppingInto: &droppedParameters)
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent", droppingInto: &droppedParameters)
+            case 0x0c637273 where reader.currentKeyEquals("clusterModes"): try reader.decode(&clusterModes, "clusterModes", droppingInto: &droppedParameters)
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey", droppingInto: &droppedParameters)
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus", droppingInto: &droppedParameters)
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering", droppingInto: &droppedParameters)
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModes: clusterModes, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.gps, forKey: "gps")
-        writer.encodeIfPresent(self.speed, forKey: "speed")
-        writer.encodeIfPresent(self.rpm, forKey: "rpm")
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel")
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State")
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption")
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange")
-        writer.encodeIfPresent(self.climateData, forKey: "climateData")
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature")
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal")
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus")
-        writer.encodeIfPresent(self.prndl, forKey: "prndl")
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure")
-        writer.encodeIfPresent(self.odometer, forKey: "odometer")
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus")
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation")
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus")
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking")
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus")
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus")
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque")
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition")
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle")
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife")
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus")
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID")
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus")
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo")
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus")
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent")
-        writer.encodeIfPresent(self.clusterModes, forKey: "clusterModes")
-        writer.encodeIfPresent(self.myKey, forKey: "myKey")
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus")
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering")
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.clusterModes, forKey: "clusterModes", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.gps { validator.structure(value, "gps") }
-        if let value = self.speed { validator.structure(value, "speed") }
-        if let value = self.rpm { validator.structure(value, "rpm") }
-        if let value = self.fuelLevel { validator.structure(value, "fuelLevel") }
-        if let value = self.fuelLevel_State { validator.structure(value, "fuelLevel_State") }
-        if let value = self.instantFuelConsumption { validator.structure(value, "instantFuelConsumption") }
-        if let value = self.fuelRange { validator.structure(value, "fuelRange") }
-        if let value = self.climateData { validator.structure(value, "climateData") }
-        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") }
-        if let value = self.turnSignal { validator.structure(value, "turnSignal") }
-        if let value = self.gearStatus { validator.structure(value, "gearStatus") }
-        if let value = self.prndl { validator.structure(value, "prndl") }
-        if let value = self.tirePressure { validator.structure(value, "tirePressure") }
-        if let value = self.odometer { validator.structure(value, "odometer") }
-        if let value = self.beltStatus { validator.structure(value, "beltStatus") }
-        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") }
-        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") }
-        if let value = self.driverBraking { validator.structure(value, "driverBraking") }
-        if let value = self.wiperStatus { validator.structure(value, "wiperStatus") }
-        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") }
-        if let value = self.engineTorque { validator.structure(value, "engineTorque") }
-        if let value = self.accPedalPosition { validator.structure(value, "accPedalPosition") }
-        if let value = self.steeringWheelAngle { validator.structure(value, "steeringWheelAngle") }
-        if let value = self.engineOilLife { validator.structure(value, "engineOilLife") }
-        if let value = self.electronicParkBrakeStatus { validator.structure(value, "electronicParkBrakeStatus") }
-        if let value = self.cloudAppVehicleID { validator.structure(value, "cloudAppVehicleID") }
-        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") }
-        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") }
-        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") }
-        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") }
-        if let value = self.clusterModes { validator.structure(value, "clusterModes") }
-        if let value = self.myKey { validator.structure(value, "myKey") }
-        if let value = self.windowStatus { validator.structure(value, "windowStatus") }
-        if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") }
-        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.gps { validator.structure(value, "gps") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
+        if let value = self.speed { validator.structure(value, "speed") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
+        if let value = self.rpm { validator.structure(value, "rpm") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
+        if let value = self.fuelLevel { validator.structure(value, "fuelLevel") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
+        if let value = self.fuelLevel_State { validator.structure(value, "fuelLevel_State") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
+        if let value = self.instantFuelConsumption { validator.structure(value, "instantFuelConsumption") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
+        if let value = self.fuelRange { validator.structure(value, "fuelRange") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
+        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
+        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
+        if let value = self.turnSignal { validator.structure(value, "turnSignal") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
+        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
+        if let value = self.prndl { validator.structure(value, "prndl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
+        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
+        if let value = self.odometer { validator.structure(value, "odometer") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
+        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
+        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
+        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
+        if let value = self.driverBraking { validator.structure(value, "driverBraking") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
+        if let value = self.wiperStatus { validator.structure(value, "wiperStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
+        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
+        if let value = self.engineTorque { validator.structure(value, "engineTorque") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
+        if let value = self.accPedalPosition { validator.structure(value, "accPedalPosition") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
+        if let value = self.steeringWheelAngle { validator.structure(value, "steeringWheelAngle") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
+        if let value = self.engineOilLife { validator.structure(value, "engineOilLife") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
+        if let value = self.electronicParkBrakeStatus { validator.structure(value, "electronicParkBrakeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
+        if let value = self.cloudAppVehicleID { validator.structure(value, "cloudAppVehicleID") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
+        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
+        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
+        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
+        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
+        if let value = self.clusterModes { validator.structure(value, "clusterModes") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModes") }
+        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
+        if let value = self.windowStatus { validator.structure(value, "windowStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
+        if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
+        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModes", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
@@ -4699,7 +5994,17 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
     /// `seatOccupancy`: Boolean, optional (since 7.1).
     public var seatOccupancy: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         gps: Bool? = nil,
@@ -4740,6 +6045,50 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         seatOccupancy: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        gps: Bool?,
+        speed: Bool?,
+        rpm: Bool?,
+        fuelLevel: Bool?,
+        fuelLevel_State: Bool?,
+        instantFuelConsumption: Bool?,
+        fuelRange: Bool?,
+        climateData: Bool?,
+        externalTemperature: Bool?,
+        turnSignal: Bool?,
+        vin: Bool?,
+        gearStatus: Bool?,
+        prndl: Bool?,
+        tirePressure: Bool?,
+        odometer: Bool?,
+        beltStatus: Bool?,
+        bodyInformation: Bool?,
+        deviceStatus: Bool?,
+        driverBraking: Bool?,
+        wiperStatus: Bool?,
+        headLampStatus: Bool?,
+        engineTorque: Bool?,
+        accPedalPosition: Bool?,
+        steeringWheelAngle: Bool?,
+        engineOilLife: Bool?,
+        electronicParkBrakeStatus: Bool?,
+        cloudAppVehicleID: Bool?,
+        stabilityControlsStatus: Bool?,
+        eCallInfo: Bool?,
+        airbagStatus: Bool?,
+        emergencyEvent: Bool?,
+        clusterModeStatus: Bool?,
+        myKey: Bool?,
+        windowStatus: Bool?,
+        handsOffSteering: Bool?,
+        seatOccupancy: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.gps = gps
         self.speed = speed
         self.rpm = rpm
@@ -4776,7 +6125,7 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4817,92 +6166,129 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
         var handsOffSteering: Bool? = nil
         var seatOccupancy: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x0376696e where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
-            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps", droppingInto: &droppedParameters)
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed", droppingInto: &droppedParameters)
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm", droppingInto: &droppedParameters)
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel", droppingInto: &droppedParameters)
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State", droppingInto: &droppedParameters)
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption", droppingInto: &droppedParameters)
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange", droppingInto: &droppedParameters)
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData", droppingInto: &droppedParameters)
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature", droppingInto: &droppedParameters)
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal", droppingInto: &droppedParameters)
+            case 0x0376696e where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin", droppingInto: &droppedParameters)
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus", droppingInto: &droppedParameters)
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl", droppingInto: &droppedParameters)
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure", droppingInto: &droppedParameters)
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer", droppingInto: &droppedParameters)
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus", droppingInto: &droppedParameters)
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation", droppingInto: &droppedParameters)
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus", droppingInto: &droppedParameters)
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking", droppingInto: &droppedParameters)
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus", droppingInto: &droppedParameters)
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus", droppingInto: &droppedParameters)
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque", droppingInto: &droppedParameters)
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition", droppingInto: &droppedParameters)
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle", droppingInto: &droppedParameters)
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife", droppingInto: &droppedParameters)
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus", droppingInto: &droppedParameters)
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID", droppingInto: &droppedParameters)
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus", droppingInto: &droppedParameters)
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo", droppingInto: &droppedParameters)
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus", droppingInto: &droppedParameters)
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent", droppingInto: &droppedParameters)
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus", droppingInto: &droppedParameters)
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey", droppingInto: &droppedParameters)
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus", droppingInto: &droppedParameters)
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering", droppingInto: &droppedParameters)
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.gps, forKey: "gps")
-        writer.encodeIfPresent(self.speed, forKey: "speed")
-        writer.encodeIfPresent(self.rpm, forKey: "rpm")
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel")
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State")
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption")
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange")
-        writer.encodeIfPresent(self.climateData, forKey: "climateData")
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature")
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal")
-        writer.encodeIfPresent(self.vin, forKey: "vin")
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus")
-        writer.encodeIfPresent(self.prndl, forKey: "prndl")
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure")
-        writer.encodeIfPresent(self.odometer, forKey: "odometer")
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus")
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation")
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus")
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking")
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus")
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus")
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque")
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition")
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle")
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife")
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus")
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID")
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus")
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo")
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus")
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent")
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus")
-        writer.encodeIfPresent(self.myKey, forKey: "myKey")
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus")
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering")
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy")
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.vin, forKey: "vin", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.gps == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
+        if self.speed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
+        if self.rpm == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
+        if self.fuelLevel == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
+        if self.fuelLevel_State == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
+        if self.instantFuelConsumption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
+        if self.fuelRange == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
+        if self.climateData == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
+        if self.externalTemperature == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
+        if self.turnSignal == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
+        if self.vin == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vin") }
+        if self.gearStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
+        if self.prndl == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
+        if self.tirePressure == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
+        if self.odometer == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
+        if self.beltStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
+        if self.bodyInformation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
+        if self.deviceStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
+        if self.driverBraking == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
+        if self.wiperStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
+        if self.headLampStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
+        if self.engineTorque == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
+        if self.accPedalPosition == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
+        if self.steeringWheelAngle == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
+        if self.engineOilLife == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
+        if self.electronicParkBrakeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
+        if self.cloudAppVehicleID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
+        if self.stabilityControlsStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
+        if self.eCallInfo == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
+        if self.airbagStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
+        if self.emergencyEvent == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
+        if self.clusterModeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
+        if self.myKey == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
+        if self.windowStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
+        if self.seatOccupancy == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "vin", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
@@ -4993,7 +6379,17 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
     /// `seatOccupancy`: SeatOccupancy, optional (since 7.1).
     public var seatOccupancy: SDLSeatOccupancy?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -5037,6 +6433,53 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         seatOccupancy: SDLSeatOccupancy? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        gps: SDLGPSData?,
+        speed: Double?,
+        rpm: Int32?,
+        fuelLevel: Double?,
+        fuelLevel_State: SDLComponentVolumeStatus?,
+        instantFuelConsumption: Double?,
+        fuelRange: [SDLFuelRange]?,
+        climateData: SDLClimateData?,
+        externalTemperature: Double?,
+        turnSignal: SDLTurnSignal?,
+        vin: String?,
+        gearStatus: SDLGearStatus?,
+        prndl: SDLPRNDL?,
+        tirePressure: SDLTireStatus?,
+        odometer: Int32?,
+        beltStatus: SDLBeltStatus?,
+        bodyInformation: SDLBodyInformation?,
+        deviceStatus: SDLDeviceStatus?,
+        driverBraking: SDLVehicleDataEventStatus?,
+        wiperStatus: SDLWiperStatus?,
+        headLampStatus: SDLHeadLampStatus?,
+        engineTorque: Double?,
+        accPedalPosition: Double?,
+        steeringWheelAngle: Double?,
+        engineOilLife: Double?,
+        electronicParkBrakeStatus: SDLElectronicParkBrakeStatus?,
+        cloudAppVehicleID: String?,
+        stabilityControlsStatus: SDLStabilityControlsStatus?,
+        eCallInfo: SDLECallInfo?,
+        airbagStatus: SDLAirbagStatus?,
+        emergencyEvent: SDLEmergencyEvent?,
+        clusterModeStatus: SDLClusterModeStatus?,
+        myKey: SDLMyKey?,
+        windowStatus: [SDLWindowStatus]?,
+        handsOffSteering: Bool?,
+        seatOccupancy: SDLSeatOccupancy?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -5076,7 +6519,7 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5120,137 +6563,139 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
         var handsOffSteering: Bool? = nil
         var seatOccupancy: SDLSeatOccupancy? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x0376696e where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
-            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps", droppingInto: &droppedParameters)
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed", droppingInto: &droppedParameters)
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm", droppingInto: &droppedParameters)
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel", droppingInto: &droppedParameters)
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State", droppingInto: &droppedParameters)
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption", droppingInto: &droppedParameters)
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decodeArray(&fuelRange, "fuelRange", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData", droppingInto: &droppedParameters)
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature", droppingInto: &droppedParameters)
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal", droppingInto: &droppedParameters)
+            case 0x0376696e where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin", droppingInto: &droppedParameters)
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus", droppingInto: &droppedParameters)
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl", droppingInto: &droppedParameters)
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure", droppingInto: &droppedParameters)
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer", droppingInto: &droppedParameters)
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus", droppingInto: &droppedParameters)
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation", droppingInto: &droppedParameters)
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus", droppingInto: &droppedParameters)
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking", droppingInto: &droppedParameters)
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus", droppingInto: &droppedParameters)
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus", droppingInto: &droppedParameters)
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque", droppingInto: &droppedParameters)
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition", droppingInto: &droppedParameters)
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle", droppingInto: &droppedParameters)
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife", droppingInto: &droppedParameters)
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus", droppingInto: &droppedParameters)
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID", droppingInto: &droppedParameters)
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus", droppingInto: &droppedParameters)
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo", droppingInto: &droppedParameters)
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus", droppingInto: &droppedParameters)
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent", droppingInto: &droppedParameters)
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus", droppingInto: &droppedParameters)
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey", droppingInto: &droppedParameters)
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decodeArray(&windowStatus, "windowStatus", isOptional: true, droppingInto: &droppedParameters)
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering", droppingInto: &droppedParameters)
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.gps, forKey: "gps")
-        writer.encodeIfPresent(self.speed, forKey: "speed")
-        writer.encodeIfPresent(self.rpm, forKey: "rpm")
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel")
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State")
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption")
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange")
-        writer.encodeIfPresent(self.climateData, forKey: "climateData")
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature")
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal")
-        writer.encodeIfPresent(self.vin, forKey: "vin")
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus")
-        writer.encodeIfPresent(self.prndl, forKey: "prndl")
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure")
-        writer.encodeIfPresent(self.odometer, forKey: "odometer")
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus")
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation")
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus")
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking")
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus")
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus")
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque")
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition")
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle")
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife")
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus")
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID")
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus")
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo")
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus")
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent")
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus")
-        writer.encodeIfPresent(self.myKey, forKey: "myKey")
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus")
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering")
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.fuelRange, forKey: "fuelRange", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.vin, forKey: "vin", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.windowStatus, forKey: "windowStatus", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.gps { validator.structure(value, "gps") }
-        if let value = self.speed { validator.float(value, "speed", min: 0, max: 700) }
-        if let value = self.rpm { validator.integer(value, "rpm", min: 0, max: 20000) }
-        if let value = self.fuelLevel { validator.float(value, "fuelLevel", min: -6, max: 106) }
-        if let value = self.fuelLevel_State { validator.enumeration(value, "fuelLevel_State") }
-        if let value = self.instantFuelConsumption { validator.float(value, "instantFuelConsumption", min: 0, max: 25575) }
-        if let value = self.fuelRange { validator.structures(value, "fuelRange", minSize: 0, maxSize: 100) }
-        if let value = self.climateData { validator.structure(value, "climateData") }
-        if let value = self.externalTemperature { validator.float(value, "externalTemperature", min: -40, max: 100) }
-        if let value = self.turnSignal { validator.enumeration(value, "turnSignal") }
-        if let value = self.vin { validator.string(value, "vin", minLength: 1, maxLength: 17) }
-        if let value = self.gearStatus { validator.structure(value, "gearStatus") }
-        if let value = self.prndl { validator.enumeration(value, "prndl") }
-        if let value = self.tirePressure { validator.structure(value, "tirePressure") }
-        if let value = self.odometer { validator.integer(value, "odometer", min: 0, max: 17000000) }
-        if let value = self.beltStatus { validator.structure(value, "beltStatus") }
-        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") }
-        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") }
-        if let value = self.driverBraking { validator.enumeration(value, "driverBraking") }
-        if let value = self.wiperStatus { validator.enumeration(value, "wiperStatus") }
-        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") }
-        if let value = self.engineTorque { validator.float(value, "engineTorque", min: -1000, max: 2000) }
-        if let value = self.accPedalPosition { validator.float(value, "accPedalPosition", min: 0, max: 100) }
-        if let value = self.steeringWheelAngle { validator.float(value, "steeringWheelAngle", min: -2000, max: 2000) }
-        if let value = self.engineOilLife { validator.float(value, "engineOilLife", min: 0, max: 100) }
-        if let value = self.electronicParkBrakeStatus { validator.enumeration(value, "electronicParkBrakeStatus") }
-        if let value = self.cloudAppVehicleID { validator.string(value, "cloudAppVehicleID", minLength: 1, maxLength: nil) }
-        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") }
-        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") }
-        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") }
-        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") }
-        if let value = self.clusterModeStatus { validator.structure(value, "clusterModeStatus") }
-        if let value = self.myKey { validator.structure(value, "myKey") }
-        if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100) }
-        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.gps { validator.structure(value, "gps") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
+        if let value = self.speed { validator.float(value, "speed", min: 0, max: 700) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
+        if let value = self.rpm { validator.integer(value, "rpm", min: 0, max: 20000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
+        if let value = self.fuelLevel { validator.float(value, "fuelLevel", min: -6, max: 106) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
+        if let value = self.fuelLevel_State { validator.enumeration(value, "fuelLevel_State") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
+        if let value = self.instantFuelConsumption { validator.float(value, "instantFuelConsumption", min: 0, max: 25575) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
+        if let value = self.fuelRange { validator.structures(value, "fuelRange", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
+        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
+        if let value = self.externalTemperature { validator.float(value, "externalTemperature", min: -40, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
+        if let value = self.turnSignal { validator.enumeration(value, "turnSignal") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
+        if let value = self.vin { validator.string(value, "vin", minLength: 1, maxLength: 17) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vin") }
+        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
+        if let value = self.prndl { validator.enumeration(value, "prndl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
+        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
+        if let value = self.odometer { validator.integer(value, "odometer", min: 0, max: 17000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
+        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
+        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
+        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
+        if let value = self.driverBraking { validator.enumeration(value, "driverBraking") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
+        if let value = self.wiperStatus { validator.enumeration(value, "wiperStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
+        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
+        if let value = self.engineTorque { validator.float(value, "engineTorque", min: -1000, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
+        if let value = self.accPedalPosition { validator.float(value, "accPedalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
+        if let value = self.steeringWheelAngle { validator.float(value, "steeringWheelAngle", min: -2000, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
+        if let value = self.engineOilLife { validator.float(value, "engineOilLife", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
+        if let value = self.electronicParkBrakeStatus { validator.enumeration(value, "electronicParkBrakeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
+        if let value = self.cloudAppVehicleID { validator.string(value, "cloudAppVehicleID", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
+        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
+        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
+        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
+        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
+        if let value = self.clusterModeStatus { validator.structure(value, "clusterModeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
+        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
+        if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
+        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "vin", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
@@ -5267,44 +6712,65 @@ public struct SDLReadDIDRequest: RPCMessage {
     /// `didLocation`: array of Integer, size 1...1000, value 0...65535, mandatory.
     public var didLocation: [Int32]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         ecuName: Int32,
         didLocation: [Int32],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(ecuName: ecuName, didLocation: didLocation, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        ecuName: Int32,
+        didLocation: [Int32],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.ecuName = ecuName
         self.didLocation = didLocation
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var ecuName: Int32? = nil
         var didLocation: [Int32]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07654e65 where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName, "ecuName")
-            case 0x0b64636e where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation, "didLocation")
+            case 0x0b64636e where reader.currentKeyEquals("didLocation"): try reader.decodeArray(&didLocation, "didLocation", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
         guard let didLocation else { throw RPCError.missingParameter("didLocation") }
-        self.init(ecuName: ecuName, didLocation: didLocation, unknownParameters: unknownParameters)
+        self.init(ecuName: ecuName, didLocation: didLocation, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.ecuName, forKey: "ecuName")
-        writer.encode(self.didLocation, forKey: "didLocation")
+        writer.encodeArray(self.didLocation, forKey: "didLocation", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.ecuName, "ecuName", min: 0, max: 65535)
-        validator.integers(self.didLocation, "didLocation", minSize: 1, maxSize: 1000, min: 0, max: 65535)
+        validator.integers(self.didLocation, "didLocation", minSize: 1, maxSize: 1000, min: 0, max: 65535, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["ecuName", "didLocation"])
         }
@@ -5325,7 +6791,17 @@ public struct SDLReadDIDResponse: RPCMessage {
     /// `didResult`: array of DIDResult, size 0...1000, optional.
     public var didResult: [SDLDIDResult]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -5334,11 +6810,23 @@ public struct SDLReadDIDResponse: RPCMessage {
         didResult: [SDLDIDResult]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, didResult: didResult, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        didResult: [SDLDIDResult]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.didResult = didResult
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5347,33 +6835,34 @@ public struct SDLReadDIDResponse: RPCMessage {
         var info: String? = nil
         var didResult: [SDLDIDResult]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x09646574 where reader.currentKeyEquals("didResult"): try reader.decode(&didResult, "didResult")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x09646574 where reader.currentKeyEquals("didResult"): try reader.decodeArray(&didResult, "didResult", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, didResult: didResult, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, didResult: didResult, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.didResult, forKey: "didResult")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.didResult, forKey: "didResult", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.didResult { validator.structures(value, "didResult", minSize: 0, maxSize: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.didResult { validator.structures(value, "didResult", minSize: 0, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "didResult") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "didResult"])
         }
@@ -5390,43 +6879,64 @@ public struct SDLGetDTCsRequest: RPCMessage {
     /// `dtcMask`: Integer, value 0...255, optional.
     public var dtcMask: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         ecuName: Int32,
         dtcMask: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(ecuName: ecuName, dtcMask: dtcMask, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        ecuName: Int32,
+        dtcMask: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.ecuName = ecuName
         self.dtcMask = dtcMask
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var ecuName: Int32? = nil
         var dtcMask: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07654e65 where reader.currentKeyEquals("ecuName"): try reader.decode(&ecuName, "ecuName")
-            case 0x07644d6b where reader.currentKeyEquals("dtcMask"): try reader.decode(&dtcMask, "dtcMask")
+            case 0x07644d6b where reader.currentKeyEquals("dtcMask"): try reader.decode(&dtcMask, "dtcMask", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let ecuName else { throw RPCError.missingParameter("ecuName") }
-        self.init(ecuName: ecuName, dtcMask: dtcMask, unknownParameters: unknownParameters)
+        self.init(ecuName: ecuName, dtcMask: dtcMask, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.ecuName, forKey: "ecuName")
-        writer.encodeIfPresent(self.dtcMask, forKey: "dtcMask")
+        writer.encodeIfPresent(self.dtcMask, forKey: "dtcMask", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.ecuName, "ecuName", min: 0, max: 65535)
-        if let value = self.dtcMask { validator.integer(value, "dtcMask", min: 0, max: 255) }
+        if let value = self.dtcMask { validator.integer(value, "dtcMask", min: 0, max: 255) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dtcMask") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["ecuName", "dtcMask"])
         }
@@ -5449,7 +6959,17 @@ public struct SDLGetDTCsResponse: RPCMessage {
     /// `dtc`: array of String, size 1...15, length 1...10, optional.
     public var dtc: [String]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -5459,12 +6979,25 @@ public struct SDLGetDTCsResponse: RPCMessage {
         dtc: [String]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, ecuHeader: ecuHeader, dtc: dtc, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        ecuHeader: Int32?,
+        dtc: [String]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.ecuHeader = ecuHeader
         self.dtc = dtc
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5474,36 +7007,37 @@ public struct SDLGetDTCsResponse: RPCMessage {
         var ecuHeader: Int32? = nil
         var dtc: [String]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x09656572 where reader.currentKeyEquals("ecuHeader"): try reader.decode(&ecuHeader, "ecuHeader")
-            case 0x03647463 where reader.currentKeyEquals("dtc"): try reader.decode(&dtc, "dtc")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x09656572 where reader.currentKeyEquals("ecuHeader"): try reader.decode(&ecuHeader, "ecuHeader", droppingInto: &droppedParameters)
+            case 0x03647463 where reader.currentKeyEquals("dtc"): try reader.decodeArray(&dtc, "dtc", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, ecuHeader: ecuHeader, dtc: dtc, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, ecuHeader: ecuHeader, dtc: dtc, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.ecuHeader, forKey: "ecuHeader")
-        writer.encodeIfPresent(self.dtc, forKey: "dtc")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.ecuHeader, forKey: "ecuHeader", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.dtc, forKey: "dtc", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.ecuHeader { validator.integer(value, "ecuHeader", min: 0, max: 65535) }
-        if let value = self.dtc { validator.strings(value, "dtc", minSize: 1, maxSize: 15, minLength: 1, maxLength: 10) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.ecuHeader { validator.integer(value, "ecuHeader", min: 0, max: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ecuHeader") }
+        if let value = self.dtc { validator.strings(value, "dtc", minSize: 1, maxSize: 15, minLength: 1, maxLength: 10, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dtc") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "ecuHeader", "dtc"])
         }
@@ -5522,7 +7056,17 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
     /// `messageData`: array of Integer, size 1...65535, value 0...255, mandatory.
     public var messageData: [Int32]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         targetID: Int32,
@@ -5530,10 +7074,21 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         messageData: [Int32],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(targetID: targetID, messageLength: messageLength, messageData: messageData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        targetID: Int32,
+        messageLength: Int32,
+        messageData: [Int32],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.targetID = targetID
         self.messageLength = messageLength
         self.messageData = messageData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5541,11 +7096,12 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         var messageLength: Int32? = nil
         var messageData: [Int32]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x08746544 where reader.currentKeyEquals("targetID"): try reader.decode(&targetID, "targetID")
             case 0x0d6d6568 where reader.currentKeyEquals("messageLength"): try reader.decode(&messageLength, "messageLength")
-            case 0x0b6d6761 where reader.currentKeyEquals("messageData"): try reader.decode(&messageData, "messageData")
+            case 0x0b6d6761 where reader.currentKeyEquals("messageData"): try reader.decodeArray(&messageData, "messageData", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5553,20 +7109,20 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
         guard let targetID else { throw RPCError.missingParameter("targetID") }
         guard let messageLength else { throw RPCError.missingParameter("messageLength") }
         guard let messageData else { throw RPCError.missingParameter("messageData") }
-        self.init(targetID: targetID, messageLength: messageLength, messageData: messageData, unknownParameters: unknownParameters)
+        self.init(targetID: targetID, messageLength: messageLength, messageData: messageData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.targetID, forKey: "targetID")
         writer.encode(self.messageLength, forKey: "messageLength")
-        writer.encode(self.messageData, forKey: "messageData")
+        writer.encodeArray(self.messageData, forKey: "messageData", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.targetID, "targetID", min: 0, max: 65535)
         validator.integer(self.messageLength, "messageLength", min: 0, max: 65535)
-        validator.integers(self.messageData, "messageData", minSize: 1, maxSize: 65535, min: 0, max: 255)
+        validator.integers(self.messageData, "messageData", minSize: 1, maxSize: 65535, min: 0, max: 255, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["targetID", "messageLength", "messageData"])
         }
@@ -5587,7 +7143,17 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
     /// `messageDataResult`: array of Integer, size 1...65535, value 0...255, optional.
     public var messageDataResult: [Int32]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -5596,11 +7162,23 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         messageDataResult: [Int32]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, messageDataResult: messageDataResult, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        messageDataResult: [Int32]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.messageDataResult = messageDataResult
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5609,33 +7187,34 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
         var info: String? = nil
         var messageDataResult: [Int32]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x116d6174 where reader.currentKeyEquals("messageDataResult"): try reader.decode(&messageDataResult, "messageDataResult")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x116d6174 where reader.currentKeyEquals("messageDataResult"): try reader.decodeArray(&messageDataResult, "messageDataResult", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, messageDataResult: messageDataResult, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, messageDataResult: messageDataResult, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.messageDataResult, forKey: "messageDataResult")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.messageDataResult, forKey: "messageDataResult", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.messageDataResult { validator.integers(value, "messageDataResult", minSize: 1, maxSize: 65535, min: 0, max: 255) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.messageDataResult { validator.integers(value, "messageDataResult", minSize: 1, maxSize: 65535, min: 0, max: 255, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "messageDataResult") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "messageDataResult"])
         }
@@ -5656,7 +7235,17 @@ public struct SDLScrollableMessageRequest: RPCMessage {
     /// `cancelID`: Integer, optional (since 6.0).
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         scrollableMessageBody: String,
@@ -5665,11 +7254,23 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(scrollableMessageBody: scrollableMessageBody, timeout: timeout, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        scrollableMessageBody: String,
+        timeout: Int32?,
+        softButtons: [SDLSoftButton]?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.scrollableMessageBody = scrollableMessageBody
         self.timeout = timeout
         self.softButtons = softButtons
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5678,32 +7279,34 @@ public struct SDLScrollableMessageRequest: RPCMessage {
         var softButtons: [SDLSoftButton]? = nil
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x15734d79 where reader.currentKeyEquals("scrollableMessageBody"): try reader.decode(&scrollableMessageBody, "scrollableMessageBody")
-            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
-            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
-            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout", droppingInto: &droppedParameters)
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decodeArray(&softButtons, "softButtons", isOptional: true, droppingInto: &droppedParameters)
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let scrollableMessageBody else { throw RPCError.missingParameter("scrollableMessageBody") }
-        self.init(scrollableMessageBody: scrollableMessageBody, timeout: timeout, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.init(scrollableMessageBody: scrollableMessageBody, timeout: timeout, softButtons: softButtons, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.scrollableMessageBody, forKey: "scrollableMessageBody")
-        writer.encodeIfPresent(self.timeout, forKey: "timeout")
-        writer.encodeIfPresent(self.softButtons, forKey: "softButtons")
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID")
+        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.scrollableMessageBody, "scrollableMessageBody", minLength: 1, maxLength: 500)
-        if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 8) }
+        if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeout") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 8, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
+        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["scrollableMessageBody", "timeout", "softButtons", "cancelID"])
         }
@@ -5722,7 +7325,17 @@ public struct SDLScrollableMessageResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -5730,10 +7343,21 @@ public struct SDLScrollableMessageResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5741,30 +7365,31 @@ public struct SDLScrollableMessageResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -5789,7 +7414,17 @@ public struct SDLSliderRequest: RPCMessage {
     /// `cancelID`: Integer, optional (since 6.0).
     public var cancelID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         numTicks: Int32,
@@ -5800,13 +7435,27 @@ public struct SDLSliderRequest: RPCMessage {
         cancelID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(numTicks: numTicks, position: position, sliderHeader: sliderHeader, sliderFooter: sliderFooter, timeout: timeout, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        numTicks: Int32,
+        position: Int32,
+        sliderHeader: String,
+        sliderFooter: [String]?,
+        timeout: Int32?,
+        cancelID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.numTicks = numTicks
         self.position = position
         self.sliderHeader = sliderHeader
         self.sliderFooter = sliderFooter
         self.timeout = timeout
         self.cancelID = cancelID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5817,14 +7466,15 @@ public struct SDLSliderRequest: RPCMessage {
         var timeout: Int32? = nil
         var cancelID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x086e6973 where reader.currentKeyEquals("numTicks"): try reader.decode(&numTicks, "numTicks")
             case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
             case 0x0c734872 where reader.currentKeyEquals("sliderHeader"): try reader.decode(&sliderHeader, "sliderHeader")
-            case 0x0c734672 where reader.currentKeyEquals("sliderFooter"): try reader.decode(&sliderFooter, "sliderFooter")
-            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
-            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x0c734672 where reader.currentKeyEquals("sliderFooter"): try reader.decodeArray(&sliderFooter, "sliderFooter", isOptional: true, droppingInto: &droppedParameters)
+            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout", droppingInto: &droppedParameters)
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -5832,16 +7482,16 @@ public struct SDLSliderRequest: RPCMessage {
         guard let numTicks else { throw RPCError.missingParameter("numTicks") }
         guard let position else { throw RPCError.missingParameter("position") }
         guard let sliderHeader else { throw RPCError.missingParameter("sliderHeader") }
-        self.init(numTicks: numTicks, position: position, sliderHeader: sliderHeader, sliderFooter: sliderFooter, timeout: timeout, cancelID: cancelID, unknownParameters: unknownParameters)
+        self.init(numTicks: numTicks, position: position, sliderHeader: sliderHeader, sliderFooter: sliderFooter, timeout: timeout, cancelID: cancelID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.numTicks, forKey: "numTicks")
         writer.encode(self.position, forKey: "position")
         writer.encode(self.sliderHeader, forKey: "sliderHeader")
-        writer.encodeIfPresent(self.sliderFooter, forKey: "sliderFooter")
-        writer.encodeIfPresent(self.timeout, forKey: "timeout")
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID")
+        writer.encodeArrayIfPresent(self.sliderFooter, forKey: "sliderFooter", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
@@ -5849,8 +7499,9 @@ public struct SDLSliderRequest: RPCMessage {
         validator.integer(self.numTicks, "numTicks", min: 2, max: 26)
         validator.integer(self.position, "position", min: 1, max: 26)
         validator.string(self.sliderHeader, "sliderHeader", minLength: 1, maxLength: 500)
-        if let value = self.sliderFooter { validator.strings(value, "sliderFooter", minSize: 1, maxSize: 26, minLength: 1, maxLength: 500) }
-        if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) }
+        if let value = self.sliderFooter { validator.strings(value, "sliderFooter", minSize: 1, maxSize: 26, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sliderFooter") }
+        if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeout") }
+        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["numTicks", "position", "sliderHeader", "sliderFooter", "timeout", "cancelID"])
         }
@@ -5871,7 +7522,17 @@ public struct SDLSliderResponse: RPCMessage {
     /// `sliderPosition`: Integer, value 1...26, optional.
     public var sliderPosition: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -5880,11 +7541,23 @@ public struct SDLSliderResponse: RPCMessage {
         sliderPosition: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, sliderPosition: sliderPosition, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        sliderPosition: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.sliderPosition = sliderPosition
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5893,33 +7566,34 @@ public struct SDLSliderResponse: RPCMessage {
         var info: String? = nil
         var sliderPosition: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x0e736f6e where reader.currentKeyEquals("sliderPosition"): try reader.decode(&sliderPosition, "sliderPosition")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x0e736f6e where reader.currentKeyEquals("sliderPosition"): try reader.decode(&sliderPosition, "sliderPosition", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, sliderPosition: sliderPosition, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, sliderPosition: sliderPosition, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.sliderPosition, forKey: "sliderPosition")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.sliderPosition, forKey: "sliderPosition", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.sliderPosition { validator.integer(value, "sliderPosition", min: 1, max: 26) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.sliderPosition { validator.integer(value, "sliderPosition", min: 1, max: 26) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sliderPosition") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "sliderPosition"])
         }
@@ -5954,7 +7628,17 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
     /// `softButtons`: array of SoftButton, size 0...3, optional (since 2.0).
     public var softButtons: [SDLSoftButton]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         navigationText1: String? = nil,
@@ -5970,6 +7654,25 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         softButtons: [SDLSoftButton]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(navigationText1: navigationText1, navigationText2: navigationText2, eta: eta, timeToDestination: timeToDestination, totalDistance: totalDistance, turnIcon: turnIcon, nextTurnIcon: nextTurnIcon, distanceToManeuver: distanceToManeuver, distanceToManeuverScale: distanceToManeuverScale, maneuverComplete: maneuverComplete, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        navigationText1: String?,
+        navigationText2: String?,
+        eta: String?,
+        timeToDestination: String?,
+        totalDistance: String?,
+        turnIcon: SDLImage?,
+        nextTurnIcon: SDLImage?,
+        distanceToManeuver: Double?,
+        distanceToManeuverScale: Double?,
+        maneuverComplete: Bool?,
+        softButtons: [SDLSoftButton]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.navigationText1 = navigationText1
         self.navigationText2 = navigationText2
         self.eta = eta
@@ -5981,7 +7684,7 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         self.distanceToManeuverScale = distanceToManeuverScale
         self.maneuverComplete = maneuverComplete
         self.softButtons = softButtons
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5997,52 +7700,54 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
         var maneuverComplete: Bool? = nil
         var softButtons: [SDLSoftButton]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0f6e6931 where reader.currentKeyEquals("navigationText1"): try reader.decode(&navigationText1, "navigationText1")
-            case 0x0f6e6932 where reader.currentKeyEquals("navigationText2"): try reader.decode(&navigationText2, "navigationText2")
-            case 0x03657461 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta")
-            case 0x1174736e where reader.currentKeyEquals("timeToDestination"): try reader.decode(&timeToDestination, "timeToDestination")
-            case 0x0d746965 where reader.currentKeyEquals("totalDistance"): try reader.decode(&totalDistance, "totalDistance")
-            case 0x0874496e where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon")
-            case 0x0c6e726e where reader.currentKeyEquals("nextTurnIcon"): try reader.decode(&nextTurnIcon, "nextTurnIcon")
-            case 0x12646f72 where reader.currentKeyEquals("distanceToManeuver"): try reader.decode(&distanceToManeuver, "distanceToManeuver")
-            case 0x17646165 where reader.currentKeyEquals("distanceToManeuverScale"): try reader.decode(&distanceToManeuverScale, "distanceToManeuverScale")
-            case 0x106d4365 where reader.currentKeyEquals("maneuverComplete"): try reader.decode(&maneuverComplete, "maneuverComplete")
-            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x0f6e6931 where reader.currentKeyEquals("navigationText1"): try reader.decode(&navigationText1, "navigationText1", droppingInto: &droppedParameters)
+            case 0x0f6e6932 where reader.currentKeyEquals("navigationText2"): try reader.decode(&navigationText2, "navigationText2", droppingInto: &droppedParameters)
+            case 0x03657461 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta", droppingInto: &droppedParameters)
+            case 0x1174736e where reader.currentKeyEquals("timeToDestination"): try reader.decode(&timeToDestination, "timeToDestination", droppingInto: &droppedParameters)
+            case 0x0d746965 where reader.currentKeyEquals("totalDistance"): try reader.decode(&totalDistance, "totalDistance", droppingInto: &droppedParameters)
+            case 0x0874496e where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon", droppingInto: &droppedParameters)
+            case 0x0c6e726e where reader.currentKeyEquals("nextTurnIcon"): try reader.decode(&nextTurnIcon, "nextTurnIcon", droppingInto: &droppedParameters)
+            case 0x12646f72 where reader.currentKeyEquals("distanceToManeuver"): try reader.decode(&distanceToManeuver, "distanceToManeuver", droppingInto: &droppedParameters)
+            case 0x17646165 where reader.currentKeyEquals("distanceToManeuverScale"): try reader.decode(&distanceToManeuverScale, "distanceToManeuverScale", droppingInto: &droppedParameters)
+            case 0x106d4365 where reader.currentKeyEquals("maneuverComplete"): try reader.decode(&maneuverComplete, "maneuverComplete", droppingInto: &droppedParameters)
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decodeArray(&softButtons, "softButtons", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(navigationText1: navigationText1, navigationText2: navigationText2, eta: eta, timeToDestination: timeToDestination, totalDistance: totalDistance, turnIcon: turnIcon, nextTurnIcon: nextTurnIcon, distanceToManeuver: distanceToManeuver, distanceToManeuverScale: distanceToManeuverScale, maneuverComplete: maneuverComplete, softButtons: softButtons, unknownParameters: unknownParameters)
+        self.init(navigationText1: navigationText1, navigationText2: navigationText2, eta: eta, timeToDestination: timeToDestination, totalDistance: totalDistance, turnIcon: turnIcon, nextTurnIcon: nextTurnIcon, distanceToManeuver: distanceToManeuver, distanceToManeuverScale: distanceToManeuverScale, maneuverComplete: maneuverComplete, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.navigationText1, forKey: "navigationText1")
-        writer.encodeIfPresent(self.navigationText2, forKey: "navigationText2")
-        writer.encodeIfPresent(self.eta, forKey: "eta")
-        writer.encodeIfPresent(self.timeToDestination, forKey: "timeToDestination")
-        writer.encodeIfPresent(self.totalDistance, forKey: "totalDistance")
-        writer.encodeIfPresent(self.turnIcon, forKey: "turnIcon")
-        writer.encodeIfPresent(self.nextTurnIcon, forKey: "nextTurnIcon")
-        writer.encodeIfPresent(self.distanceToManeuver, forKey: "distanceToManeuver")
-        writer.encodeIfPresent(self.distanceToManeuverScale, forKey: "distanceToManeuverScale")
-        writer.encodeIfPresent(self.maneuverComplete, forKey: "maneuverComplete")
-        writer.encodeIfPresent(self.softButtons, forKey: "softButtons")
+        writer.encodeIfPresent(self.navigationText1, forKey: "navigationText1", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.navigationText2, forKey: "navigationText2", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.eta, forKey: "eta", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.timeToDestination, forKey: "timeToDestination", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.totalDistance, forKey: "totalDistance", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.turnIcon, forKey: "turnIcon", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.nextTurnIcon, forKey: "nextTurnIcon", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.distanceToManeuver, forKey: "distanceToManeuver", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.distanceToManeuverScale, forKey: "distanceToManeuverScale", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.maneuverComplete, forKey: "maneuverComplete", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.navigationText1 { validator.string(value, "navigationText1", minLength: 0, maxLength: 500) }
-        if let value = self.navigationText2 { validator.string(value, "navigationText2", minLength: 0, maxLength: 500) }
-        if let value = self.eta { validator.string(value, "eta", minLength: 0, maxLength: 500) }
-        if let value = self.timeToDestination { validator.string(value, "timeToDestination", minLength: 0, maxLength: 500) }
-        if let value = self.totalDistance { validator.string(value, "totalDistance", minLength: 0, maxLength: 500) }
-        if let value = self.turnIcon { validator.structure(value, "turnIcon") }
-        if let value = self.nextTurnIcon { validator.structure(value, "nextTurnIcon") }
-        if let value = self.distanceToManeuver { validator.float(value, "distanceToManeuver", min: 0, max: 1000000000) }
-        if let value = self.distanceToManeuverScale { validator.float(value, "distanceToManeuverScale", min: 0, max: 1000000000) }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3) }
+        if let value = self.navigationText1 { validator.string(value, "navigationText1", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationText1") }
+        if let value = self.navigationText2 { validator.string(value, "navigationText2", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationText2") }
+        if let value = self.eta { validator.string(value, "eta", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eta") }
+        if let value = self.timeToDestination { validator.string(value, "timeToDestination", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeToDestination") }
+        if let value = self.totalDistance { validator.string(value, "totalDistance", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "totalDistance") }
+        if let value = self.turnIcon { validator.structure(value, "turnIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnIcon") }
+        if let value = self.nextTurnIcon { validator.structure(value, "nextTurnIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nextTurnIcon") }
+        if let value = self.distanceToManeuver { validator.float(value, "distanceToManeuver", min: 0, max: 1000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "distanceToManeuver") }
+        if let value = self.distanceToManeuverScale { validator.float(value, "distanceToManeuverScale", min: 0, max: 1000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "distanceToManeuverScale") }
+        if self.maneuverComplete == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maneuverComplete") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["navigationText1", "navigationText2", "eta", "timeToDestination", "totalDistance", "turnIcon", "nextTurnIcon", "distanceToManeuver", "distanceToManeuverScale", "maneuverComplete", "softButtons"])
         }
@@ -6061,7 +7766,17 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6069,10 +7784,21 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6080,30 +7806,31 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -6120,42 +7847,63 @@ public struct SDLAlertManeuverRequest: RPCMessage {
     /// `softButtons`: array of SoftButton, size 0...3, optional.
     public var softButtons: [SDLSoftButton]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         ttsChunks: [SDLTTSChunk]? = nil,
         softButtons: [SDLSoftButton]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(ttsChunks: ttsChunks, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        ttsChunks: [SDLTTSChunk]?,
+        softButtons: [SDLSoftButton]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.ttsChunks = ttsChunks
         self.softButtons = softButtons
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var ttsChunks: [SDLTTSChunk]? = nil
         var softButtons: [SDLSoftButton]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decode(&ttsChunks, "ttsChunks")
-            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x09746873 where reader.currentKeyEquals("ttsChunks"): try reader.decodeArray(&ttsChunks, "ttsChunks", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decodeArray(&softButtons, "softButtons", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(ttsChunks: ttsChunks, softButtons: softButtons, unknownParameters: unknownParameters)
+        self.init(ttsChunks: ttsChunks, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.ttsChunks, forKey: "ttsChunks")
-        writer.encodeIfPresent(self.softButtons, forKey: "softButtons")
+        writer.encodeArrayIfPresent(self.ttsChunks, forKey: "ttsChunks", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100) }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3) }
+        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsChunks") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["ttsChunks", "softButtons"])
         }
@@ -6174,7 +7922,17 @@ public struct SDLAlertManeuverResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6182,10 +7940,21 @@ public struct SDLAlertManeuverResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6193,30 +7962,31 @@ public struct SDLAlertManeuverResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -6233,42 +8003,63 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
     /// `softButtons`: array of SoftButton, size 0...1, optional.
     public var softButtons: [SDLSoftButton]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         turnList: [SDLTurn]? = nil,
         softButtons: [SDLSoftButton]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(turnList: turnList, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        turnList: [SDLTurn]?,
+        softButtons: [SDLSoftButton]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.turnList = turnList
         self.softButtons = softButtons
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var turnList: [SDLTurn]? = nil
         var softButtons: [SDLSoftButton]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x08744c74 where reader.currentKeyEquals("turnList"): try reader.decode(&turnList, "turnList")
-            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decode(&softButtons, "softButtons")
+            case 0x08744c74 where reader.currentKeyEquals("turnList"): try reader.decodeArray(&turnList, "turnList", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0b737573 where reader.currentKeyEquals("softButtons"): try reader.decodeArray(&softButtons, "softButtons", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(turnList: turnList, softButtons: softButtons, unknownParameters: unknownParameters)
+        self.init(turnList: turnList, softButtons: softButtons, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.turnList, forKey: "turnList")
-        writer.encodeIfPresent(self.softButtons, forKey: "softButtons")
+        writer.encodeArrayIfPresent(self.turnList, forKey: "turnList", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.turnList { validator.structures(value, "turnList", minSize: 1, maxSize: 100) }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 1) }
+        if let value = self.turnList { validator.structures(value, "turnList", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnList") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 1, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["turnList", "softButtons"])
         }
@@ -6287,7 +8078,17 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6295,10 +8096,21 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6306,30 +8118,31 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -6354,7 +8167,17 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
     /// `vrSynonyms`: array of String, size 1...100, length 1...40, optional (since 3.0).
     public var vrSynonyms: [String]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         language: SDLLanguage,
@@ -6365,13 +8188,27 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         vrSynonyms: [String]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        language: SDLLanguage,
+        hmiDisplayLanguage: SDLLanguage,
+        appName: String?,
+        ttsName: [SDLTTSChunk]?,
+        ngnMediaScreenAppName: String?,
+        vrSynonyms: [String]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.language = language
         self.hmiDisplayLanguage = hmiDisplayLanguage
         self.appName = appName
         self.ttsName = ttsName
         self.ngnMediaScreenAppName = ngnMediaScreenAppName
         self.vrSynonyms = vrSynonyms
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6382,40 +8219,41 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
         var ngnMediaScreenAppName: String? = nil
         var vrSynonyms: [String]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x086c7565 where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
             case 0x12687965 where reader.currentKeyEquals("hmiDisplayLanguage"): try reader.decode(&hmiDisplayLanguage, "hmiDisplayLanguage")
-            case 0x07614e65 where reader.currentKeyEquals("appName"): try reader.decode(&appName, "appName")
-            case 0x07744e65 where reader.currentKeyEquals("ttsName"): try reader.decode(&ttsName, "ttsName")
-            case 0x156e7265 where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName")
-            case 0x0a766f73 where reader.currentKeyEquals("vrSynonyms"): try reader.decode(&vrSynonyms, "vrSynonyms")
+            case 0x07614e65 where reader.currentKeyEquals("appName"): try reader.decode(&appName, "appName", droppingInto: &droppedParameters)
+            case 0x07744e65 where reader.currentKeyEquals("ttsName"): try reader.decodeArray(&ttsName, "ttsName", isOptional: true, droppingInto: &droppedParameters)
+            case 0x156e7265 where reader.currentKeyEquals("ngnMediaScreenAppName"): try reader.decode(&ngnMediaScreenAppName, "ngnMediaScreenAppName", droppingInto: &droppedParameters)
+            case 0x0a766f73 where reader.currentKeyEquals("vrSynonyms"): try reader.decodeArray(&vrSynonyms, "vrSynonyms", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let language else { throw RPCError.missingParameter("language") }
         guard let hmiDisplayLanguage else { throw RPCError.missingParameter("hmiDisplayLanguage") }
-        self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, unknownParameters: unknownParameters)
+        self.init(language: language, hmiDisplayLanguage: hmiDisplayLanguage, appName: appName, ttsName: ttsName, ngnMediaScreenAppName: ngnMediaScreenAppName, vrSynonyms: vrSynonyms, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.language, forKey: "language")
         writer.encode(self.hmiDisplayLanguage, forKey: "hmiDisplayLanguage")
-        writer.encodeIfPresent(self.appName, forKey: "appName")
-        writer.encodeIfPresent(self.ttsName, forKey: "ttsName")
-        writer.encodeIfPresent(self.ngnMediaScreenAppName, forKey: "ngnMediaScreenAppName")
-        writer.encodeIfPresent(self.vrSynonyms, forKey: "vrSynonyms")
+        writer.encodeIfPresent(self.appName, forKey: "appName", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.ttsName, forKey: "ttsName", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.ngnMediaScreenAppName, forKey: "ngnMediaScreenAppName", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.vrSynonyms, forKey: "vrSynonyms", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.language, "language")
         validator.enumeration(self.hmiDisplayLanguage, "hmiDisplayLanguage")
-        if let value = self.appName { validator.string(value, "appName", minLength: 1, maxLength: 100) }
-        if let value = self.ttsName { validator.structures(value, "ttsName", minSize: 1, maxSize: 100) }
-        if let value = self.ngnMediaScreenAppName { validator.string(value, "ngnMediaScreenAppName", minLength: 1, maxLength: 100) }
-        if let value = self.vrSynonyms { validator.strings(value, "vrSynonyms", minSize: 1, maxSize: 100, minLength: 1, maxLength: 40) }
+        if let value = self.appName { validator.string(value, "appName", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appName") }
+        if let value = self.ttsName { validator.structures(value, "ttsName", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsName") }
+        if let value = self.ngnMediaScreenAppName { validator.string(value, "ngnMediaScreenAppName", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ngnMediaScreenAppName") }
+        if let value = self.vrSynonyms { validator.strings(value, "vrSynonyms", minSize: 1, maxSize: 100, minLength: 1, maxLength: 40, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrSynonyms") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["language", "hmiDisplayLanguage", "appName", "ttsName", "ngnMediaScreenAppName", "vrSynonyms"])
         }
@@ -6434,7 +8272,17 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6442,10 +8290,21 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6453,30 +8312,31 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -6495,7 +8355,17 @@ public struct SDLGenericResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6503,10 +8373,21 @@ public struct SDLGenericResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6514,30 +8395,31 @@ public struct SDLGenericResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -6564,7 +8446,17 @@ public struct SDLPutFileRequest: RPCMessage {
     /// `crc`: Integer, value 0...4294967295, 64-bit, optional (since 5.0).
     public var crc: Int64?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         syncFileName: String,
@@ -6576,6 +8468,21 @@ public struct SDLPutFileRequest: RPCMessage {
         crc: Int64? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(syncFileName: syncFileName, fileType: fileType, persistentFile: persistentFile, systemFile: systemFile, offset: offset, length: length, crc: crc, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        syncFileName: String,
+        fileType: SDLFileType,
+        persistentFile: Bool?,
+        systemFile: Bool?,
+        offset: Int32?,
+        length: Int32?,
+        crc: Int64?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.syncFileName = syncFileName
         self.fileType = fileType
         self.persistentFile = persistentFile
@@ -6583,7 +8490,7 @@ public struct SDLPutFileRequest: RPCMessage {
         self.offset = offset
         self.length = length
         self.crc = crc
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6595,41 +8502,44 @@ public struct SDLPutFileRequest: RPCMessage {
         var length: Int32? = nil
         var crc: Int64? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0c736c65 where reader.currentKeyEquals("syncFileName"): try reader.decode(&syncFileName, "syncFileName")
             case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
-            case 0x0e706565 where reader.currentKeyEquals("persistentFile"): try reader.decode(&persistentFile, "persistentFile")
-            case 0x0a736d65 where reader.currentKeyEquals("systemFile"): try reader.decode(&systemFile, "systemFile")
-            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
-            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
-            case 0x03637263 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc")
+            case 0x0e706565 where reader.currentKeyEquals("persistentFile"): try reader.decode(&persistentFile, "persistentFile", droppingInto: &droppedParameters)
+            case 0x0a736d65 where reader.currentKeyEquals("systemFile"): try reader.decode(&systemFile, "systemFile", droppingInto: &droppedParameters)
+            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset", droppingInto: &droppedParameters)
+            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length", droppingInto: &droppedParameters)
+            case 0x03637263 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let syncFileName else { throw RPCError.missingParameter("syncFileName") }
         guard let fileType else { throw RPCError.missingParameter("fileType") }
-        self.init(syncFileName: syncFileName, fileType: fileType, persistentFile: persistentFile, systemFile: systemFile, offset: offset, length: length, crc: crc, unknownParameters: unknownParameters)
+        self.init(syncFileName: syncFileName, fileType: fileType, persistentFile: persistentFile, systemFile: systemFile, offset: offset, length: length, crc: crc, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.syncFileName, forKey: "syncFileName")
         writer.encode(self.fileType, forKey: "fileType")
-        writer.encodeIfPresent(self.persistentFile, forKey: "persistentFile")
-        writer.encodeIfPresent(self.systemFile, forKey: "systemFile")
-        writer.encodeIfPresent(self.offset, forKey: "offset")
-        writer.encodeIfPresent(self.length, forKey: "length")
-        writer.encodeIfPresent(self.crc, forKey: "crc")
+        writer.encodeIfPresent(self.persistentFile, forKey: "persistentFile", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.systemFile, forKey: "systemFile", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.crc, forKey: "crc", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.syncFileName, "syncFileName", minLength: 1, maxLength: 255)
         validator.enumeration(self.fileType, "fileType")
-        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) }
-        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) }
-        if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) }
+        if self.persistentFile == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "persistentFile") }
+        if self.systemFile == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "systemFile") }
+        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "offset") }
+        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "length") }
+        if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "crc") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["syncFileName", "fileType", "persistentFile", "systemFile", "offset", "length", "crc"])
         }
@@ -6650,7 +8560,17 @@ public struct SDLPutFileResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6659,11 +8579,23 @@ public struct SDLPutFileResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        spaceAvailable: Int32?,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.spaceAvailable = spaceAvailable
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6672,33 +8604,34 @@ public struct SDLPutFileResponse: RPCMessage {
         var spaceAvailable: Int32? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0e736165 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0e736165 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable", droppingInto: &droppedParameters)
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) }
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "spaceAvailable") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "spaceAvailable", "info"])
         }
@@ -6721,7 +8654,17 @@ public struct SDLGetFileRequest: RPCMessage {
     /// `length`: Integer, value 0...2000000000, optional.
     public var length: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         fileName: String,
@@ -6731,12 +8674,25 @@ public struct SDLGetFileRequest: RPCMessage {
         length: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(fileName: fileName, appServiceId: appServiceId, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        fileName: String,
+        appServiceId: String?,
+        fileType: SDLFileType?,
+        offset: Int32?,
+        length: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.fileName = fileName
         self.appServiceId = appServiceId
         self.fileType = fileType
         self.offset = offset
         self.length = length
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6746,36 +8702,37 @@ public struct SDLGetFileRequest: RPCMessage {
         var offset: Int32? = nil
         var length: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x08664e65 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
-            case 0x0c617664 where reader.currentKeyEquals("appServiceId"): try reader.decode(&appServiceId, "appServiceId")
-            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
-            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
-            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            case 0x0c617664 where reader.currentKeyEquals("appServiceId"): try reader.decode(&appServiceId, "appServiceId", droppingInto: &droppedParameters)
+            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType", droppingInto: &droppedParameters)
+            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset", droppingInto: &droppedParameters)
+            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let fileName else { throw RPCError.missingParameter("fileName") }
-        self.init(fileName: fileName, appServiceId: appServiceId, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters)
+        self.init(fileName: fileName, appServiceId: appServiceId, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.fileName, forKey: "fileName")
-        writer.encodeIfPresent(self.appServiceId, forKey: "appServiceId")
-        writer.encodeIfPresent(self.fileType, forKey: "fileType")
-        writer.encodeIfPresent(self.offset, forKey: "offset")
-        writer.encodeIfPresent(self.length, forKey: "length")
+        writer.encodeIfPresent(self.appServiceId, forKey: "appServiceId", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fileType, forKey: "fileType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.fileName, "fileName", minLength: 1, maxLength: 255)
-        if let value = self.appServiceId { validator.string(value, "appServiceId", minLength: 1, maxLength: nil) }
-        if let value = self.fileType { validator.enumeration(value, "fileType") }
-        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) }
-        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) }
+        if let value = self.appServiceId { validator.string(value, "appServiceId", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServiceId") }
+        if let value = self.fileType { validator.enumeration(value, "fileType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fileType") }
+        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "offset") }
+        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "length") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["fileName", "appServiceId", "fileType", "offset", "length"])
         }
@@ -6802,7 +8759,17 @@ public struct SDLGetFileResponse: RPCMessage {
     /// `crc`: Integer, value 0...4294967295, 64-bit, optional.
     public var crc: Int64?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6814,6 +8781,21 @@ public struct SDLGetFileResponse: RPCMessage {
         crc: Int64? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, offset: offset, length: length, fileType: fileType, crc: crc, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        offset: Int32?,
+        length: Int32?,
+        fileType: SDLFileType?,
+        crc: Int64?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
@@ -6821,7 +8803,7 @@ public struct SDLGetFileResponse: RPCMessage {
         self.length = length
         self.fileType = fileType
         self.crc = crc
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6833,42 +8815,43 @@ public struct SDLGetFileResponse: RPCMessage {
         var fileType: SDLFileType? = nil
         var crc: Int64? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
-            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
-            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
-            case 0x03637263 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset", droppingInto: &droppedParameters)
+            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length", droppingInto: &droppedParameters)
+            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType", droppingInto: &droppedParameters)
+            case 0x03637263 where reader.currentKeyEquals("crc"): try reader.decode(&crc, "crc", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, offset: offset, length: length, fileType: fileType, crc: crc, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, offset: offset, length: length, fileType: fileType, crc: crc, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.offset, forKey: "offset")
-        writer.encodeIfPresent(self.length, forKey: "length")
-        writer.encodeIfPresent(self.fileType, forKey: "fileType")
-        writer.encodeIfPresent(self.crc, forKey: "crc")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fileType, forKey: "fileType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.crc, forKey: "crc", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) }
-        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) }
-        if let value = self.fileType { validator.enumeration(value, "fileType") }
-        if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "offset") }
+        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "length") }
+        if let value = self.fileType { validator.enumeration(value, "fileType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fileType") }
+        if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "crc") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "offset", "length", "fileType", "crc"])
         }
@@ -6883,14 +8866,22 @@ public struct SDLDeleteFileRequest: RPCMessage {
     /// `syncFileName`: String, length 1...500, mandatory.
     public var syncFileName: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         syncFileName: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.syncFileName = syncFileName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6934,7 +8925,17 @@ public struct SDLDeleteFileResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -6943,11 +8944,23 @@ public struct SDLDeleteFileResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        spaceAvailable: Int32?,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.spaceAvailable = spaceAvailable
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6956,33 +8969,34 @@ public struct SDLDeleteFileResponse: RPCMessage {
         var spaceAvailable: Int32? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0e736165 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0e736165 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable", droppingInto: &droppedParameters)
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) }
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "spaceAvailable") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "spaceAvailable", "info"])
         }
@@ -6995,12 +9009,20 @@ public struct SDLListFilesRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7039,7 +9061,17 @@ public struct SDLListFilesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7049,12 +9081,25 @@ public struct SDLListFilesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, filenames: filenames, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        filenames: [String]?,
+        spaceAvailable: Int32?,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.filenames = filenames
         self.spaceAvailable = spaceAvailable
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7064,36 +9109,37 @@ public struct SDLListFilesResponse: RPCMessage {
         var spaceAvailable: Int32? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x09666e73 where reader.currentKeyEquals("filenames"): try reader.decode(&filenames, "filenames")
-            case 0x0e736165 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x09666e73 where reader.currentKeyEquals("filenames"): try reader.decodeArray(&filenames, "filenames", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0e736165 where reader.currentKeyEquals("spaceAvailable"): try reader.decode(&spaceAvailable, "spaceAvailable", droppingInto: &droppedParameters)
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, filenames: filenames, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, filenames: filenames, spaceAvailable: spaceAvailable, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.filenames, forKey: "filenames")
-        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeArrayIfPresent(self.filenames, forKey: "filenames", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.filenames { validator.strings(value, "filenames", minSize: 0, maxSize: 1000, minLength: 1, maxLength: 500) }
-        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) }
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.filenames { validator.strings(value, "filenames", minSize: 0, maxSize: 1000, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "filenames") }
+        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "spaceAvailable") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "filenames", "spaceAvailable", "info"])
         }
@@ -7108,14 +9154,22 @@ public struct SDLSetAppIconRequest: RPCMessage {
     /// `syncFileName`: String, length 1...500, mandatory.
     public var syncFileName: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         syncFileName: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.syncFileName = syncFileName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7157,7 +9211,17 @@ public struct SDLSetAppIconResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7165,10 +9229,21 @@ public struct SDLSetAppIconResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7176,30 +9251,31 @@ public struct SDLSetAppIconResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -7218,7 +9294,17 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
     /// `nightColorScheme`: TemplateColorScheme, optional (since 5.0).
     public var nightColorScheme: SDLTemplateColorScheme?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         displayLayout: String,
@@ -7226,10 +9312,21 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         nightColorScheme: SDLTemplateColorScheme? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(displayLayout: displayLayout, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        displayLayout: String,
+        dayColorScheme: SDLTemplateColorScheme?,
+        nightColorScheme: SDLTemplateColorScheme?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.displayLayout = displayLayout
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7237,30 +9334,31 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
         var dayColorScheme: SDLTemplateColorScheme? = nil
         var nightColorScheme: SDLTemplateColorScheme? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0d647974 where reader.currentKeyEquals("displayLayout"): try reader.decode(&displayLayout, "displayLayout")
-            case 0x0e647265 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
-            case 0x106e6f65 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
+            case 0x0e647265 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme", droppingInto: &droppedParameters)
+            case 0x106e6f65 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let displayLayout else { throw RPCError.missingParameter("displayLayout") }
-        self.init(displayLayout: displayLayout, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters)
+        self.init(displayLayout: displayLayout, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.displayLayout, forKey: "displayLayout")
-        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme")
-        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme")
+        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.displayLayout, "displayLayout", minLength: 1, maxLength: 500)
-        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") }
-        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") }
+        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dayColorScheme") }
+        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nightColorScheme") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["displayLayout", "dayColorScheme", "nightColorScheme"])
         }
@@ -7287,7 +9385,17 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7299,6 +9407,21 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        displayCapabilities: SDLDisplayCapabilities?,
+        buttonCapabilities: [SDLButtonCapabilities]?,
+        softButtonCapabilities: [SDLSoftButtonCapabilities]?,
+        presetBankCapabilities: SDLPresetBankCapabilities?,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.displayCapabilities = displayCapabilities
@@ -7306,7 +9429,7 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         self.softButtonCapabilities = softButtonCapabilities
         self.presetBankCapabilities = presetBankCapabilities
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7318,42 +9441,43 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
         var presetBankCapabilities: SDLPresetBankCapabilities? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x13647073 where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
-            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
-            case 0x16736173 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
-            case 0x16706173 where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x13647073 where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities", droppingInto: &droppedParameters)
+            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decodeArray(&buttonCapabilities, "buttonCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x16736173 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decodeArray(&softButtonCapabilities, "softButtonCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x16706173 where reader.currentKeyEquals("presetBankCapabilities"): try reader.decode(&presetBankCapabilities, "presetBankCapabilities", droppingInto: &droppedParameters)
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, displayCapabilities: displayCapabilities, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, presetBankCapabilities: presetBankCapabilities, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.displayCapabilities, forKey: "displayCapabilities")
-        writer.encodeIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities")
-        writer.encodeIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities")
-        writer.encodeIfPresent(self.presetBankCapabilities, forKey: "presetBankCapabilities")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.displayCapabilities, forKey: "displayCapabilities", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.presetBankCapabilities, forKey: "presetBankCapabilities", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.displayCapabilities { validator.structure(value, "displayCapabilities") }
-        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.presetBankCapabilities { validator.structure(value, "presetBankCapabilities") }
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.displayCapabilities { validator.structure(value, "displayCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayCapabilities") }
+        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "buttonCapabilities") }
+        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtonCapabilities") }
+        if let value = self.presetBankCapabilities { validator.structure(value, "presetBankCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "presetBankCapabilities") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "displayCapabilities", "buttonCapabilities", "softButtonCapabilities", "presetBankCapabilities", "info"])
         }
@@ -7372,7 +9496,17 @@ public struct SDLSystemRequest: RPCMessage {
     /// `fileName`: String, length 1...255, optional.
     public var fileName: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         requestType: SDLRequestType,
@@ -7380,10 +9514,21 @@ public struct SDLSystemRequest: RPCMessage {
         fileName: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(requestType: requestType, requestSubType: requestSubType, fileName: fileName, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        requestType: SDLRequestType,
+        requestSubType: String?,
+        fileName: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.requestType = requestType
         self.requestSubType = requestSubType
         self.fileName = fileName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7391,30 +9536,31 @@ public struct SDLSystemRequest: RPCMessage {
         var requestSubType: String? = nil
         var fileName: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0b727365 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType, "requestType")
-            case 0x0e725365 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType")
-            case 0x08664e65 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName")
+            case 0x0e725365 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType", droppingInto: &droppedParameters)
+            case 0x08664e65 where reader.currentKeyEquals("fileName"): try reader.decode(&fileName, "fileName", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let requestType else { throw RPCError.missingParameter("requestType") }
-        self.init(requestType: requestType, requestSubType: requestSubType, fileName: fileName, unknownParameters: unknownParameters)
+        self.init(requestType: requestType, requestSubType: requestSubType, fileName: fileName, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.requestType, forKey: "requestType")
-        writer.encodeIfPresent(self.requestSubType, forKey: "requestSubType")
-        writer.encodeIfPresent(self.fileName, forKey: "fileName")
+        writer.encodeIfPresent(self.requestSubType, forKey: "requestSubType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fileName, forKey: "fileName", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.requestType, "requestType")
-        if let value = self.requestSubType { validator.string(value, "requestSubType", minLength: 1, maxLength: 255) }
-        if let value = self.fileName { validator.string(value, "fileName", minLength: 1, maxLength: 255) }
+        if let value = self.requestSubType { validator.string(value, "requestSubType", minLength: 1, maxLength: 255) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requestSubType") }
+        if let value = self.fileName { validator.string(value, "fileName", minLength: 1, maxLength: 255) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fileName") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["requestType", "requestSubType", "fileName"])
         }
@@ -7433,7 +9579,17 @@ public struct SDLSystemRequestResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7441,10 +9597,21 @@ public struct SDLSystemRequestResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7452,30 +9619,31 @@ public struct SDLSystemRequestResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -7508,7 +9676,17 @@ public struct SDLSendLocationRequest: RPCMessage {
     /// `deliveryMode`: DeliveryMode, optional (since 4.1).
     public var deliveryMode: SDLDeliveryMode?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         longitudeDegrees: Double? = nil,
@@ -7523,6 +9701,24 @@ public struct SDLSendLocationRequest: RPCMessage {
         deliveryMode: SDLDeliveryMode? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, locationName: locationName, locationDescription: locationDescription, addressLines: addressLines, phoneNumber: phoneNumber, locationImage: locationImage, timeStamp: timeStamp, address: address, deliveryMode: deliveryMode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        longitudeDegrees: Double?,
+        latitudeDegrees: Double?,
+        locationName: String?,
+        locationDescription: String?,
+        addressLines: [String]?,
+        phoneNumber: String?,
+        locationImage: SDLImage?,
+        timeStamp: SDLDateTime?,
+        address: SDLOASISAddress?,
+        deliveryMode: SDLDeliveryMode?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.longitudeDegrees = longitudeDegrees
         self.latitudeDegrees = latitudeDegrees
         self.locationName = locationName
@@ -7533,7 +9729,7 @@ public struct SDLSendLocationRequest: RPCMessage {
         self.timeStamp = timeStamp
         self.address = address
         self.deliveryMode = deliveryMode
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7548,50 +9744,51 @@ public struct SDLSendLocationRequest: RPCMessage {
         var address: SDLOASISAddress? = nil
         var deliveryMode: SDLDeliveryMode? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x106c6573 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
-            case 0x0f6c6573 where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
-            case 0x0c6c6f65 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName")
-            case 0x136c656e where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription")
-            case 0x0c617373 where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines, "addressLines")
-            case 0x0b704e72 where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber")
-            case 0x0d6c6f65 where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage")
-            case 0x09745370 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp, "timeStamp")
-            case 0x07617273 where reader.currentKeyEquals("address"): try reader.decode(&address, "address")
-            case 0x0c647265 where reader.currentKeyEquals("deliveryMode"): try reader.decode(&deliveryMode, "deliveryMode")
+            case 0x106c6573 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees", droppingInto: &droppedParameters)
+            case 0x0f6c6573 where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees", droppingInto: &droppedParameters)
+            case 0x0c6c6f65 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName", droppingInto: &droppedParameters)
+            case 0x136c656e where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription", droppingInto: &droppedParameters)
+            case 0x0c617373 where reader.currentKeyEquals("addressLines"): try reader.decodeArray(&addressLines, "addressLines", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0b704e72 where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber", droppingInto: &droppedParameters)
+            case 0x0d6c6f65 where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage", droppingInto: &droppedParameters)
+            case 0x09745370 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp, "timeStamp", droppingInto: &droppedParameters)
+            case 0x07617273 where reader.currentKeyEquals("address"): try reader.decode(&address, "address", droppingInto: &droppedParameters)
+            case 0x0c647265 where reader.currentKeyEquals("deliveryMode"): try reader.decode(&deliveryMode, "deliveryMode", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, locationName: locationName, locationDescription: locationDescription, addressLines: addressLines, phoneNumber: phoneNumber, locationImage: locationImage, timeStamp: timeStamp, address: address, deliveryMode: deliveryMode, unknownParameters: unknownParameters)
+        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, locationName: locationName, locationDescription: locationDescription, addressLines: addressLines, phoneNumber: phoneNumber, locationImage: locationImage, timeStamp: timeStamp, address: address, deliveryMode: deliveryMode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.longitudeDegrees, forKey: "longitudeDegrees")
-        writer.encodeIfPresent(self.latitudeDegrees, forKey: "latitudeDegrees")
-        writer.encodeIfPresent(self.locationName, forKey: "locationName")
-        writer.encodeIfPresent(self.locationDescription, forKey: "locationDescription")
-        writer.encodeIfPresent(self.addressLines, forKey: "addressLines")
-        writer.encodeIfPresent(self.phoneNumber, forKey: "phoneNumber")
-        writer.encodeIfPresent(self.locationImage, forKey: "locationImage")
-        writer.encodeIfPresent(self.timeStamp, forKey: "timeStamp")
-        writer.encodeIfPresent(self.address, forKey: "address")
-        writer.encodeIfPresent(self.deliveryMode, forKey: "deliveryMode")
+        writer.encodeIfPresent(self.longitudeDegrees, forKey: "longitudeDegrees", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.latitudeDegrees, forKey: "latitudeDegrees", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.locationName, forKey: "locationName", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.locationDescription, forKey: "locationDescription", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.addressLines, forKey: "addressLines", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.phoneNumber, forKey: "phoneNumber", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.locationImage, forKey: "locationImage", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.timeStamp, forKey: "timeStamp", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.address, forKey: "address", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.deliveryMode, forKey: "deliveryMode", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.longitudeDegrees { validator.float(value, "longitudeDegrees", min: -180, max: 180) }
-        if let value = self.latitudeDegrees { validator.float(value, "latitudeDegrees", min: -90, max: 90) }
-        if let value = self.locationName { validator.string(value, "locationName", minLength: 1, maxLength: 500) }
-        if let value = self.locationDescription { validator.string(value, "locationDescription", minLength: 1, maxLength: 500) }
-        if let value = self.addressLines { validator.strings(value, "addressLines", minSize: 0, maxSize: 4, minLength: 1, maxLength: 500) }
-        if let value = self.phoneNumber { validator.string(value, "phoneNumber", minLength: 1, maxLength: 500) }
-        if let value = self.locationImage { validator.structure(value, "locationImage") }
-        if let value = self.timeStamp { validator.structure(value, "timeStamp") }
-        if let value = self.address { validator.structure(value, "address") }
-        if let value = self.deliveryMode { validator.enumeration(value, "deliveryMode") }
+        if let value = self.longitudeDegrees { validator.float(value, "longitudeDegrees", min: -180, max: 180) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "longitudeDegrees") }
+        if let value = self.latitudeDegrees { validator.float(value, "latitudeDegrees", min: -90, max: 90) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "latitudeDegrees") }
+        if let value = self.locationName { validator.string(value, "locationName", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationName") }
+        if let value = self.locationDescription { validator.string(value, "locationDescription", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationDescription") }
+        if let value = self.addressLines { validator.strings(value, "addressLines", minSize: 0, maxSize: 4, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "addressLines") }
+        if let value = self.phoneNumber { validator.string(value, "phoneNumber", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "phoneNumber") }
+        if let value = self.locationImage { validator.structure(value, "locationImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationImage") }
+        if let value = self.timeStamp { validator.structure(value, "timeStamp") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeStamp") }
+        if let value = self.address { validator.structure(value, "address") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "address") }
+        if let value = self.deliveryMode { validator.enumeration(value, "deliveryMode") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deliveryMode") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["longitudeDegrees", "latitudeDegrees", "locationName", "locationDescription", "addressLines", "phoneNumber", "locationImage", "timeStamp", "address", "deliveryMode"])
         }
@@ -7610,7 +9807,17 @@ public struct SDLSendLocationResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7618,10 +9825,21 @@ public struct SDLSendLocationResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7629,30 +9847,31 @@ public struct SDLSendLocationResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -7667,14 +9886,22 @@ public struct SDLDialNumberRequest: RPCMessage {
     /// `number`: String, length 1...40, mandatory.
     public var number: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         number: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.number = number
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7716,7 +9943,17 @@ public struct SDLDialNumberResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -7724,10 +9961,21 @@ public struct SDLDialNumberResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7735,30 +9983,31 @@ public struct SDLDialNumberResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -7779,7 +10028,17 @@ public struct SDLButtonPressRequest: RPCMessage {
     /// `buttonPressMode`: ButtonPressMode, mandatory.
     public var buttonPressMode: SDLButtonPressMode
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -7788,11 +10047,23 @@ public struct SDLButtonPressRequest: RPCMessage {
         buttonPressMode: SDLButtonPressMode,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleId: moduleId, buttonName: buttonName, buttonPressMode: buttonPressMode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleId: String?,
+        buttonName: SDLButtonName,
+        buttonPressMode: SDLButtonPressMode,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleId = moduleId
         self.buttonName = buttonName
         self.buttonPressMode = buttonPressMode
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7801,10 +10072,11 @@ public struct SDLButtonPressRequest: RPCMessage {
         var buttonName: SDLButtonName? = nil
         var buttonPressMode: SDLButtonPressMode? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId", droppingInto: &droppedParameters)
             case 0x0a626e65 where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
             case 0x0f627265 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode, "buttonPressMode")
             default: try reader.decodeUnknown(into: &unknownParameters)
@@ -7814,12 +10086,12 @@ public struct SDLButtonPressRequest: RPCMessage {
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonPressMode else { throw RPCError.missingParameter("buttonPressMode") }
-        self.init(moduleType: moduleType, moduleId: moduleId, buttonName: buttonName, buttonPressMode: buttonPressMode, unknownParameters: unknownParameters)
+        self.init(moduleType: moduleType, moduleId: moduleId, buttonName: buttonName, buttonPressMode: buttonPressMode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encodeIfPresent(self.moduleId, forKey: "moduleId")
+        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.droppedParameters)
         writer.encode(self.buttonName, forKey: "buttonName")
         writer.encode(self.buttonPressMode, forKey: "buttonPressMode")
         writer.encodeUnknown(self.unknownParameters)
@@ -7827,7 +10099,7 @@ public struct SDLButtonPressRequest: RPCMessage {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) }
+        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleId") }
         validator.enumeration(self.buttonName, "buttonName")
         validator.enumeration(self.buttonPressMode, "buttonPressMode")
         if !self.unknownParameters.isEmpty {
@@ -7848,7 +10120,17 @@ public struct SDLButtonPressResponse: RPCMessage {
     /// `success`: Boolean, mandatory.
     public var success: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         resultCode: SDLResult,
@@ -7856,10 +10138,21 @@ public struct SDLButtonPressResponse: RPCMessage {
         success: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        resultCode: SDLResult,
+        info: String?,
+        success: Bool,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.resultCode = resultCode
         self.info = info
         self.success = success
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7867,10 +10160,11 @@ public struct SDLButtonPressResponse: RPCMessage {
         var info: String? = nil
         var success: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
@@ -7878,19 +10172,19 @@ public struct SDLButtonPressResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.init(resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters)
+        self.init(resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encode(self.success, forKey: "success")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["resultCode", "info", "success"])
         }
@@ -7909,7 +10203,17 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
     /// `subscribe`: Boolean, optional (since 4.5.1).
     public var subscribe: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -7917,10 +10221,21 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
         subscribe: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleId: moduleId, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleId: String?,
+        subscribe: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleId = moduleId
         self.subscribe = subscribe
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7928,29 +10243,31 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
         var moduleId: String? = nil
         var subscribe: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
-            case 0x09736365 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
+            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId", droppingInto: &droppedParameters)
+            case 0x09736365 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
-        self.init(moduleType: moduleType, moduleId: moduleId, subscribe: subscribe, unknownParameters: unknownParameters)
+        self.init(moduleType: moduleType, moduleId: moduleId, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encodeIfPresent(self.moduleId, forKey: "moduleId")
-        writer.encodeIfPresent(self.subscribe, forKey: "subscribe")
+        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.subscribe, forKey: "subscribe", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) }
+        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleId") }
+        if self.subscribe == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subscribe") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId", "subscribe"])
         }
@@ -7973,7 +10290,17 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
     /// `isSubscribed`: Boolean, optional.
     public var isSubscribed: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleData: SDLModuleData? = nil,
@@ -7983,12 +10310,25 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         isSubscribed: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, isSubscribed: isSubscribed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleData: SDLModuleData?,
+        resultCode: SDLResult,
+        info: String?,
+        success: Bool,
+        isSubscribed: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleData = moduleData
         self.resultCode = resultCode
         self.info = info
         self.success = success
         self.isSubscribed = isSubscribed
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7998,35 +10338,37 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
         var success: Bool? = nil
         var isSubscribed: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a6d6561 where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            case 0x0a6d6561 where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData", droppingInto: &droppedParameters)
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0x0c696364 where reader.currentKeyEquals("isSubscribed"): try reader.decode(&isSubscribed, "isSubscribed")
+            case 0x0c696364 where reader.currentKeyEquals("isSubscribed"): try reader.decode(&isSubscribed, "isSubscribed", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, isSubscribed: isSubscribed, unknownParameters: unknownParameters)
+        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, isSubscribed: isSubscribed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.moduleData, forKey: "moduleData")
+        writer.encodeIfPresent(self.moduleData, forKey: "moduleData", orDropped: self.droppedParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encode(self.success, forKey: "success")
-        writer.encodeIfPresent(self.isSubscribed, forKey: "isSubscribed")
+        writer.encodeIfPresent(self.isSubscribed, forKey: "isSubscribed", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.moduleData { validator.structure(value, "moduleData") }
+        if let value = self.moduleData { validator.structure(value, "moduleData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleData") }
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if self.isSubscribed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "isSubscribed") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData", "resultCode", "info", "success", "isSubscribed"])
         }
@@ -8043,44 +10385,65 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
     /// `moduleIds`: array of String, length 1...100, mandatory.
     public var moduleIds: [String]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
         moduleIds: [String],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleIds: moduleIds, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleIds: [String],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleIds = moduleIds
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var moduleType: SDLModuleType? = nil
         var moduleIds: [String]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0x096d6c73 where reader.currentKeyEquals("moduleIds"): try reader.decode(&moduleIds, "moduleIds")
+            case 0x096d6c73 where reader.currentKeyEquals("moduleIds"): try reader.decodeArray(&moduleIds, "moduleIds", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
         guard let moduleIds else { throw RPCError.missingParameter("moduleIds") }
-        self.init(moduleType: moduleType, moduleIds: moduleIds, unknownParameters: unknownParameters)
+        self.init(moduleType: moduleType, moduleIds: moduleIds, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encode(self.moduleIds, forKey: "moduleIds")
+        writer.encodeArray(self.moduleIds, forKey: "moduleIds", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        validator.strings(self.moduleIds, "moduleIds", minSize: nil, maxSize: nil, minLength: 1, maxLength: 100)
+        validator.strings(self.moduleIds, "moduleIds", minSize: nil, maxSize: nil, minLength: 1, maxLength: 100, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleIds"])
         }
@@ -8101,7 +10464,17 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
     /// `allowed`: array of Boolean, optional.
     public var allowed: [Bool]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8110,11 +10483,23 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
         allowed: [Bool]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, allowed: allowed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        allowed: [Bool]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.allowed = allowed
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8123,33 +10508,34 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
         var info: String? = nil
         var allowed: [Bool]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decodeArray(&allowed, "allowed", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, allowed: allowed, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, allowed: allowed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.allowed, forKey: "allowed")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.allowed, forKey: "allowed", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.allowed { validator.booleans(value, "allowed", minSize: nil, maxSize: nil) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.allowed { validator.booleans(value, "allowed", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "allowed") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "allowed"])
         }
@@ -8166,43 +10552,64 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
     /// `moduleId`: String, length 1...100, optional (since 5.1).
     public var moduleId: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
         moduleId: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleId: moduleId, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleId: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleId = moduleId
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var moduleType: SDLModuleType? = nil
         var moduleId: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
+            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
-        self.init(moduleType: moduleType, moduleId: moduleId, unknownParameters: unknownParameters)
+        self.init(moduleType: moduleType, moduleId: moduleId, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encodeIfPresent(self.moduleId, forKey: "moduleId")
+        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) }
+        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleId") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId"])
         }
@@ -8221,7 +10628,17 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8229,10 +10646,21 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8240,30 +10668,31 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -8278,14 +10707,22 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
     /// `moduleData`: ModuleData, mandatory.
     public var moduleData: SDLModuleData
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleData: SDLModuleData,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.moduleData = moduleData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8329,7 +10766,17 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
     /// `success`: Boolean, mandatory.
     public var success: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleData: SDLModuleData? = nil,
@@ -8338,11 +10785,23 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         success: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleData: SDLModuleData?,
+        resultCode: SDLResult,
+        info: String?,
+        success: Bool,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleData = moduleData
         self.resultCode = resultCode
         self.info = info
         self.success = success
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8351,11 +10810,12 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         var info: String? = nil
         var success: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a6d6561 where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData")
+            case 0x0a6d6561 where reader.currentKeyEquals("moduleData"): try reader.decode(&moduleData, "moduleData", droppingInto: &droppedParameters)
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
@@ -8363,21 +10823,21 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters)
+        self.init(moduleData: moduleData, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.moduleData, forKey: "moduleData")
+        writer.encodeIfPresent(self.moduleData, forKey: "moduleData", orDropped: self.droppedParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encode(self.success, forKey: "success")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.moduleData { validator.structure(value, "moduleData") }
+        if let value = self.moduleData { validator.structure(value, "moduleData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleData") }
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData", "resultCode", "info", "success"])
         }
@@ -8390,12 +10850,20 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8430,7 +10898,17 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8438,10 +10916,21 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8449,30 +10938,31 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -8487,14 +10977,22 @@ public struct SDLGetWayPointsRequest: RPCMessage {
     /// `wayPointType`: WayPointType, mandatory.
     public var wayPointType: SDLWayPointType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         wayPointType: SDLWayPointType,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.wayPointType = wayPointType
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8538,7 +11036,17 @@ public struct SDLGetWayPointsResponse: RPCMessage {
     /// `wayPoints`: array of LocationDetails, size 1...10, optional.
     public var wayPoints: [SDLLocationDetails]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8547,11 +11055,23 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         wayPoints: [SDLLocationDetails]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        wayPoints: [SDLLocationDetails]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.wayPoints = wayPoints
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8560,33 +11080,34 @@ public struct SDLGetWayPointsResponse: RPCMessage {
         var info: String? = nil
         var wayPoints: [SDLLocationDetails]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x09776f73 where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x09776f73 where reader.currentKeyEquals("wayPoints"): try reader.decodeArray(&wayPoints, "wayPoints", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.wayPoints, forKey: "wayPoints")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.wayPoints, forKey: "wayPoints", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wayPoints") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "wayPoints"])
         }
@@ -8599,12 +11120,20 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8641,7 +11170,17 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
     /// `wayPoints`: array of LocationDetails, size 1...10, optional.
     public var wayPoints: [SDLLocationDetails]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8650,11 +11189,23 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         wayPoints: [SDLLocationDetails]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        wayPoints: [SDLLocationDetails]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.wayPoints = wayPoints
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8663,33 +11214,34 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
         var info: String? = nil
         var wayPoints: [SDLLocationDetails]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x09776f73 where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x09776f73 where reader.currentKeyEquals("wayPoints"): try reader.decodeArray(&wayPoints, "wayPoints", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.wayPoints, forKey: "wayPoints")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.wayPoints, forKey: "wayPoints", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wayPoints") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "wayPoints"])
         }
@@ -8706,42 +11258,64 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
     /// `subscribe`: Boolean, optional (since 5.1).
     public var subscribe: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         systemCapabilityType: SDLSystemCapabilityType,
         subscribe: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(systemCapabilityType: systemCapabilityType, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        systemCapabilityType: SDLSystemCapabilityType,
+        subscribe: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.systemCapabilityType = systemCapabilityType
         self.subscribe = subscribe
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var systemCapabilityType: SDLSystemCapabilityType? = nil
         var subscribe: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x14736265 where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType, "systemCapabilityType")
-            case 0x09736365 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
+            case 0x09736365 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
-        self.init(systemCapabilityType: systemCapabilityType, subscribe: subscribe, unknownParameters: unknownParameters)
+        self.init(systemCapabilityType: systemCapabilityType, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.systemCapabilityType, forKey: "systemCapabilityType")
-        writer.encodeIfPresent(self.subscribe, forKey: "subscribe")
+        writer.encodeIfPresent(self.subscribe, forKey: "subscribe", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.systemCapabilityType, "systemCapabilityType")
+        if self.subscribe == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subscribe") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapabilityType", "subscribe"])
         }
@@ -8762,7 +11336,17 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
     /// `success`: Boolean, mandatory.
     public var success: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         systemCapability: SDLSystemCapability? = nil,
@@ -8771,11 +11355,23 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         success: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(systemCapability: systemCapability, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        systemCapability: SDLSystemCapability?,
+        resultCode: SDLResult,
+        info: String?,
+        success: Bool,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.systemCapability = systemCapability
         self.resultCode = resultCode
         self.info = info
         self.success = success
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8784,11 +11380,12 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         var info: String? = nil
         var success: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x10737079 where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability, "systemCapability")
+            case 0x10737079 where reader.currentKeyEquals("systemCapability"): try reader.decode(&systemCapability, "systemCapability", droppingInto: &droppedParameters)
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
@@ -8796,21 +11393,21 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let success else { throw RPCError.missingParameter("success") }
-        self.init(systemCapability: systemCapability, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters)
+        self.init(systemCapability: systemCapability, resultCode: resultCode, info: info, success: success, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.systemCapability, forKey: "systemCapability")
+        writer.encodeIfPresent(self.systemCapability, forKey: "systemCapability", orDropped: self.droppedParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encode(self.success, forKey: "success")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.systemCapability { validator.structure(value, "systemCapability") }
+        if let value = self.systemCapability { validator.structure(value, "systemCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "systemCapability") }
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapability", "resultCode", "info", "success"])
         }
@@ -8825,36 +11422,56 @@ public struct SDLSendHapticDataRequest: RPCMessage {
     /// `hapticRectData`: array of HapticRect, size 0...1000, optional.
     public var hapticRectData: [SDLHapticRect]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hapticRectData: [SDLHapticRect]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(hapticRectData: hapticRectData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        hapticRectData: [SDLHapticRect]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.hapticRectData = hapticRectData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var hapticRectData: [SDLHapticRect]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0e686561 where reader.currentKeyEquals("hapticRectData"): try reader.decode(&hapticRectData, "hapticRectData")
+            case 0x0e686561 where reader.currentKeyEquals("hapticRectData"): try reader.decodeArray(&hapticRectData, "hapticRectData", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(hapticRectData: hapticRectData, unknownParameters: unknownParameters)
+        self.init(hapticRectData: hapticRectData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.hapticRectData, forKey: "hapticRectData")
+        writer.encodeArrayIfPresent(self.hapticRectData, forKey: "hapticRectData", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.hapticRectData { validator.structures(value, "hapticRectData", minSize: 0, maxSize: 1000) }
+        if let value = self.hapticRectData { validator.structures(value, "hapticRectData", minSize: 0, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hapticRectData") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["hapticRectData"])
         }
@@ -8873,7 +11490,17 @@ public struct SDLSendHapticDataResponse: RPCMessage {
     /// `resultCode`: Result, mandatory, documented values are a subset; any value is accepted.
     public var resultCode: SDLResult
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8881,10 +11508,21 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         resultCode: SDLResult,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        info: String?,
+        resultCode: SDLResult,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.info = info
         self.resultCode = resultCode
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8892,10 +11530,11 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         var info: String? = nil
         var resultCode: SDLResult? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
@@ -8903,18 +11542,18 @@ public struct SDLSendHapticDataResponse: RPCMessage {
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters)
+        self.init(success: success, info: info, resultCode: resultCode, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         validator.enumeration(self.resultCode, "resultCode")
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "info", "resultCode"])
@@ -8930,14 +11569,22 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
     /// `properties`: CloudAppProperties, mandatory.
     public var properties: SDLCloudAppProperties
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         properties: SDLCloudAppProperties,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.properties = properties
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8979,7 +11626,17 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -8987,10 +11644,21 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8998,30 +11666,31 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -9036,14 +11705,22 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
     /// `appID`: String, length 1...100, mandatory.
     public var appID: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appID: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.appID = appID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9087,7 +11764,17 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         properties: SDLCloudAppProperties? = nil,
@@ -9096,11 +11783,23 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(properties: properties, success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        properties: SDLCloudAppProperties?,
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.properties = properties
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9109,33 +11808,34 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a707273 where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties")
+            case 0x0a707273 where reader.currentKeyEquals("properties"): try reader.decode(&properties, "properties", droppingInto: &droppedParameters)
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(properties: properties, success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(properties: properties, success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.properties, forKey: "properties")
+        writer.encodeIfPresent(self.properties, forKey: "properties", orDropped: self.droppedParameters)
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.properties { validator.structure(value, "properties") }
+        if let value = self.properties { validator.structure(value, "properties") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "properties") }
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["properties", "success", "resultCode", "info"])
         }
@@ -9150,14 +11850,22 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
     /// `appServiceManifest`: AppServiceManifest, mandatory.
     public var appServiceManifest: SDLAppServiceManifest
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appServiceManifest: SDLAppServiceManifest,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.appServiceManifest = appServiceManifest
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9201,7 +11909,17 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
     /// `appServiceRecord`: AppServiceRecord, optional.
     public var appServiceRecord: SDLAppServiceRecord?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9210,11 +11928,23 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         appServiceRecord: SDLAppServiceRecord? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, appServiceRecord: appServiceRecord, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        appServiceRecord: SDLAppServiceRecord?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.appServiceRecord = appServiceRecord
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9223,33 +11953,34 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
         var info: String? = nil
         var appServiceRecord: SDLAppServiceRecord? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x10616364 where reader.currentKeyEquals("appServiceRecord"): try reader.decode(&appServiceRecord, "appServiceRecord")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x10616364 where reader.currentKeyEquals("appServiceRecord"): try reader.decode(&appServiceRecord, "appServiceRecord", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, appServiceRecord: appServiceRecord, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, appServiceRecord: appServiceRecord, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.appServiceRecord, forKey: "appServiceRecord")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.appServiceRecord, forKey: "appServiceRecord", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.appServiceRecord { validator.structure(value, "appServiceRecord") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.appServiceRecord { validator.structure(value, "appServiceRecord") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServiceRecord") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "appServiceRecord"])
         }
@@ -9264,14 +11995,22 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
     /// `serviceID`: String, length 1..., mandatory.
     public var serviceID: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceID: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.serviceID = serviceID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9313,7 +12052,17 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9321,10 +12070,21 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9332,30 +12092,31 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -9372,42 +12133,64 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
     /// `subscribe`: Boolean, optional.
     public var subscribe: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceType: String,
         subscribe: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(serviceType: serviceType, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        serviceType: String,
+        subscribe: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.serviceType = serviceType
         self.subscribe = subscribe
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var serviceType: String? = nil
         var subscribe: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0b736365 where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
-            case 0x09736365 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe")
+            case 0x09736365 where reader.currentKeyEquals("subscribe"): try reader.decode(&subscribe, "subscribe", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
-        self.init(serviceType: serviceType, subscribe: subscribe, unknownParameters: unknownParameters)
+        self.init(serviceType: serviceType, subscribe: subscribe, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.serviceType, forKey: "serviceType")
-        writer.encodeIfPresent(self.subscribe, forKey: "subscribe")
+        writer.encodeIfPresent(self.subscribe, forKey: "subscribe", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceType, "serviceType", minLength: 1, maxLength: nil)
+        if self.subscribe == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subscribe") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceType", "subscribe"])
         }
@@ -9428,7 +12211,17 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
     /// `serviceData`: AppServiceData, optional.
     public var serviceData: SDLAppServiceData?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9437,11 +12230,23 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         serviceData: SDLAppServiceData? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, serviceData: serviceData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        serviceData: SDLAppServiceData?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.serviceData = serviceData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9450,33 +12255,34 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
         var info: String? = nil
         var serviceData: SDLAppServiceData? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x0b736361 where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData, "serviceData")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x0b736361 where reader.currentKeyEquals("serviceData"): try reader.decode(&serviceData, "serviceData", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, serviceData: serviceData, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, serviceData: serviceData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.serviceData, forKey: "serviceData")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.serviceData, forKey: "serviceData", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.serviceData { validator.structure(value, "serviceData") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.serviceData { validator.structure(value, "serviceData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceData") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "serviceData"])
         }
@@ -9497,7 +12303,17 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
     /// `requestServiceActive`: Boolean, optional.
     public var requestServiceActive: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceUri: String,
@@ -9506,11 +12322,23 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         requestServiceActive: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(serviceUri: serviceUri, serviceID: serviceID, originApp: originApp, requestServiceActive: requestServiceActive, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        serviceUri: String,
+        serviceID: String,
+        originApp: String,
+        requestServiceActive: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.serviceUri = serviceUri
         self.serviceID = serviceID
         self.originApp = originApp
         self.requestServiceActive = requestServiceActive
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9519,12 +12347,13 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         var originApp: String? = nil
         var requestServiceActive: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a736369 where reader.currentKeyEquals("serviceUri"): try reader.decode(&serviceUri, "serviceUri")
             case 0x09736944 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
             case 0x096f6970 where reader.currentKeyEquals("originApp"): try reader.decode(&originApp, "originApp")
-            case 0x14727665 where reader.currentKeyEquals("requestServiceActive"): try reader.decode(&requestServiceActive, "requestServiceActive")
+            case 0x14727665 where reader.currentKeyEquals("requestServiceActive"): try reader.decode(&requestServiceActive, "requestServiceActive", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9532,14 +12361,14 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         guard let serviceUri else { throw RPCError.missingParameter("serviceUri") }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
         guard let originApp else { throw RPCError.missingParameter("originApp") }
-        self.init(serviceUri: serviceUri, serviceID: serviceID, originApp: originApp, requestServiceActive: requestServiceActive, unknownParameters: unknownParameters)
+        self.init(serviceUri: serviceUri, serviceID: serviceID, originApp: originApp, requestServiceActive: requestServiceActive, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.serviceUri, forKey: "serviceUri")
         writer.encode(self.serviceID, forKey: "serviceID")
         writer.encode(self.originApp, forKey: "originApp")
-        writer.encodeIfPresent(self.requestServiceActive, forKey: "requestServiceActive")
+        writer.encodeIfPresent(self.requestServiceActive, forKey: "requestServiceActive", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
@@ -9547,6 +12376,7 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         validator.string(self.serviceUri, "serviceUri", minLength: 1, maxLength: nil)
         validator.string(self.serviceID, "serviceID", minLength: 1, maxLength: nil)
         validator.string(self.originApp, "originApp", minLength: 1, maxLength: nil)
+        if self.requestServiceActive == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requestServiceActive") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceUri", "serviceID", "originApp", "requestServiceActive"])
         }
@@ -9567,7 +12397,17 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
     /// `serviceSpecificResult`: String, length 1..., optional.
     public var serviceSpecificResult: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9576,11 +12416,23 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         serviceSpecificResult: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, serviceSpecificResult: serviceSpecificResult, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        serviceSpecificResult: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
         self.serviceSpecificResult = serviceSpecificResult
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9589,33 +12441,34 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
         var info: String? = nil
         var serviceSpecificResult: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
-            case 0x15736374 where reader.currentKeyEquals("serviceSpecificResult"): try reader.decode(&serviceSpecificResult, "serviceSpecificResult")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
+            case 0x15736374 where reader.currentKeyEquals("serviceSpecificResult"): try reader.decode(&serviceSpecificResult, "serviceSpecificResult", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, serviceSpecificResult: serviceSpecificResult, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, serviceSpecificResult: serviceSpecificResult, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
-        writer.encodeIfPresent(self.serviceSpecificResult, forKey: "serviceSpecificResult")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.serviceSpecificResult, forKey: "serviceSpecificResult", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
-        if let value = self.serviceSpecificResult { validator.string(value, "serviceSpecificResult", minLength: 1, maxLength: nil) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.serviceSpecificResult { validator.string(value, "serviceSpecificResult", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceSpecificResult") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "serviceSpecificResult"])
         }
@@ -9632,41 +12485,63 @@ public struct SDLCancelInteractionRequest: RPCMessage {
     /// `functionID`: Integer, mandatory.
     public var functionID: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cancelID: Int32? = nil,
         functionID: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(cancelID: cancelID, functionID: functionID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        cancelID: Int32?,
+        functionID: Int32,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.cancelID = cancelID
         self.functionID = functionID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var cancelID: Int32? = nil
         var functionID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID")
+            case 0x08636544 where reader.currentKeyEquals("cancelID"): try reader.decode(&cancelID, "cancelID", droppingInto: &droppedParameters)
             case 0x0a666944 where reader.currentKeyEquals("functionID"): try reader.decode(&functionID, "functionID")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let functionID else { throw RPCError.missingParameter("functionID") }
-        self.init(cancelID: cancelID, functionID: functionID, unknownParameters: unknownParameters)
+        self.init(cancelID: cancelID, functionID: functionID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID")
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
         writer.encode(self.functionID, forKey: "functionID")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["cancelID", "functionID"])
         }
@@ -9685,7 +12560,17 @@ public struct SDLCancelInteractionResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9693,10 +12578,21 @@ public struct SDLCancelInteractionResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9704,30 +12600,31 @@ public struct SDLCancelInteractionResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -9740,12 +12637,20 @@ public struct SDLCloseApplicationRequest: RPCMessage {
     public static let rpcType = RPCType.request
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9780,7 +12685,17 @@ public struct SDLCloseApplicationResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -9788,10 +12703,21 @@ public struct SDLCloseApplicationResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9799,30 +12725,31 @@ public struct SDLCloseApplicationResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -9845,7 +12772,17 @@ public struct SDLOnHMIStatus: RPCMessage {
     /// `windowID`: Integer, optional (since 6.0).
     public var windowID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hmiLevel: SDLHMILevel,
@@ -9855,12 +12792,25 @@ public struct SDLOnHMIStatus: RPCMessage {
         windowID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(hmiLevel: hmiLevel, audioStreamingState: audioStreamingState, systemContext: systemContext, videoStreamingState: videoStreamingState, windowID: windowID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        hmiLevel: SDLHMILevel,
+        audioStreamingState: SDLAudioStreamingState,
+        systemContext: SDLSystemContext,
+        videoStreamingState: SDLVideoStreamingState?,
+        windowID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.hmiLevel = hmiLevel
         self.audioStreamingState = audioStreamingState
         self.systemContext = systemContext
         self.videoStreamingState = videoStreamingState
         self.windowID = windowID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9870,13 +12820,14 @@ public struct SDLOnHMIStatus: RPCMessage {
         var videoStreamingState: SDLVideoStreamingState? = nil
         var windowID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0868656c where reader.currentKeyEquals("hmiLevel"): try reader.decode(&hmiLevel, "hmiLevel")
             case 0x13616165 where reader.currentKeyEquals("audioStreamingState"): try reader.decode(&audioStreamingState, "audioStreamingState")
             case 0x0d734374 where reader.currentKeyEquals("systemContext"): try reader.decode(&systemContext, "systemContext")
-            case 0x13766165 where reader.currentKeyEquals("videoStreamingState"): try reader.decode(&videoStreamingState, "videoStreamingState")
-            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
+            case 0x13766165 where reader.currentKeyEquals("videoStreamingState"): try reader.decode(&videoStreamingState, "videoStreamingState", droppingInto: &droppedParameters)
+            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -9884,15 +12835,15 @@ public struct SDLOnHMIStatus: RPCMessage {
         guard let hmiLevel else { throw RPCError.missingParameter("hmiLevel") }
         guard let audioStreamingState else { throw RPCError.missingParameter("audioStreamingState") }
         guard let systemContext else { throw RPCError.missingParameter("systemContext") }
-        self.init(hmiLevel: hmiLevel, audioStreamingState: audioStreamingState, systemContext: systemContext, videoStreamingState: videoStreamingState, windowID: windowID, unknownParameters: unknownParameters)
+        self.init(hmiLevel: hmiLevel, audioStreamingState: audioStreamingState, systemContext: systemContext, videoStreamingState: videoStreamingState, windowID: windowID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.hmiLevel, forKey: "hmiLevel")
         writer.encode(self.audioStreamingState, forKey: "audioStreamingState")
         writer.encode(self.systemContext, forKey: "systemContext")
-        writer.encodeIfPresent(self.videoStreamingState, forKey: "videoStreamingState")
-        writer.encodeIfPresent(self.windowID, forKey: "windowID")
+        writer.encodeIfPresent(self.videoStreamingState, forKey: "videoStreamingState", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windowID, forKey: "windowID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
@@ -9900,7 +12851,8 @@ public struct SDLOnHMIStatus: RPCMessage {
         validator.enumeration(self.hmiLevel, "hmiLevel")
         validator.enumeration(self.audioStreamingState, "audioStreamingState")
         validator.enumeration(self.systemContext, "systemContext")
-        if let value = self.videoStreamingState { validator.enumeration(value, "videoStreamingState") }
+        if let value = self.videoStreamingState { validator.enumeration(value, "videoStreamingState") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "videoStreamingState") }
+        if self.windowID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["hmiLevel", "audioStreamingState", "systemContext", "videoStreamingState", "windowID"])
         }
@@ -9915,14 +12867,22 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
     /// `reason`: AppInterfaceUnregisteredReason, mandatory.
     public var reason: SDLAppInterfaceUnregisteredReason
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         reason: SDLAppInterfaceUnregisteredReason,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.reason = reason
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9964,7 +12924,17 @@ public struct SDLOnButtonEvent: RPCMessage {
     /// `customButtonID`: Integer, value 0...65536, optional (since 2.0).
     public var customButtonID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         buttonName: SDLButtonName,
@@ -9972,10 +12942,21 @@ public struct SDLOnButtonEvent: RPCMessage {
         customButtonID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(buttonName: buttonName, buttonEventMode: buttonEventMode, customButtonID: customButtonID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        buttonName: SDLButtonName,
+        buttonEventMode: SDLButtonEventMode,
+        customButtonID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.buttonName = buttonName
         self.buttonEventMode = buttonEventMode
         self.customButtonID = customButtonID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -9983,31 +12964,32 @@ public struct SDLOnButtonEvent: RPCMessage {
         var buttonEventMode: SDLButtonEventMode? = nil
         var customButtonID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a626e65 where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
             case 0x0f627665 where reader.currentKeyEquals("buttonEventMode"): try reader.decode(&buttonEventMode, "buttonEventMode")
-            case 0x0e637544 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID")
+            case 0x0e637544 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonEventMode else { throw RPCError.missingParameter("buttonEventMode") }
-        self.init(buttonName: buttonName, buttonEventMode: buttonEventMode, customButtonID: customButtonID, unknownParameters: unknownParameters)
+        self.init(buttonName: buttonName, buttonEventMode: buttonEventMode, customButtonID: customButtonID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.buttonName, forKey: "buttonName")
         writer.encode(self.buttonEventMode, forKey: "buttonEventMode")
-        writer.encodeIfPresent(self.customButtonID, forKey: "customButtonID")
+        writer.encodeIfPresent(self.customButtonID, forKey: "customButtonID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.buttonName, "buttonName")
         validator.enumeration(self.buttonEventMode, "buttonEventMode")
-        if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) }
+        if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "customButtonID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName", "buttonEventMode", "customButtonID"])
         }
@@ -10026,7 +13008,17 @@ public struct SDLOnButtonPress: RPCMessage {
     /// `customButtonID`: Integer, value 0...65536, optional (since 2.0).
     public var customButtonID: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         buttonName: SDLButtonName,
@@ -10034,10 +13026,21 @@ public struct SDLOnButtonPress: RPCMessage {
         customButtonID: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(buttonName: buttonName, buttonPressMode: buttonPressMode, customButtonID: customButtonID, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        buttonName: SDLButtonName,
+        buttonPressMode: SDLButtonPressMode,
+        customButtonID: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.buttonName = buttonName
         self.buttonPressMode = buttonPressMode
         self.customButtonID = customButtonID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10045,31 +13048,32 @@ public struct SDLOnButtonPress: RPCMessage {
         var buttonPressMode: SDLButtonPressMode? = nil
         var customButtonID: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a626e65 where reader.currentKeyEquals("buttonName"): try reader.decode(&buttonName, "buttonName")
             case 0x0f627265 where reader.currentKeyEquals("buttonPressMode"): try reader.decode(&buttonPressMode, "buttonPressMode")
-            case 0x0e637544 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID")
+            case 0x0e637544 where reader.currentKeyEquals("customButtonID"): try reader.decode(&customButtonID, "customButtonID", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let buttonName else { throw RPCError.missingParameter("buttonName") }
         guard let buttonPressMode else { throw RPCError.missingParameter("buttonPressMode") }
-        self.init(buttonName: buttonName, buttonPressMode: buttonPressMode, customButtonID: customButtonID, unknownParameters: unknownParameters)
+        self.init(buttonName: buttonName, buttonPressMode: buttonPressMode, customButtonID: customButtonID, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.buttonName, forKey: "buttonName")
         writer.encode(self.buttonPressMode, forKey: "buttonPressMode")
-        writer.encodeIfPresent(self.customButtonID, forKey: "customButtonID")
+        writer.encodeIfPresent(self.customButtonID, forKey: "customButtonID", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.buttonName, "buttonName")
         validator.enumeration(self.buttonPressMode, "buttonPressMode")
-        if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) }
+        if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "customButtonID") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName", "buttonPressMode", "customButtonID"])
         }
@@ -10154,7 +13158,17 @@ public struct SDLOnVehicleData: RPCMessage {
     /// `seatOccupancy`: SeatOccupancy, optional (since 7.1).
     public var seatOccupancy: SDLSeatOccupancy?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         gps: SDLGPSData? = nil,
@@ -10195,6 +13209,50 @@ public struct SDLOnVehicleData: RPCMessage {
         seatOccupancy: SDLSeatOccupancy? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        gps: SDLGPSData?,
+        speed: Double?,
+        rpm: Int32?,
+        fuelLevel: Double?,
+        fuelLevel_State: SDLComponentVolumeStatus?,
+        instantFuelConsumption: Double?,
+        fuelRange: [SDLFuelRange]?,
+        climateData: SDLClimateData?,
+        externalTemperature: Double?,
+        turnSignal: SDLTurnSignal?,
+        vin: String?,
+        gearStatus: SDLGearStatus?,
+        prndl: SDLPRNDL?,
+        tirePressure: SDLTireStatus?,
+        odometer: Int32?,
+        beltStatus: SDLBeltStatus?,
+        bodyInformation: SDLBodyInformation?,
+        deviceStatus: SDLDeviceStatus?,
+        driverBraking: SDLVehicleDataEventStatus?,
+        wiperStatus: SDLWiperStatus?,
+        headLampStatus: SDLHeadLampStatus?,
+        engineTorque: Double?,
+        accPedalPosition: Double?,
+        steeringWheelAngle: Double?,
+        engineOilLife: Double?,
+        electronicParkBrakeStatus: SDLElectronicParkBrakeStatus?,
+        cloudAppVehicleID: String?,
+        stabilityControlsStatus: SDLStabilityControlsStatus?,
+        eCallInfo: SDLECallInfo?,
+        airbagStatus: SDLAirbagStatus?,
+        emergencyEvent: SDLEmergencyEvent?,
+        clusterModeStatus: SDLClusterModeStatus?,
+        myKey: SDLMyKey?,
+        windowStatus: [SDLWindowStatus]?,
+        handsOffSteering: Bool?,
+        seatOccupancy: SDLSeatOccupancy?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.gps = gps
         self.speed = speed
         self.rpm = rpm
@@ -10231,7 +13289,7 @@ public struct SDLOnVehicleData: RPCMessage {
         self.windowStatus = windowStatus
         self.handsOffSteering = handsOffSteering
         self.seatOccupancy = seatOccupancy
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10272,127 +13330,129 @@ public struct SDLOnVehicleData: RPCMessage {
         var handsOffSteering: Bool? = nil
         var seatOccupancy: SDLSeatOccupancy? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps")
-            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm")
-            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel")
-            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State")
-            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption")
-            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decode(&fuelRange, "fuelRange")
-            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData")
-            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal")
-            case 0x0376696e where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin")
-            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus")
-            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl")
-            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure")
-            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer")
-            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus")
-            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation")
-            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus")
-            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking")
-            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus")
-            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus")
-            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque")
-            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition")
-            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle")
-            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife")
-            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus")
-            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID")
-            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus")
-            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo")
-            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus")
-            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent")
-            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus")
-            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey")
-            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decode(&windowStatus, "windowStatus")
-            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering")
-            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy")
+            case 0x03677073 where reader.currentKeyEquals("gps"): try reader.decode(&gps, "gps", droppingInto: &droppedParameters)
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed", droppingInto: &droppedParameters)
+            case 0x0372706d where reader.currentKeyEquals("rpm"): try reader.decode(&rpm, "rpm", droppingInto: &droppedParameters)
+            case 0x09664c6c where reader.currentKeyEquals("fuelLevel"): try reader.decode(&fuelLevel, "fuelLevel", droppingInto: &droppedParameters)
+            case 0x0f666565 where reader.currentKeyEquals("fuelLevel_State"): try reader.decode(&fuelLevel_State, "fuelLevel_State", droppingInto: &droppedParameters)
+            case 0x1669436e where reader.currentKeyEquals("instantFuelConsumption"): try reader.decode(&instantFuelConsumption, "instantFuelConsumption", droppingInto: &droppedParameters)
+            case 0x09665265 where reader.currentKeyEquals("fuelRange"): try reader.decodeArray(&fuelRange, "fuelRange", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0b637461 where reader.currentKeyEquals("climateData"): try reader.decode(&climateData, "climateData", droppingInto: &droppedParameters)
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature", droppingInto: &droppedParameters)
+            case 0x0a74696c where reader.currentKeyEquals("turnSignal"): try reader.decode(&turnSignal, "turnSignal", droppingInto: &droppedParameters)
+            case 0x0376696e where reader.currentKeyEquals("vin"): try reader.decode(&vin, "vin", droppingInto: &droppedParameters)
+            case 0x0a677473 where reader.currentKeyEquals("gearStatus"): try reader.decode(&gearStatus, "gearStatus", droppingInto: &droppedParameters)
+            case 0x05706e6c where reader.currentKeyEquals("prndl"): try reader.decode(&prndl, "prndl", droppingInto: &droppedParameters)
+            case 0x0c746565 where reader.currentKeyEquals("tirePressure"): try reader.decode(&tirePressure, "tirePressure", droppingInto: &droppedParameters)
+            case 0x086f6572 where reader.currentKeyEquals("odometer"): try reader.decode(&odometer, "odometer", droppingInto: &droppedParameters)
+            case 0x0a627473 where reader.currentKeyEquals("beltStatus"): try reader.decode(&beltStatus, "beltStatus", droppingInto: &droppedParameters)
+            case 0x0f626f6e where reader.currentKeyEquals("bodyInformation"): try reader.decode(&bodyInformation, "bodyInformation", droppingInto: &droppedParameters)
+            case 0x0c645373 where reader.currentKeyEquals("deviceStatus"): try reader.decode(&deviceStatus, "deviceStatus", droppingInto: &droppedParameters)
+            case 0x0d644267 where reader.currentKeyEquals("driverBraking"): try reader.decode(&driverBraking, "driverBraking", droppingInto: &droppedParameters)
+            case 0x0b775373 where reader.currentKeyEquals("wiperStatus"): try reader.decode(&wiperStatus, "wiperStatus", droppingInto: &droppedParameters)
+            case 0x0e687073 where reader.currentKeyEquals("headLampStatus"): try reader.decode(&headLampStatus, "headLampStatus", droppingInto: &droppedParameters)
+            case 0x0c655465 where reader.currentKeyEquals("engineTorque"): try reader.decode(&engineTorque, "engineTorque", droppingInto: &droppedParameters)
+            case 0x1061506e where reader.currentKeyEquals("accPedalPosition"): try reader.decode(&accPedalPosition, "accPedalPosition", droppingInto: &droppedParameters)
+            case 0x12736865 where reader.currentKeyEquals("steeringWheelAngle"): try reader.decode(&steeringWheelAngle, "steeringWheelAngle", droppingInto: &droppedParameters)
+            case 0x0d654f65 where reader.currentKeyEquals("engineOilLife"): try reader.decode(&engineOilLife, "engineOilLife", droppingInto: &droppedParameters)
+            case 0x19657273 where reader.currentKeyEquals("electronicParkBrakeStatus"): try reader.decode(&electronicParkBrakeStatus, "electronicParkBrakeStatus", droppingInto: &droppedParameters)
+            case 0x11635644 where reader.currentKeyEquals("cloudAppVehicleID"): try reader.decode(&cloudAppVehicleID, "cloudAppVehicleID", droppingInto: &droppedParameters)
+            case 0x17736e73 where reader.currentKeyEquals("stabilityControlsStatus"): try reader.decode(&stabilityControlsStatus, "stabilityControlsStatus", droppingInto: &droppedParameters)
+            case 0x09656c6f where reader.currentKeyEquals("eCallInfo"): try reader.decode(&eCallInfo, "eCallInfo", droppingInto: &droppedParameters)
+            case 0x0c615373 where reader.currentKeyEquals("airbagStatus"): try reader.decode(&airbagStatus, "airbagStatus", droppingInto: &droppedParameters)
+            case 0x0e656374 where reader.currentKeyEquals("emergencyEvent"): try reader.decode(&emergencyEvent, "emergencyEvent", droppingInto: &droppedParameters)
+            case 0x11636f73 where reader.currentKeyEquals("clusterModeStatus"): try reader.decode(&clusterModeStatus, "clusterModeStatus", droppingInto: &droppedParameters)
+            case 0x056d4b79 where reader.currentKeyEquals("myKey"): try reader.decode(&myKey, "myKey", droppingInto: &droppedParameters)
+            case 0x0c775373 where reader.currentKeyEquals("windowStatus"): try reader.decodeArray(&windowStatus, "windowStatus", isOptional: true, droppingInto: &droppedParameters)
+            case 0x10685367 where reader.currentKeyEquals("handsOffSteering"): try reader.decode(&handsOffSteering, "handsOffSteering", droppingInto: &droppedParameters)
+            case 0x0d736379 where reader.currentKeyEquals("seatOccupancy"): try reader.decode(&seatOccupancy, "seatOccupancy", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters)
+        self.init(gps: gps, speed: speed, rpm: rpm, fuelLevel: fuelLevel, fuelLevel_State: fuelLevel_State, instantFuelConsumption: instantFuelConsumption, fuelRange: fuelRange, climateData: climateData, externalTemperature: externalTemperature, turnSignal: turnSignal, vin: vin, gearStatus: gearStatus, prndl: prndl, tirePressure: tirePressure, odometer: odometer, beltStatus: beltStatus, bodyInformation: bodyInformation, deviceStatus: deviceStatus, driverBraking: driverBraking, wiperStatus: wiperStatus, headLampStatus: headLampStatus, engineTorque: engineTorque, accPedalPosition: accPedalPosition, steeringWheelAngle: steeringWheelAngle, engineOilLife: engineOilLife, electronicParkBrakeStatus: electronicParkBrakeStatus, cloudAppVehicleID: cloudAppVehicleID, stabilityControlsStatus: stabilityControlsStatus, eCallInfo: eCallInfo, airbagStatus: airbagStatus, emergencyEvent: emergencyEvent, clusterModeStatus: clusterModeStatus, myKey: myKey, windowStatus: windowStatus, handsOffSteering: handsOffSteering, seatOccupancy: seatOccupancy, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.gps, forKey: "gps")
-        writer.encodeIfPresent(self.speed, forKey: "speed")
-        writer.encodeIfPresent(self.rpm, forKey: "rpm")
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel")
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State")
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption")
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange")
-        writer.encodeIfPresent(self.climateData, forKey: "climateData")
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature")
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal")
-        writer.encodeIfPresent(self.vin, forKey: "vin")
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus")
-        writer.encodeIfPresent(self.prndl, forKey: "prndl")
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure")
-        writer.encodeIfPresent(self.odometer, forKey: "odometer")
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus")
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation")
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus")
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking")
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus")
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus")
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque")
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition")
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle")
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife")
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus")
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID")
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus")
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo")
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus")
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent")
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus")
-        writer.encodeIfPresent(self.myKey, forKey: "myKey")
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus")
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering")
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy")
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.fuelRange, forKey: "fuelRange", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.vin, forKey: "vin", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.windowStatus, forKey: "windowStatus", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.gps { validator.structure(value, "gps") }
-        if let value = self.speed { validator.float(value, "speed", min: 0, max: 700) }
-        if let value = self.rpm { validator.integer(value, "rpm", min: 0, max: 20000) }
-        if let value = self.fuelLevel { validator.float(value, "fuelLevel", min: -6, max: 106) }
-        if let value = self.fuelLevel_State { validator.enumeration(value, "fuelLevel_State") }
-        if let value = self.instantFuelConsumption { validator.float(value, "instantFuelConsumption", min: 0, max: 25575) }
-        if let value = self.fuelRange { validator.structures(value, "fuelRange", minSize: 0, maxSize: 100) }
-        if let value = self.climateData { validator.structure(value, "climateData") }
-        if let value = self.externalTemperature { validator.float(value, "externalTemperature", min: -40, max: 100) }
-        if let value = self.turnSignal { validator.enumeration(value, "turnSignal") }
-        if let value = self.vin { validator.string(value, "vin", minLength: 1, maxLength: 17) }
-        if let value = self.gearStatus { validator.structure(value, "gearStatus") }
-        if let value = self.prndl { validator.enumeration(value, "prndl") }
-        if let value = self.tirePressure { validator.structure(value, "tirePressure") }
-        if let value = self.odometer { validator.integer(value, "odometer", min: 0, max: 17000000) }
-        if let value = self.beltStatus { validator.structure(value, "beltStatus") }
-        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") }
-        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") }
-        if let value = self.driverBraking { validator.enumeration(value, "driverBraking") }
-        if let value = self.wiperStatus { validator.enumeration(value, "wiperStatus") }
-        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") }
-        if let value = self.engineTorque { validator.float(value, "engineTorque", min: -1000, max: 2000) }
-        if let value = self.accPedalPosition { validator.float(value, "accPedalPosition", min: 0, max: 100) }
-        if let value = self.steeringWheelAngle { validator.float(value, "steeringWheelAngle", min: -2000, max: 2000) }
-        if let value = self.engineOilLife { validator.float(value, "engineOilLife", min: 0, max: 100) }
-        if let value = self.electronicParkBrakeStatus { validator.enumeration(value, "electronicParkBrakeStatus") }
-        if let value = self.cloudAppVehicleID { validator.string(value, "cloudAppVehicleID", minLength: 1, maxLength: nil) }
-        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") }
-        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") }
-        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") }
-        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") }
-        if let value = self.clusterModeStatus { validator.structure(value, "clusterModeStatus") }
-        if let value = self.myKey { validator.structure(value, "myKey") }
-        if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100) }
-        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") }
+        if let value = self.gps { validator.structure(value, "gps") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
+        if let value = self.speed { validator.float(value, "speed", min: 0, max: 700) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
+        if let value = self.rpm { validator.integer(value, "rpm", min: 0, max: 20000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
+        if let value = self.fuelLevel { validator.float(value, "fuelLevel", min: -6, max: 106) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
+        if let value = self.fuelLevel_State { validator.enumeration(value, "fuelLevel_State") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
+        if let value = self.instantFuelConsumption { validator.float(value, "instantFuelConsumption", min: 0, max: 25575) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
+        if let value = self.fuelRange { validator.structures(value, "fuelRange", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
+        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
+        if let value = self.externalTemperature { validator.float(value, "externalTemperature", min: -40, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
+        if let value = self.turnSignal { validator.enumeration(value, "turnSignal") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
+        if let value = self.vin { validator.string(value, "vin", minLength: 1, maxLength: 17) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vin") }
+        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
+        if let value = self.prndl { validator.enumeration(value, "prndl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
+        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
+        if let value = self.odometer { validator.integer(value, "odometer", min: 0, max: 17000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
+        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
+        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
+        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
+        if let value = self.driverBraking { validator.enumeration(value, "driverBraking") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
+        if let value = self.wiperStatus { validator.enumeration(value, "wiperStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
+        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
+        if let value = self.engineTorque { validator.float(value, "engineTorque", min: -1000, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
+        if let value = self.accPedalPosition { validator.float(value, "accPedalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
+        if let value = self.steeringWheelAngle { validator.float(value, "steeringWheelAngle", min: -2000, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
+        if let value = self.engineOilLife { validator.float(value, "engineOilLife", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
+        if let value = self.electronicParkBrakeStatus { validator.enumeration(value, "electronicParkBrakeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
+        if let value = self.cloudAppVehicleID { validator.string(value, "cloudAppVehicleID", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
+        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
+        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
+        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
+        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
+        if let value = self.clusterModeStatus { validator.structure(value, "clusterModeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
+        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
+        if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
+        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "vin", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
@@ -10409,7 +13469,15 @@ public struct SDLOnCommand: RPCMessage {
     /// `triggerSource`: TriggerSource, mandatory.
     public var triggerSource: SDLTriggerSource
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cmdID: Int32,
@@ -10418,7 +13486,7 @@ public struct SDLOnCommand: RPCMessage {
     ) {
         self.cmdID = cmdID
         self.triggerSource = triggerSource
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10461,14 +13529,22 @@ public struct SDLOnTBTClientState: RPCMessage {
     /// `state`: TBTState, mandatory.
     public var state: SDLTBTState
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         state: SDLTBTState,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.state = state
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10510,7 +13586,17 @@ public struct SDLOnDriverDistraction: RPCMessage {
     /// `lockScreenDismissalWarning`: String, length 1..., optional (since 6.0).
     public var lockScreenDismissalWarning: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         state: SDLDriverDistractionState,
@@ -10518,10 +13604,21 @@ public struct SDLOnDriverDistraction: RPCMessage {
         lockScreenDismissalWarning: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(state: state, lockScreenDismissalEnabled: lockScreenDismissalEnabled, lockScreenDismissalWarning: lockScreenDismissalWarning, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        state: SDLDriverDistractionState,
+        lockScreenDismissalEnabled: Bool?,
+        lockScreenDismissalWarning: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.state = state
         self.lockScreenDismissalEnabled = lockScreenDismissalEnabled
         self.lockScreenDismissalWarning = lockScreenDismissalWarning
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10529,29 +13626,31 @@ public struct SDLOnDriverDistraction: RPCMessage {
         var lockScreenDismissalEnabled: Bool? = nil
         var lockScreenDismissalWarning: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
-            case 0x1a6c6d64 where reader.currentKeyEquals("lockScreenDismissalEnabled"): try reader.decode(&lockScreenDismissalEnabled, "lockScreenDismissalEnabled")
-            case 0x1a6c6d67 where reader.currentKeyEquals("lockScreenDismissalWarning"): try reader.decode(&lockScreenDismissalWarning, "lockScreenDismissalWarning")
+            case 0x1a6c6d64 where reader.currentKeyEquals("lockScreenDismissalEnabled"): try reader.decode(&lockScreenDismissalEnabled, "lockScreenDismissalEnabled", droppingInto: &droppedParameters)
+            case 0x1a6c6d67 where reader.currentKeyEquals("lockScreenDismissalWarning"): try reader.decode(&lockScreenDismissalWarning, "lockScreenDismissalWarning", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let state else { throw RPCError.missingParameter("state") }
-        self.init(state: state, lockScreenDismissalEnabled: lockScreenDismissalEnabled, lockScreenDismissalWarning: lockScreenDismissalWarning, unknownParameters: unknownParameters)
+        self.init(state: state, lockScreenDismissalEnabled: lockScreenDismissalEnabled, lockScreenDismissalWarning: lockScreenDismissalWarning, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.state, forKey: "state")
-        writer.encodeIfPresent(self.lockScreenDismissalEnabled, forKey: "lockScreenDismissalEnabled")
-        writer.encodeIfPresent(self.lockScreenDismissalWarning, forKey: "lockScreenDismissalWarning")
+        writer.encodeIfPresent(self.lockScreenDismissalEnabled, forKey: "lockScreenDismissalEnabled", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.lockScreenDismissalWarning, forKey: "lockScreenDismissalWarning", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.state, "state")
-        if let value = self.lockScreenDismissalWarning { validator.string(value, "lockScreenDismissalWarning", minLength: 1, maxLength: nil) }
+        if self.lockScreenDismissalEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "lockScreenDismissalEnabled") }
+        if let value = self.lockScreenDismissalWarning { validator.string(value, "lockScreenDismissalWarning", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "lockScreenDismissalWarning") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["state", "lockScreenDismissalEnabled", "lockScreenDismissalWarning"])
         }
@@ -10568,42 +13667,64 @@ public struct SDLOnPermissionsChange: RPCMessage {
     /// `requireEncryption`: Boolean, optional (since 6.0).
     public var requireEncryption: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         permissionItem: [SDLPermissionItem],
         requireEncryption: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(permissionItem: permissionItem, requireEncryption: requireEncryption, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        permissionItem: [SDLPermissionItem],
+        requireEncryption: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.permissionItem = permissionItem
         self.requireEncryption = requireEncryption
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var permissionItem: [SDLPermissionItem]? = nil
         var requireEncryption: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0e70696d where reader.currentKeyEquals("permissionItem"): try reader.decode(&permissionItem, "permissionItem")
-            case 0x11726e6e where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption")
+            case 0x0e70696d where reader.currentKeyEquals("permissionItem"): try reader.decodeArray(&permissionItem, "permissionItem", isOptional: false, droppingInto: &droppedParameters)
+            case 0x11726e6e where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let permissionItem else { throw RPCError.missingParameter("permissionItem") }
-        self.init(permissionItem: permissionItem, requireEncryption: requireEncryption, unknownParameters: unknownParameters)
+        self.init(permissionItem: permissionItem, requireEncryption: requireEncryption, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encode(self.permissionItem, forKey: "permissionItem")
-        writer.encodeIfPresent(self.requireEncryption, forKey: "requireEncryption")
+        writer.encodeArray(self.permissionItem, forKey: "permissionItem", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.requireEncryption, forKey: "requireEncryption", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.structures(self.permissionItem, "permissionItem", minSize: 0, maxSize: 500)
+        validator.structures(self.permissionItem, "permissionItem", minSize: 0, maxSize: 500, dropped: self.droppedParameters)
+        if self.requireEncryption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requireEncryption") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["permissionItem", "requireEncryption"])
         }
@@ -10616,12 +13737,20 @@ public struct SDLOnAudioPassThru: RPCMessage {
     public static let rpcType = RPCType.notification
 
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10654,7 +13783,15 @@ public struct SDLOnLanguageChange: RPCMessage {
     /// `hmiDisplayLanguage`: Language, mandatory.
     public var hmiDisplayLanguage: SDLLanguage
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         language: SDLLanguage,
@@ -10663,7 +13800,7 @@ public struct SDLOnLanguageChange: RPCMessage {
     ) {
         self.language = language
         self.hmiDisplayLanguage = hmiDisplayLanguage
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10708,43 +13845,64 @@ public struct SDLOnKeyboardInput: RPCMessage {
     /// `data`: String, length 1...500, optional.
     public var data: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         event: SDLKeyboardEvent,
         data: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(event: event, data: data, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        event: SDLKeyboardEvent,
+        data: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.event = event
         self.data = data
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var event: SDLKeyboardEvent? = nil
         var data: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x05656574 where reader.currentKeyEquals("event"): try reader.decode(&event, "event")
-            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let event else { throw RPCError.missingParameter("event") }
-        self.init(event: event, data: data, unknownParameters: unknownParameters)
+        self.init(event: event, data: data, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.event, forKey: "event")
-        writer.encodeIfPresent(self.data, forKey: "data")
+        writer.encodeIfPresent(self.data, forKey: "data", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.event, "event")
-        if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 500) }
+        if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "data") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["event", "data"])
         }
@@ -10761,44 +13919,65 @@ public struct SDLOnTouchEvent: RPCMessage {
     /// `event`: array of TouchEvent, size 1...10, mandatory.
     public var event: [SDLTouchEvent]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLTouchType,
         event: [SDLTouchEvent],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(type: type, event: event, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        type: SDLTouchType,
+        event: [SDLTouchEvent],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.type = type
         self.event = event
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var type: SDLTouchType? = nil
         var event: [SDLTouchEvent]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0x05656574 where reader.currentKeyEquals("event"): try reader.decode(&event, "event")
+            case 0x05656574 where reader.currentKeyEquals("event"): try reader.decodeArray(&event, "event", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let event else { throw RPCError.missingParameter("event") }
-        self.init(type: type, event: event, unknownParameters: unknownParameters)
+        self.init(type: type, event: event, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.type, forKey: "type")
-        writer.encode(self.event, forKey: "event")
+        writer.encodeArray(self.event, forKey: "event", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
-        validator.structures(self.event, "event", minSize: 1, maxSize: 10)
+        validator.structures(self.event, "event", minSize: 1, maxSize: 10, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["type", "event"])
         }
@@ -10825,7 +14004,17 @@ public struct SDLOnSystemRequest: RPCMessage {
     /// `length`: Integer, value 0...100000000000, 64-bit, optional.
     public var length: Int64?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         requestType: SDLRequestType,
@@ -10837,6 +14026,21 @@ public struct SDLOnSystemRequest: RPCMessage {
         length: Int64? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(requestType: requestType, requestSubType: requestSubType, url: url, timeout: timeout, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        requestType: SDLRequestType,
+        requestSubType: String?,
+        url: String?,
+        timeout: Int32?,
+        fileType: SDLFileType?,
+        offset: Int64?,
+        length: Int64?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.requestType = requestType
         self.requestSubType = requestSubType
         self.url = url
@@ -10844,7 +14048,7 @@ public struct SDLOnSystemRequest: RPCMessage {
         self.fileType = fileType
         self.offset = offset
         self.length = length
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10856,42 +14060,43 @@ public struct SDLOnSystemRequest: RPCMessage {
         var offset: Int64? = nil
         var length: Int64? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0b727365 where reader.currentKeyEquals("requestType"): try reader.decode(&requestType, "requestType")
-            case 0x0e725365 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType")
-            case 0x0375726c where reader.currentKeyEquals("url"): try reader.decode(&url, "url")
-            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout")
-            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType")
-            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset")
-            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length")
+            case 0x0e725365 where reader.currentKeyEquals("requestSubType"): try reader.decode(&requestSubType, "requestSubType", droppingInto: &droppedParameters)
+            case 0x0375726c where reader.currentKeyEquals("url"): try reader.decode(&url, "url", droppingInto: &droppedParameters)
+            case 0x07746574 where reader.currentKeyEquals("timeout"): try reader.decode(&timeout, "timeout", droppingInto: &droppedParameters)
+            case 0x08665465 where reader.currentKeyEquals("fileType"): try reader.decode(&fileType, "fileType", droppingInto: &droppedParameters)
+            case 0x066f7374 where reader.currentKeyEquals("offset"): try reader.decode(&offset, "offset", droppingInto: &droppedParameters)
+            case 0x066c6768 where reader.currentKeyEquals("length"): try reader.decode(&length, "length", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let requestType else { throw RPCError.missingParameter("requestType") }
-        self.init(requestType: requestType, requestSubType: requestSubType, url: url, timeout: timeout, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters)
+        self.init(requestType: requestType, requestSubType: requestSubType, url: url, timeout: timeout, fileType: fileType, offset: offset, length: length, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.requestType, forKey: "requestType")
-        writer.encodeIfPresent(self.requestSubType, forKey: "requestSubType")
-        writer.encodeIfPresent(self.url, forKey: "url")
-        writer.encodeIfPresent(self.timeout, forKey: "timeout")
-        writer.encodeIfPresent(self.fileType, forKey: "fileType")
-        writer.encodeIfPresent(self.offset, forKey: "offset")
-        writer.encodeIfPresent(self.length, forKey: "length")
+        writer.encodeIfPresent(self.requestSubType, forKey: "requestSubType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.url, forKey: "url", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fileType, forKey: "fileType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.requestType, "requestType")
-        if let value = self.requestSubType { validator.string(value, "requestSubType", minLength: 1, maxLength: 255) }
-        if let value = self.url { validator.string(value, "url", minLength: 1, maxLength: nil) }
-        if let value = self.timeout { validator.integer(value, "timeout", min: 0, max: 2000000000) }
-        if let value = self.fileType { validator.enumeration(value, "fileType") }
-        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 100000000000) }
-        if let value = self.length { validator.integer(value, "length", min: 0, max: 100000000000) }
+        if let value = self.requestSubType { validator.string(value, "requestSubType", minLength: 1, maxLength: 255) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requestSubType") }
+        if let value = self.url { validator.string(value, "url", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "url") }
+        if let value = self.timeout { validator.integer(value, "timeout", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeout") }
+        if let value = self.fileType { validator.enumeration(value, "fileType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fileType") }
+        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 100000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "offset") }
+        if let value = self.length { validator.integer(value, "length", min: 0, max: 100000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "length") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["requestType", "requestSubType", "url", "timeout", "fileType", "offset", "length"])
         }
@@ -10906,14 +14111,22 @@ public struct SDLOnHashChange: RPCMessage {
     /// `hashID`: String, length 1...100, mandatory.
     public var hashID: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hashID: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.hashID = hashID
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -10951,37 +14164,57 @@ public struct SDLOnWayPointChange: RPCMessage {
     /// `wayPoints`: array of LocationDetails, size 1...10, mandatory.
     public var wayPoints: [SDLLocationDetails]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         wayPoints: [SDLLocationDetails],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        wayPoints: [SDLLocationDetails],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.wayPoints = wayPoints
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var wayPoints: [SDLLocationDetails]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x09776f73 where reader.currentKeyEquals("wayPoints"): try reader.decode(&wayPoints, "wayPoints")
+            case 0x09776f73 where reader.currentKeyEquals("wayPoints"): try reader.decodeArray(&wayPoints, "wayPoints", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let wayPoints else { throw RPCError.missingParameter("wayPoints") }
-        self.init(wayPoints: wayPoints, unknownParameters: unknownParameters)
+        self.init(wayPoints: wayPoints, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encode(self.wayPoints, forKey: "wayPoints")
+        writer.encodeArray(self.wayPoints, forKey: "wayPoints", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.structures(self.wayPoints, "wayPoints", minSize: 1, maxSize: 10)
+        validator.structures(self.wayPoints, "wayPoints", minSize: 1, maxSize: 10, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["wayPoints"])
         }
@@ -10996,14 +14229,22 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
     /// `moduleData`: ModuleData, mandatory.
     public var moduleData: SDLModuleData
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleData: SDLModuleData,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.moduleData = moduleData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11045,7 +14286,17 @@ public struct SDLOnRCStatus: RPCMessage {
     /// `freeModules`: array of ModuleData, size 0...100, mandatory.
     public var freeModules: [SDLModuleData]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         allowed: Bool? = nil,
@@ -11053,10 +14304,21 @@ public struct SDLOnRCStatus: RPCMessage {
         freeModules: [SDLModuleData],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(allowed: allowed, allocatedModules: allocatedModules, freeModules: freeModules, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        allowed: Bool?,
+        allocatedModules: [SDLModuleData],
+        freeModules: [SDLModuleData],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.allowed = allowed
         self.allocatedModules = allocatedModules
         self.freeModules = freeModules
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11064,30 +14326,32 @@ public struct SDLOnRCStatus: RPCMessage {
         var allocatedModules: [SDLModuleData]? = nil
         var freeModules: [SDLModuleData]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
-            case 0x10616473 where reader.currentKeyEquals("allocatedModules"): try reader.decode(&allocatedModules, "allocatedModules")
-            case 0x0b666f73 where reader.currentKeyEquals("freeModules"): try reader.decode(&freeModules, "freeModules")
+            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed", droppingInto: &droppedParameters)
+            case 0x10616473 where reader.currentKeyEquals("allocatedModules"): try reader.decodeArray(&allocatedModules, "allocatedModules", isOptional: false, droppingInto: &droppedParameters)
+            case 0x0b666f73 where reader.currentKeyEquals("freeModules"): try reader.decodeArray(&freeModules, "freeModules", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let allocatedModules else { throw RPCError.missingParameter("allocatedModules") }
         guard let freeModules else { throw RPCError.missingParameter("freeModules") }
-        self.init(allowed: allowed, allocatedModules: allocatedModules, freeModules: freeModules, unknownParameters: unknownParameters)
+        self.init(allowed: allowed, allocatedModules: allocatedModules, freeModules: freeModules, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.allowed, forKey: "allowed")
-        writer.encode(self.allocatedModules, forKey: "allocatedModules")
-        writer.encode(self.freeModules, forKey: "freeModules")
+        writer.encodeIfPresent(self.allowed, forKey: "allowed", orDropped: self.droppedParameters)
+        writer.encodeArray(self.allocatedModules, forKey: "allocatedModules", merging: self.droppedParameters)
+        writer.encodeArray(self.freeModules, forKey: "freeModules", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.structures(self.allocatedModules, "allocatedModules", minSize: 0, maxSize: 100)
-        validator.structures(self.freeModules, "freeModules", minSize: 0, maxSize: 100)
+        if self.allowed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "allowed") }
+        validator.structures(self.allocatedModules, "allocatedModules", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
+        validator.structures(self.freeModules, "freeModules", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["allowed", "allocatedModules", "freeModules"])
         }
@@ -11102,14 +14366,22 @@ public struct SDLOnAppServiceData: RPCMessage {
     /// `serviceData`: AppServiceData, mandatory.
     public var serviceData: SDLAppServiceData
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceData: SDLAppServiceData,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.serviceData = serviceData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11147,14 +14419,22 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
     /// `systemCapability`: SystemCapability, mandatory.
     public var systemCapability: SDLSystemCapability
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         systemCapability: SDLSystemCapability,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.systemCapability = systemCapability
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11192,14 +14472,22 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
     /// `appCapability`: AppCapability, mandatory.
     public var appCapability: SDLAppCapability
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appCapability: SDLAppCapability,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.appCapability = appCapability
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11237,14 +14525,22 @@ public struct SDLOnUpdateFile: RPCMessage {
     /// `fileName`: String, length 1...255, mandatory.
     public var fileName: String
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         fileName: String,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.fileName = fileName
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11284,42 +14580,64 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
     /// `updateSubCells`: Boolean, optional.
     public var updateSubCells: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuID: Int32,
         updateSubCells: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(menuID: menuID, updateSubCells: updateSubCells, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        menuID: Int32,
+        updateSubCells: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.menuID = menuID
         self.updateSubCells = updateSubCells
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var menuID: Int32? = nil
         var updateSubCells: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x066d7544 where reader.currentKeyEquals("menuID"): try reader.decode(&menuID, "menuID")
-            case 0x0e757573 where reader.currentKeyEquals("updateSubCells"): try reader.decode(&updateSubCells, "updateSubCells")
+            case 0x0e757573 where reader.currentKeyEquals("updateSubCells"): try reader.decode(&updateSubCells, "updateSubCells", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let menuID else { throw RPCError.missingParameter("menuID") }
-        self.init(menuID: menuID, updateSubCells: updateSubCells, unknownParameters: unknownParameters)
+        self.init(menuID: menuID, updateSubCells: updateSubCells, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.menuID, forKey: "menuID")
-        writer.encodeIfPresent(self.updateSubCells, forKey: "updateSubCells")
+        writer.encodeIfPresent(self.updateSubCells, forKey: "updateSubCells", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.menuID, "menuID", min: 0, max: 2000000000)
+        if self.updateSubCells == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "updateSubCells") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["menuID", "updateSubCells"])
         }
@@ -11334,37 +14652,57 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
     /// `data`: array of String, size 1...100, length 1...1000000, mandatory.
     public var data: [String]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         data: [String],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(data: data, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        data: [String],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.data = data
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var data: [String]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decodeArray(&data, "data", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let data else { throw RPCError.missingParameter("data") }
-        self.init(data: data, unknownParameters: unknownParameters)
+        self.init(data: data, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encode(self.data, forKey: "data")
+        writer.encodeArray(self.data, forKey: "data", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000)
+        validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["data"])
         }
@@ -11383,7 +14721,17 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
     /// `info`: String, length 1...1000, optional.
     public var info: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         success: Bool,
@@ -11391,10 +14739,21 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
         info: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        success: Bool,
+        resultCode: SDLResult,
+        info: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.success = success
         self.resultCode = resultCode
         self.info = info
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11402,30 +14761,31 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
         var resultCode: SDLResult? = nil
         var info: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07736373 where reader.currentKeyEquals("success"): try reader.decode(&success, "success")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info")
+            case 0x0469666f where reader.currentKeyEquals("info"): try reader.decode(&info, "info", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let success else { throw RPCError.missingParameter("success") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters)
+        self.init(success: success, resultCode: resultCode, info: info, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info")
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
@@ -11444,7 +14804,17 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
     /// `Timeout`: Integer, value 0...2000000000, optional.
     public var Timeout: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         data: [String],
@@ -11452,10 +14822,21 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         Timeout: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(data: data, URL: URL, Timeout: Timeout, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        data: [String],
+        URL: String?,
+        Timeout: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.data = data
         self.URL = URL
         self.Timeout = Timeout
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -11463,30 +14844,31 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
         var URL: String? = nil
         var Timeout: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
-            case 0x0355524c where reader.currentKeyEquals("URL"): try reader.decode(&URL, "URL")
-            case 0x07546574 where reader.currentKeyEquals("Timeout"): try reader.decode(&Timeout, "Timeout")
+            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decodeArray(&data, "data", isOptional: false, droppingInto: &droppedParameters)
+            case 0x0355524c where reader.currentKeyEquals("URL"): try reader.decode(&URL, "URL", droppingInto: &droppedParameters)
+            case 0x07546574 where reader.currentKeyEquals("Timeout"): try reader.decode(&Timeout, "Timeout", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let data else { throw RPCError.missingParameter("data") }
-        self.init(data: data, URL: URL, Timeout: Timeout, unknownParameters: unknownParameters)
+        self.init(data: data, URL: URL, Timeout: Timeout, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encode(self.data, forKey: "data")
-        writer.encodeIfPresent(self.URL, forKey: "URL")
-        writer.encodeIfPresent(self.Timeout, forKey: "Timeout")
+        writer.encodeArray(self.data, forKey: "data", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.URL, forKey: "URL", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.Timeout, forKey: "Timeout", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000)
-        if let value = self.URL { validator.string(value, "URL", minLength: 1, maxLength: 1000) }
-        if let value = self.Timeout { validator.integer(value, "Timeout", min: 0, max: 2000000000) }
+        validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000, dropped: self.droppedParameters)
+        if let value = self.URL { validator.string(value, "URL", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "URL") }
+        if let value = self.Timeout { validator.integer(value, "Timeout", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "Timeout") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["data", "URL", "Timeout"])
         }

@@ -9,7 +9,15 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
     /// `audioType`: AudioType, mandatory.
     public var audioType: SDLAudioType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         samplingRate: SDLSamplingRate,
@@ -20,7 +28,7 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         self.samplingRate = samplingRate
         self.bitsPerSample = bitsPerSample
         self.audioType = audioType
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -77,7 +85,17 @@ public struct SDLCloudAppProperties: RPCStruct {
     /// `endpoint`: String, length 1...65535, optional.
     public var endpoint: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         nicknames: [String]? = nil,
@@ -89,6 +107,21 @@ public struct SDLCloudAppProperties: RPCStruct {
         endpoint: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(nicknames: nicknames, appID: appID, enabled: enabled, authToken: authToken, cloudTransportType: cloudTransportType, hybridAppPreference: hybridAppPreference, endpoint: endpoint, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        nicknames: [String]?,
+        appID: String,
+        enabled: Bool?,
+        authToken: String?,
+        cloudTransportType: String?,
+        hybridAppPreference: SDLHybridAppPreference?,
+        endpoint: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.nicknames = nicknames
         self.appID = appID
         self.enabled = enabled
@@ -96,7 +129,7 @@ public struct SDLCloudAppProperties: RPCStruct {
         self.cloudTransportType = cloudTransportType
         self.hybridAppPreference = hybridAppPreference
         self.endpoint = endpoint
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -108,41 +141,43 @@ public struct SDLCloudAppProperties: RPCStruct {
         var hybridAppPreference: SDLHybridAppPreference? = nil
         var endpoint: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x096e6e73 where reader.currentKeyEquals("nicknames"): try reader.decode(&nicknames, "nicknames")
+            case 0x096e6e73 where reader.currentKeyEquals("nicknames"): try reader.decodeArray(&nicknames, "nicknames", isOptional: true, droppingInto: &droppedParameters)
             case 0x05617044 where reader.currentKeyEquals("appID"): try reader.decode(&appID, "appID")
-            case 0x07656264 where reader.currentKeyEquals("enabled"): try reader.decode(&enabled, "enabled")
-            case 0x0961546e where reader.currentKeyEquals("authToken"): try reader.decode(&authToken, "authToken")
-            case 0x12637365 where reader.currentKeyEquals("cloudTransportType"): try reader.decode(&cloudTransportType, "cloudTransportType")
-            case 0x13685065 where reader.currentKeyEquals("hybridAppPreference"): try reader.decode(&hybridAppPreference, "hybridAppPreference")
-            case 0x08656f74 where reader.currentKeyEquals("endpoint"): try reader.decode(&endpoint, "endpoint")
+            case 0x07656264 where reader.currentKeyEquals("enabled"): try reader.decode(&enabled, "enabled", droppingInto: &droppedParameters)
+            case 0x0961546e where reader.currentKeyEquals("authToken"): try reader.decode(&authToken, "authToken", droppingInto: &droppedParameters)
+            case 0x12637365 where reader.currentKeyEquals("cloudTransportType"): try reader.decode(&cloudTransportType, "cloudTransportType", droppingInto: &droppedParameters)
+            case 0x13685065 where reader.currentKeyEquals("hybridAppPreference"): try reader.decode(&hybridAppPreference, "hybridAppPreference", droppingInto: &droppedParameters)
+            case 0x08656f74 where reader.currentKeyEquals("endpoint"): try reader.decode(&endpoint, "endpoint", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let appID else { throw RPCError.missingParameter("appID") }
-        self.init(nicknames: nicknames, appID: appID, enabled: enabled, authToken: authToken, cloudTransportType: cloudTransportType, hybridAppPreference: hybridAppPreference, endpoint: endpoint, unknownParameters: unknownParameters)
+        self.init(nicknames: nicknames, appID: appID, enabled: enabled, authToken: authToken, cloudTransportType: cloudTransportType, hybridAppPreference: hybridAppPreference, endpoint: endpoint, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.nicknames, forKey: "nicknames")
+        writer.encodeArrayIfPresent(self.nicknames, forKey: "nicknames", merging: self.droppedParameters)
         writer.encode(self.appID, forKey: "appID")
-        writer.encodeIfPresent(self.enabled, forKey: "enabled")
-        writer.encodeIfPresent(self.authToken, forKey: "authToken")
-        writer.encodeIfPresent(self.cloudTransportType, forKey: "cloudTransportType")
-        writer.encodeIfPresent(self.hybridAppPreference, forKey: "hybridAppPreference")
-        writer.encodeIfPresent(self.endpoint, forKey: "endpoint")
+        writer.encodeIfPresent(self.enabled, forKey: "enabled", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.authToken, forKey: "authToken", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cloudTransportType, forKey: "cloudTransportType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.hybridAppPreference, forKey: "hybridAppPreference", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.endpoint, forKey: "endpoint", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.nicknames { validator.strings(value, "nicknames", minSize: 0, maxSize: 100, minLength: 0, maxLength: 100) }
+        if let value = self.nicknames { validator.strings(value, "nicknames", minSize: 0, maxSize: 100, minLength: 0, maxLength: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nicknames") }
         validator.string(self.appID, "appID", minLength: 1, maxLength: 100)
-        if let value = self.authToken { validator.string(value, "authToken", minLength: 1, maxLength: 65535) }
-        if let value = self.cloudTransportType { validator.string(value, "cloudTransportType", minLength: 1, maxLength: 100) }
-        if let value = self.hybridAppPreference { validator.enumeration(value, "hybridAppPreference") }
-        if let value = self.endpoint { validator.string(value, "endpoint", minLength: 1, maxLength: 65535) }
+        if self.enabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "enabled") }
+        if let value = self.authToken { validator.string(value, "authToken", minLength: 1, maxLength: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "authToken") }
+        if let value = self.cloudTransportType { validator.string(value, "cloudTransportType", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudTransportType") }
+        if let value = self.hybridAppPreference { validator.enumeration(value, "hybridAppPreference") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hybridAppPreference") }
+        if let value = self.endpoint { validator.string(value, "endpoint", minLength: 1, maxLength: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "endpoint") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["nicknames", "appID", "enabled", "authToken", "cloudTransportType", "hybridAppPreference", "endpoint"])
         }
@@ -158,7 +193,17 @@ public struct SDLImage: RPCStruct {
     /// `isTemplate`: Boolean, optional (since 5.0).
     public var isTemplate: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         value: String,
@@ -166,10 +211,21 @@ public struct SDLImage: RPCStruct {
         isTemplate: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(value: value, imageType: imageType, isTemplate: isTemplate, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        value: String,
+        imageType: SDLImageType,
+        isTemplate: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.value = value
         self.imageType = imageType
         self.isTemplate = isTemplate
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -177,30 +233,32 @@ public struct SDLImage: RPCStruct {
         var imageType: SDLImageType? = nil
         var isTemplate: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x05766c65 where reader.currentKeyEquals("value"): try reader.decode(&value, "value")
             case 0x09696565 where reader.currentKeyEquals("imageType"): try reader.decode(&imageType, "imageType")
-            case 0x0a697065 where reader.currentKeyEquals("isTemplate"): try reader.decode(&isTemplate, "isTemplate")
+            case 0x0a697065 where reader.currentKeyEquals("isTemplate"): try reader.decode(&isTemplate, "isTemplate", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let value else { throw RPCError.missingParameter("value") }
         guard let imageType else { throw RPCError.missingParameter("imageType") }
-        self.init(value: value, imageType: imageType, isTemplate: isTemplate, unknownParameters: unknownParameters)
+        self.init(value: value, imageType: imageType, isTemplate: isTemplate, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.value, forKey: "value")
         writer.encode(self.imageType, forKey: "imageType")
-        writer.encodeIfPresent(self.isTemplate, forKey: "isTemplate")
+        writer.encodeIfPresent(self.isTemplate, forKey: "isTemplate", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.value, "value", minLength: 0, maxLength: 65535)
         validator.enumeration(self.imageType, "imageType")
+        if self.isTemplate == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "isTemplate") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["value", "imageType", "isTemplate"])
         }
@@ -222,7 +280,17 @@ public struct SDLSoftButton: RPCStruct {
     /// `systemAction`: SystemAction, optional, default DEFAULT_ACTION.
     public var systemAction: SDLSystemAction?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLSoftButtonType,
@@ -233,13 +301,27 @@ public struct SDLSoftButton: RPCStruct {
         systemAction: SDLSystemAction? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(type: type, text: text, image: image, isHighlighted: isHighlighted, softButtonID: softButtonID, systemAction: systemAction, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        type: SDLSoftButtonType,
+        text: String?,
+        image: SDLImage?,
+        isHighlighted: Bool?,
+        softButtonID: Int32,
+        systemAction: SDLSystemAction?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.type = type
         self.text = text
         self.image = image
         self.isHighlighted = isHighlighted
         self.softButtonID = softButtonID
         self.systemAction = systemAction
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -250,39 +332,41 @@ public struct SDLSoftButton: RPCStruct {
         var softButtonID: Int32? = nil
         var systemAction: SDLSystemAction? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0x04747874 where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
-            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
-            case 0x0d696c64 where reader.currentKeyEquals("isHighlighted"): try reader.decode(&isHighlighted, "isHighlighted")
+            case 0x04747874 where reader.currentKeyEquals("text"): try reader.decode(&text, "text", droppingInto: &droppedParameters)
+            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image", droppingInto: &droppedParameters)
+            case 0x0d696c64 where reader.currentKeyEquals("isHighlighted"): try reader.decode(&isHighlighted, "isHighlighted", droppingInto: &droppedParameters)
             case 0x0c737444 where reader.currentKeyEquals("softButtonID"): try reader.decode(&softButtonID, "softButtonID")
-            case 0x0c73416e where reader.currentKeyEquals("systemAction"): try reader.decode(&systemAction, "systemAction")
+            case 0x0c73416e where reader.currentKeyEquals("systemAction"): try reader.decode(&systemAction, "systemAction", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
         guard let softButtonID else { throw RPCError.missingParameter("softButtonID") }
-        self.init(type: type, text: text, image: image, isHighlighted: isHighlighted, softButtonID: softButtonID, systemAction: systemAction, unknownParameters: unknownParameters)
+        self.init(type: type, text: text, image: image, isHighlighted: isHighlighted, softButtonID: softButtonID, systemAction: systemAction, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.type, forKey: "type")
-        writer.encodeIfPresent(self.text, forKey: "text")
-        writer.encodeIfPresent(self.image, forKey: "image")
-        writer.encodeIfPresent(self.isHighlighted, forKey: "isHighlighted")
+        writer.encodeIfPresent(self.text, forKey: "text", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.isHighlighted, forKey: "isHighlighted", orDropped: self.droppedParameters)
         writer.encode(self.softButtonID, forKey: "softButtonID")
-        writer.encodeIfPresent(self.systemAction, forKey: "systemAction")
+        writer.encodeIfPresent(self.systemAction, forKey: "systemAction", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
-        if let value = self.text { validator.string(value, "text", minLength: 0, maxLength: 500) }
-        if let value = self.image { validator.structure(value, "image") }
+        if let value = self.text { validator.string(value, "text", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "text") }
+        if let value = self.image { validator.structure(value, "image") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "image") }
+        if self.isHighlighted == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "isHighlighted") }
         validator.integer(self.softButtonID, "softButtonID", min: 0, max: 65535)
-        if let value = self.systemAction { validator.enumeration(value, "systemAction") }
+        if let value = self.systemAction { validator.enumeration(value, "systemAction") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "systemAction") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["type", "text", "image", "isHighlighted", "softButtonID", "systemAction"])
         }
@@ -306,7 +390,17 @@ public struct SDLChoice: RPCStruct {
     /// `secondaryImage`: Image, optional (since 3.0).
     public var secondaryImage: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         choiceID: Int32,
@@ -318,6 +412,21 @@ public struct SDLChoice: RPCStruct {
         secondaryImage: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(choiceID: choiceID, menuName: menuName, vrCommands: vrCommands, image: image, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        choiceID: Int32,
+        menuName: String,
+        vrCommands: [String]?,
+        image: SDLImage?,
+        secondaryText: String?,
+        tertiaryText: String?,
+        secondaryImage: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.choiceID = choiceID
         self.menuName = menuName
         self.vrCommands = vrCommands
@@ -325,7 +434,7 @@ public struct SDLChoice: RPCStruct {
         self.secondaryText = secondaryText
         self.tertiaryText = tertiaryText
         self.secondaryImage = secondaryImage
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -337,43 +446,44 @@ public struct SDLChoice: RPCStruct {
         var tertiaryText: String? = nil
         var secondaryImage: SDLImage? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x08636344 where reader.currentKeyEquals("choiceID"): try reader.decode(&choiceID, "choiceID")
             case 0x086d4e65 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
-            case 0x0a766d73 where reader.currentKeyEquals("vrCommands"): try reader.decode(&vrCommands, "vrCommands")
-            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
-            case 0x0d736174 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
-            case 0x0c747274 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
-            case 0x0e737265 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage")
+            case 0x0a766d73 where reader.currentKeyEquals("vrCommands"): try reader.decodeArray(&vrCommands, "vrCommands", isOptional: true, droppingInto: &droppedParameters)
+            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image", droppingInto: &droppedParameters)
+            case 0x0d736174 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText", droppingInto: &droppedParameters)
+            case 0x0c747274 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText", droppingInto: &droppedParameters)
+            case 0x0e737265 where reader.currentKeyEquals("secondaryImage"): try reader.decode(&secondaryImage, "secondaryImage", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let choiceID else { throw RPCError.missingParameter("choiceID") }
         guard let menuName else { throw RPCError.missingParameter("menuName") }
-        self.init(choiceID: choiceID, menuName: menuName, vrCommands: vrCommands, image: image, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters)
+        self.init(choiceID: choiceID, menuName: menuName, vrCommands: vrCommands, image: image, secondaryText: secondaryText, tertiaryText: tertiaryText, secondaryImage: secondaryImage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.choiceID, forKey: "choiceID")
         writer.encode(self.menuName, forKey: "menuName")
-        writer.encodeIfPresent(self.vrCommands, forKey: "vrCommands")
-        writer.encodeIfPresent(self.image, forKey: "image")
-        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText")
-        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText")
-        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage")
+        writer.encodeArrayIfPresent(self.vrCommands, forKey: "vrCommands", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.choiceID, "choiceID", min: 0, max: 65535)
         validator.string(self.menuName, "menuName", minLength: 1, maxLength: 500)
-        if let value = self.vrCommands { validator.strings(value, "vrCommands", minSize: 1, maxSize: 100, minLength: 1, maxLength: 99) }
-        if let value = self.image { validator.structure(value, "image") }
-        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) }
-        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) }
-        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") }
+        if let value = self.vrCommands { validator.strings(value, "vrCommands", minSize: 1, maxSize: 100, minLength: 1, maxLength: 99, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrCommands") }
+        if let value = self.image { validator.structure(value, "image") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "image") }
+        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryText") }
+        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tertiaryText") }
+        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryImage") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["choiceID", "menuName", "vrCommands", "image", "secondaryText", "tertiaryText", "secondaryImage"])
         }
@@ -389,7 +499,17 @@ public struct SDLVrHelpItem: RPCStruct {
     /// `position`: Integer, value 1...100, mandatory.
     public var position: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         text: String,
@@ -397,10 +517,21 @@ public struct SDLVrHelpItem: RPCStruct {
         position: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(text: text, image: image, position: position, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        text: String,
+        image: SDLImage?,
+        position: Int32,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.text = text
         self.image = image
         self.position = position
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -408,10 +539,11 @@ public struct SDLVrHelpItem: RPCStruct {
         var image: SDLImage? = nil
         var position: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x04747874 where reader.currentKeyEquals("text"): try reader.decode(&text, "text")
-            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image", droppingInto: &droppedParameters)
             case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
@@ -419,19 +551,19 @@ public struct SDLVrHelpItem: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let text else { throw RPCError.missingParameter("text") }
         guard let position else { throw RPCError.missingParameter("position") }
-        self.init(text: text, image: image, position: position, unknownParameters: unknownParameters)
+        self.init(text: text, image: image, position: position, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.text, forKey: "text")
-        writer.encodeIfPresent(self.image, forKey: "image")
+        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.droppedParameters)
         writer.encode(self.position, forKey: "position")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.text, "text", minLength: 1, maxLength: 500)
-        if let value = self.image { validator.structure(value, "image") }
+        if let value = self.image { validator.structure(value, "image") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "image") }
         validator.integer(self.position, "position", min: 1, max: 100)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["text", "image", "position"])
@@ -448,7 +580,17 @@ public struct SDLSyncMsgVersion: RPCStruct {
     /// `patchVersion`: Integer, value 0...1000, optional (since 4.3).
     public var patchVersion: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         majorVersion: Int32,
@@ -456,10 +598,21 @@ public struct SDLSyncMsgVersion: RPCStruct {
         patchVersion: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(majorVersion: majorVersion, minorVersion: minorVersion, patchVersion: patchVersion, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        majorVersion: Int32,
+        minorVersion: Int32,
+        patchVersion: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.majorVersion = majorVersion
         self.minorVersion = minorVersion
         self.patchVersion = patchVersion
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -467,31 +620,32 @@ public struct SDLSyncMsgVersion: RPCStruct {
         var minorVersion: Int32? = nil
         var patchVersion: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0c6d656e where reader.currentKeyEquals("majorVersion"): try reader.decode(&majorVersion, "majorVersion")
             case 0x0c6d656e where reader.currentKeyEquals("minorVersion"): try reader.decode(&minorVersion, "minorVersion")
-            case 0x0c70656e where reader.currentKeyEquals("patchVersion"): try reader.decode(&patchVersion, "patchVersion")
+            case 0x0c70656e where reader.currentKeyEquals("patchVersion"): try reader.decode(&patchVersion, "patchVersion", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let majorVersion else { throw RPCError.missingParameter("majorVersion") }
         guard let minorVersion else { throw RPCError.missingParameter("minorVersion") }
-        self.init(majorVersion: majorVersion, minorVersion: minorVersion, patchVersion: patchVersion, unknownParameters: unknownParameters)
+        self.init(majorVersion: majorVersion, minorVersion: minorVersion, patchVersion: patchVersion, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.majorVersion, forKey: "majorVersion")
         writer.encode(self.minorVersion, forKey: "minorVersion")
-        writer.encodeIfPresent(self.patchVersion, forKey: "patchVersion")
+        writer.encodeIfPresent(self.patchVersion, forKey: "patchVersion", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.majorVersion, "majorVersion", min: 1, max: 10)
         validator.integer(self.minorVersion, "minorVersion", min: 0, max: 1000)
-        if let value = self.patchVersion { validator.integer(value, "patchVersion", min: 0, max: 1000) }
+        if let value = self.patchVersion { validator.integer(value, "patchVersion", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "patchVersion") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["majorVersion", "minorVersion", "patchVersion"])
         }
@@ -513,7 +667,17 @@ public struct SDLFuelRange: RPCStruct {
     /// `capacityUnit`: CapacityUnit, optional (since 7.0).
     public var capacityUnit: SDLCapacityUnit?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLFuelType? = nil,
@@ -524,13 +688,27 @@ public struct SDLFuelRange: RPCStruct {
         capacityUnit: SDLCapacityUnit? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(type: type, range: range, level: level, levelState: levelState, capacity: capacity, capacityUnit: capacityUnit, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        type: SDLFuelType?,
+        range: Double?,
+        level: Double?,
+        levelState: SDLComponentVolumeStatus?,
+        capacity: Double?,
+        capacityUnit: SDLCapacityUnit?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.type = type
         self.range = range
         self.level = level
         self.levelState = levelState
         self.capacity = capacity
         self.capacityUnit = capacityUnit
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -541,38 +719,39 @@ public struct SDLFuelRange: RPCStruct {
         var capacity: Double? = nil
         var capacityUnit: SDLCapacityUnit? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0x05726e65 where reader.currentKeyEquals("range"): try reader.decode(&range, "range")
-            case 0x056c766c where reader.currentKeyEquals("level"): try reader.decode(&level, "level")
-            case 0x0a6c5365 where reader.currentKeyEquals("levelState"): try reader.decode(&levelState, "levelState")
-            case 0x08636379 where reader.currentKeyEquals("capacity"): try reader.decode(&capacity, "capacity")
-            case 0x0c637474 where reader.currentKeyEquals("capacityUnit"): try reader.decode(&capacityUnit, "capacityUnit")
+            case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type", droppingInto: &droppedParameters)
+            case 0x05726e65 where reader.currentKeyEquals("range"): try reader.decode(&range, "range", droppingInto: &droppedParameters)
+            case 0x056c766c where reader.currentKeyEquals("level"): try reader.decode(&level, "level", droppingInto: &droppedParameters)
+            case 0x0a6c5365 where reader.currentKeyEquals("levelState"): try reader.decode(&levelState, "levelState", droppingInto: &droppedParameters)
+            case 0x08636379 where reader.currentKeyEquals("capacity"): try reader.decode(&capacity, "capacity", droppingInto: &droppedParameters)
+            case 0x0c637474 where reader.currentKeyEquals("capacityUnit"): try reader.decode(&capacityUnit, "capacityUnit", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(type: type, range: range, level: level, levelState: levelState, capacity: capacity, capacityUnit: capacityUnit, unknownParameters: unknownParameters)
+        self.init(type: type, range: range, level: level, levelState: levelState, capacity: capacity, capacityUnit: capacityUnit, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.type, forKey: "type")
-        writer.encodeIfPresent(self.range, forKey: "range")
-        writer.encodeIfPresent(self.level, forKey: "level")
-        writer.encodeIfPresent(self.levelState, forKey: "levelState")
-        writer.encodeIfPresent(self.capacity, forKey: "capacity")
-        writer.encodeIfPresent(self.capacityUnit, forKey: "capacityUnit")
+        writer.encodeIfPresent(self.type, forKey: "type", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.range, forKey: "range", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.level, forKey: "level", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.levelState, forKey: "levelState", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.capacity, forKey: "capacity", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.capacityUnit, forKey: "capacityUnit", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.type { validator.enumeration(value, "type") }
-        if let value = self.range { validator.float(value, "range", min: 0, max: 10000) }
-        if let value = self.level { validator.float(value, "level", min: -6, max: 1000000) }
-        if let value = self.levelState { validator.enumeration(value, "levelState") }
-        if let value = self.capacity { validator.float(value, "capacity", min: 0, max: 1000000) }
-        if let value = self.capacityUnit { validator.enumeration(value, "capacityUnit") }
+        if let value = self.type { validator.enumeration(value, "type") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "type") }
+        if let value = self.range { validator.float(value, "range", min: 0, max: 10000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "range") }
+        if let value = self.level { validator.float(value, "level", min: -6, max: 1000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "level") }
+        if let value = self.levelState { validator.enumeration(value, "levelState") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "levelState") }
+        if let value = self.capacity { validator.float(value, "capacity", min: 0, max: 1000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "capacity") }
+        if let value = self.capacityUnit { validator.enumeration(value, "capacityUnit") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "capacityUnit") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["type", "range", "level", "levelState", "capacity", "capacityUnit"])
         }
@@ -588,7 +767,17 @@ public struct SDLSingleTireStatus: RPCStruct {
     /// `pressure`: Float, value 0...2000, optional (since 5.0).
     public var pressure: Double?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         status: SDLComponentVolumeStatus,
@@ -596,10 +785,21 @@ public struct SDLSingleTireStatus: RPCStruct {
         pressure: Double? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(status: status, tpms: tpms, pressure: pressure, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        status: SDLComponentVolumeStatus,
+        tpms: SDLTPMS?,
+        pressure: Double?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.status = status
         self.tpms = tpms
         self.pressure = pressure
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -607,30 +807,31 @@ public struct SDLSingleTireStatus: RPCStruct {
         var tpms: SDLTPMS? = nil
         var pressure: Double? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x06737473 where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
-            case 0x04746d73 where reader.currentKeyEquals("tpms"): try reader.decode(&tpms, "tpms")
-            case 0x08707365 where reader.currentKeyEquals("pressure"): try reader.decode(&pressure, "pressure")
+            case 0x04746d73 where reader.currentKeyEquals("tpms"): try reader.decode(&tpms, "tpms", droppingInto: &droppedParameters)
+            case 0x08707365 where reader.currentKeyEquals("pressure"): try reader.decode(&pressure, "pressure", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let status else { throw RPCError.missingParameter("status") }
-        self.init(status: status, tpms: tpms, pressure: pressure, unknownParameters: unknownParameters)
+        self.init(status: status, tpms: tpms, pressure: pressure, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.status, forKey: "status")
-        writer.encodeIfPresent(self.tpms, forKey: "tpms")
-        writer.encodeIfPresent(self.pressure, forKey: "pressure")
+        writer.encodeIfPresent(self.tpms, forKey: "tpms", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.pressure, forKey: "pressure", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.status, "status")
-        if let value = self.tpms { validator.enumeration(value, "tpms") }
-        if let value = self.pressure { validator.float(value, "pressure", min: 0, max: 2000) }
+        if let value = self.tpms { validator.enumeration(value, "tpms") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tpms") }
+        if let value = self.pressure { validator.float(value, "pressure", min: 0, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pressure") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["status", "tpms", "pressure"])
         }
@@ -670,7 +871,15 @@ public struct SDLBeltStatus: RPCStruct {
     /// `middleRow1BuckleBelted`: VehicleDataEventStatus, mandatory.
     public var middleRow1BuckleBelted: SDLVehicleDataEventStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         driverBeltDeployed: SDLVehicleDataEventStatus,
@@ -705,7 +914,7 @@ public struct SDLBeltStatus: RPCStruct {
         self.rightRearInflatableBelted = rightRearInflatableBelted
         self.middleRow1BeltDeployed = middleRow1BeltDeployed
         self.middleRow1BuckleBelted = middleRow1BuckleBelted
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -820,7 +1029,17 @@ public struct SDLGrid: RPCStruct {
     /// `levelspan`: Integer, value 1...100, optional, default 1.
     public var levelspan: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         col: Int32,
@@ -831,13 +1050,27 @@ public struct SDLGrid: RPCStruct {
         levelspan: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(col: col, row: row, level: level, colspan: colspan, rowspan: rowspan, levelspan: levelspan, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        col: Int32,
+        row: Int32,
+        level: Int32?,
+        colspan: Int32?,
+        rowspan: Int32?,
+        levelspan: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.col = col
         self.row = row
         self.level = level
         self.colspan = colspan
         self.rowspan = rowspan
         self.levelspan = levelspan
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -848,40 +1081,41 @@ public struct SDLGrid: RPCStruct {
         var rowspan: Int32? = nil
         var levelspan: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x03636f6c where reader.currentKeyEquals("col"): try reader.decode(&col, "col")
             case 0x03726f77 where reader.currentKeyEquals("row"): try reader.decode(&row, "row")
-            case 0x056c766c where reader.currentKeyEquals("level"): try reader.decode(&level, "level")
-            case 0x0763736e where reader.currentKeyEquals("colspan"): try reader.decode(&colspan, "colspan")
-            case 0x0772736e where reader.currentKeyEquals("rowspan"): try reader.decode(&rowspan, "rowspan")
-            case 0x096c6c6e where reader.currentKeyEquals("levelspan"): try reader.decode(&levelspan, "levelspan")
+            case 0x056c766c where reader.currentKeyEquals("level"): try reader.decode(&level, "level", droppingInto: &droppedParameters)
+            case 0x0763736e where reader.currentKeyEquals("colspan"): try reader.decode(&colspan, "colspan", droppingInto: &droppedParameters)
+            case 0x0772736e where reader.currentKeyEquals("rowspan"): try reader.decode(&rowspan, "rowspan", droppingInto: &droppedParameters)
+            case 0x096c6c6e where reader.currentKeyEquals("levelspan"): try reader.decode(&levelspan, "levelspan", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let col else { throw RPCError.missingParameter("col") }
         guard let row else { throw RPCError.missingParameter("row") }
-        self.init(col: col, row: row, level: level, colspan: colspan, rowspan: rowspan, levelspan: levelspan, unknownParameters: unknownParameters)
+        self.init(col: col, row: row, level: level, colspan: colspan, rowspan: rowspan, levelspan: levelspan, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.col, forKey: "col")
         writer.encode(self.row, forKey: "row")
-        writer.encodeIfPresent(self.level, forKey: "level")
-        writer.encodeIfPresent(self.colspan, forKey: "colspan")
-        writer.encodeIfPresent(self.rowspan, forKey: "rowspan")
-        writer.encodeIfPresent(self.levelspan, forKey: "levelspan")
+        writer.encodeIfPresent(self.level, forKey: "level", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.colspan, forKey: "colspan", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rowspan, forKey: "rowspan", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.levelspan, forKey: "levelspan", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.col, "col", min: -1, max: 100)
         validator.integer(self.row, "row", min: -1, max: 100)
-        if let value = self.level { validator.integer(value, "level", min: -1, max: 100) }
-        if let value = self.colspan { validator.integer(value, "colspan", min: 1, max: 100) }
-        if let value = self.rowspan { validator.integer(value, "rowspan", min: 1, max: 100) }
-        if let value = self.levelspan { validator.integer(value, "levelspan", min: 1, max: 100) }
+        if let value = self.level { validator.integer(value, "level", min: -1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "level") }
+        if let value = self.colspan { validator.integer(value, "colspan", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "colspan") }
+        if let value = self.rowspan { validator.integer(value, "rowspan", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rowspan") }
+        if let value = self.levelspan { validator.integer(value, "levelspan", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "levelspan") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["col", "row", "level", "colspan", "rowspan", "levelspan"])
         }
@@ -895,7 +1129,15 @@ public struct SDLDoorStatus: RPCStruct {
     /// `status`: DoorStatusType, mandatory.
     public var status: SDLDoorStatusType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLGrid,
@@ -904,7 +1146,7 @@ public struct SDLDoorStatus: RPCStruct {
     ) {
         self.location = location
         self.status = status
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -946,7 +1188,15 @@ public struct SDLGateStatus: RPCStruct {
     /// `status`: DoorStatusType, mandatory.
     public var status: SDLDoorStatusType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLGrid,
@@ -955,7 +1205,7 @@ public struct SDLGateStatus: RPCStruct {
     ) {
         self.location = location
         self.status = status
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -997,7 +1247,15 @@ public struct SDLWindowState: RPCStruct {
     /// `deviation`: Integer, value 0...100, mandatory.
     public var deviation: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         approximatePosition: Int32,
@@ -1006,7 +1264,7 @@ public struct SDLWindowState: RPCStruct {
     ) {
         self.approximatePosition = approximatePosition
         self.deviation = deviation
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1050,7 +1308,17 @@ public struct SDLRoofStatus: RPCStruct {
     /// `state`: WindowState, optional.
     public var state: SDLWindowState?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLGrid,
@@ -1058,10 +1326,21 @@ public struct SDLRoofStatus: RPCStruct {
         state: SDLWindowState? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(location: location, status: status, state: state, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        location: SDLGrid,
+        status: SDLDoorStatusType,
+        state: SDLWindowState?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.location = location
         self.status = status
         self.state = state
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1069,31 +1348,32 @@ public struct SDLRoofStatus: RPCStruct {
         var status: SDLDoorStatusType? = nil
         var state: SDLWindowState? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
             case 0x06737473 where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
-            case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
+            case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.init(location: location, status: status, state: state, unknownParameters: unknownParameters)
+        self.init(location: location, status: status, state: state, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.location, forKey: "location")
         writer.encode(self.status, forKey: "status")
-        writer.encodeIfPresent(self.state, forKey: "state")
+        writer.encodeIfPresent(self.state, forKey: "state", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
         validator.enumeration(self.status, "status")
-        if let value = self.state { validator.structure(value, "state") }
+        if let value = self.state { validator.structure(value, "state") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "state") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["location", "status", "state"])
         }
@@ -1123,7 +1403,17 @@ public struct SDLBodyInformation: RPCStruct {
     /// `roofStatuses`: array of RoofStatus, size 0...100, optional (since 7.1).
     public var roofStatuses: [SDLRoofStatus]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         parkBrakeActive: Bool,
@@ -1138,6 +1428,24 @@ public struct SDLBodyInformation: RPCStruct {
         roofStatuses: [SDLRoofStatus]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(parkBrakeActive: parkBrakeActive, ignitionStableStatus: ignitionStableStatus, ignitionStatus: ignitionStatus, driverDoorAjar: driverDoorAjar, passengerDoorAjar: passengerDoorAjar, rearLeftDoorAjar: rearLeftDoorAjar, rearRightDoorAjar: rearRightDoorAjar, doorStatuses: doorStatuses, gateStatuses: gateStatuses, roofStatuses: roofStatuses, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        parkBrakeActive: Bool,
+        ignitionStableStatus: SDLIgnitionStableStatus,
+        ignitionStatus: SDLIgnitionStatus,
+        driverDoorAjar: Bool?,
+        passengerDoorAjar: Bool?,
+        rearLeftDoorAjar: Bool?,
+        rearRightDoorAjar: Bool?,
+        doorStatuses: [SDLDoorStatus]?,
+        gateStatuses: [SDLGateStatus]?,
+        roofStatuses: [SDLRoofStatus]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.parkBrakeActive = parkBrakeActive
         self.ignitionStableStatus = ignitionStableStatus
         self.ignitionStatus = ignitionStatus
@@ -1148,7 +1456,7 @@ public struct SDLBodyInformation: RPCStruct {
         self.doorStatuses = doorStatuses
         self.gateStatuses = gateStatuses
         self.roofStatuses = roofStatuses
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1163,18 +1471,19 @@ public struct SDLBodyInformation: RPCStruct {
         var gateStatuses: [SDLGateStatus]? = nil
         var roofStatuses: [SDLRoofStatus]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0f706b65 where reader.currentKeyEquals("parkBrakeActive"): try reader.decode(&parkBrakeActive, "parkBrakeActive")
             case 0x14696173 where reader.currentKeyEquals("ignitionStableStatus"): try reader.decode(&ignitionStableStatus, "ignitionStableStatus")
             case 0x0e696e73 where reader.currentKeyEquals("ignitionStatus"): try reader.decode(&ignitionStatus, "ignitionStatus")
-            case 0x0e646f72 where reader.currentKeyEquals("driverDoorAjar"): try reader.decode(&driverDoorAjar, "driverDoorAjar")
-            case 0x11707272 where reader.currentKeyEquals("passengerDoorAjar"): try reader.decode(&passengerDoorAjar, "passengerDoorAjar")
-            case 0x10724472 where reader.currentKeyEquals("rearLeftDoorAjar"): try reader.decode(&rearLeftDoorAjar, "rearLeftDoorAjar")
-            case 0x11727472 where reader.currentKeyEquals("rearRightDoorAjar"): try reader.decode(&rearRightDoorAjar, "rearRightDoorAjar")
-            case 0x0c646173 where reader.currentKeyEquals("doorStatuses"): try reader.decode(&doorStatuses, "doorStatuses")
-            case 0x0c676173 where reader.currentKeyEquals("gateStatuses"): try reader.decode(&gateStatuses, "gateStatuses")
-            case 0x0c726173 where reader.currentKeyEquals("roofStatuses"): try reader.decode(&roofStatuses, "roofStatuses")
+            case 0x0e646f72 where reader.currentKeyEquals("driverDoorAjar"): try reader.decode(&driverDoorAjar, "driverDoorAjar", droppingInto: &droppedParameters)
+            case 0x11707272 where reader.currentKeyEquals("passengerDoorAjar"): try reader.decode(&passengerDoorAjar, "passengerDoorAjar", droppingInto: &droppedParameters)
+            case 0x10724472 where reader.currentKeyEquals("rearLeftDoorAjar"): try reader.decode(&rearLeftDoorAjar, "rearLeftDoorAjar", droppingInto: &droppedParameters)
+            case 0x11727472 where reader.currentKeyEquals("rearRightDoorAjar"): try reader.decode(&rearRightDoorAjar, "rearRightDoorAjar", droppingInto: &droppedParameters)
+            case 0x0c646173 where reader.currentKeyEquals("doorStatuses"): try reader.decodeArray(&doorStatuses, "doorStatuses", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0c676173 where reader.currentKeyEquals("gateStatuses"): try reader.decodeArray(&gateStatuses, "gateStatuses", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0c726173 where reader.currentKeyEquals("roofStatuses"): try reader.decodeArray(&roofStatuses, "roofStatuses", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1182,29 +1491,33 @@ public struct SDLBodyInformation: RPCStruct {
         guard let parkBrakeActive else { throw RPCError.missingParameter("parkBrakeActive") }
         guard let ignitionStableStatus else { throw RPCError.missingParameter("ignitionStableStatus") }
         guard let ignitionStatus else { throw RPCError.missingParameter("ignitionStatus") }
-        self.init(parkBrakeActive: parkBrakeActive, ignitionStableStatus: ignitionStableStatus, ignitionStatus: ignitionStatus, driverDoorAjar: driverDoorAjar, passengerDoorAjar: passengerDoorAjar, rearLeftDoorAjar: rearLeftDoorAjar, rearRightDoorAjar: rearRightDoorAjar, doorStatuses: doorStatuses, gateStatuses: gateStatuses, roofStatuses: roofStatuses, unknownParameters: unknownParameters)
+        self.init(parkBrakeActive: parkBrakeActive, ignitionStableStatus: ignitionStableStatus, ignitionStatus: ignitionStatus, driverDoorAjar: driverDoorAjar, passengerDoorAjar: passengerDoorAjar, rearLeftDoorAjar: rearLeftDoorAjar, rearRightDoorAjar: rearRightDoorAjar, doorStatuses: doorStatuses, gateStatuses: gateStatuses, roofStatuses: roofStatuses, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.parkBrakeActive, forKey: "parkBrakeActive")
         writer.encode(self.ignitionStableStatus, forKey: "ignitionStableStatus")
         writer.encode(self.ignitionStatus, forKey: "ignitionStatus")
-        writer.encodeIfPresent(self.driverDoorAjar, forKey: "driverDoorAjar")
-        writer.encodeIfPresent(self.passengerDoorAjar, forKey: "passengerDoorAjar")
-        writer.encodeIfPresent(self.rearLeftDoorAjar, forKey: "rearLeftDoorAjar")
-        writer.encodeIfPresent(self.rearRightDoorAjar, forKey: "rearRightDoorAjar")
-        writer.encodeIfPresent(self.doorStatuses, forKey: "doorStatuses")
-        writer.encodeIfPresent(self.gateStatuses, forKey: "gateStatuses")
-        writer.encodeIfPresent(self.roofStatuses, forKey: "roofStatuses")
+        writer.encodeIfPresent(self.driverDoorAjar, forKey: "driverDoorAjar", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.passengerDoorAjar, forKey: "passengerDoorAjar", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rearLeftDoorAjar, forKey: "rearLeftDoorAjar", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rearRightDoorAjar, forKey: "rearRightDoorAjar", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.doorStatuses, forKey: "doorStatuses", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.gateStatuses, forKey: "gateStatuses", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.roofStatuses, forKey: "roofStatuses", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.ignitionStableStatus, "ignitionStableStatus")
         validator.enumeration(self.ignitionStatus, "ignitionStatus")
-        if let value = self.doorStatuses { validator.structures(value, "doorStatuses", minSize: 0, maxSize: 100) }
-        if let value = self.gateStatuses { validator.structures(value, "gateStatuses", minSize: 0, maxSize: 100) }
-        if let value = self.roofStatuses { validator.structures(value, "roofStatuses", minSize: 0, maxSize: 100) }
+        if self.driverDoorAjar == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverDoorAjar") }
+        if self.passengerDoorAjar == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "passengerDoorAjar") }
+        if self.rearLeftDoorAjar == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rearLeftDoorAjar") }
+        if self.rearRightDoorAjar == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rearRightDoorAjar") }
+        if let value = self.doorStatuses { validator.structures(value, "doorStatuses", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "doorStatuses") }
+        if let value = self.gateStatuses { validator.structures(value, "gateStatuses", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gateStatuses") }
+        if let value = self.roofStatuses { validator.structures(value, "roofStatuses", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "roofStatuses") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["parkBrakeActive", "ignitionStableStatus", "ignitionStatus", "driverDoorAjar", "passengerDoorAjar", "rearLeftDoorAjar", "rearRightDoorAjar", "doorStatuses", "gateStatuses", "roofStatuses"])
         }
@@ -1236,7 +1549,15 @@ public struct SDLDeviceStatus: RPCStruct {
     /// `eCallEventActive`: Boolean, mandatory.
     public var eCallEventActive: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         voiceRecOn: Bool,
@@ -1263,7 +1584,7 @@ public struct SDLDeviceStatus: RPCStruct {
         self.signalLevelStatus = signalLevelStatus
         self.primaryAudioSource = primaryAudioSource
         self.eCallEventActive = eCallEventActive
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1344,7 +1665,17 @@ public struct SDLHeadLampStatus: RPCStruct {
     /// `ambientLightSensorStatus`: AmbientLightStatus, optional.
     public var ambientLightSensorStatus: SDLAmbientLightStatus?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         lowBeamsOn: Bool,
@@ -1352,10 +1683,21 @@ public struct SDLHeadLampStatus: RPCStruct {
         ambientLightSensorStatus: SDLAmbientLightStatus? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(lowBeamsOn: lowBeamsOn, highBeamsOn: highBeamsOn, ambientLightSensorStatus: ambientLightSensorStatus, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        lowBeamsOn: Bool,
+        highBeamsOn: Bool,
+        ambientLightSensorStatus: SDLAmbientLightStatus?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.lowBeamsOn = lowBeamsOn
         self.highBeamsOn = highBeamsOn
         self.ambientLightSensorStatus = ambientLightSensorStatus
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1363,29 +1705,30 @@ public struct SDLHeadLampStatus: RPCStruct {
         var highBeamsOn: Bool? = nil
         var ambientLightSensorStatus: SDLAmbientLightStatus? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6c616e where reader.currentKeyEquals("lowBeamsOn"): try reader.decode(&lowBeamsOn, "lowBeamsOn")
             case 0x0b68656e where reader.currentKeyEquals("highBeamsOn"): try reader.decode(&highBeamsOn, "highBeamsOn")
-            case 0x18615373 where reader.currentKeyEquals("ambientLightSensorStatus"): try reader.decode(&ambientLightSensorStatus, "ambientLightSensorStatus")
+            case 0x18615373 where reader.currentKeyEquals("ambientLightSensorStatus"): try reader.decode(&ambientLightSensorStatus, "ambientLightSensorStatus", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let lowBeamsOn else { throw RPCError.missingParameter("lowBeamsOn") }
         guard let highBeamsOn else { throw RPCError.missingParameter("highBeamsOn") }
-        self.init(lowBeamsOn: lowBeamsOn, highBeamsOn: highBeamsOn, ambientLightSensorStatus: ambientLightSensorStatus, unknownParameters: unknownParameters)
+        self.init(lowBeamsOn: lowBeamsOn, highBeamsOn: highBeamsOn, ambientLightSensorStatus: ambientLightSensorStatus, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.lowBeamsOn, forKey: "lowBeamsOn")
         writer.encode(self.highBeamsOn, forKey: "highBeamsOn")
-        writer.encodeIfPresent(self.ambientLightSensorStatus, forKey: "ambientLightSensorStatus")
+        writer.encodeIfPresent(self.ambientLightSensorStatus, forKey: "ambientLightSensorStatus", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.ambientLightSensorStatus { validator.enumeration(value, "ambientLightSensorStatus") }
+        if let value = self.ambientLightSensorStatus { validator.enumeration(value, "ambientLightSensorStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ambientLightSensorStatus") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["lowBeamsOn", "highBeamsOn", "ambientLightSensorStatus"])
         }
@@ -1403,7 +1746,17 @@ public struct SDLAppInfo: RPCStruct {
     /// `appIcon`: String, length 1...500, optional.
     public var appIcon: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appDisplayName: String,
@@ -1412,11 +1765,23 @@ public struct SDLAppInfo: RPCStruct {
         appIcon: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(appDisplayName: appDisplayName, appBundleID: appBundleID, appVersion: appVersion, appIcon: appIcon, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        appDisplayName: String,
+        appBundleID: String,
+        appVersion: String,
+        appIcon: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.appDisplayName = appDisplayName
         self.appBundleID = appBundleID
         self.appVersion = appVersion
         self.appIcon = appIcon
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1425,12 +1790,13 @@ public struct SDLAppInfo: RPCStruct {
         var appVersion: String? = nil
         var appIcon: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0e616c65 where reader.currentKeyEquals("appDisplayName"): try reader.decode(&appDisplayName, "appDisplayName")
             case 0x0b616e44 where reader.currentKeyEquals("appBundleID"): try reader.decode(&appBundleID, "appBundleID")
             case 0x0a61726e where reader.currentKeyEquals("appVersion"): try reader.decode(&appVersion, "appVersion")
-            case 0x0761496e where reader.currentKeyEquals("appIcon"): try reader.decode(&appIcon, "appIcon")
+            case 0x0761496e where reader.currentKeyEquals("appIcon"): try reader.decode(&appIcon, "appIcon", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -1438,14 +1804,14 @@ public struct SDLAppInfo: RPCStruct {
         guard let appDisplayName else { throw RPCError.missingParameter("appDisplayName") }
         guard let appBundleID else { throw RPCError.missingParameter("appBundleID") }
         guard let appVersion else { throw RPCError.missingParameter("appVersion") }
-        self.init(appDisplayName: appDisplayName, appBundleID: appBundleID, appVersion: appVersion, appIcon: appIcon, unknownParameters: unknownParameters)
+        self.init(appDisplayName: appDisplayName, appBundleID: appBundleID, appVersion: appVersion, appIcon: appIcon, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.appDisplayName, forKey: "appDisplayName")
         writer.encode(self.appBundleID, forKey: "appBundleID")
         writer.encode(self.appVersion, forKey: "appVersion")
-        writer.encodeIfPresent(self.appIcon, forKey: "appIcon")
+        writer.encodeIfPresent(self.appIcon, forKey: "appIcon", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
@@ -1453,7 +1819,7 @@ public struct SDLAppInfo: RPCStruct {
         validator.string(self.appDisplayName, "appDisplayName", minLength: 1, maxLength: 100)
         validator.string(self.appBundleID, "appBundleID", minLength: 1, maxLength: 256)
         validator.string(self.appVersion, "appVersion", minLength: 1, maxLength: 256)
-        if let value = self.appIcon { validator.string(value, "appIcon", minLength: 1, maxLength: 500) }
+        if let value = self.appIcon { validator.string(value, "appIcon", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appIcon") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["appDisplayName", "appBundleID", "appVersion", "appIcon"])
         }
@@ -1469,7 +1835,15 @@ public struct SDLECallInfo: RPCStruct {
     /// `eCallConfirmationStatus`: ECallConfirmationStatus, mandatory.
     public var eCallConfirmationStatus: SDLECallConfirmationStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         eCallNotificationStatus: SDLVehicleDataNotificationStatus,
@@ -1480,7 +1854,7 @@ public struct SDLECallInfo: RPCStruct {
         self.eCallNotificationStatus = eCallNotificationStatus
         self.auxECallNotificationStatus = auxECallNotificationStatus
         self.eCallConfirmationStatus = eCallConfirmationStatus
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1539,7 +1913,15 @@ public struct SDLAirbagStatus: RPCStruct {
     /// `passengerKneeAirbagDeployed`: VehicleDataEventStatus, mandatory.
     public var passengerKneeAirbagDeployed: SDLVehicleDataEventStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         driverAirbagDeployed: SDLVehicleDataEventStatus,
@@ -1560,7 +1942,7 @@ public struct SDLAirbagStatus: RPCStruct {
         self.driverKneeAirbagDeployed = driverKneeAirbagDeployed
         self.passengerSideAirbagDeployed = passengerSideAirbagDeployed
         self.passengerKneeAirbagDeployed = passengerKneeAirbagDeployed
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1638,7 +2020,15 @@ public struct SDLEmergencyEvent: RPCStruct {
     /// `multipleEvents`: VehicleDataEventStatus, mandatory.
     public var multipleEvents: SDLVehicleDataEventStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         emergencyEventType: SDLEmergencyEventType,
@@ -1653,7 +2043,7 @@ public struct SDLEmergencyEvent: RPCStruct {
         self.rolloverEvent = rolloverEvent
         self.maximumChangeVelocity = maximumChangeVelocity
         self.multipleEvents = multipleEvents
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1714,7 +2104,15 @@ public struct SDLClusterModeStatus: RPCStruct {
     /// `powerModeStatus`: PowerModeStatus, mandatory.
     public var powerModeStatus: SDLPowerModeStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         powerModeActive: Bool,
@@ -1727,7 +2125,7 @@ public struct SDLClusterModeStatus: RPCStruct {
         self.powerModeQualificationStatus = powerModeQualificationStatus
         self.carModeStatus = carModeStatus
         self.powerModeStatus = powerModeStatus
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1776,14 +2174,22 @@ public struct SDLMyKey: RPCStruct {
     /// `e911Override`: VehicleDataStatus, mandatory.
     public var e911Override: SDLVehicleDataStatus
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         e911Override: SDLVehicleDataStatus,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.e911Override = e911Override
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1830,7 +2236,17 @@ public struct SDLTireStatus: RPCStruct {
     /// `innerRightRear`: SingleTireStatus, optional (since 8.0).
     public var innerRightRear: SDLSingleTireStatus?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         pressureTelltale: SDLWarningLightStatus? = nil,
@@ -1842,6 +2258,21 @@ public struct SDLTireStatus: RPCStruct {
         innerRightRear: SDLSingleTireStatus? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(pressureTelltale: pressureTelltale, leftFront: leftFront, rightFront: rightFront, leftRear: leftRear, rightRear: rightRear, innerLeftRear: innerLeftRear, innerRightRear: innerRightRear, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        pressureTelltale: SDLWarningLightStatus?,
+        leftFront: SDLSingleTireStatus?,
+        rightFront: SDLSingleTireStatus?,
+        leftRear: SDLSingleTireStatus?,
+        rightRear: SDLSingleTireStatus?,
+        innerLeftRear: SDLSingleTireStatus?,
+        innerRightRear: SDLSingleTireStatus?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.pressureTelltale = pressureTelltale
         self.leftFront = leftFront
         self.rightFront = rightFront
@@ -1849,7 +2280,7 @@ public struct SDLTireStatus: RPCStruct {
         self.rightRear = rightRear
         self.innerLeftRear = innerLeftRear
         self.innerRightRear = innerRightRear
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -1861,41 +2292,42 @@ public struct SDLTireStatus: RPCStruct {
         var innerLeftRear: SDLSingleTireStatus? = nil
         var innerRightRear: SDLSingleTireStatus? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x10705465 where reader.currentKeyEquals("pressureTelltale"): try reader.decode(&pressureTelltale, "pressureTelltale")
-            case 0x096c4674 where reader.currentKeyEquals("leftFront"): try reader.decode(&leftFront, "leftFront")
-            case 0x0a724674 where reader.currentKeyEquals("rightFront"): try reader.decode(&rightFront, "rightFront")
-            case 0x086c5272 where reader.currentKeyEquals("leftRear"): try reader.decode(&leftRear, "leftRear")
-            case 0x09727472 where reader.currentKeyEquals("rightRear"): try reader.decode(&rightRear, "rightRear")
-            case 0x0d696572 where reader.currentKeyEquals("innerLeftRear"): try reader.decode(&innerLeftRear, "innerLeftRear")
-            case 0x0e696772 where reader.currentKeyEquals("innerRightRear"): try reader.decode(&innerRightRear, "innerRightRear")
+            case 0x10705465 where reader.currentKeyEquals("pressureTelltale"): try reader.decode(&pressureTelltale, "pressureTelltale", droppingInto: &droppedParameters)
+            case 0x096c4674 where reader.currentKeyEquals("leftFront"): try reader.decode(&leftFront, "leftFront", droppingInto: &droppedParameters)
+            case 0x0a724674 where reader.currentKeyEquals("rightFront"): try reader.decode(&rightFront, "rightFront", droppingInto: &droppedParameters)
+            case 0x086c5272 where reader.currentKeyEquals("leftRear"): try reader.decode(&leftRear, "leftRear", droppingInto: &droppedParameters)
+            case 0x09727472 where reader.currentKeyEquals("rightRear"): try reader.decode(&rightRear, "rightRear", droppingInto: &droppedParameters)
+            case 0x0d696572 where reader.currentKeyEquals("innerLeftRear"): try reader.decode(&innerLeftRear, "innerLeftRear", droppingInto: &droppedParameters)
+            case 0x0e696772 where reader.currentKeyEquals("innerRightRear"): try reader.decode(&innerRightRear, "innerRightRear", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(pressureTelltale: pressureTelltale, leftFront: leftFront, rightFront: rightFront, leftRear: leftRear, rightRear: rightRear, innerLeftRear: innerLeftRear, innerRightRear: innerRightRear, unknownParameters: unknownParameters)
+        self.init(pressureTelltale: pressureTelltale, leftFront: leftFront, rightFront: rightFront, leftRear: leftRear, rightRear: rightRear, innerLeftRear: innerLeftRear, innerRightRear: innerRightRear, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.pressureTelltale, forKey: "pressureTelltale")
-        writer.encodeIfPresent(self.leftFront, forKey: "leftFront")
-        writer.encodeIfPresent(self.rightFront, forKey: "rightFront")
-        writer.encodeIfPresent(self.leftRear, forKey: "leftRear")
-        writer.encodeIfPresent(self.rightRear, forKey: "rightRear")
-        writer.encodeIfPresent(self.innerLeftRear, forKey: "innerLeftRear")
-        writer.encodeIfPresent(self.innerRightRear, forKey: "innerRightRear")
+        writer.encodeIfPresent(self.pressureTelltale, forKey: "pressureTelltale", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.leftFront, forKey: "leftFront", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rightFront, forKey: "rightFront", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.leftRear, forKey: "leftRear", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rightRear, forKey: "rightRear", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.innerLeftRear, forKey: "innerLeftRear", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.innerRightRear, forKey: "innerRightRear", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.pressureTelltale { validator.enumeration(value, "pressureTelltale") }
-        if let value = self.leftFront { validator.structure(value, "leftFront") }
-        if let value = self.rightFront { validator.structure(value, "rightFront") }
-        if let value = self.leftRear { validator.structure(value, "leftRear") }
-        if let value = self.rightRear { validator.structure(value, "rightRear") }
-        if let value = self.innerLeftRear { validator.structure(value, "innerLeftRear") }
-        if let value = self.innerRightRear { validator.structure(value, "innerRightRear") }
+        if let value = self.pressureTelltale { validator.enumeration(value, "pressureTelltale") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pressureTelltale") }
+        if let value = self.leftFront { validator.structure(value, "leftFront") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "leftFront") }
+        if let value = self.rightFront { validator.structure(value, "rightFront") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rightFront") }
+        if let value = self.leftRear { validator.structure(value, "leftRear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "leftRear") }
+        if let value = self.rightRear { validator.structure(value, "rightRear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rightRear") }
+        if let value = self.innerLeftRear { validator.structure(value, "innerLeftRear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "innerLeftRear") }
+        if let value = self.innerRightRear { validator.structure(value, "innerRightRear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "innerRightRear") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["pressureTelltale", "leftFront", "rightFront", "leftRear", "rightRear", "innerLeftRear", "innerRightRear"])
         }
@@ -1909,42 +2341,63 @@ public struct SDLStabilityControlsStatus: RPCStruct {
     /// `trailerSwayControl`: VehicleDataStatus, optional.
     public var trailerSwayControl: SDLVehicleDataStatus?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         escSystem: SDLVehicleDataStatus? = nil,
         trailerSwayControl: SDLVehicleDataStatus? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(escSystem: escSystem, trailerSwayControl: trailerSwayControl, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        escSystem: SDLVehicleDataStatus?,
+        trailerSwayControl: SDLVehicleDataStatus?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.escSystem = escSystem
         self.trailerSwayControl = trailerSwayControl
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var escSystem: SDLVehicleDataStatus? = nil
         var trailerSwayControl: SDLVehicleDataStatus? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0965796d where reader.currentKeyEquals("escSystem"): try reader.decode(&escSystem, "escSystem")
-            case 0x1274616c where reader.currentKeyEquals("trailerSwayControl"): try reader.decode(&trailerSwayControl, "trailerSwayControl")
+            case 0x0965796d where reader.currentKeyEquals("escSystem"): try reader.decode(&escSystem, "escSystem", droppingInto: &droppedParameters)
+            case 0x1274616c where reader.currentKeyEquals("trailerSwayControl"): try reader.decode(&trailerSwayControl, "trailerSwayControl", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(escSystem: escSystem, trailerSwayControl: trailerSwayControl, unknownParameters: unknownParameters)
+        self.init(escSystem: escSystem, trailerSwayControl: trailerSwayControl, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.escSystem, forKey: "escSystem")
-        writer.encodeIfPresent(self.trailerSwayControl, forKey: "trailerSwayControl")
+        writer.encodeIfPresent(self.escSystem, forKey: "escSystem", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.trailerSwayControl, forKey: "trailerSwayControl", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.escSystem { validator.enumeration(value, "escSystem") }
-        if let value = self.trailerSwayControl { validator.enumeration(value, "trailerSwayControl") }
+        if let value = self.escSystem { validator.enumeration(value, "escSystem") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "escSystem") }
+        if let value = self.trailerSwayControl { validator.enumeration(value, "trailerSwayControl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "trailerSwayControl") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["escSystem", "trailerSwayControl"])
         }
@@ -1992,7 +2445,17 @@ public struct SDLGPSData: RPCStruct {
     /// `shifted`: Boolean, optional (since 6.0).
     public var shifted: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         longitudeDegrees: Double,
@@ -2016,6 +2479,33 @@ public struct SDLGPSData: RPCStruct {
         shifted: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, utcYear: utcYear, utcMonth: utcMonth, utcDay: utcDay, utcHours: utcHours, utcMinutes: utcMinutes, utcSeconds: utcSeconds, compassDirection: compassDirection, pdop: pdop, hdop: hdop, vdop: vdop, actual: actual, satellites: satellites, dimension: dimension, altitude: altitude, heading: heading, speed: speed, shifted: shifted, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        longitudeDegrees: Double,
+        latitudeDegrees: Double,
+        utcYear: Int32?,
+        utcMonth: Int32?,
+        utcDay: Int32?,
+        utcHours: Int32?,
+        utcMinutes: Int32?,
+        utcSeconds: Int32?,
+        compassDirection: SDLCompassDirection?,
+        pdop: Double?,
+        hdop: Double?,
+        vdop: Double?,
+        actual: Bool?,
+        satellites: Int32?,
+        dimension: SDLDimension?,
+        altitude: Double?,
+        heading: Double?,
+        speed: Double?,
+        shifted: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.longitudeDegrees = longitudeDegrees
         self.latitudeDegrees = latitudeDegrees
         self.utcYear = utcYear
@@ -2035,7 +2525,7 @@ public struct SDLGPSData: RPCStruct {
         self.heading = heading
         self.speed = speed
         self.shifted = shifted
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2059,77 +2549,80 @@ public struct SDLGPSData: RPCStruct {
         var speed: Double? = nil
         var shifted: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x106c6573 where reader.currentKeyEquals("longitudeDegrees"): try reader.decode(&longitudeDegrees, "longitudeDegrees")
             case 0x0f6c6573 where reader.currentKeyEquals("latitudeDegrees"): try reader.decode(&latitudeDegrees, "latitudeDegrees")
-            case 0x07755972 where reader.currentKeyEquals("utcYear"): try reader.decode(&utcYear, "utcYear")
-            case 0x08756f68 where reader.currentKeyEquals("utcMonth"): try reader.decode(&utcMonth, "utcMonth")
-            case 0x06754479 where reader.currentKeyEquals("utcDay"): try reader.decode(&utcDay, "utcDay")
-            case 0x08756f73 where reader.currentKeyEquals("utcHours"): try reader.decode(&utcHours, "utcHours")
-            case 0x0a756e73 where reader.currentKeyEquals("utcMinutes"): try reader.decode(&utcMinutes, "utcMinutes")
-            case 0x0a756373 where reader.currentKeyEquals("utcSeconds"): try reader.decode(&utcSeconds, "utcSeconds")
-            case 0x1063696e where reader.currentKeyEquals("compassDirection"): try reader.decode(&compassDirection, "compassDirection")
-            case 0x04706f70 where reader.currentKeyEquals("pdop"): try reader.decode(&pdop, "pdop")
-            case 0x04686f70 where reader.currentKeyEquals("hdop"): try reader.decode(&hdop, "hdop")
-            case 0x04766f70 where reader.currentKeyEquals("vdop"): try reader.decode(&vdop, "vdop")
-            case 0x0661756c where reader.currentKeyEquals("actual"): try reader.decode(&actual, "actual")
-            case 0x0a736c73 where reader.currentKeyEquals("satellites"): try reader.decode(&satellites, "satellites")
-            case 0x09646e6e where reader.currentKeyEquals("dimension"): try reader.decode(&dimension, "dimension")
-            case 0x08617465 where reader.currentKeyEquals("altitude"): try reader.decode(&altitude, "altitude")
-            case 0x07686467 where reader.currentKeyEquals("heading"): try reader.decode(&heading, "heading")
-            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed")
-            case 0x07736664 where reader.currentKeyEquals("shifted"): try reader.decode(&shifted, "shifted")
+            case 0x07755972 where reader.currentKeyEquals("utcYear"): try reader.decode(&utcYear, "utcYear", droppingInto: &droppedParameters)
+            case 0x08756f68 where reader.currentKeyEquals("utcMonth"): try reader.decode(&utcMonth, "utcMonth", droppingInto: &droppedParameters)
+            case 0x06754479 where reader.currentKeyEquals("utcDay"): try reader.decode(&utcDay, "utcDay", droppingInto: &droppedParameters)
+            case 0x08756f73 where reader.currentKeyEquals("utcHours"): try reader.decode(&utcHours, "utcHours", droppingInto: &droppedParameters)
+            case 0x0a756e73 where reader.currentKeyEquals("utcMinutes"): try reader.decode(&utcMinutes, "utcMinutes", droppingInto: &droppedParameters)
+            case 0x0a756373 where reader.currentKeyEquals("utcSeconds"): try reader.decode(&utcSeconds, "utcSeconds", droppingInto: &droppedParameters)
+            case 0x1063696e where reader.currentKeyEquals("compassDirection"): try reader.decode(&compassDirection, "compassDirection", droppingInto: &droppedParameters)
+            case 0x04706f70 where reader.currentKeyEquals("pdop"): try reader.decode(&pdop, "pdop", droppingInto: &droppedParameters)
+            case 0x04686f70 where reader.currentKeyEquals("hdop"): try reader.decode(&hdop, "hdop", droppingInto: &droppedParameters)
+            case 0x04766f70 where reader.currentKeyEquals("vdop"): try reader.decode(&vdop, "vdop", droppingInto: &droppedParameters)
+            case 0x0661756c where reader.currentKeyEquals("actual"): try reader.decode(&actual, "actual", droppingInto: &droppedParameters)
+            case 0x0a736c73 where reader.currentKeyEquals("satellites"): try reader.decode(&satellites, "satellites", droppingInto: &droppedParameters)
+            case 0x09646e6e where reader.currentKeyEquals("dimension"): try reader.decode(&dimension, "dimension", droppingInto: &droppedParameters)
+            case 0x08617465 where reader.currentKeyEquals("altitude"): try reader.decode(&altitude, "altitude", droppingInto: &droppedParameters)
+            case 0x07686467 where reader.currentKeyEquals("heading"): try reader.decode(&heading, "heading", droppingInto: &droppedParameters)
+            case 0x05736564 where reader.currentKeyEquals("speed"): try reader.decode(&speed, "speed", droppingInto: &droppedParameters)
+            case 0x07736664 where reader.currentKeyEquals("shifted"): try reader.decode(&shifted, "shifted", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let longitudeDegrees else { throw RPCError.missingParameter("longitudeDegrees") }
         guard let latitudeDegrees else { throw RPCError.missingParameter("latitudeDegrees") }
-        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, utcYear: utcYear, utcMonth: utcMonth, utcDay: utcDay, utcHours: utcHours, utcMinutes: utcMinutes, utcSeconds: utcSeconds, compassDirection: compassDirection, pdop: pdop, hdop: hdop, vdop: vdop, actual: actual, satellites: satellites, dimension: dimension, altitude: altitude, heading: heading, speed: speed, shifted: shifted, unknownParameters: unknownParameters)
+        self.init(longitudeDegrees: longitudeDegrees, latitudeDegrees: latitudeDegrees, utcYear: utcYear, utcMonth: utcMonth, utcDay: utcDay, utcHours: utcHours, utcMinutes: utcMinutes, utcSeconds: utcSeconds, compassDirection: compassDirection, pdop: pdop, hdop: hdop, vdop: vdop, actual: actual, satellites: satellites, dimension: dimension, altitude: altitude, heading: heading, speed: speed, shifted: shifted, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.longitudeDegrees, forKey: "longitudeDegrees")
         writer.encode(self.latitudeDegrees, forKey: "latitudeDegrees")
-        writer.encodeIfPresent(self.utcYear, forKey: "utcYear")
-        writer.encodeIfPresent(self.utcMonth, forKey: "utcMonth")
-        writer.encodeIfPresent(self.utcDay, forKey: "utcDay")
-        writer.encodeIfPresent(self.utcHours, forKey: "utcHours")
-        writer.encodeIfPresent(self.utcMinutes, forKey: "utcMinutes")
-        writer.encodeIfPresent(self.utcSeconds, forKey: "utcSeconds")
-        writer.encodeIfPresent(self.compassDirection, forKey: "compassDirection")
-        writer.encodeIfPresent(self.pdop, forKey: "pdop")
-        writer.encodeIfPresent(self.hdop, forKey: "hdop")
-        writer.encodeIfPresent(self.vdop, forKey: "vdop")
-        writer.encodeIfPresent(self.actual, forKey: "actual")
-        writer.encodeIfPresent(self.satellites, forKey: "satellites")
-        writer.encodeIfPresent(self.dimension, forKey: "dimension")
-        writer.encodeIfPresent(self.altitude, forKey: "altitude")
-        writer.encodeIfPresent(self.heading, forKey: "heading")
-        writer.encodeIfPresent(self.speed, forKey: "speed")
-        writer.encodeIfPresent(self.shifted, forKey: "shifted")
+        writer.encodeIfPresent(self.utcYear, forKey: "utcYear", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.utcMonth, forKey: "utcMonth", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.utcDay, forKey: "utcDay", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.utcHours, forKey: "utcHours", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.utcMinutes, forKey: "utcMinutes", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.utcSeconds, forKey: "utcSeconds", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.compassDirection, forKey: "compassDirection", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.pdop, forKey: "pdop", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.hdop, forKey: "hdop", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.vdop, forKey: "vdop", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.actual, forKey: "actual", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.satellites, forKey: "satellites", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.dimension, forKey: "dimension", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.altitude, forKey: "altitude", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heading, forKey: "heading", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.shifted, forKey: "shifted", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.float(self.longitudeDegrees, "longitudeDegrees", min: -180, max: 180)
         validator.float(self.latitudeDegrees, "latitudeDegrees", min: -90, max: 90)
-        if let value = self.utcYear { validator.integer(value, "utcYear", min: 2010, max: 2100) }
-        if let value = self.utcMonth { validator.integer(value, "utcMonth", min: 1, max: 12) }
-        if let value = self.utcDay { validator.integer(value, "utcDay", min: 1, max: 31) }
-        if let value = self.utcHours { validator.integer(value, "utcHours", min: 0, max: 23) }
-        if let value = self.utcMinutes { validator.integer(value, "utcMinutes", min: 0, max: 59) }
-        if let value = self.utcSeconds { validator.integer(value, "utcSeconds", min: 0, max: 59) }
-        if let value = self.compassDirection { validator.enumeration(value, "compassDirection") }
-        if let value = self.pdop { validator.float(value, "pdop", min: 0, max: 1000) }
-        if let value = self.hdop { validator.float(value, "hdop", min: 0, max: 1000) }
-        if let value = self.vdop { validator.float(value, "vdop", min: 0, max: 1000) }
-        if let value = self.satellites { validator.integer(value, "satellites", min: 0, max: 31) }
-        if let value = self.dimension { validator.enumeration(value, "dimension") }
-        if let value = self.altitude { validator.float(value, "altitude", min: -10000, max: 10000) }
-        if let value = self.heading { validator.float(value, "heading", min: 0, max: 359.99) }
-        if let value = self.speed { validator.float(value, "speed", min: 0, max: 500) }
+        if let value = self.utcYear { validator.integer(value, "utcYear", min: 2010, max: 2100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcYear") }
+        if let value = self.utcMonth { validator.integer(value, "utcMonth", min: 1, max: 12) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcMonth") }
+        if let value = self.utcDay { validator.integer(value, "utcDay", min: 1, max: 31) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcDay") }
+        if let value = self.utcHours { validator.integer(value, "utcHours", min: 0, max: 23) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcHours") }
+        if let value = self.utcMinutes { validator.integer(value, "utcMinutes", min: 0, max: 59) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcMinutes") }
+        if let value = self.utcSeconds { validator.integer(value, "utcSeconds", min: 0, max: 59) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcSeconds") }
+        if let value = self.compassDirection { validator.enumeration(value, "compassDirection") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "compassDirection") }
+        if let value = self.pdop { validator.float(value, "pdop", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pdop") }
+        if let value = self.hdop { validator.float(value, "hdop", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdop") }
+        if let value = self.vdop { validator.float(value, "vdop", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vdop") }
+        if self.actual == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "actual") }
+        if let value = self.satellites { validator.integer(value, "satellites", min: 0, max: 31) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "satellites") }
+        if let value = self.dimension { validator.enumeration(value, "dimension") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dimension") }
+        if let value = self.altitude { validator.float(value, "altitude", min: -10000, max: 10000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "altitude") }
+        if let value = self.heading { validator.float(value, "heading", min: 0, max: 359.99) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heading") }
+        if let value = self.speed { validator.float(value, "speed", min: 0, max: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
+        if self.shifted == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "shifted") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["longitudeDegrees", "latitudeDegrees", "utcYear", "utcMonth", "utcDay", "utcHours", "utcMinutes", "utcSeconds", "compassDirection", "pdop", "hdop", "vdop", "actual", "satellites", "dimension", "altitude", "heading", "speed", "shifted"])
         }
@@ -2145,7 +2638,17 @@ public struct SDLVehicleDataResult: RPCStruct {
     /// `oemCustomDataType`: String, length 1..., optional (since 6.0).
     public var oemCustomDataType: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         dataType: SDLVehicleDataType,
@@ -2153,10 +2656,21 @@ public struct SDLVehicleDataResult: RPCStruct {
         oemCustomDataType: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(dataType: dataType, resultCode: resultCode, oemCustomDataType: oemCustomDataType, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        dataType: SDLVehicleDataType,
+        resultCode: SDLVehicleDataResultCode,
+        oemCustomDataType: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.dataType = dataType
         self.resultCode = resultCode
         self.oemCustomDataType = oemCustomDataType
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2164,31 +2678,32 @@ public struct SDLVehicleDataResult: RPCStruct {
         var resultCode: SDLVehicleDataResultCode? = nil
         var oemCustomDataType: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x08645465 where reader.currentKeyEquals("dataType"): try reader.decode(&dataType, "dataType")
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
-            case 0x116f6d65 where reader.currentKeyEquals("oemCustomDataType"): try reader.decode(&oemCustomDataType, "oemCustomDataType")
+            case 0x116f6d65 where reader.currentKeyEquals("oemCustomDataType"): try reader.decode(&oemCustomDataType, "oemCustomDataType", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let dataType else { throw RPCError.missingParameter("dataType") }
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
-        self.init(dataType: dataType, resultCode: resultCode, oemCustomDataType: oemCustomDataType, unknownParameters: unknownParameters)
+        self.init(dataType: dataType, resultCode: resultCode, oemCustomDataType: oemCustomDataType, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.dataType, forKey: "dataType")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.oemCustomDataType, forKey: "oemCustomDataType")
+        writer.encodeIfPresent(self.oemCustomDataType, forKey: "oemCustomDataType", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.dataType, "dataType")
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.oemCustomDataType { validator.string(value, "oemCustomDataType", minLength: 1, maxLength: nil) }
+        if let value = self.oemCustomDataType { validator.string(value, "oemCustomDataType", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "oemCustomDataType") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["dataType", "resultCode", "oemCustomDataType"])
         }
@@ -2204,7 +2719,17 @@ public struct SDLDIDResult: RPCStruct {
     /// `data`: String, length 1...5000, optional.
     public var data: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         resultCode: SDLVehicleDataResultCode,
@@ -2212,10 +2737,21 @@ public struct SDLDIDResult: RPCStruct {
         data: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(resultCode: resultCode, didLocation: didLocation, data: data, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        resultCode: SDLVehicleDataResultCode,
+        didLocation: Int32,
+        data: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.resultCode = resultCode
         self.didLocation = didLocation
         self.data = data
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2223,31 +2759,32 @@ public struct SDLDIDResult: RPCStruct {
         var didLocation: Int32? = nil
         var data: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a727465 where reader.currentKeyEquals("resultCode"): try reader.decode(&resultCode, "resultCode")
             case 0x0b64636e where reader.currentKeyEquals("didLocation"): try reader.decode(&didLocation, "didLocation")
-            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data")
+            case 0x04647461 where reader.currentKeyEquals("data"): try reader.decode(&data, "data", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let resultCode else { throw RPCError.missingParameter("resultCode") }
         guard let didLocation else { throw RPCError.missingParameter("didLocation") }
-        self.init(resultCode: resultCode, didLocation: didLocation, data: data, unknownParameters: unknownParameters)
+        self.init(resultCode: resultCode, didLocation: didLocation, data: data, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.resultCode, forKey: "resultCode")
         writer.encode(self.didLocation, forKey: "didLocation")
-        writer.encodeIfPresent(self.data, forKey: "data")
+        writer.encodeIfPresent(self.data, forKey: "data", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         validator.integer(self.didLocation, "didLocation", min: 0, max: 65535)
-        if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 5000) }
+        if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 5000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "data") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["resultCode", "didLocation", "data"])
         }
@@ -2263,7 +2800,15 @@ public struct SDLStartTime: RPCStruct {
     /// `seconds`: Integer, value 0...59, mandatory.
     public var seconds: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hours: Int32,
@@ -2274,7 +2819,7 @@ public struct SDLStartTime: RPCStruct {
         self.hours = hours
         self.minutes = minutes
         self.seconds = seconds
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2325,7 +2870,15 @@ public struct SDLTextField: RPCStruct {
     /// `rows`: Integer, value 1...8, mandatory.
     public var rows: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         name: SDLTextFieldName,
@@ -2338,7 +2891,7 @@ public struct SDLTextField: RPCStruct {
         self.characterSet = characterSet
         self.width = width
         self.rows = rows
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2390,7 +2943,15 @@ public struct SDLImageResolution: RPCStruct {
     /// `resolutionHeight`: Integer, value 1...10000, mandatory.
     public var resolutionHeight: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         resolutionWidth: Int32,
@@ -2399,7 +2960,7 @@ public struct SDLImageResolution: RPCStruct {
     ) {
         self.resolutionWidth = resolutionWidth
         self.resolutionHeight = resolutionHeight
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2443,7 +3004,17 @@ public struct SDLImageField: RPCStruct {
     /// `imageResolution`: ImageResolution, optional.
     public var imageResolution: SDLImageResolution?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         name: SDLImageFieldName,
@@ -2451,10 +3022,21 @@ public struct SDLImageField: RPCStruct {
         imageResolution: SDLImageResolution? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(name: name, imageTypeSupported: imageTypeSupported, imageResolution: imageResolution, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        name: SDLImageFieldName,
+        imageTypeSupported: [SDLFileType],
+        imageResolution: SDLImageResolution?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.name = name
         self.imageTypeSupported = imageTypeSupported
         self.imageResolution = imageResolution
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2462,31 +3044,32 @@ public struct SDLImageField: RPCStruct {
         var imageTypeSupported: [SDLFileType]? = nil
         var imageResolution: SDLImageResolution? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x046e6d65 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
-            case 0x12695364 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported, "imageTypeSupported")
-            case 0x0f69736e where reader.currentKeyEquals("imageResolution"): try reader.decode(&imageResolution, "imageResolution")
+            case 0x12695364 where reader.currentKeyEquals("imageTypeSupported"): try reader.decodeArray(&imageTypeSupported, "imageTypeSupported", isOptional: false, droppingInto: &droppedParameters)
+            case 0x0f69736e where reader.currentKeyEquals("imageResolution"): try reader.decode(&imageResolution, "imageResolution", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
         guard let imageTypeSupported else { throw RPCError.missingParameter("imageTypeSupported") }
-        self.init(name: name, imageTypeSupported: imageTypeSupported, imageResolution: imageResolution, unknownParameters: unknownParameters)
+        self.init(name: name, imageTypeSupported: imageTypeSupported, imageResolution: imageResolution, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.name, forKey: "name")
-        writer.encode(self.imageTypeSupported, forKey: "imageTypeSupported")
-        writer.encodeIfPresent(self.imageResolution, forKey: "imageResolution")
+        writer.encodeArray(self.imageTypeSupported, forKey: "imageTypeSupported", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.imageResolution, forKey: "imageResolution", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.name, "name")
-        validator.enumerations(self.imageTypeSupported, "imageTypeSupported", minSize: 1, maxSize: 100)
-        if let value = self.imageResolution { validator.structure(value, "imageResolution") }
+        validator.enumerations(self.imageTypeSupported, "imageTypeSupported", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
+        if let value = self.imageResolution { validator.structure(value, "imageResolution") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "imageResolution") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["name", "imageTypeSupported", "imageResolution"])
         }
@@ -2500,7 +3083,15 @@ public struct SDLTouchCoord: RPCStruct {
     /// `y`: Integer, value 0...10000, mandatory.
     public var y: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         x: Int32,
@@ -2509,7 +3100,7 @@ public struct SDLTouchCoord: RPCStruct {
     ) {
         self.x = x
         self.y = y
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2553,7 +3144,17 @@ public struct SDLTouchEvent: RPCStruct {
     /// `c`: array of TouchCoord, size 1...1000, mandatory.
     public var c: [SDLTouchCoord]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: Int32,
@@ -2561,10 +3162,21 @@ public struct SDLTouchEvent: RPCStruct {
         c: [SDLTouchCoord],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(id: id, ts: ts, c: c, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        id: Int32,
+        ts: [Int32],
+        c: [SDLTouchCoord],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.id = id
         self.ts = ts
         self.c = c
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2572,11 +3184,12 @@ public struct SDLTouchEvent: RPCStruct {
         var ts: [Int32]? = nil
         var c: [SDLTouchCoord]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x02696464 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
-            case 0x02747373 where reader.currentKeyEquals("ts"): try reader.decode(&ts, "ts")
-            case 0x01636363 where reader.currentKeyEquals("c"): try reader.decode(&c, "c")
+            case 0x02747373 where reader.currentKeyEquals("ts"): try reader.decodeArray(&ts, "ts", isOptional: false, droppingInto: &droppedParameters)
+            case 0x01636363 where reader.currentKeyEquals("c"): try reader.decodeArray(&c, "c", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2584,20 +3197,20 @@ public struct SDLTouchEvent: RPCStruct {
         guard let id else { throw RPCError.missingParameter("id") }
         guard let ts else { throw RPCError.missingParameter("ts") }
         guard let c else { throw RPCError.missingParameter("c") }
-        self.init(id: id, ts: ts, c: c, unknownParameters: unknownParameters)
+        self.init(id: id, ts: ts, c: c, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.id, forKey: "id")
-        writer.encode(self.ts, forKey: "ts")
-        writer.encode(self.c, forKey: "c")
+        writer.encodeArray(self.ts, forKey: "ts", merging: self.droppedParameters)
+        writer.encodeArray(self.c, forKey: "c", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.id, "id", min: 0, max: 9)
-        validator.integers(self.ts, "ts", minSize: 1, maxSize: 1000, min: 0, max: 2000000000)
-        validator.structures(self.c, "c", minSize: 1, maxSize: 1000)
+        validator.integers(self.ts, "ts", minSize: 1, maxSize: 1000, min: 0, max: 2000000000, dropped: self.droppedParameters)
+        validator.structures(self.c, "c", minSize: 1, maxSize: 1000, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["id", "ts", "c"])
         }
@@ -2613,7 +3226,15 @@ public struct SDLTouchEventCapabilities: RPCStruct {
     /// `doublePressAvailable`: Boolean, mandatory.
     public var doublePressAvailable: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         pressAvailable: Bool,
@@ -2624,7 +3245,7 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         self.pressAvailable = pressAvailable
         self.multiTouchAvailable = multiTouchAvailable
         self.doublePressAvailable = doublePressAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2668,43 +3289,64 @@ public struct SDLScreenParams: RPCStruct {
     /// `touchEventAvailable`: TouchEventCapabilities, optional.
     public var touchEventAvailable: SDLTouchEventCapabilities?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         resolution: SDLImageResolution,
         touchEventAvailable: SDLTouchEventCapabilities? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(resolution: resolution, touchEventAvailable: touchEventAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        resolution: SDLImageResolution,
+        touchEventAvailable: SDLTouchEventCapabilities?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.resolution = resolution
         self.touchEventAvailable = touchEventAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var resolution: SDLImageResolution? = nil
         var touchEventAvailable: SDLTouchEventCapabilities? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a72756e where reader.currentKeyEquals("resolution"): try reader.decode(&resolution, "resolution")
-            case 0x13747465 where reader.currentKeyEquals("touchEventAvailable"): try reader.decode(&touchEventAvailable, "touchEventAvailable")
+            case 0x13747465 where reader.currentKeyEquals("touchEventAvailable"): try reader.decode(&touchEventAvailable, "touchEventAvailable", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let resolution else { throw RPCError.missingParameter("resolution") }
-        self.init(resolution: resolution, touchEventAvailable: touchEventAvailable, unknownParameters: unknownParameters)
+        self.init(resolution: resolution, touchEventAvailable: touchEventAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.resolution, forKey: "resolution")
-        writer.encodeIfPresent(self.touchEventAvailable, forKey: "touchEventAvailable")
+        writer.encodeIfPresent(self.touchEventAvailable, forKey: "touchEventAvailable", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.resolution, "resolution")
-        if let value = self.touchEventAvailable { validator.structure(value, "touchEventAvailable") }
+        if let value = self.touchEventAvailable { validator.structure(value, "touchEventAvailable") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "touchEventAvailable") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["resolution", "touchEventAvailable"])
         }
@@ -2718,44 +3360,65 @@ public struct SDLHMIPermissions: RPCStruct {
     /// `userDisallowed`: array of HMILevel, size 0...100, mandatory.
     public var userDisallowed: [SDLHMILevel]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         allowed: [SDLHMILevel],
         userDisallowed: [SDLHMILevel],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        allowed: [SDLHMILevel],
+        userDisallowed: [SDLHMILevel],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.allowed = allowed
         self.userDisallowed = userDisallowed
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var allowed: [SDLHMILevel]? = nil
         var userDisallowed: [SDLHMILevel]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
-            case 0x0e756164 where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed, "userDisallowed")
+            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decodeArray(&allowed, "allowed", isOptional: false, droppingInto: &droppedParameters)
+            case 0x0e756164 where reader.currentKeyEquals("userDisallowed"): try reader.decodeArray(&userDisallowed, "userDisallowed", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let allowed else { throw RPCError.missingParameter("allowed") }
         guard let userDisallowed else { throw RPCError.missingParameter("userDisallowed") }
-        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters)
+        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encode(self.allowed, forKey: "allowed")
-        writer.encode(self.userDisallowed, forKey: "userDisallowed")
+        writer.encodeArray(self.allowed, forKey: "allowed", merging: self.droppedParameters)
+        writer.encodeArray(self.userDisallowed, forKey: "userDisallowed", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.enumerations(self.allowed, "allowed", minSize: 0, maxSize: 100)
-        validator.enumerations(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100)
+        validator.enumerations(self.allowed, "allowed", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
+        validator.enumerations(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["allowed", "userDisallowed"])
         }
@@ -2769,44 +3432,65 @@ public struct SDLParameterPermissions: RPCStruct {
     /// `userDisallowed`: array of String, size 0...100, length 1...100, mandatory.
     public var userDisallowed: [String]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         allowed: [String],
         userDisallowed: [String],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        allowed: [String],
+        userDisallowed: [String],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.allowed = allowed
         self.userDisallowed = userDisallowed
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var allowed: [String]? = nil
         var userDisallowed: [String]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decode(&allowed, "allowed")
-            case 0x0e756164 where reader.currentKeyEquals("userDisallowed"): try reader.decode(&userDisallowed, "userDisallowed")
+            case 0x07616f64 where reader.currentKeyEquals("allowed"): try reader.decodeArray(&allowed, "allowed", isOptional: false, droppingInto: &droppedParameters)
+            case 0x0e756164 where reader.currentKeyEquals("userDisallowed"): try reader.decodeArray(&userDisallowed, "userDisallowed", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let allowed else { throw RPCError.missingParameter("allowed") }
         guard let userDisallowed else { throw RPCError.missingParameter("userDisallowed") }
-        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters)
+        self.init(allowed: allowed, userDisallowed: userDisallowed, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encode(self.allowed, forKey: "allowed")
-        writer.encode(self.userDisallowed, forKey: "userDisallowed")
+        writer.encodeArray(self.allowed, forKey: "allowed", merging: self.droppedParameters)
+        writer.encodeArray(self.userDisallowed, forKey: "userDisallowed", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.strings(self.allowed, "allowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100)
-        validator.strings(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100)
+        validator.strings(self.allowed, "allowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.droppedParameters)
+        validator.strings(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["allowed", "userDisallowed"])
         }
@@ -2824,7 +3508,17 @@ public struct SDLPermissionItem: RPCStruct {
     /// `requireEncryption`: Boolean, optional (since 6.0).
     public var requireEncryption: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         rpcName: String,
@@ -2833,11 +3527,23 @@ public struct SDLPermissionItem: RPCStruct {
         requireEncryption: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(rpcName: rpcName, hmiPermissions: hmiPermissions, parameterPermissions: parameterPermissions, requireEncryption: requireEncryption, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        rpcName: String,
+        hmiPermissions: SDLHMIPermissions,
+        parameterPermissions: SDLParameterPermissions,
+        requireEncryption: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.rpcName = rpcName
         self.hmiPermissions = hmiPermissions
         self.parameterPermissions = parameterPermissions
         self.requireEncryption = requireEncryption
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2846,12 +3552,13 @@ public struct SDLPermissionItem: RPCStruct {
         var parameterPermissions: SDLParameterPermissions? = nil
         var requireEncryption: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x07724e65 where reader.currentKeyEquals("rpcName"): try reader.decode(&rpcName, "rpcName")
             case 0x0e686973 where reader.currentKeyEquals("hmiPermissions"): try reader.decode(&hmiPermissions, "hmiPermissions")
             case 0x14706573 where reader.currentKeyEquals("parameterPermissions"): try reader.decode(&parameterPermissions, "parameterPermissions")
-            case 0x11726e6e where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption")
+            case 0x11726e6e where reader.currentKeyEquals("requireEncryption"): try reader.decode(&requireEncryption, "requireEncryption", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2859,14 +3566,14 @@ public struct SDLPermissionItem: RPCStruct {
         guard let rpcName else { throw RPCError.missingParameter("rpcName") }
         guard let hmiPermissions else { throw RPCError.missingParameter("hmiPermissions") }
         guard let parameterPermissions else { throw RPCError.missingParameter("parameterPermissions") }
-        self.init(rpcName: rpcName, hmiPermissions: hmiPermissions, parameterPermissions: parameterPermissions, requireEncryption: requireEncryption, unknownParameters: unknownParameters)
+        self.init(rpcName: rpcName, hmiPermissions: hmiPermissions, parameterPermissions: parameterPermissions, requireEncryption: requireEncryption, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.rpcName, forKey: "rpcName")
         writer.encode(self.hmiPermissions, forKey: "hmiPermissions")
         writer.encode(self.parameterPermissions, forKey: "parameterPermissions")
-        writer.encodeIfPresent(self.requireEncryption, forKey: "requireEncryption")
+        writer.encodeIfPresent(self.requireEncryption, forKey: "requireEncryption", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
@@ -2874,6 +3581,7 @@ public struct SDLPermissionItem: RPCStruct {
         validator.string(self.rpcName, "rpcName", minLength: 1, maxLength: 100)
         validator.structure(self.hmiPermissions, "hmiPermissions")
         validator.structure(self.parameterPermissions, "parameterPermissions")
+        if self.requireEncryption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requireEncryption") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["rpcName", "hmiPermissions", "parameterPermissions", "requireEncryption"])
         }
@@ -2901,7 +3609,17 @@ public struct SDLDisplayCapabilities: RPCStruct {
     /// `numCustomPresetsAvailable`: Integer, value 1...100, optional (since 3.0).
     public var numCustomPresetsAvailable: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         displayType: SDLDisplayType,
@@ -2915,6 +3633,23 @@ public struct SDLDisplayCapabilities: RPCStruct {
         numCustomPresetsAvailable: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(displayType: displayType, displayName: displayName, textFields: textFields, imageFields: imageFields, mediaClockFormats: mediaClockFormats, graphicSupported: graphicSupported, templatesAvailable: templatesAvailable, screenParams: screenParams, numCustomPresetsAvailable: numCustomPresetsAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        displayType: SDLDisplayType,
+        displayName: String?,
+        textFields: [SDLTextField],
+        imageFields: [SDLImageField]?,
+        mediaClockFormats: [SDLMediaClockFormat],
+        graphicSupported: Bool,
+        templatesAvailable: [String]?,
+        screenParams: SDLScreenParams?,
+        numCustomPresetsAvailable: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.displayType = displayType
         self.displayName = displayName
         self.textFields = textFields
@@ -2924,7 +3659,7 @@ public struct SDLDisplayCapabilities: RPCStruct {
         self.templatesAvailable = templatesAvailable
         self.screenParams = screenParams
         self.numCustomPresetsAvailable = numCustomPresetsAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -2938,17 +3673,18 @@ public struct SDLDisplayCapabilities: RPCStruct {
         var screenParams: SDLScreenParams? = nil
         var numCustomPresetsAvailable: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0b646165 where reader.currentKeyEquals("displayType"): try reader.decode(&displayType, "displayType")
-            case 0x0b646165 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName")
-            case 0x0a746973 where reader.currentKeyEquals("textFields"): try reader.decode(&textFields, "textFields")
-            case 0x0b694673 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields, "imageFields")
-            case 0x116d6373 where reader.currentKeyEquals("mediaClockFormats"): try reader.decode(&mediaClockFormats, "mediaClockFormats")
+            case 0x0b646165 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName", droppingInto: &droppedParameters)
+            case 0x0a746973 where reader.currentKeyEquals("textFields"): try reader.decodeArray(&textFields, "textFields", isOptional: false, droppingInto: &droppedParameters)
+            case 0x0b694673 where reader.currentKeyEquals("imageFields"): try reader.decodeArray(&imageFields, "imageFields", isOptional: true, droppingInto: &droppedParameters)
+            case 0x116d6373 where reader.currentKeyEquals("mediaClockFormats"): try reader.decodeArray(&mediaClockFormats, "mediaClockFormats", isOptional: false, droppingInto: &droppedParameters)
             case 0x10677564 where reader.currentKeyEquals("graphicSupported"): try reader.decode(&graphicSupported, "graphicSupported")
-            case 0x12744165 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable, "templatesAvailable")
-            case 0x0c735073 where reader.currentKeyEquals("screenParams"): try reader.decode(&screenParams, "screenParams")
-            case 0x196e7365 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable")
+            case 0x12744165 where reader.currentKeyEquals("templatesAvailable"): try reader.decodeArray(&templatesAvailable, "templatesAvailable", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0c735073 where reader.currentKeyEquals("screenParams"): try reader.decode(&screenParams, "screenParams", droppingInto: &droppedParameters)
+            case 0x196e7365 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -2957,31 +3693,31 @@ public struct SDLDisplayCapabilities: RPCStruct {
         guard let textFields else { throw RPCError.missingParameter("textFields") }
         guard let mediaClockFormats else { throw RPCError.missingParameter("mediaClockFormats") }
         guard let graphicSupported else { throw RPCError.missingParameter("graphicSupported") }
-        self.init(displayType: displayType, displayName: displayName, textFields: textFields, imageFields: imageFields, mediaClockFormats: mediaClockFormats, graphicSupported: graphicSupported, templatesAvailable: templatesAvailable, screenParams: screenParams, numCustomPresetsAvailable: numCustomPresetsAvailable, unknownParameters: unknownParameters)
+        self.init(displayType: displayType, displayName: displayName, textFields: textFields, imageFields: imageFields, mediaClockFormats: mediaClockFormats, graphicSupported: graphicSupported, templatesAvailable: templatesAvailable, screenParams: screenParams, numCustomPresetsAvailable: numCustomPresetsAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.displayType, forKey: "displayType")
-        writer.encodeIfPresent(self.displayName, forKey: "displayName")
-        writer.encode(self.textFields, forKey: "textFields")
-        writer.encodeIfPresent(self.imageFields, forKey: "imageFields")
-        writer.encode(self.mediaClockFormats, forKey: "mediaClockFormats")
+        writer.encodeIfPresent(self.displayName, forKey: "displayName", orDropped: self.droppedParameters)
+        writer.encodeArray(self.textFields, forKey: "textFields", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.imageFields, forKey: "imageFields", merging: self.droppedParameters)
+        writer.encodeArray(self.mediaClockFormats, forKey: "mediaClockFormats", merging: self.droppedParameters)
         writer.encode(self.graphicSupported, forKey: "graphicSupported")
-        writer.encodeIfPresent(self.templatesAvailable, forKey: "templatesAvailable")
-        writer.encodeIfPresent(self.screenParams, forKey: "screenParams")
-        writer.encodeIfPresent(self.numCustomPresetsAvailable, forKey: "numCustomPresetsAvailable")
+        writer.encodeArrayIfPresent(self.templatesAvailable, forKey: "templatesAvailable", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.screenParams, forKey: "screenParams", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.numCustomPresetsAvailable, forKey: "numCustomPresetsAvailable", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.displayType, "displayType")
-        if let value = self.displayName { validator.string(value, "displayName", minLength: 1, maxLength: nil) }
-        validator.structures(self.textFields, "textFields", minSize: 1, maxSize: 100)
-        if let value = self.imageFields { validator.structures(value, "imageFields", minSize: 1, maxSize: 100) }
-        validator.enumerations(self.mediaClockFormats, "mediaClockFormats", minSize: 0, maxSize: 100)
-        if let value = self.templatesAvailable { validator.strings(value, "templatesAvailable", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100) }
-        if let value = self.screenParams { validator.structure(value, "screenParams") }
-        if let value = self.numCustomPresetsAvailable { validator.integer(value, "numCustomPresetsAvailable", min: 1, max: 100) }
+        if let value = self.displayName { validator.string(value, "displayName", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayName") }
+        validator.structures(self.textFields, "textFields", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
+        if let value = self.imageFields { validator.structures(value, "imageFields", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "imageFields") }
+        validator.enumerations(self.mediaClockFormats, "mediaClockFormats", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
+        if let value = self.templatesAvailable { validator.strings(value, "templatesAvailable", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "templatesAvailable") }
+        if let value = self.screenParams { validator.structure(value, "screenParams") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "screenParams") }
+        if let value = self.numCustomPresetsAvailable { validator.integer(value, "numCustomPresetsAvailable", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "numCustomPresetsAvailable") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["displayType", "displayName", "textFields", "imageFields", "mediaClockFormats", "graphicSupported", "templatesAvailable", "screenParams", "numCustomPresetsAvailable"])
         }
@@ -2995,7 +3731,15 @@ public struct SDLWindowStatus: RPCStruct {
     /// `state`: WindowState, mandatory.
     public var state: SDLWindowState
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLGrid,
@@ -3004,7 +3748,7 @@ public struct SDLWindowStatus: RPCStruct {
     ) {
         self.location = location
         self.state = state
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3050,7 +3794,17 @@ public struct SDLModuleInfo: RPCStruct {
     /// `allowMultipleAccess`: Boolean, optional, default true.
     public var allowMultipleAccess: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleId: String,
@@ -3059,11 +3813,23 @@ public struct SDLModuleInfo: RPCStruct {
         allowMultipleAccess: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleId: moduleId, location: location, serviceArea: serviceArea, allowMultipleAccess: allowMultipleAccess, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleId: String,
+        location: SDLGrid?,
+        serviceArea: SDLGrid?,
+        allowMultipleAccess: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleId = moduleId
         self.location = location
         self.serviceArea = serviceArea
         self.allowMultipleAccess = allowMultipleAccess
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3072,32 +3838,34 @@ public struct SDLModuleInfo: RPCStruct {
         var serviceArea: SDLGrid? = nil
         var allowMultipleAccess: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
-            case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
-            case 0x0b736361 where reader.currentKeyEquals("serviceArea"): try reader.decode(&serviceArea, "serviceArea")
-            case 0x13616973 where reader.currentKeyEquals("allowMultipleAccess"): try reader.decode(&allowMultipleAccess, "allowMultipleAccess")
+            case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location", droppingInto: &droppedParameters)
+            case 0x0b736361 where reader.currentKeyEquals("serviceArea"): try reader.decode(&serviceArea, "serviceArea", droppingInto: &droppedParameters)
+            case 0x13616973 where reader.currentKeyEquals("allowMultipleAccess"): try reader.decode(&allowMultipleAccess, "allowMultipleAccess", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleId else { throw RPCError.missingParameter("moduleId") }
-        self.init(moduleId: moduleId, location: location, serviceArea: serviceArea, allowMultipleAccess: allowMultipleAccess, unknownParameters: unknownParameters)
+        self.init(moduleId: moduleId, location: location, serviceArea: serviceArea, allowMultipleAccess: allowMultipleAccess, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleId, forKey: "moduleId")
-        writer.encodeIfPresent(self.location, forKey: "location")
-        writer.encodeIfPresent(self.serviceArea, forKey: "serviceArea")
-        writer.encodeIfPresent(self.allowMultipleAccess, forKey: "allowMultipleAccess")
+        writer.encodeIfPresent(self.location, forKey: "location", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.serviceArea, forKey: "serviceArea", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.allowMultipleAccess, forKey: "allowMultipleAccess", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleId, "moduleId", minLength: 1, maxLength: 100)
-        if let value = self.location { validator.structure(value, "location") }
-        if let value = self.serviceArea { validator.structure(value, "serviceArea") }
+        if let value = self.location { validator.structure(value, "location") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "location") }
+        if let value = self.serviceArea { validator.structure(value, "serviceArea") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceArea") }
+        if self.allowMultipleAccess == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "allowMultipleAccess") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleId", "location", "serviceArea", "allowMultipleAccess"])
         }
@@ -3117,7 +3885,17 @@ public struct SDLButtonCapabilities: RPCStruct {
     /// `upDownAvailable`: Boolean, mandatory.
     public var upDownAvailable: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         name: SDLButtonName,
@@ -3127,12 +3905,25 @@ public struct SDLButtonCapabilities: RPCStruct {
         upDownAvailable: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(name: name, moduleInfo: moduleInfo, shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        name: SDLButtonName,
+        moduleInfo: SDLModuleInfo?,
+        shortPressAvailable: Bool,
+        longPressAvailable: Bool,
+        upDownAvailable: Bool,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.name = name
         self.moduleInfo = moduleInfo
         self.shortPressAvailable = shortPressAvailable
         self.longPressAvailable = longPressAvailable
         self.upDownAvailable = upDownAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3142,10 +3933,11 @@ public struct SDLButtonCapabilities: RPCStruct {
         var longPressAvailable: Bool? = nil
         var upDownAvailable: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x046e6d65 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
-            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo", droppingInto: &droppedParameters)
             case 0x13737365 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable, "shortPressAvailable")
             case 0x126c4165 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable, "longPressAvailable")
             case 0x0f757665 where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable, "upDownAvailable")
@@ -3157,12 +3949,12 @@ public struct SDLButtonCapabilities: RPCStruct {
         guard let shortPressAvailable else { throw RPCError.missingParameter("shortPressAvailable") }
         guard let longPressAvailable else { throw RPCError.missingParameter("longPressAvailable") }
         guard let upDownAvailable else { throw RPCError.missingParameter("upDownAvailable") }
-        self.init(name: name, moduleInfo: moduleInfo, shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, unknownParameters: unknownParameters)
+        self.init(name: name, moduleInfo: moduleInfo, shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.name, forKey: "name")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo")
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
         writer.encode(self.shortPressAvailable, forKey: "shortPressAvailable")
         writer.encode(self.longPressAvailable, forKey: "longPressAvailable")
         writer.encode(self.upDownAvailable, forKey: "upDownAvailable")
@@ -3171,7 +3963,7 @@ public struct SDLButtonCapabilities: RPCStruct {
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.name, "name")
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["name", "moduleInfo", "shortPressAvailable", "longPressAvailable", "upDownAvailable"])
         }
@@ -3191,7 +3983,17 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
     /// `textSupported`: Boolean, optional (since 6.0).
     public var textSupported: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         shortPressAvailable: Bool,
@@ -3201,12 +4003,25 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         textSupported: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, imageSupported: imageSupported, textSupported: textSupported, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        shortPressAvailable: Bool,
+        longPressAvailable: Bool,
+        upDownAvailable: Bool,
+        imageSupported: Bool,
+        textSupported: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.shortPressAvailable = shortPressAvailable
         self.longPressAvailable = longPressAvailable
         self.upDownAvailable = upDownAvailable
         self.imageSupported = imageSupported
         self.textSupported = textSupported
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3216,13 +4031,14 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         var imageSupported: Bool? = nil
         var textSupported: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x13737365 where reader.currentKeyEquals("shortPressAvailable"): try reader.decode(&shortPressAvailable, "shortPressAvailable")
             case 0x126c4165 where reader.currentKeyEquals("longPressAvailable"): try reader.decode(&longPressAvailable, "longPressAvailable")
             case 0x0f757665 where reader.currentKeyEquals("upDownAvailable"): try reader.decode(&upDownAvailable, "upDownAvailable")
             case 0x0e697064 where reader.currentKeyEquals("imageSupported"): try reader.decode(&imageSupported, "imageSupported")
-            case 0x0d747064 where reader.currentKeyEquals("textSupported"): try reader.decode(&textSupported, "textSupported")
+            case 0x0d747064 where reader.currentKeyEquals("textSupported"): try reader.decode(&textSupported, "textSupported", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
@@ -3231,7 +4047,7 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         guard let longPressAvailable else { throw RPCError.missingParameter("longPressAvailable") }
         guard let upDownAvailable else { throw RPCError.missingParameter("upDownAvailable") }
         guard let imageSupported else { throw RPCError.missingParameter("imageSupported") }
-        self.init(shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, imageSupported: imageSupported, textSupported: textSupported, unknownParameters: unknownParameters)
+        self.init(shortPressAvailable: shortPressAvailable, longPressAvailable: longPressAvailable, upDownAvailable: upDownAvailable, imageSupported: imageSupported, textSupported: textSupported, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
@@ -3239,11 +4055,12 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         writer.encode(self.longPressAvailable, forKey: "longPressAvailable")
         writer.encode(self.upDownAvailable, forKey: "upDownAvailable")
         writer.encode(self.imageSupported, forKey: "imageSupported")
-        writer.encodeIfPresent(self.textSupported, forKey: "textSupported")
+        writer.encodeIfPresent(self.textSupported, forKey: "textSupported", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.textSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "textSupported") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["shortPressAvailable", "longPressAvailable", "upDownAvailable", "imageSupported", "textSupported"])
         }
@@ -3255,14 +4072,22 @@ public struct SDLPresetBankCapabilities: RPCStruct {
     /// `onScreenPresetsAvailable`: Boolean, mandatory.
     public var onScreenPresetsAvailable: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         onScreenPresetsAvailable: Bool,
         unknownParameters: RPCObject = RPCObject()
     ) {
         self.onScreenPresetsAvailable = onScreenPresetsAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3298,41 +4123,63 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
     /// `supportsDynamicSubMenus`: Boolean, optional.
     public var supportsDynamicSubMenus: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         supportedDynamicImageFieldNames: [SDLImageFieldName]? = nil,
         supportsDynamicSubMenus: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(supportedDynamicImageFieldNames: supportedDynamicImageFieldNames, supportsDynamicSubMenus: supportsDynamicSubMenus, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        supportedDynamicImageFieldNames: [SDLImageFieldName]?,
+        supportsDynamicSubMenus: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.supportedDynamicImageFieldNames = supportedDynamicImageFieldNames
         self.supportsDynamicSubMenus = supportsDynamicSubMenus
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var supportedDynamicImageFieldNames: [SDLImageFieldName]? = nil
         var supportsDynamicSubMenus: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x1f736373 where reader.currentKeyEquals("supportedDynamicImageFieldNames"): try reader.decode(&supportedDynamicImageFieldNames, "supportedDynamicImageFieldNames")
-            case 0x17736173 where reader.currentKeyEquals("supportsDynamicSubMenus"): try reader.decode(&supportsDynamicSubMenus, "supportsDynamicSubMenus")
+            case 0x1f736373 where reader.currentKeyEquals("supportedDynamicImageFieldNames"): try reader.decodeArray(&supportedDynamicImageFieldNames, "supportedDynamicImageFieldNames", isOptional: true, droppingInto: &droppedParameters)
+            case 0x17736173 where reader.currentKeyEquals("supportsDynamicSubMenus"): try reader.decode(&supportsDynamicSubMenus, "supportsDynamicSubMenus", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(supportedDynamicImageFieldNames: supportedDynamicImageFieldNames, supportsDynamicSubMenus: supportsDynamicSubMenus, unknownParameters: unknownParameters)
+        self.init(supportedDynamicImageFieldNames: supportedDynamicImageFieldNames, supportsDynamicSubMenus: supportsDynamicSubMenus, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.supportedDynamicImageFieldNames, forKey: "supportedDynamicImageFieldNames")
-        writer.encodeIfPresent(self.supportsDynamicSubMenus, forKey: "supportsDynamicSubMenus")
+        writer.encodeArrayIfPresent(self.supportedDynamicImageFieldNames, forKey: "supportedDynamicImageFieldNames", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.supportsDynamicSubMenus, forKey: "supportsDynamicSubMenus", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.supportedDynamicImageFieldNames { validator.enumerations(value, "supportedDynamicImageFieldNames", minSize: 1, maxSize: nil) }
+        if let value = self.supportedDynamicImageFieldNames { validator.enumerations(value, "supportedDynamicImageFieldNames", minSize: 1, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportedDynamicImageFieldNames") }
+        if self.supportsDynamicSubMenus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportsDynamicSubMenus") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["supportedDynamicImageFieldNames", "supportsDynamicSubMenus"])
         }
@@ -3346,7 +4193,15 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
     /// `numConfigurableKeys`: Integer, value 0...10, mandatory.
     public var numConfigurableKeys: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         keyboardLayout: SDLKeyboardLayout,
@@ -3355,7 +4210,7 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
     ) {
         self.keyboardLayout = keyboardLayout
         self.numConfigurableKeys = numConfigurableKeys
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3397,41 +4252,63 @@ public struct SDLKeyboardCapabilities: RPCStruct {
     /// `supportedKeyboards`: array of KeyboardLayoutCapability, size 1...1000, optional.
     public var supportedKeyboards: [SDLKeyboardLayoutCapability]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         maskInputCharactersSupported: Bool? = nil,
         supportedKeyboards: [SDLKeyboardLayoutCapability]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(maskInputCharactersSupported: maskInputCharactersSupported, supportedKeyboards: supportedKeyboards, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        maskInputCharactersSupported: Bool?,
+        supportedKeyboards: [SDLKeyboardLayoutCapability]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.maskInputCharactersSupported = maskInputCharactersSupported
         self.supportedKeyboards = supportedKeyboards
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var maskInputCharactersSupported: Bool? = nil
         var supportedKeyboards: [SDLKeyboardLayoutCapability]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x1c6d6364 where reader.currentKeyEquals("maskInputCharactersSupported"): try reader.decode(&maskInputCharactersSupported, "maskInputCharactersSupported")
-            case 0x12734b73 where reader.currentKeyEquals("supportedKeyboards"): try reader.decode(&supportedKeyboards, "supportedKeyboards")
+            case 0x1c6d6364 where reader.currentKeyEquals("maskInputCharactersSupported"): try reader.decode(&maskInputCharactersSupported, "maskInputCharactersSupported", droppingInto: &droppedParameters)
+            case 0x12734b73 where reader.currentKeyEquals("supportedKeyboards"): try reader.decodeArray(&supportedKeyboards, "supportedKeyboards", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(maskInputCharactersSupported: maskInputCharactersSupported, supportedKeyboards: supportedKeyboards, unknownParameters: unknownParameters)
+        self.init(maskInputCharactersSupported: maskInputCharactersSupported, supportedKeyboards: supportedKeyboards, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.maskInputCharactersSupported, forKey: "maskInputCharactersSupported")
-        writer.encodeIfPresent(self.supportedKeyboards, forKey: "supportedKeyboards")
+        writer.encodeIfPresent(self.maskInputCharactersSupported, forKey: "maskInputCharactersSupported", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.supportedKeyboards, forKey: "supportedKeyboards", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.supportedKeyboards { validator.structures(value, "supportedKeyboards", minSize: 1, maxSize: 1000) }
+        if self.maskInputCharactersSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maskInputCharactersSupported") }
+        if let value = self.supportedKeyboards { validator.structures(value, "supportedKeyboards", minSize: 1, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportedKeyboards") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["maskInputCharactersSupported", "supportedKeyboards"])
         }
@@ -3463,7 +4340,17 @@ public struct SDLWindowCapability: RPCStruct {
     /// `keyboardCapabilities`: KeyboardCapabilities, optional (since 7.1).
     public var keyboardCapabilities: SDLKeyboardCapabilities?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         windowID: Int32? = nil,
@@ -3479,6 +4366,25 @@ public struct SDLWindowCapability: RPCStruct {
         keyboardCapabilities: SDLKeyboardCapabilities? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(windowID: windowID, textFields: textFields, imageFields: imageFields, imageTypeSupported: imageTypeSupported, templatesAvailable: templatesAvailable, numCustomPresetsAvailable: numCustomPresetsAvailable, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, menuLayoutsAvailable: menuLayoutsAvailable, dynamicUpdateCapabilities: dynamicUpdateCapabilities, keyboardCapabilities: keyboardCapabilities, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        windowID: Int32?,
+        textFields: [SDLTextField]?,
+        imageFields: [SDLImageField]?,
+        imageTypeSupported: [SDLImageType]?,
+        templatesAvailable: [String]?,
+        numCustomPresetsAvailable: Int32?,
+        buttonCapabilities: [SDLButtonCapabilities]?,
+        softButtonCapabilities: [SDLSoftButtonCapabilities]?,
+        menuLayoutsAvailable: [SDLMenuLayout]?,
+        dynamicUpdateCapabilities: SDLDynamicUpdateCapabilities?,
+        keyboardCapabilities: SDLKeyboardCapabilities?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.windowID = windowID
         self.textFields = textFields
         self.imageFields = imageFields
@@ -3490,7 +4396,7 @@ public struct SDLWindowCapability: RPCStruct {
         self.menuLayoutsAvailable = menuLayoutsAvailable
         self.dynamicUpdateCapabilities = dynamicUpdateCapabilities
         self.keyboardCapabilities = keyboardCapabilities
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3506,52 +4412,54 @@ public struct SDLWindowCapability: RPCStruct {
         var dynamicUpdateCapabilities: SDLDynamicUpdateCapabilities? = nil
         var keyboardCapabilities: SDLKeyboardCapabilities? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID")
-            case 0x0a746973 where reader.currentKeyEquals("textFields"): try reader.decode(&textFields, "textFields")
-            case 0x0b694673 where reader.currentKeyEquals("imageFields"): try reader.decode(&imageFields, "imageFields")
-            case 0x12695364 where reader.currentKeyEquals("imageTypeSupported"): try reader.decode(&imageTypeSupported, "imageTypeSupported")
-            case 0x12744165 where reader.currentKeyEquals("templatesAvailable"): try reader.decode(&templatesAvailable, "templatesAvailable")
-            case 0x196e7365 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable")
-            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
-            case 0x16736173 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decode(&softButtonCapabilities, "softButtonCapabilities")
-            case 0x146d7365 where reader.currentKeyEquals("menuLayoutsAvailable"): try reader.decode(&menuLayoutsAvailable, "menuLayoutsAvailable")
-            case 0x19646573 where reader.currentKeyEquals("dynamicUpdateCapabilities"): try reader.decode(&dynamicUpdateCapabilities, "dynamicUpdateCapabilities")
-            case 0x146b7073 where reader.currentKeyEquals("keyboardCapabilities"): try reader.decode(&keyboardCapabilities, "keyboardCapabilities")
+            case 0x08776f44 where reader.currentKeyEquals("windowID"): try reader.decode(&windowID, "windowID", droppingInto: &droppedParameters)
+            case 0x0a746973 where reader.currentKeyEquals("textFields"): try reader.decodeArray(&textFields, "textFields", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0b694673 where reader.currentKeyEquals("imageFields"): try reader.decodeArray(&imageFields, "imageFields", isOptional: true, droppingInto: &droppedParameters)
+            case 0x12695364 where reader.currentKeyEquals("imageTypeSupported"): try reader.decodeArray(&imageTypeSupported, "imageTypeSupported", isOptional: true, droppingInto: &droppedParameters)
+            case 0x12744165 where reader.currentKeyEquals("templatesAvailable"): try reader.decodeArray(&templatesAvailable, "templatesAvailable", isOptional: true, droppingInto: &droppedParameters)
+            case 0x196e7365 where reader.currentKeyEquals("numCustomPresetsAvailable"): try reader.decode(&numCustomPresetsAvailable, "numCustomPresetsAvailable", droppingInto: &droppedParameters)
+            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decodeArray(&buttonCapabilities, "buttonCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x16736173 where reader.currentKeyEquals("softButtonCapabilities"): try reader.decodeArray(&softButtonCapabilities, "softButtonCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x146d7365 where reader.currentKeyEquals("menuLayoutsAvailable"): try reader.decodeArray(&menuLayoutsAvailable, "menuLayoutsAvailable", isOptional: true, droppingInto: &droppedParameters)
+            case 0x19646573 where reader.currentKeyEquals("dynamicUpdateCapabilities"): try reader.decode(&dynamicUpdateCapabilities, "dynamicUpdateCapabilities", droppingInto: &droppedParameters)
+            case 0x146b7073 where reader.currentKeyEquals("keyboardCapabilities"): try reader.decode(&keyboardCapabilities, "keyboardCapabilities", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(windowID: windowID, textFields: textFields, imageFields: imageFields, imageTypeSupported: imageTypeSupported, templatesAvailable: templatesAvailable, numCustomPresetsAvailable: numCustomPresetsAvailable, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, menuLayoutsAvailable: menuLayoutsAvailable, dynamicUpdateCapabilities: dynamicUpdateCapabilities, keyboardCapabilities: keyboardCapabilities, unknownParameters: unknownParameters)
+        self.init(windowID: windowID, textFields: textFields, imageFields: imageFields, imageTypeSupported: imageTypeSupported, templatesAvailable: templatesAvailable, numCustomPresetsAvailable: numCustomPresetsAvailable, buttonCapabilities: buttonCapabilities, softButtonCapabilities: softButtonCapabilities, menuLayoutsAvailable: menuLayoutsAvailable, dynamicUpdateCapabilities: dynamicUpdateCapabilities, keyboardCapabilities: keyboardCapabilities, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.windowID, forKey: "windowID")
-        writer.encodeIfPresent(self.textFields, forKey: "textFields")
-        writer.encodeIfPresent(self.imageFields, forKey: "imageFields")
-        writer.encodeIfPresent(self.imageTypeSupported, forKey: "imageTypeSupported")
-        writer.encodeIfPresent(self.templatesAvailable, forKey: "templatesAvailable")
-        writer.encodeIfPresent(self.numCustomPresetsAvailable, forKey: "numCustomPresetsAvailable")
-        writer.encodeIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities")
-        writer.encodeIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities")
-        writer.encodeIfPresent(self.menuLayoutsAvailable, forKey: "menuLayoutsAvailable")
-        writer.encodeIfPresent(self.dynamicUpdateCapabilities, forKey: "dynamicUpdateCapabilities")
-        writer.encodeIfPresent(self.keyboardCapabilities, forKey: "keyboardCapabilities")
+        writer.encodeIfPresent(self.windowID, forKey: "windowID", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.textFields, forKey: "textFields", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.imageFields, forKey: "imageFields", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.imageTypeSupported, forKey: "imageTypeSupported", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.templatesAvailable, forKey: "templatesAvailable", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.numCustomPresetsAvailable, forKey: "numCustomPresetsAvailable", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.menuLayoutsAvailable, forKey: "menuLayoutsAvailable", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.dynamicUpdateCapabilities, forKey: "dynamicUpdateCapabilities", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.keyboardCapabilities, forKey: "keyboardCapabilities", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.textFields { validator.structures(value, "textFields", minSize: 1, maxSize: 100) }
-        if let value = self.imageFields { validator.structures(value, "imageFields", minSize: 1, maxSize: 100) }
-        if let value = self.imageTypeSupported { validator.enumerations(value, "imageTypeSupported", minSize: 0, maxSize: 1000) }
-        if let value = self.templatesAvailable { validator.strings(value, "templatesAvailable", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100) }
-        if let value = self.numCustomPresetsAvailable { validator.integer(value, "numCustomPresetsAvailable", min: 1, max: 100) }
-        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.menuLayoutsAvailable { validator.enumerations(value, "menuLayoutsAvailable", minSize: 1, maxSize: 1000) }
-        if let value = self.dynamicUpdateCapabilities { validator.structure(value, "dynamicUpdateCapabilities") }
-        if let value = self.keyboardCapabilities { validator.structure(value, "keyboardCapabilities") }
+        if self.windowID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowID") }
+        if let value = self.textFields { validator.structures(value, "textFields", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "textFields") }
+        if let value = self.imageFields { validator.structures(value, "imageFields", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "imageFields") }
+        if let value = self.imageTypeSupported { validator.enumerations(value, "imageTypeSupported", minSize: 0, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "imageTypeSupported") }
+        if let value = self.templatesAvailable { validator.strings(value, "templatesAvailable", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "templatesAvailable") }
+        if let value = self.numCustomPresetsAvailable { validator.integer(value, "numCustomPresetsAvailable", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "numCustomPresetsAvailable") }
+        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "buttonCapabilities") }
+        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtonCapabilities") }
+        if let value = self.menuLayoutsAvailable { validator.enumerations(value, "menuLayoutsAvailable", minSize: 1, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuLayoutsAvailable") }
+        if let value = self.dynamicUpdateCapabilities { validator.structure(value, "dynamicUpdateCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dynamicUpdateCapabilities") }
+        if let value = self.keyboardCapabilities { validator.structure(value, "keyboardCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keyboardCapabilities") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["windowID", "textFields", "imageFields", "imageTypeSupported", "templatesAvailable", "numCustomPresetsAvailable", "buttonCapabilities", "softButtonCapabilities", "menuLayoutsAvailable", "dynamicUpdateCapabilities", "keyboardCapabilities"])
         }
@@ -3565,7 +4473,15 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
     /// `maximumNumberOfWindows`: Integer, mandatory.
     public var maximumNumberOfWindows: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLWindowType,
@@ -3574,7 +4490,7 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
     ) {
         self.type = type
         self.maximumNumberOfWindows = maximumNumberOfWindows
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3617,7 +4533,17 @@ public struct SDLDisplayCapability: RPCStruct {
     /// `windowCapabilities`: array of WindowCapability, size 1...1000, optional.
     public var windowCapabilities: [SDLWindowCapability]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         displayName: String? = nil,
@@ -3625,10 +4551,21 @@ public struct SDLDisplayCapability: RPCStruct {
         windowCapabilities: [SDLWindowCapability]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(displayName: displayName, windowTypeSupported: windowTypeSupported, windowCapabilities: windowCapabilities, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        displayName: String?,
+        windowTypeSupported: [SDLWindowTypeCapabilities]?,
+        windowCapabilities: [SDLWindowCapability]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.displayName = displayName
         self.windowTypeSupported = windowTypeSupported
         self.windowCapabilities = windowCapabilities
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3636,29 +4573,30 @@ public struct SDLDisplayCapability: RPCStruct {
         var windowTypeSupported: [SDLWindowTypeCapabilities]? = nil
         var windowCapabilities: [SDLWindowCapability]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0b646165 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName")
-            case 0x13776564 where reader.currentKeyEquals("windowTypeSupported"): try reader.decode(&windowTypeSupported, "windowTypeSupported")
-            case 0x12776173 where reader.currentKeyEquals("windowCapabilities"): try reader.decode(&windowCapabilities, "windowCapabilities")
+            case 0x0b646165 where reader.currentKeyEquals("displayName"): try reader.decode(&displayName, "displayName", droppingInto: &droppedParameters)
+            case 0x13776564 where reader.currentKeyEquals("windowTypeSupported"): try reader.decodeArray(&windowTypeSupported, "windowTypeSupported", isOptional: true, droppingInto: &droppedParameters)
+            case 0x12776173 where reader.currentKeyEquals("windowCapabilities"): try reader.decodeArray(&windowCapabilities, "windowCapabilities", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(displayName: displayName, windowTypeSupported: windowTypeSupported, windowCapabilities: windowCapabilities, unknownParameters: unknownParameters)
+        self.init(displayName: displayName, windowTypeSupported: windowTypeSupported, windowCapabilities: windowCapabilities, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.displayName, forKey: "displayName")
-        writer.encodeIfPresent(self.windowTypeSupported, forKey: "windowTypeSupported")
-        writer.encodeIfPresent(self.windowCapabilities, forKey: "windowCapabilities")
+        writer.encodeIfPresent(self.displayName, forKey: "displayName", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.windowTypeSupported, forKey: "windowTypeSupported", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.windowCapabilities, forKey: "windowCapabilities", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.displayName { validator.string(value, "displayName", minLength: 1, maxLength: nil) }
-        if let value = self.windowTypeSupported { validator.structures(value, "windowTypeSupported", minSize: 1, maxSize: nil) }
-        if let value = self.windowCapabilities { validator.structures(value, "windowCapabilities", minSize: 1, maxSize: 1000) }
+        if let value = self.displayName { validator.string(value, "displayName", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayName") }
+        if let value = self.windowTypeSupported { validator.structures(value, "windowTypeSupported", minSize: 1, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowTypeSupported") }
+        if let value = self.windowCapabilities { validator.structures(value, "windowCapabilities", minSize: 1, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowCapabilities") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["displayName", "windowTypeSupported", "windowCapabilities"])
         }
@@ -3684,7 +4622,17 @@ public struct SDLHMICapabilities: RPCStruct {
     /// `driverDistraction`: Boolean, optional (since 7.0).
     public var driverDistraction: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         navigation: Bool? = nil,
@@ -3697,6 +4645,22 @@ public struct SDLHMICapabilities: RPCStruct {
         driverDistraction: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(navigation: navigation, phoneCall: phoneCall, videoStreaming: videoStreaming, remoteControl: remoteControl, appServices: appServices, displays: displays, seatLocation: seatLocation, driverDistraction: driverDistraction, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        navigation: Bool?,
+        phoneCall: Bool?,
+        videoStreaming: Bool?,
+        remoteControl: Bool?,
+        appServices: Bool?,
+        displays: Bool?,
+        seatLocation: Bool?,
+        driverDistraction: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.navigation = navigation
         self.phoneCall = phoneCall
         self.videoStreaming = videoStreaming
@@ -3705,7 +4669,7 @@ public struct SDLHMICapabilities: RPCStruct {
         self.displays = displays
         self.seatLocation = seatLocation
         self.driverDistraction = driverDistraction
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3718,36 +4682,45 @@ public struct SDLHMICapabilities: RPCStruct {
         var seatLocation: Bool? = nil
         var driverDistraction: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a6e616e where reader.currentKeyEquals("navigation"): try reader.decode(&navigation, "navigation")
-            case 0x0970656c where reader.currentKeyEquals("phoneCall"): try reader.decode(&phoneCall, "phoneCall")
-            case 0x0e767267 where reader.currentKeyEquals("videoStreaming"): try reader.decode(&videoStreaming, "videoStreaming")
-            case 0x0d72436c where reader.currentKeyEquals("remoteControl"): try reader.decode(&remoteControl, "remoteControl")
-            case 0x0b617273 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices, "appServices")
-            case 0x08646c73 where reader.currentKeyEquals("displays"): try reader.decode(&displays, "displays")
-            case 0x0c73636e where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation, "seatLocation")
-            case 0x1164736e where reader.currentKeyEquals("driverDistraction"): try reader.decode(&driverDistraction, "driverDistraction")
+            case 0x0a6e616e where reader.currentKeyEquals("navigation"): try reader.decode(&navigation, "navigation", droppingInto: &droppedParameters)
+            case 0x0970656c where reader.currentKeyEquals("phoneCall"): try reader.decode(&phoneCall, "phoneCall", droppingInto: &droppedParameters)
+            case 0x0e767267 where reader.currentKeyEquals("videoStreaming"): try reader.decode(&videoStreaming, "videoStreaming", droppingInto: &droppedParameters)
+            case 0x0d72436c where reader.currentKeyEquals("remoteControl"): try reader.decode(&remoteControl, "remoteControl", droppingInto: &droppedParameters)
+            case 0x0b617273 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices, "appServices", droppingInto: &droppedParameters)
+            case 0x08646c73 where reader.currentKeyEquals("displays"): try reader.decode(&displays, "displays", droppingInto: &droppedParameters)
+            case 0x0c73636e where reader.currentKeyEquals("seatLocation"): try reader.decode(&seatLocation, "seatLocation", droppingInto: &droppedParameters)
+            case 0x1164736e where reader.currentKeyEquals("driverDistraction"): try reader.decode(&driverDistraction, "driverDistraction", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(navigation: navigation, phoneCall: phoneCall, videoStreaming: videoStreaming, remoteControl: remoteControl, appServices: appServices, displays: displays, seatLocation: seatLocation, driverDistraction: driverDistraction, unknownParameters: unknownParameters)
+        self.init(navigation: navigation, phoneCall: phoneCall, videoStreaming: videoStreaming, remoteControl: remoteControl, appServices: appServices, displays: displays, seatLocation: seatLocation, driverDistraction: driverDistraction, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.navigation, forKey: "navigation")
-        writer.encodeIfPresent(self.phoneCall, forKey: "phoneCall")
-        writer.encodeIfPresent(self.videoStreaming, forKey: "videoStreaming")
-        writer.encodeIfPresent(self.remoteControl, forKey: "remoteControl")
-        writer.encodeIfPresent(self.appServices, forKey: "appServices")
-        writer.encodeIfPresent(self.displays, forKey: "displays")
-        writer.encodeIfPresent(self.seatLocation, forKey: "seatLocation")
-        writer.encodeIfPresent(self.driverDistraction, forKey: "driverDistraction")
+        writer.encodeIfPresent(self.navigation, forKey: "navigation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.phoneCall, forKey: "phoneCall", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.videoStreaming, forKey: "videoStreaming", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.remoteControl, forKey: "remoteControl", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.appServices, forKey: "appServices", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.displays, forKey: "displays", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatLocation, forKey: "seatLocation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.driverDistraction, forKey: "driverDistraction", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.navigation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigation") }
+        if self.phoneCall == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "phoneCall") }
+        if self.videoStreaming == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "videoStreaming") }
+        if self.remoteControl == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "remoteControl") }
+        if self.appServices == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServices") }
+        if self.displays == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displays") }
+        if self.seatLocation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatLocation") }
+        if self.driverDistraction == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverDistraction") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["navigation", "phoneCall", "videoStreaming", "remoteControl", "appServices", "displays", "seatLocation", "driverDistraction"])
         }
@@ -3767,7 +4740,17 @@ public struct SDLMenuParams: RPCStruct {
     /// `tertiaryText`: String, length 1...500, optional (since 7.1).
     public var tertiaryText: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         parentID: Int32? = nil,
@@ -3777,12 +4760,25 @@ public struct SDLMenuParams: RPCStruct {
         tertiaryText: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(parentID: parentID, position: position, menuName: menuName, secondaryText: secondaryText, tertiaryText: tertiaryText, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        parentID: Int32?,
+        position: Int32?,
+        menuName: String,
+        secondaryText: String?,
+        tertiaryText: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.parentID = parentID
         self.position = position
         self.menuName = menuName
         self.secondaryText = secondaryText
         self.tertiaryText = tertiaryText
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3792,36 +4788,37 @@ public struct SDLMenuParams: RPCStruct {
         var secondaryText: String? = nil
         var tertiaryText: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x08706e44 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID")
-            case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position")
+            case 0x08706e44 where reader.currentKeyEquals("parentID"): try reader.decode(&parentID, "parentID", droppingInto: &droppedParameters)
+            case 0x0870746e where reader.currentKeyEquals("position"): try reader.decode(&position, "position", droppingInto: &droppedParameters)
             case 0x086d4e65 where reader.currentKeyEquals("menuName"): try reader.decode(&menuName, "menuName")
-            case 0x0d736174 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText")
-            case 0x0c747274 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText")
+            case 0x0d736174 where reader.currentKeyEquals("secondaryText"): try reader.decode(&secondaryText, "secondaryText", droppingInto: &droppedParameters)
+            case 0x0c747274 where reader.currentKeyEquals("tertiaryText"): try reader.decode(&tertiaryText, "tertiaryText", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let menuName else { throw RPCError.missingParameter("menuName") }
-        self.init(parentID: parentID, position: position, menuName: menuName, secondaryText: secondaryText, tertiaryText: tertiaryText, unknownParameters: unknownParameters)
+        self.init(parentID: parentID, position: position, menuName: menuName, secondaryText: secondaryText, tertiaryText: tertiaryText, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.parentID, forKey: "parentID")
-        writer.encodeIfPresent(self.position, forKey: "position")
+        writer.encodeIfPresent(self.parentID, forKey: "parentID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.position, forKey: "position", orDropped: self.droppedParameters)
         writer.encode(self.menuName, forKey: "menuName")
-        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText")
-        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText")
+        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.parentID { validator.integer(value, "parentID", min: 0, max: 2000000000) }
-        if let value = self.position { validator.integer(value, "position", min: 0, max: 1000) }
+        if let value = self.parentID { validator.integer(value, "parentID", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "parentID") }
+        if let value = self.position { validator.integer(value, "position", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "position") }
         validator.string(self.menuName, "menuName", minLength: 1, maxLength: 500)
-        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) }
-        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) }
+        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryText") }
+        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tertiaryText") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["parentID", "position", "menuName", "secondaryText", "tertiaryText"])
         }
@@ -3835,7 +4832,15 @@ public struct SDLTTSChunk: RPCStruct {
     /// `type`: SpeechCapabilities, mandatory.
     public var type: SDLSpeechCapabilities
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         text: String,
@@ -3844,7 +4849,7 @@ public struct SDLTTSChunk: RPCStruct {
     ) {
         self.text = text
         self.type = type
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3886,42 +4891,63 @@ public struct SDLTurn: RPCStruct {
     /// `turnIcon`: Image, optional.
     public var turnIcon: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         navigationText: String? = nil,
         turnIcon: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(navigationText: navigationText, turnIcon: turnIcon, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        navigationText: String?,
+        turnIcon: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.navigationText = navigationText
         self.turnIcon = turnIcon
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var navigationText: String? = nil
         var turnIcon: SDLImage? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0e6e6974 where reader.currentKeyEquals("navigationText"): try reader.decode(&navigationText, "navigationText")
-            case 0x0874496e where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon")
+            case 0x0e6e6974 where reader.currentKeyEquals("navigationText"): try reader.decode(&navigationText, "navigationText", droppingInto: &droppedParameters)
+            case 0x0874496e where reader.currentKeyEquals("turnIcon"): try reader.decode(&turnIcon, "turnIcon", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(navigationText: navigationText, turnIcon: turnIcon, unknownParameters: unknownParameters)
+        self.init(navigationText: navigationText, turnIcon: turnIcon, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.navigationText, forKey: "navigationText")
-        writer.encodeIfPresent(self.turnIcon, forKey: "turnIcon")
+        writer.encodeIfPresent(self.navigationText, forKey: "navigationText", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.turnIcon, forKey: "turnIcon", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.navigationText { validator.string(value, "navigationText", minLength: 1, maxLength: 500) }
-        if let value = self.turnIcon { validator.structure(value, "turnIcon") }
+        if let value = self.navigationText { validator.string(value, "navigationText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationText") }
+        if let value = self.turnIcon { validator.structure(value, "turnIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnIcon") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["navigationText", "turnIcon"])
         }
@@ -3939,7 +4965,17 @@ public struct SDLVehicleType: RPCStruct {
     /// `trim`: String, length 1...500, optional.
     public var trim: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         make: String? = nil,
@@ -3948,11 +4984,23 @@ public struct SDLVehicleType: RPCStruct {
         trim: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(make: make, model: model, modelYear: modelYear, trim: trim, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        make: String?,
+        model: String?,
+        modelYear: String?,
+        trim: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.make = make
         self.model = model
         self.modelYear = modelYear
         self.trim = trim
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -3961,32 +5009,33 @@ public struct SDLVehicleType: RPCStruct {
         var modelYear: String? = nil
         var trim: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x046d6b65 where reader.currentKeyEquals("make"): try reader.decode(&make, "make")
-            case 0x056d646c where reader.currentKeyEquals("model"): try reader.decode(&model, "model")
-            case 0x096d6c72 where reader.currentKeyEquals("modelYear"): try reader.decode(&modelYear, "modelYear")
-            case 0x0474696d where reader.currentKeyEquals("trim"): try reader.decode(&trim, "trim")
+            case 0x046d6b65 where reader.currentKeyEquals("make"): try reader.decode(&make, "make", droppingInto: &droppedParameters)
+            case 0x056d646c where reader.currentKeyEquals("model"): try reader.decode(&model, "model", droppingInto: &droppedParameters)
+            case 0x096d6c72 where reader.currentKeyEquals("modelYear"): try reader.decode(&modelYear, "modelYear", droppingInto: &droppedParameters)
+            case 0x0474696d where reader.currentKeyEquals("trim"): try reader.decode(&trim, "trim", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(make: make, model: model, modelYear: modelYear, trim: trim, unknownParameters: unknownParameters)
+        self.init(make: make, model: model, modelYear: modelYear, trim: trim, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.make, forKey: "make")
-        writer.encodeIfPresent(self.model, forKey: "model")
-        writer.encodeIfPresent(self.modelYear, forKey: "modelYear")
-        writer.encodeIfPresent(self.trim, forKey: "trim")
+        writer.encodeIfPresent(self.make, forKey: "make", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.model, forKey: "model", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.modelYear, forKey: "modelYear", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.trim, forKey: "trim", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.make { validator.string(value, "make", minLength: 1, maxLength: 500) }
-        if let value = self.model { validator.string(value, "model", minLength: 1, maxLength: 500) }
-        if let value = self.modelYear { validator.string(value, "modelYear", minLength: 1, maxLength: 500) }
-        if let value = self.trim { validator.string(value, "trim", minLength: 1, maxLength: 500) }
+        if let value = self.make { validator.string(value, "make", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "make") }
+        if let value = self.model { validator.string(value, "model", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "model") }
+        if let value = self.modelYear { validator.string(value, "modelYear", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "modelYear") }
+        if let value = self.trim { validator.string(value, "trim", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "trim") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["make", "model", "modelYear", "trim"])
         }
@@ -4012,7 +5061,17 @@ public struct SDLKeyboardProperties: RPCStruct {
     /// `customKeys`: array of String, size 1...10, length 1...1, optional (since 7.1).
     public var customKeys: [String]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         language: SDLLanguage? = nil,
@@ -4025,6 +5084,22 @@ public struct SDLKeyboardProperties: RPCStruct {
         customKeys: [String]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(language: language, keyboardLayout: keyboardLayout, keypressMode: keypressMode, limitedCharacterList: limitedCharacterList, autoCompleteText: autoCompleteText, autoCompleteList: autoCompleteList, maskInputCharacters: maskInputCharacters, customKeys: customKeys, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        language: SDLLanguage?,
+        keyboardLayout: SDLKeyboardLayout?,
+        keypressMode: SDLKeypressMode?,
+        limitedCharacterList: [String]?,
+        autoCompleteText: String?,
+        autoCompleteList: [String]?,
+        maskInputCharacters: SDLKeyboardInputMask?,
+        customKeys: [String]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.language = language
         self.keyboardLayout = keyboardLayout
         self.keypressMode = keypressMode
@@ -4033,7 +5108,7 @@ public struct SDLKeyboardProperties: RPCStruct {
         self.autoCompleteList = autoCompleteList
         self.maskInputCharacters = maskInputCharacters
         self.customKeys = customKeys
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4046,44 +5121,45 @@ public struct SDLKeyboardProperties: RPCStruct {
         var maskInputCharacters: SDLKeyboardInputMask? = nil
         var customKeys: [String]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x086c7565 where reader.currentKeyEquals("language"): try reader.decode(&language, "language")
-            case 0x0e6b6474 where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout, "keyboardLayout")
-            case 0x0c6b7365 where reader.currentKeyEquals("keypressMode"): try reader.decode(&keypressMode, "keypressMode")
-            case 0x146c7274 where reader.currentKeyEquals("limitedCharacterList"): try reader.decode(&limitedCharacterList, "limitedCharacterList")
-            case 0x10616c74 where reader.currentKeyEquals("autoCompleteText"): try reader.decode(&autoCompleteText, "autoCompleteText")
-            case 0x10616c74 where reader.currentKeyEquals("autoCompleteList"): try reader.decode(&autoCompleteList, "autoCompleteList")
-            case 0x136d4373 where reader.currentKeyEquals("maskInputCharacters"): try reader.decode(&maskInputCharacters, "maskInputCharacters")
-            case 0x0a636d73 where reader.currentKeyEquals("customKeys"): try reader.decode(&customKeys, "customKeys")
+            case 0x086c7565 where reader.currentKeyEquals("language"): try reader.decode(&language, "language", droppingInto: &droppedParameters)
+            case 0x0e6b6474 where reader.currentKeyEquals("keyboardLayout"): try reader.decode(&keyboardLayout, "keyboardLayout", droppingInto: &droppedParameters)
+            case 0x0c6b7365 where reader.currentKeyEquals("keypressMode"): try reader.decode(&keypressMode, "keypressMode", droppingInto: &droppedParameters)
+            case 0x146c7274 where reader.currentKeyEquals("limitedCharacterList"): try reader.decodeArray(&limitedCharacterList, "limitedCharacterList", isOptional: true, droppingInto: &droppedParameters)
+            case 0x10616c74 where reader.currentKeyEquals("autoCompleteText"): try reader.decode(&autoCompleteText, "autoCompleteText", droppingInto: &droppedParameters)
+            case 0x10616c74 where reader.currentKeyEquals("autoCompleteList"): try reader.decodeArray(&autoCompleteList, "autoCompleteList", isOptional: true, droppingInto: &droppedParameters)
+            case 0x136d4373 where reader.currentKeyEquals("maskInputCharacters"): try reader.decode(&maskInputCharacters, "maskInputCharacters", droppingInto: &droppedParameters)
+            case 0x0a636d73 where reader.currentKeyEquals("customKeys"): try reader.decodeArray(&customKeys, "customKeys", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(language: language, keyboardLayout: keyboardLayout, keypressMode: keypressMode, limitedCharacterList: limitedCharacterList, autoCompleteText: autoCompleteText, autoCompleteList: autoCompleteList, maskInputCharacters: maskInputCharacters, customKeys: customKeys, unknownParameters: unknownParameters)
+        self.init(language: language, keyboardLayout: keyboardLayout, keypressMode: keypressMode, limitedCharacterList: limitedCharacterList, autoCompleteText: autoCompleteText, autoCompleteList: autoCompleteList, maskInputCharacters: maskInputCharacters, customKeys: customKeys, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.language, forKey: "language")
-        writer.encodeIfPresent(self.keyboardLayout, forKey: "keyboardLayout")
-        writer.encodeIfPresent(self.keypressMode, forKey: "keypressMode")
-        writer.encodeIfPresent(self.limitedCharacterList, forKey: "limitedCharacterList")
-        writer.encodeIfPresent(self.autoCompleteText, forKey: "autoCompleteText")
-        writer.encodeIfPresent(self.autoCompleteList, forKey: "autoCompleteList")
-        writer.encodeIfPresent(self.maskInputCharacters, forKey: "maskInputCharacters")
-        writer.encodeIfPresent(self.customKeys, forKey: "customKeys")
+        writer.encodeIfPresent(self.language, forKey: "language", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.keyboardLayout, forKey: "keyboardLayout", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.keypressMode, forKey: "keypressMode", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.limitedCharacterList, forKey: "limitedCharacterList", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.autoCompleteText, forKey: "autoCompleteText", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.autoCompleteList, forKey: "autoCompleteList", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.maskInputCharacters, forKey: "maskInputCharacters", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.customKeys, forKey: "customKeys", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.language { validator.enumeration(value, "language") }
-        if let value = self.keyboardLayout { validator.enumeration(value, "keyboardLayout") }
-        if let value = self.keypressMode { validator.enumeration(value, "keypressMode") }
-        if let value = self.limitedCharacterList { validator.strings(value, "limitedCharacterList", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1) }
-        if let value = self.autoCompleteText { validator.string(value, "autoCompleteText", minLength: 1, maxLength: 1000) }
-        if let value = self.autoCompleteList { validator.strings(value, "autoCompleteList", minSize: 0, maxSize: 100, minLength: 1, maxLength: 1000) }
-        if let value = self.maskInputCharacters { validator.enumeration(value, "maskInputCharacters") }
-        if let value = self.customKeys { validator.strings(value, "customKeys", minSize: 1, maxSize: 10, minLength: 1, maxLength: 1) }
+        if let value = self.language { validator.enumeration(value, "language") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "language") }
+        if let value = self.keyboardLayout { validator.enumeration(value, "keyboardLayout") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keyboardLayout") }
+        if let value = self.keypressMode { validator.enumeration(value, "keypressMode") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keypressMode") }
+        if let value = self.limitedCharacterList { validator.strings(value, "limitedCharacterList", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "limitedCharacterList") }
+        if let value = self.autoCompleteText { validator.string(value, "autoCompleteText", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "autoCompleteText") }
+        if let value = self.autoCompleteList { validator.strings(value, "autoCompleteList", minSize: 0, maxSize: 100, minLength: 1, maxLength: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "autoCompleteList") }
+        if let value = self.maskInputCharacters { validator.enumeration(value, "maskInputCharacters") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maskInputCharacters") }
+        if let value = self.customKeys { validator.strings(value, "customKeys", minSize: 1, maxSize: 10, minLength: 1, maxLength: 1, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "customKeys") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["language", "keyboardLayout", "keypressMode", "limitedCharacterList", "autoCompleteText", "autoCompleteList", "maskInputCharacters", "customKeys"])
         }
@@ -4105,7 +5181,17 @@ public struct SDLDeviceInfo: RPCStruct {
     /// `maxNumberRFCOMMPorts`: Integer, value 0...100, optional.
     public var maxNumberRFCOMMPorts: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         hardware: String? = nil,
@@ -4116,13 +5202,27 @@ public struct SDLDeviceInfo: RPCStruct {
         maxNumberRFCOMMPorts: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(hardware: hardware, firmwareRev: firmwareRev, os: os, osVersion: osVersion, carrier: carrier, maxNumberRFCOMMPorts: maxNumberRFCOMMPorts, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        hardware: String?,
+        firmwareRev: String?,
+        os: String?,
+        osVersion: String?,
+        carrier: String?,
+        maxNumberRFCOMMPorts: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.hardware = hardware
         self.firmwareRev = firmwareRev
         self.os = os
         self.osVersion = osVersion
         self.carrier = carrier
         self.maxNumberRFCOMMPorts = maxNumberRFCOMMPorts
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4133,38 +5233,39 @@ public struct SDLDeviceInfo: RPCStruct {
         var carrier: String? = nil
         var maxNumberRFCOMMPorts: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x08687765 where reader.currentKeyEquals("hardware"): try reader.decode(&hardware, "hardware")
-            case 0x0b666176 where reader.currentKeyEquals("firmwareRev"): try reader.decode(&firmwareRev, "firmwareRev")
-            case 0x026f7373 where reader.currentKeyEquals("os"): try reader.decode(&os, "os")
-            case 0x096f726e where reader.currentKeyEquals("osVersion"): try reader.decode(&osVersion, "osVersion")
-            case 0x07637272 where reader.currentKeyEquals("carrier"): try reader.decode(&carrier, "carrier")
-            case 0x146d4673 where reader.currentKeyEquals("maxNumberRFCOMMPorts"): try reader.decode(&maxNumberRFCOMMPorts, "maxNumberRFCOMMPorts")
+            case 0x08687765 where reader.currentKeyEquals("hardware"): try reader.decode(&hardware, "hardware", droppingInto: &droppedParameters)
+            case 0x0b666176 where reader.currentKeyEquals("firmwareRev"): try reader.decode(&firmwareRev, "firmwareRev", droppingInto: &droppedParameters)
+            case 0x026f7373 where reader.currentKeyEquals("os"): try reader.decode(&os, "os", droppingInto: &droppedParameters)
+            case 0x096f726e where reader.currentKeyEquals("osVersion"): try reader.decode(&osVersion, "osVersion", droppingInto: &droppedParameters)
+            case 0x07637272 where reader.currentKeyEquals("carrier"): try reader.decode(&carrier, "carrier", droppingInto: &droppedParameters)
+            case 0x146d4673 where reader.currentKeyEquals("maxNumberRFCOMMPorts"): try reader.decode(&maxNumberRFCOMMPorts, "maxNumberRFCOMMPorts", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(hardware: hardware, firmwareRev: firmwareRev, os: os, osVersion: osVersion, carrier: carrier, maxNumberRFCOMMPorts: maxNumberRFCOMMPorts, unknownParameters: unknownParameters)
+        self.init(hardware: hardware, firmwareRev: firmwareRev, os: os, osVersion: osVersion, carrier: carrier, maxNumberRFCOMMPorts: maxNumberRFCOMMPorts, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.hardware, forKey: "hardware")
-        writer.encodeIfPresent(self.firmwareRev, forKey: "firmwareRev")
-        writer.encodeIfPresent(self.os, forKey: "os")
-        writer.encodeIfPresent(self.osVersion, forKey: "osVersion")
-        writer.encodeIfPresent(self.carrier, forKey: "carrier")
-        writer.encodeIfPresent(self.maxNumberRFCOMMPorts, forKey: "maxNumberRFCOMMPorts")
+        writer.encodeIfPresent(self.hardware, forKey: "hardware", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.firmwareRev, forKey: "firmwareRev", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.os, forKey: "os", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.osVersion, forKey: "osVersion", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.carrier, forKey: "carrier", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.maxNumberRFCOMMPorts, forKey: "maxNumberRFCOMMPorts", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.hardware { validator.string(value, "hardware", minLength: 0, maxLength: 500) }
-        if let value = self.firmwareRev { validator.string(value, "firmwareRev", minLength: 0, maxLength: 500) }
-        if let value = self.os { validator.string(value, "os", minLength: 0, maxLength: 500) }
-        if let value = self.osVersion { validator.string(value, "osVersion", minLength: 0, maxLength: 500) }
-        if let value = self.carrier { validator.string(value, "carrier", minLength: 0, maxLength: 500) }
-        if let value = self.maxNumberRFCOMMPorts { validator.integer(value, "maxNumberRFCOMMPorts", min: 0, max: 100) }
+        if let value = self.hardware { validator.string(value, "hardware", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hardware") }
+        if let value = self.firmwareRev { validator.string(value, "firmwareRev", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "firmwareRev") }
+        if let value = self.os { validator.string(value, "os", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "os") }
+        if let value = self.osVersion { validator.string(value, "osVersion", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "osVersion") }
+        if let value = self.carrier { validator.string(value, "carrier", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "carrier") }
+        if let value = self.maxNumberRFCOMMPorts { validator.integer(value, "maxNumberRFCOMMPorts", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxNumberRFCOMMPorts") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["hardware", "firmwareRev", "os", "osVersion", "carrier", "maxNumberRFCOMMPorts"])
         }
@@ -4192,7 +5293,17 @@ public struct SDLDateTime: RPCStruct {
     /// `tz_minute`: Integer, value 0...59, optional, default 0 (since 4.2.2).
     public var tz_minute: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         millisecond: Int32? = nil,
@@ -4206,6 +5317,23 @@ public struct SDLDateTime: RPCStruct {
         tz_minute: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(millisecond: millisecond, second: second, minute: minute, hour: hour, day: day, month: month, year: year, tz_hour: tz_hour, tz_minute: tz_minute, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        millisecond: Int32?,
+        second: Int32?,
+        minute: Int32?,
+        hour: Int32?,
+        day: Int32?,
+        month: Int32?,
+        year: Int32?,
+        tz_hour: Int32?,
+        tz_minute: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.millisecond = millisecond
         self.second = second
         self.minute = minute
@@ -4215,7 +5343,7 @@ public struct SDLDateTime: RPCStruct {
         self.year = year
         self.tz_hour = tz_hour
         self.tz_minute = tz_minute
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4229,47 +5357,48 @@ public struct SDLDateTime: RPCStruct {
         var tz_hour: Int32? = nil
         var tz_minute: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0b6d7364 where reader.currentKeyEquals("millisecond"): try reader.decode(&millisecond, "millisecond")
-            case 0x06736f64 where reader.currentKeyEquals("second"): try reader.decode(&second, "second")
-            case 0x066d7565 where reader.currentKeyEquals("minute"): try reader.decode(&minute, "minute")
-            case 0x04687572 where reader.currentKeyEquals("hour"): try reader.decode(&hour, "hour")
-            case 0x03646179 where reader.currentKeyEquals("day"): try reader.decode(&day, "day")
-            case 0x056d6e68 where reader.currentKeyEquals("month"): try reader.decode(&month, "month")
-            case 0x04796172 where reader.currentKeyEquals("year"): try reader.decode(&year, "year")
-            case 0x07746872 where reader.currentKeyEquals("tz_hour"): try reader.decode(&tz_hour, "tz_hour")
-            case 0x09746965 where reader.currentKeyEquals("tz_minute"): try reader.decode(&tz_minute, "tz_minute")
+            case 0x0b6d7364 where reader.currentKeyEquals("millisecond"): try reader.decode(&millisecond, "millisecond", droppingInto: &droppedParameters)
+            case 0x06736f64 where reader.currentKeyEquals("second"): try reader.decode(&second, "second", droppingInto: &droppedParameters)
+            case 0x066d7565 where reader.currentKeyEquals("minute"): try reader.decode(&minute, "minute", droppingInto: &droppedParameters)
+            case 0x04687572 where reader.currentKeyEquals("hour"): try reader.decode(&hour, "hour", droppingInto: &droppedParameters)
+            case 0x03646179 where reader.currentKeyEquals("day"): try reader.decode(&day, "day", droppingInto: &droppedParameters)
+            case 0x056d6e68 where reader.currentKeyEquals("month"): try reader.decode(&month, "month", droppingInto: &droppedParameters)
+            case 0x04796172 where reader.currentKeyEquals("year"): try reader.decode(&year, "year", droppingInto: &droppedParameters)
+            case 0x07746872 where reader.currentKeyEquals("tz_hour"): try reader.decode(&tz_hour, "tz_hour", droppingInto: &droppedParameters)
+            case 0x09746965 where reader.currentKeyEquals("tz_minute"): try reader.decode(&tz_minute, "tz_minute", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(millisecond: millisecond, second: second, minute: minute, hour: hour, day: day, month: month, year: year, tz_hour: tz_hour, tz_minute: tz_minute, unknownParameters: unknownParameters)
+        self.init(millisecond: millisecond, second: second, minute: minute, hour: hour, day: day, month: month, year: year, tz_hour: tz_hour, tz_minute: tz_minute, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.millisecond, forKey: "millisecond")
-        writer.encodeIfPresent(self.second, forKey: "second")
-        writer.encodeIfPresent(self.minute, forKey: "minute")
-        writer.encodeIfPresent(self.hour, forKey: "hour")
-        writer.encodeIfPresent(self.day, forKey: "day")
-        writer.encodeIfPresent(self.month, forKey: "month")
-        writer.encodeIfPresent(self.year, forKey: "year")
-        writer.encodeIfPresent(self.tz_hour, forKey: "tz_hour")
-        writer.encodeIfPresent(self.tz_minute, forKey: "tz_minute")
+        writer.encodeIfPresent(self.millisecond, forKey: "millisecond", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.second, forKey: "second", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.minute, forKey: "minute", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.hour, forKey: "hour", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.day, forKey: "day", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.month, forKey: "month", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.year, forKey: "year", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tz_hour, forKey: "tz_hour", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.tz_minute, forKey: "tz_minute", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.millisecond { validator.integer(value, "millisecond", min: 0, max: 999) }
-        if let value = self.second { validator.integer(value, "second", min: 0, max: 60) }
-        if let value = self.minute { validator.integer(value, "minute", min: 0, max: 59) }
-        if let value = self.hour { validator.integer(value, "hour", min: 0, max: 23) }
-        if let value = self.day { validator.integer(value, "day", min: 1, max: 31) }
-        if let value = self.month { validator.integer(value, "month", min: 1, max: 12) }
-        if let value = self.year { validator.integer(value, "year", min: nil, max: 4095) }
-        if let value = self.tz_hour { validator.integer(value, "tz_hour", min: -12, max: 14) }
-        if let value = self.tz_minute { validator.integer(value, "tz_minute", min: 0, max: 59) }
+        if let value = self.millisecond { validator.integer(value, "millisecond", min: 0, max: 999) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "millisecond") }
+        if let value = self.second { validator.integer(value, "second", min: 0, max: 60) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "second") }
+        if let value = self.minute { validator.integer(value, "minute", min: 0, max: 59) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "minute") }
+        if let value = self.hour { validator.integer(value, "hour", min: 0, max: 23) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hour") }
+        if let value = self.day { validator.integer(value, "day", min: 1, max: 31) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "day") }
+        if let value = self.month { validator.integer(value, "month", min: 1, max: 12) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "month") }
+        if let value = self.year { validator.integer(value, "year", min: nil, max: 4095) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "year") }
+        if let value = self.tz_hour { validator.integer(value, "tz_hour", min: -12, max: 14) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tz_hour") }
+        if let value = self.tz_minute { validator.integer(value, "tz_minute", min: 0, max: 59) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tz_minute") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["millisecond", "second", "minute", "hour", "day", "month", "year", "tz_hour", "tz_minute"])
         }
@@ -4283,7 +5412,15 @@ public struct SDLCoordinate: RPCStruct {
     /// `longitudeDegrees`: Float, value -180...180, mandatory.
     public var longitudeDegrees: Double
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         latitudeDegrees: Double,
@@ -4292,7 +5429,7 @@ public struct SDLCoordinate: RPCStruct {
     ) {
         self.latitudeDegrees = latitudeDegrees
         self.longitudeDegrees = longitudeDegrees
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4348,7 +5485,17 @@ public struct SDLOASISAddress: RPCStruct {
     /// `subThoroughfare`: String, length 0...200, optional.
     public var subThoroughfare: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         countryName: String? = nil,
@@ -4362,6 +5509,23 @@ public struct SDLOASISAddress: RPCStruct {
         subThoroughfare: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(countryName: countryName, countryCode: countryCode, postalCode: postalCode, administrativeArea: administrativeArea, subAdministrativeArea: subAdministrativeArea, locality: locality, subLocality: subLocality, thoroughfare: thoroughfare, subThoroughfare: subThoroughfare, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        countryName: String?,
+        countryCode: String?,
+        postalCode: String?,
+        administrativeArea: String?,
+        subAdministrativeArea: String?,
+        locality: String?,
+        subLocality: String?,
+        thoroughfare: String?,
+        subThoroughfare: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.countryName = countryName
         self.countryCode = countryCode
         self.postalCode = postalCode
@@ -4371,7 +5535,7 @@ public struct SDLOASISAddress: RPCStruct {
         self.subLocality = subLocality
         self.thoroughfare = thoroughfare
         self.subThoroughfare = subThoroughfare
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4385,47 +5549,48 @@ public struct SDLOASISAddress: RPCStruct {
         var thoroughfare: String? = nil
         var subThoroughfare: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0b637265 where reader.currentKeyEquals("countryName"): try reader.decode(&countryName, "countryName")
-            case 0x0b637265 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode")
-            case 0x0a706c65 where reader.currentKeyEquals("postalCode"): try reader.decode(&postalCode, "postalCode")
-            case 0x12616161 where reader.currentKeyEquals("administrativeArea"): try reader.decode(&administrativeArea, "administrativeArea")
-            case 0x15737461 where reader.currentKeyEquals("subAdministrativeArea"): try reader.decode(&subAdministrativeArea, "subAdministrativeArea")
-            case 0x086c6c79 where reader.currentKeyEquals("locality"): try reader.decode(&locality, "locality")
-            case 0x0b736379 where reader.currentKeyEquals("subLocality"): try reader.decode(&subLocality, "subLocality")
-            case 0x0c746765 where reader.currentKeyEquals("thoroughfare"): try reader.decode(&thoroughfare, "thoroughfare")
-            case 0x0f736f65 where reader.currentKeyEquals("subThoroughfare"): try reader.decode(&subThoroughfare, "subThoroughfare")
+            case 0x0b637265 where reader.currentKeyEquals("countryName"): try reader.decode(&countryName, "countryName", droppingInto: &droppedParameters)
+            case 0x0b637265 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode", droppingInto: &droppedParameters)
+            case 0x0a706c65 where reader.currentKeyEquals("postalCode"): try reader.decode(&postalCode, "postalCode", droppingInto: &droppedParameters)
+            case 0x12616161 where reader.currentKeyEquals("administrativeArea"): try reader.decode(&administrativeArea, "administrativeArea", droppingInto: &droppedParameters)
+            case 0x15737461 where reader.currentKeyEquals("subAdministrativeArea"): try reader.decode(&subAdministrativeArea, "subAdministrativeArea", droppingInto: &droppedParameters)
+            case 0x086c6c79 where reader.currentKeyEquals("locality"): try reader.decode(&locality, "locality", droppingInto: &droppedParameters)
+            case 0x0b736379 where reader.currentKeyEquals("subLocality"): try reader.decode(&subLocality, "subLocality", droppingInto: &droppedParameters)
+            case 0x0c746765 where reader.currentKeyEquals("thoroughfare"): try reader.decode(&thoroughfare, "thoroughfare", droppingInto: &droppedParameters)
+            case 0x0f736f65 where reader.currentKeyEquals("subThoroughfare"): try reader.decode(&subThoroughfare, "subThoroughfare", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(countryName: countryName, countryCode: countryCode, postalCode: postalCode, administrativeArea: administrativeArea, subAdministrativeArea: subAdministrativeArea, locality: locality, subLocality: subLocality, thoroughfare: thoroughfare, subThoroughfare: subThoroughfare, unknownParameters: unknownParameters)
+        self.init(countryName: countryName, countryCode: countryCode, postalCode: postalCode, administrativeArea: administrativeArea, subAdministrativeArea: subAdministrativeArea, locality: locality, subLocality: subLocality, thoroughfare: thoroughfare, subThoroughfare: subThoroughfare, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.countryName, forKey: "countryName")
-        writer.encodeIfPresent(self.countryCode, forKey: "countryCode")
-        writer.encodeIfPresent(self.postalCode, forKey: "postalCode")
-        writer.encodeIfPresent(self.administrativeArea, forKey: "administrativeArea")
-        writer.encodeIfPresent(self.subAdministrativeArea, forKey: "subAdministrativeArea")
-        writer.encodeIfPresent(self.locality, forKey: "locality")
-        writer.encodeIfPresent(self.subLocality, forKey: "subLocality")
-        writer.encodeIfPresent(self.thoroughfare, forKey: "thoroughfare")
-        writer.encodeIfPresent(self.subThoroughfare, forKey: "subThoroughfare")
+        writer.encodeIfPresent(self.countryName, forKey: "countryName", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.countryCode, forKey: "countryCode", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.postalCode, forKey: "postalCode", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.administrativeArea, forKey: "administrativeArea", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.subAdministrativeArea, forKey: "subAdministrativeArea", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.locality, forKey: "locality", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.subLocality, forKey: "subLocality", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.thoroughfare, forKey: "thoroughfare", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.subThoroughfare, forKey: "subThoroughfare", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.countryName { validator.string(value, "countryName", minLength: 0, maxLength: 200) }
-        if let value = self.countryCode { validator.string(value, "countryCode", minLength: 0, maxLength: 50) }
-        if let value = self.postalCode { validator.string(value, "postalCode", minLength: 0, maxLength: 16) }
-        if let value = self.administrativeArea { validator.string(value, "administrativeArea", minLength: 0, maxLength: 200) }
-        if let value = self.subAdministrativeArea { validator.string(value, "subAdministrativeArea", minLength: 0, maxLength: 200) }
-        if let value = self.locality { validator.string(value, "locality", minLength: 0, maxLength: 200) }
-        if let value = self.subLocality { validator.string(value, "subLocality", minLength: 0, maxLength: 200) }
-        if let value = self.thoroughfare { validator.string(value, "thoroughfare", minLength: 0, maxLength: 200) }
-        if let value = self.subThoroughfare { validator.string(value, "subThoroughfare", minLength: 0, maxLength: 200) }
+        if let value = self.countryName { validator.string(value, "countryName", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "countryName") }
+        if let value = self.countryCode { validator.string(value, "countryCode", minLength: 0, maxLength: 50) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "countryCode") }
+        if let value = self.postalCode { validator.string(value, "postalCode", minLength: 0, maxLength: 16) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "postalCode") }
+        if let value = self.administrativeArea { validator.string(value, "administrativeArea", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "administrativeArea") }
+        if let value = self.subAdministrativeArea { validator.string(value, "subAdministrativeArea", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subAdministrativeArea") }
+        if let value = self.locality { validator.string(value, "locality", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locality") }
+        if let value = self.subLocality { validator.string(value, "subLocality", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subLocality") }
+        if let value = self.thoroughfare { validator.string(value, "thoroughfare", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "thoroughfare") }
+        if let value = self.subThoroughfare { validator.string(value, "subThoroughfare", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subThoroughfare") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["countryName", "countryCode", "postalCode", "administrativeArea", "subAdministrativeArea", "locality", "subLocality", "thoroughfare", "subThoroughfare"])
         }
@@ -4449,7 +5614,17 @@ public struct SDLLocationDetails: RPCStruct {
     /// `searchAddress`: OASISAddress, optional.
     public var searchAddress: SDLOASISAddress?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         coordinate: SDLCoordinate? = nil,
@@ -4461,6 +5636,21 @@ public struct SDLLocationDetails: RPCStruct {
         searchAddress: SDLOASISAddress? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(coordinate: coordinate, locationName: locationName, addressLines: addressLines, locationDescription: locationDescription, phoneNumber: phoneNumber, locationImage: locationImage, searchAddress: searchAddress, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        coordinate: SDLCoordinate?,
+        locationName: String?,
+        addressLines: [String]?,
+        locationDescription: String?,
+        phoneNumber: String?,
+        locationImage: SDLImage?,
+        searchAddress: SDLOASISAddress?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.coordinate = coordinate
         self.locationName = locationName
         self.addressLines = addressLines
@@ -4468,7 +5658,7 @@ public struct SDLLocationDetails: RPCStruct {
         self.phoneNumber = phoneNumber
         self.locationImage = locationImage
         self.searchAddress = searchAddress
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4480,41 +5670,42 @@ public struct SDLLocationDetails: RPCStruct {
         var locationImage: SDLImage? = nil
         var searchAddress: SDLOASISAddress? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a636965 where reader.currentKeyEquals("coordinate"): try reader.decode(&coordinate, "coordinate")
-            case 0x0c6c6f65 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName")
-            case 0x0c617373 where reader.currentKeyEquals("addressLines"): try reader.decode(&addressLines, "addressLines")
-            case 0x136c656e where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription")
-            case 0x0b704e72 where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber")
-            case 0x0d6c6f65 where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage")
-            case 0x0d734173 where reader.currentKeyEquals("searchAddress"): try reader.decode(&searchAddress, "searchAddress")
+            case 0x0a636965 where reader.currentKeyEquals("coordinate"): try reader.decode(&coordinate, "coordinate", droppingInto: &droppedParameters)
+            case 0x0c6c6f65 where reader.currentKeyEquals("locationName"): try reader.decode(&locationName, "locationName", droppingInto: &droppedParameters)
+            case 0x0c617373 where reader.currentKeyEquals("addressLines"): try reader.decodeArray(&addressLines, "addressLines", isOptional: true, droppingInto: &droppedParameters)
+            case 0x136c656e where reader.currentKeyEquals("locationDescription"): try reader.decode(&locationDescription, "locationDescription", droppingInto: &droppedParameters)
+            case 0x0b704e72 where reader.currentKeyEquals("phoneNumber"): try reader.decode(&phoneNumber, "phoneNumber", droppingInto: &droppedParameters)
+            case 0x0d6c6f65 where reader.currentKeyEquals("locationImage"): try reader.decode(&locationImage, "locationImage", droppingInto: &droppedParameters)
+            case 0x0d734173 where reader.currentKeyEquals("searchAddress"): try reader.decode(&searchAddress, "searchAddress", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(coordinate: coordinate, locationName: locationName, addressLines: addressLines, locationDescription: locationDescription, phoneNumber: phoneNumber, locationImage: locationImage, searchAddress: searchAddress, unknownParameters: unknownParameters)
+        self.init(coordinate: coordinate, locationName: locationName, addressLines: addressLines, locationDescription: locationDescription, phoneNumber: phoneNumber, locationImage: locationImage, searchAddress: searchAddress, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.coordinate, forKey: "coordinate")
-        writer.encodeIfPresent(self.locationName, forKey: "locationName")
-        writer.encodeIfPresent(self.addressLines, forKey: "addressLines")
-        writer.encodeIfPresent(self.locationDescription, forKey: "locationDescription")
-        writer.encodeIfPresent(self.phoneNumber, forKey: "phoneNumber")
-        writer.encodeIfPresent(self.locationImage, forKey: "locationImage")
-        writer.encodeIfPresent(self.searchAddress, forKey: "searchAddress")
+        writer.encodeIfPresent(self.coordinate, forKey: "coordinate", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.locationName, forKey: "locationName", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.addressLines, forKey: "addressLines", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.locationDescription, forKey: "locationDescription", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.phoneNumber, forKey: "phoneNumber", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.locationImage, forKey: "locationImage", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.searchAddress, forKey: "searchAddress", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.coordinate { validator.structure(value, "coordinate") }
-        if let value = self.locationName { validator.string(value, "locationName", minLength: 1, maxLength: 500) }
-        if let value = self.addressLines { validator.strings(value, "addressLines", minSize: 0, maxSize: 4, minLength: 1, maxLength: 500) }
-        if let value = self.locationDescription { validator.string(value, "locationDescription", minLength: 1, maxLength: 500) }
-        if let value = self.phoneNumber { validator.string(value, "phoneNumber", minLength: 1, maxLength: 500) }
-        if let value = self.locationImage { validator.structure(value, "locationImage") }
-        if let value = self.searchAddress { validator.structure(value, "searchAddress") }
+        if let value = self.coordinate { validator.structure(value, "coordinate") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coordinate") }
+        if let value = self.locationName { validator.string(value, "locationName", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationName") }
+        if let value = self.addressLines { validator.strings(value, "addressLines", minSize: 0, maxSize: 4, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "addressLines") }
+        if let value = self.locationDescription { validator.string(value, "locationDescription", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationDescription") }
+        if let value = self.phoneNumber { validator.string(value, "phoneNumber", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "phoneNumber") }
+        if let value = self.locationImage { validator.structure(value, "locationImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationImage") }
+        if let value = self.searchAddress { validator.structure(value, "searchAddress") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "searchAddress") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["coordinate", "locationName", "addressLines", "locationDescription", "phoneNumber", "locationImage", "searchAddress"])
         }
@@ -4528,40 +5719,63 @@ public struct SDLNavigationCapability: RPCStruct {
     /// `getWayPointsEnabled`: Boolean, optional.
     public var getWayPointsEnabled: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         sendLocationEnabled: Bool? = nil,
         getWayPointsEnabled: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(sendLocationEnabled: sendLocationEnabled, getWayPointsEnabled: getWayPointsEnabled, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        sendLocationEnabled: Bool?,
+        getWayPointsEnabled: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.sendLocationEnabled = sendLocationEnabled
         self.getWayPointsEnabled = getWayPointsEnabled
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var sendLocationEnabled: Bool? = nil
         var getWayPointsEnabled: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x13736964 where reader.currentKeyEquals("sendLocationEnabled"): try reader.decode(&sendLocationEnabled, "sendLocationEnabled")
-            case 0x13676e64 where reader.currentKeyEquals("getWayPointsEnabled"): try reader.decode(&getWayPointsEnabled, "getWayPointsEnabled")
+            case 0x13736964 where reader.currentKeyEquals("sendLocationEnabled"): try reader.decode(&sendLocationEnabled, "sendLocationEnabled", droppingInto: &droppedParameters)
+            case 0x13676e64 where reader.currentKeyEquals("getWayPointsEnabled"): try reader.decode(&getWayPointsEnabled, "getWayPointsEnabled", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(sendLocationEnabled: sendLocationEnabled, getWayPointsEnabled: getWayPointsEnabled, unknownParameters: unknownParameters)
+        self.init(sendLocationEnabled: sendLocationEnabled, getWayPointsEnabled: getWayPointsEnabled, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.sendLocationEnabled, forKey: "sendLocationEnabled")
-        writer.encodeIfPresent(self.getWayPointsEnabled, forKey: "getWayPointsEnabled")
+        writer.encodeIfPresent(self.sendLocationEnabled, forKey: "sendLocationEnabled", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.getWayPointsEnabled, forKey: "getWayPointsEnabled", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.sendLocationEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sendLocationEnabled") }
+        if self.getWayPointsEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "getWayPointsEnabled") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["sendLocationEnabled", "getWayPointsEnabled"])
         }
@@ -4573,35 +5787,56 @@ public struct SDLPhoneCapability: RPCStruct {
     /// `dialNumberEnabled`: Boolean, optional.
     public var dialNumberEnabled: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         dialNumberEnabled: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(dialNumberEnabled: dialNumberEnabled, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        dialNumberEnabled: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.dialNumberEnabled = dialNumberEnabled
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var dialNumberEnabled: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x11646564 where reader.currentKeyEquals("dialNumberEnabled"): try reader.decode(&dialNumberEnabled, "dialNumberEnabled")
+            case 0x11646564 where reader.currentKeyEquals("dialNumberEnabled"): try reader.decode(&dialNumberEnabled, "dialNumberEnabled", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(dialNumberEnabled: dialNumberEnabled, unknownParameters: unknownParameters)
+        self.init(dialNumberEnabled: dialNumberEnabled, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.dialNumberEnabled, forKey: "dialNumberEnabled")
+        writer.encodeIfPresent(self.dialNumberEnabled, forKey: "dialNumberEnabled", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.dialNumberEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dialNumberEnabled") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["dialNumberEnabled"])
         }
@@ -4615,7 +5850,15 @@ public struct SDLVideoStreamingFormat: RPCStruct {
     /// `codec`: VideoStreamingCodec, mandatory.
     public var codec: SDLVideoStreamingCodec
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         `protocol`: SDLVideoStreamingProtocol,
@@ -4624,7 +5867,7 @@ public struct SDLVideoStreamingFormat: RPCStruct {
     ) {
         self.`protocol` = `protocol`
         self.codec = codec
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4680,7 +5923,17 @@ public struct SDLVideoStreamingCapability: RPCStruct {
     /// `additionalVideoStreamingCapabilities`: array of VideoStreamingCapability, size 1...100, optional (since 7.1).
     public var additionalVideoStreamingCapabilities: [SDLVideoStreamingCapability]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         preferredResolution: SDLImageResolution? = nil,
@@ -4694,6 +5947,23 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         additionalVideoStreamingCapabilities: [SDLVideoStreamingCapability]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(preferredResolution: preferredResolution, maxBitrate: maxBitrate, supportedFormats: supportedFormats, hapticSpatialDataSupported: hapticSpatialDataSupported, diagonalScreenSize: diagonalScreenSize, pixelPerInch: pixelPerInch, scale: scale, preferredFPS: preferredFPS, additionalVideoStreamingCapabilities: additionalVideoStreamingCapabilities, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        preferredResolution: SDLImageResolution?,
+        maxBitrate: Int32?,
+        supportedFormats: [SDLVideoStreamingFormat]?,
+        hapticSpatialDataSupported: Bool?,
+        diagonalScreenSize: Double?,
+        pixelPerInch: Double?,
+        scale: Double?,
+        preferredFPS: Int32?,
+        additionalVideoStreamingCapabilities: [SDLVideoStreamingCapability]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.preferredResolution = preferredResolution
         self.maxBitrate = maxBitrate
         self.supportedFormats = supportedFormats
@@ -4703,7 +5973,7 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         self.scale = scale
         self.preferredFPS = preferredFPS
         self.additionalVideoStreamingCapabilities = additionalVideoStreamingCapabilities
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4717,46 +5987,48 @@ public struct SDLVideoStreamingCapability: RPCStruct {
         var preferredFPS: Int32? = nil
         var additionalVideoStreamingCapabilities: [SDLVideoStreamingCapability]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x1370526e where reader.currentKeyEquals("preferredResolution"): try reader.decode(&preferredResolution, "preferredResolution")
-            case 0x0a6d7465 where reader.currentKeyEquals("maxBitrate"): try reader.decode(&maxBitrate, "maxBitrate")
-            case 0x10736473 where reader.currentKeyEquals("supportedFormats"): try reader.decode(&supportedFormats, "supportedFormats")
-            case 0x1a684464 where reader.currentKeyEquals("hapticSpatialDataSupported"): try reader.decode(&hapticSpatialDataSupported, "hapticSpatialDataSupported")
-            case 0x12646365 where reader.currentKeyEquals("diagonalScreenSize"): try reader.decode(&diagonalScreenSize, "diagonalScreenSize")
-            case 0x0c706568 where reader.currentKeyEquals("pixelPerInch"): try reader.decode(&pixelPerInch, "pixelPerInch")
-            case 0x05736165 where reader.currentKeyEquals("scale"): try reader.decode(&scale, "scale")
-            case 0x0c707253 where reader.currentKeyEquals("preferredFPS"): try reader.decode(&preferredFPS, "preferredFPS")
-            case 0x24616573 where reader.currentKeyEquals("additionalVideoStreamingCapabilities"): try reader.decode(&additionalVideoStreamingCapabilities, "additionalVideoStreamingCapabilities")
+            case 0x1370526e where reader.currentKeyEquals("preferredResolution"): try reader.decode(&preferredResolution, "preferredResolution", droppingInto: &droppedParameters)
+            case 0x0a6d7465 where reader.currentKeyEquals("maxBitrate"): try reader.decode(&maxBitrate, "maxBitrate", droppingInto: &droppedParameters)
+            case 0x10736473 where reader.currentKeyEquals("supportedFormats"): try reader.decodeArray(&supportedFormats, "supportedFormats", isOptional: true, droppingInto: &droppedParameters)
+            case 0x1a684464 where reader.currentKeyEquals("hapticSpatialDataSupported"): try reader.decode(&hapticSpatialDataSupported, "hapticSpatialDataSupported", droppingInto: &droppedParameters)
+            case 0x12646365 where reader.currentKeyEquals("diagonalScreenSize"): try reader.decode(&diagonalScreenSize, "diagonalScreenSize", droppingInto: &droppedParameters)
+            case 0x0c706568 where reader.currentKeyEquals("pixelPerInch"): try reader.decode(&pixelPerInch, "pixelPerInch", droppingInto: &droppedParameters)
+            case 0x05736165 where reader.currentKeyEquals("scale"): try reader.decode(&scale, "scale", droppingInto: &droppedParameters)
+            case 0x0c707253 where reader.currentKeyEquals("preferredFPS"): try reader.decode(&preferredFPS, "preferredFPS", droppingInto: &droppedParameters)
+            case 0x24616573 where reader.currentKeyEquals("additionalVideoStreamingCapabilities"): try reader.decodeArray(&additionalVideoStreamingCapabilities, "additionalVideoStreamingCapabilities", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(preferredResolution: preferredResolution, maxBitrate: maxBitrate, supportedFormats: supportedFormats, hapticSpatialDataSupported: hapticSpatialDataSupported, diagonalScreenSize: diagonalScreenSize, pixelPerInch: pixelPerInch, scale: scale, preferredFPS: preferredFPS, additionalVideoStreamingCapabilities: additionalVideoStreamingCapabilities, unknownParameters: unknownParameters)
+        self.init(preferredResolution: preferredResolution, maxBitrate: maxBitrate, supportedFormats: supportedFormats, hapticSpatialDataSupported: hapticSpatialDataSupported, diagonalScreenSize: diagonalScreenSize, pixelPerInch: pixelPerInch, scale: scale, preferredFPS: preferredFPS, additionalVideoStreamingCapabilities: additionalVideoStreamingCapabilities, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.preferredResolution, forKey: "preferredResolution")
-        writer.encodeIfPresent(self.maxBitrate, forKey: "maxBitrate")
-        writer.encodeIfPresent(self.supportedFormats, forKey: "supportedFormats")
-        writer.encodeIfPresent(self.hapticSpatialDataSupported, forKey: "hapticSpatialDataSupported")
-        writer.encodeIfPresent(self.diagonalScreenSize, forKey: "diagonalScreenSize")
-        writer.encodeIfPresent(self.pixelPerInch, forKey: "pixelPerInch")
-        writer.encodeIfPresent(self.scale, forKey: "scale")
-        writer.encodeIfPresent(self.preferredFPS, forKey: "preferredFPS")
-        writer.encodeIfPresent(self.additionalVideoStreamingCapabilities, forKey: "additionalVideoStreamingCapabilities")
+        writer.encodeIfPresent(self.preferredResolution, forKey: "preferredResolution", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.maxBitrate, forKey: "maxBitrate", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.supportedFormats, forKey: "supportedFormats", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.hapticSpatialDataSupported, forKey: "hapticSpatialDataSupported", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.diagonalScreenSize, forKey: "diagonalScreenSize", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.pixelPerInch, forKey: "pixelPerInch", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.scale, forKey: "scale", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.preferredFPS, forKey: "preferredFPS", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.additionalVideoStreamingCapabilities, forKey: "additionalVideoStreamingCapabilities", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.preferredResolution { validator.structure(value, "preferredResolution") }
-        if let value = self.maxBitrate { validator.integer(value, "maxBitrate", min: 0, max: 2147483647) }
-        if let value = self.supportedFormats { validator.structures(value, "supportedFormats", minSize: nil, maxSize: nil) }
-        if let value = self.diagonalScreenSize { validator.float(value, "diagonalScreenSize", min: 0, max: nil) }
-        if let value = self.pixelPerInch { validator.float(value, "pixelPerInch", min: 0, max: nil) }
-        if let value = self.scale { validator.float(value, "scale", min: 1, max: 10) }
-        if let value = self.preferredFPS { validator.integer(value, "preferredFPS", min: 0, max: 2147483647) }
-        if let value = self.additionalVideoStreamingCapabilities { validator.structures(value, "additionalVideoStreamingCapabilities", minSize: 1, maxSize: 100) }
+        if let value = self.preferredResolution { validator.structure(value, "preferredResolution") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "preferredResolution") }
+        if let value = self.maxBitrate { validator.integer(value, "maxBitrate", min: 0, max: 2147483647) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxBitrate") }
+        if let value = self.supportedFormats { validator.structures(value, "supportedFormats", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportedFormats") }
+        if self.hapticSpatialDataSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hapticSpatialDataSupported") }
+        if let value = self.diagonalScreenSize { validator.float(value, "diagonalScreenSize", min: 0, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "diagonalScreenSize") }
+        if let value = self.pixelPerInch { validator.float(value, "pixelPerInch", min: 0, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pixelPerInch") }
+        if let value = self.scale { validator.float(value, "scale", min: 1, max: 10) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "scale") }
+        if let value = self.preferredFPS { validator.integer(value, "preferredFPS", min: 0, max: 2147483647) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "preferredFPS") }
+        if let value = self.additionalVideoStreamingCapabilities { validator.structures(value, "additionalVideoStreamingCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "additionalVideoStreamingCapabilities") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["preferredResolution", "maxBitrate", "supportedFormats", "hapticSpatialDataSupported", "diagonalScreenSize", "pixelPerInch", "scale", "preferredFPS", "additionalVideoStreamingCapabilities"])
         }
@@ -4770,41 +6042,63 @@ public struct SDLDriverDistractionCapability: RPCStruct {
     /// `subMenuDepth`: Integer, value 1..., optional.
     public var subMenuDepth: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         menuLength: Int32? = nil,
         subMenuDepth: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(menuLength: menuLength, subMenuDepth: subMenuDepth, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        menuLength: Int32?,
+        subMenuDepth: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.menuLength = menuLength
         self.subMenuDepth = subMenuDepth
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var menuLength: Int32? = nil
         var subMenuDepth: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a6d6568 where reader.currentKeyEquals("menuLength"): try reader.decode(&menuLength, "menuLength")
-            case 0x0c737568 where reader.currentKeyEquals("subMenuDepth"): try reader.decode(&subMenuDepth, "subMenuDepth")
+            case 0x0a6d6568 where reader.currentKeyEquals("menuLength"): try reader.decode(&menuLength, "menuLength", droppingInto: &droppedParameters)
+            case 0x0c737568 where reader.currentKeyEquals("subMenuDepth"): try reader.decode(&subMenuDepth, "subMenuDepth", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(menuLength: menuLength, subMenuDepth: subMenuDepth, unknownParameters: unknownParameters)
+        self.init(menuLength: menuLength, subMenuDepth: subMenuDepth, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.menuLength, forKey: "menuLength")
-        writer.encodeIfPresent(self.subMenuDepth, forKey: "subMenuDepth")
+        writer.encodeIfPresent(self.menuLength, forKey: "menuLength", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.subMenuDepth, forKey: "subMenuDepth", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.subMenuDepth { validator.integer(value, "subMenuDepth", min: 1, max: nil) }
+        if self.menuLength == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuLength") }
+        if let value = self.subMenuDepth { validator.integer(value, "subMenuDepth", min: 1, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subMenuDepth") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["menuLength", "subMenuDepth"])
         }
@@ -4820,7 +6114,15 @@ public struct SDLRGBColor: RPCStruct {
     /// `blue`: Integer, value 0...255, mandatory.
     public var blue: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         red: Int32,
@@ -4831,7 +6133,7 @@ public struct SDLRGBColor: RPCStruct {
         self.red = red
         self.green = green
         self.blue = blue
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4880,7 +6182,17 @@ public struct SDLTemplateColorScheme: RPCStruct {
     /// `backgroundColor`: RGBColor, optional.
     public var backgroundColor: SDLRGBColor?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         primaryColor: SDLRGBColor? = nil,
@@ -4888,10 +6200,21 @@ public struct SDLTemplateColorScheme: RPCStruct {
         backgroundColor: SDLRGBColor? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(primaryColor: primaryColor, secondaryColor: secondaryColor, backgroundColor: backgroundColor, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        primaryColor: SDLRGBColor?,
+        secondaryColor: SDLRGBColor?,
+        backgroundColor: SDLRGBColor?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.primaryColor = primaryColor
         self.secondaryColor = secondaryColor
         self.backgroundColor = backgroundColor
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4899,29 +6222,30 @@ public struct SDLTemplateColorScheme: RPCStruct {
         var secondaryColor: SDLRGBColor? = nil
         var backgroundColor: SDLRGBColor? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0c707972 where reader.currentKeyEquals("primaryColor"): try reader.decode(&primaryColor, "primaryColor")
-            case 0x0e737272 where reader.currentKeyEquals("secondaryColor"): try reader.decode(&secondaryColor, "secondaryColor")
-            case 0x0f627572 where reader.currentKeyEquals("backgroundColor"): try reader.decode(&backgroundColor, "backgroundColor")
+            case 0x0c707972 where reader.currentKeyEquals("primaryColor"): try reader.decode(&primaryColor, "primaryColor", droppingInto: &droppedParameters)
+            case 0x0e737272 where reader.currentKeyEquals("secondaryColor"): try reader.decode(&secondaryColor, "secondaryColor", droppingInto: &droppedParameters)
+            case 0x0f627572 where reader.currentKeyEquals("backgroundColor"): try reader.decode(&backgroundColor, "backgroundColor", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(primaryColor: primaryColor, secondaryColor: secondaryColor, backgroundColor: backgroundColor, unknownParameters: unknownParameters)
+        self.init(primaryColor: primaryColor, secondaryColor: secondaryColor, backgroundColor: backgroundColor, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.primaryColor, forKey: "primaryColor")
-        writer.encodeIfPresent(self.secondaryColor, forKey: "secondaryColor")
-        writer.encodeIfPresent(self.backgroundColor, forKey: "backgroundColor")
+        writer.encodeIfPresent(self.primaryColor, forKey: "primaryColor", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.secondaryColor, forKey: "secondaryColor", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.backgroundColor, forKey: "backgroundColor", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.primaryColor { validator.structure(value, "primaryColor") }
-        if let value = self.secondaryColor { validator.structure(value, "secondaryColor") }
-        if let value = self.backgroundColor { validator.structure(value, "backgroundColor") }
+        if let value = self.primaryColor { validator.structure(value, "primaryColor") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "primaryColor") }
+        if let value = self.secondaryColor { validator.structure(value, "secondaryColor") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryColor") }
+        if let value = self.backgroundColor { validator.structure(value, "backgroundColor") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backgroundColor") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["primaryColor", "secondaryColor", "backgroundColor"])
         }
@@ -4937,7 +6261,17 @@ public struct SDLTemplateConfiguration: RPCStruct {
     /// `nightColorScheme`: TemplateColorScheme, optional.
     public var nightColorScheme: SDLTemplateColorScheme?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         template: String,
@@ -4945,10 +6279,21 @@ public struct SDLTemplateConfiguration: RPCStruct {
         nightColorScheme: SDLTemplateColorScheme? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(template: template, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        template: String,
+        dayColorScheme: SDLTemplateColorScheme?,
+        nightColorScheme: SDLTemplateColorScheme?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.template = template
         self.dayColorScheme = dayColorScheme
         self.nightColorScheme = nightColorScheme
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -4956,30 +6301,31 @@ public struct SDLTemplateConfiguration: RPCStruct {
         var dayColorScheme: SDLTemplateColorScheme? = nil
         var nightColorScheme: SDLTemplateColorScheme? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x08746c65 where reader.currentKeyEquals("template"): try reader.decode(&template, "template")
-            case 0x0e647265 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme")
-            case 0x106e6f65 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme")
+            case 0x0e647265 where reader.currentKeyEquals("dayColorScheme"): try reader.decode(&dayColorScheme, "dayColorScheme", droppingInto: &droppedParameters)
+            case 0x106e6f65 where reader.currentKeyEquals("nightColorScheme"): try reader.decode(&nightColorScheme, "nightColorScheme", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let template else { throw RPCError.missingParameter("template") }
-        self.init(template: template, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters)
+        self.init(template: template, dayColorScheme: dayColorScheme, nightColorScheme: nightColorScheme, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.template, forKey: "template")
-        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme")
-        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme")
+        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.template, "template", minLength: 1, maxLength: 500)
-        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") }
-        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") }
+        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dayColorScheme") }
+        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nightColorScheme") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["template", "dayColorScheme", "nightColorScheme"])
         }
@@ -4991,36 +6337,56 @@ public struct SDLSeatLocation: RPCStruct {
     /// `grid`: Grid, optional.
     public var grid: SDLGrid?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         grid: SDLGrid? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(grid: grid, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        grid: SDLGrid?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.grid = grid
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var grid: SDLGrid? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x04676964 where reader.currentKeyEquals("grid"): try reader.decode(&grid, "grid")
+            case 0x04676964 where reader.currentKeyEquals("grid"): try reader.decode(&grid, "grid", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(grid: grid, unknownParameters: unknownParameters)
+        self.init(grid: grid, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.grid, forKey: "grid")
+        writer.encodeIfPresent(self.grid, forKey: "grid", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.grid { validator.structure(value, "grid") }
+        if let value = self.grid { validator.structure(value, "grid") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "grid") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["grid"])
         }
@@ -5038,7 +6404,17 @@ public struct SDLSeatLocationCapability: RPCStruct {
     /// `seats`: array of SeatLocation, optional.
     public var seats: [SDLSeatLocation]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         rows: Int32? = nil,
@@ -5047,11 +6423,23 @@ public struct SDLSeatLocationCapability: RPCStruct {
         seats: [SDLSeatLocation]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(rows: rows, columns: columns, levels: levels, seats: seats, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        rows: Int32?,
+        columns: Int32?,
+        levels: Int32?,
+        seats: [SDLSeatLocation]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.rows = rows
         self.columns = columns
         self.levels = levels
         self.seats = seats
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5060,32 +6448,33 @@ public struct SDLSeatLocationCapability: RPCStruct {
         var levels: Int32? = nil
         var seats: [SDLSeatLocation]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x04727773 where reader.currentKeyEquals("rows"): try reader.decode(&rows, "rows")
-            case 0x07637573 where reader.currentKeyEquals("columns"): try reader.decode(&columns, "columns")
-            case 0x066c6573 where reader.currentKeyEquals("levels"): try reader.decode(&levels, "levels")
-            case 0x05736173 where reader.currentKeyEquals("seats"): try reader.decode(&seats, "seats")
+            case 0x04727773 where reader.currentKeyEquals("rows"): try reader.decode(&rows, "rows", droppingInto: &droppedParameters)
+            case 0x07637573 where reader.currentKeyEquals("columns"): try reader.decode(&columns, "columns", droppingInto: &droppedParameters)
+            case 0x066c6573 where reader.currentKeyEquals("levels"): try reader.decode(&levels, "levels", droppingInto: &droppedParameters)
+            case 0x05736173 where reader.currentKeyEquals("seats"): try reader.decodeArray(&seats, "seats", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(rows: rows, columns: columns, levels: levels, seats: seats, unknownParameters: unknownParameters)
+        self.init(rows: rows, columns: columns, levels: levels, seats: seats, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.rows, forKey: "rows")
-        writer.encodeIfPresent(self.columns, forKey: "columns")
-        writer.encodeIfPresent(self.levels, forKey: "levels")
-        writer.encodeIfPresent(self.seats, forKey: "seats")
+        writer.encodeIfPresent(self.rows, forKey: "rows", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.columns, forKey: "columns", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.levels, forKey: "levels", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.seats, forKey: "seats", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.rows { validator.integer(value, "rows", min: 1, max: 100) }
-        if let value = self.columns { validator.integer(value, "columns", min: 1, max: 100) }
-        if let value = self.levels { validator.integer(value, "levels", min: 1, max: 100) }
-        if let value = self.seats { validator.structures(value, "seats", minSize: nil, maxSize: nil) }
+        if let value = self.rows { validator.integer(value, "rows", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rows") }
+        if let value = self.columns { validator.integer(value, "columns", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "columns") }
+        if let value = self.levels { validator.integer(value, "levels", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "levels") }
+        if let value = self.seats { validator.structures(value, "seats", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seats") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["rows", "columns", "levels", "seats"])
         }
@@ -5099,7 +6488,15 @@ public struct SDLMassageModeData: RPCStruct {
     /// `massageMode`: MassageMode, mandatory.
     public var massageMode: SDLMassageMode
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         massageZone: SDLMassageZone,
@@ -5108,7 +6505,7 @@ public struct SDLMassageModeData: RPCStruct {
     ) {
         self.massageZone = massageZone
         self.massageMode = massageMode
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5150,7 +6547,15 @@ public struct SDLMassageCushionFirmness: RPCStruct {
     /// `firmness`: Integer, value 0...100, mandatory.
     public var firmness: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         cushion: SDLMassageCushion,
@@ -5159,7 +6564,7 @@ public struct SDLMassageCushionFirmness: RPCStruct {
     ) {
         self.cushion = cushion
         self.firmness = firmness
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5203,7 +6608,17 @@ public struct SDLSeatMemoryAction: RPCStruct {
     /// `action`: SeatMemoryActionType, mandatory.
     public var action: SDLSeatMemoryActionType
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: Int32,
@@ -5211,10 +6626,21 @@ public struct SDLSeatMemoryAction: RPCStruct {
         action: SDLSeatMemoryActionType,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(id: id, label: label, action: action, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        id: Int32,
+        label: String?,
+        action: SDLSeatMemoryActionType,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.id = id
         self.label = label
         self.action = action
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5222,10 +6648,11 @@ public struct SDLSeatMemoryAction: RPCStruct {
         var label: String? = nil
         var action: SDLSeatMemoryActionType? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x02696464 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
-            case 0x056c626c where reader.currentKeyEquals("label"): try reader.decode(&label, "label")
+            case 0x056c626c where reader.currentKeyEquals("label"): try reader.decode(&label, "label", droppingInto: &droppedParameters)
             case 0x0661696e where reader.currentKeyEquals("action"): try reader.decode(&action, "action")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
@@ -5233,19 +6660,19 @@ public struct SDLSeatMemoryAction: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let action else { throw RPCError.missingParameter("action") }
-        self.init(id: id, label: label, action: action, unknownParameters: unknownParameters)
+        self.init(id: id, label: label, action: action, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.id, forKey: "id")
-        writer.encodeIfPresent(self.label, forKey: "label")
+        writer.encodeIfPresent(self.label, forKey: "label", orDropped: self.droppedParameters)
         writer.encode(self.action, forKey: "action")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.id, "id", min: 1, max: 10)
-        if let value = self.label { validator.string(value, "label", minLength: 1, maxLength: 100) }
+        if let value = self.label { validator.string(value, "label", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "label") }
         validator.enumeration(self.action, "action")
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["id", "label", "action"])
@@ -5288,7 +6715,17 @@ public struct SDLSeatControlData: RPCStruct {
     /// `memory`: SeatMemoryAction, optional.
     public var memory: SDLSeatMemoryAction?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: SDLSupportedSeat,
@@ -5309,6 +6746,30 @@ public struct SDLSeatControlData: RPCStruct {
         memory: SDLSeatMemoryAction? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(id: id, heatingEnabled: heatingEnabled, coolingEnabled: coolingEnabled, heatingLevel: heatingLevel, coolingLevel: coolingLevel, horizontalPosition: horizontalPosition, verticalPosition: verticalPosition, frontVerticalPosition: frontVerticalPosition, backVerticalPosition: backVerticalPosition, backTiltAngle: backTiltAngle, headSupportHorizontalPosition: headSupportHorizontalPosition, headSupportVerticalPosition: headSupportVerticalPosition, massageEnabled: massageEnabled, massageMode: massageMode, massageCushionFirmness: massageCushionFirmness, memory: memory, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        id: SDLSupportedSeat,
+        heatingEnabled: Bool?,
+        coolingEnabled: Bool?,
+        heatingLevel: Int32?,
+        coolingLevel: Int32?,
+        horizontalPosition: Int32?,
+        verticalPosition: Int32?,
+        frontVerticalPosition: Int32?,
+        backVerticalPosition: Int32?,
+        backTiltAngle: Int32?,
+        headSupportHorizontalPosition: Int32?,
+        headSupportVerticalPosition: Int32?,
+        massageEnabled: Bool?,
+        massageMode: [SDLMassageModeData]?,
+        massageCushionFirmness: [SDLMassageCushionFirmness]?,
+        memory: SDLSeatMemoryAction?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.id = id
         self.heatingEnabled = heatingEnabled
         self.coolingEnabled = coolingEnabled
@@ -5325,7 +6786,7 @@ public struct SDLSeatControlData: RPCStruct {
         self.massageMode = massageMode
         self.massageCushionFirmness = massageCushionFirmness
         self.memory = memory
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5346,66 +6807,70 @@ public struct SDLSeatControlData: RPCStruct {
         var massageCushionFirmness: [SDLMassageCushionFirmness]? = nil
         var memory: SDLSeatMemoryAction? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x02696464 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
-            case 0x0e684564 where reader.currentKeyEquals("heatingEnabled"): try reader.decode(&heatingEnabled, "heatingEnabled")
-            case 0x0e634564 where reader.currentKeyEquals("coolingEnabled"): try reader.decode(&coolingEnabled, "coolingEnabled")
-            case 0x0c68676c where reader.currentKeyEquals("heatingLevel"): try reader.decode(&heatingLevel, "heatingLevel")
-            case 0x0c63676c where reader.currentKeyEquals("coolingLevel"): try reader.decode(&coolingLevel, "coolingLevel")
-            case 0x12686c6e where reader.currentKeyEquals("horizontalPosition"): try reader.decode(&horizontalPosition, "horizontalPosition")
-            case 0x1076506e where reader.currentKeyEquals("verticalPosition"): try reader.decode(&verticalPosition, "verticalPosition")
-            case 0x1566636e where reader.currentKeyEquals("frontVerticalPosition"): try reader.decode(&frontVerticalPosition, "frontVerticalPosition")
-            case 0x1462616e where reader.currentKeyEquals("backVerticalPosition"): try reader.decode(&backVerticalPosition, "backVerticalPosition")
-            case 0x0d626c65 where reader.currentKeyEquals("backTiltAngle"): try reader.decode(&backTiltAngle, "backTiltAngle")
-            case 0x1d68696e where reader.currentKeyEquals("headSupportHorizontalPosition"): try reader.decode(&headSupportHorizontalPosition, "headSupportHorizontalPosition")
-            case 0x1b68726e where reader.currentKeyEquals("headSupportVerticalPosition"): try reader.decode(&headSupportVerticalPosition, "headSupportVerticalPosition")
-            case 0x0e6d4564 where reader.currentKeyEquals("massageEnabled"): try reader.decode(&massageEnabled, "massageEnabled")
-            case 0x0b6d6765 where reader.currentKeyEquals("massageMode"): try reader.decode(&massageMode, "massageMode")
-            case 0x166d6973 where reader.currentKeyEquals("massageCushionFirmness"): try reader.decode(&massageCushionFirmness, "massageCushionFirmness")
-            case 0x066d6f79 where reader.currentKeyEquals("memory"): try reader.decode(&memory, "memory")
+            case 0x0e684564 where reader.currentKeyEquals("heatingEnabled"): try reader.decode(&heatingEnabled, "heatingEnabled", droppingInto: &droppedParameters)
+            case 0x0e634564 where reader.currentKeyEquals("coolingEnabled"): try reader.decode(&coolingEnabled, "coolingEnabled", droppingInto: &droppedParameters)
+            case 0x0c68676c where reader.currentKeyEquals("heatingLevel"): try reader.decode(&heatingLevel, "heatingLevel", droppingInto: &droppedParameters)
+            case 0x0c63676c where reader.currentKeyEquals("coolingLevel"): try reader.decode(&coolingLevel, "coolingLevel", droppingInto: &droppedParameters)
+            case 0x12686c6e where reader.currentKeyEquals("horizontalPosition"): try reader.decode(&horizontalPosition, "horizontalPosition", droppingInto: &droppedParameters)
+            case 0x1076506e where reader.currentKeyEquals("verticalPosition"): try reader.decode(&verticalPosition, "verticalPosition", droppingInto: &droppedParameters)
+            case 0x1566636e where reader.currentKeyEquals("frontVerticalPosition"): try reader.decode(&frontVerticalPosition, "frontVerticalPosition", droppingInto: &droppedParameters)
+            case 0x1462616e where reader.currentKeyEquals("backVerticalPosition"): try reader.decode(&backVerticalPosition, "backVerticalPosition", droppingInto: &droppedParameters)
+            case 0x0d626c65 where reader.currentKeyEquals("backTiltAngle"): try reader.decode(&backTiltAngle, "backTiltAngle", droppingInto: &droppedParameters)
+            case 0x1d68696e where reader.currentKeyEquals("headSupportHorizontalPosition"): try reader.decode(&headSupportHorizontalPosition, "headSupportHorizontalPosition", droppingInto: &droppedParameters)
+            case 0x1b68726e where reader.currentKeyEquals("headSupportVerticalPosition"): try reader.decode(&headSupportVerticalPosition, "headSupportVerticalPosition", droppingInto: &droppedParameters)
+            case 0x0e6d4564 where reader.currentKeyEquals("massageEnabled"): try reader.decode(&massageEnabled, "massageEnabled", droppingInto: &droppedParameters)
+            case 0x0b6d6765 where reader.currentKeyEquals("massageMode"): try reader.decodeArray(&massageMode, "massageMode", isOptional: true, droppingInto: &droppedParameters)
+            case 0x166d6973 where reader.currentKeyEquals("massageCushionFirmness"): try reader.decodeArray(&massageCushionFirmness, "massageCushionFirmness", isOptional: true, droppingInto: &droppedParameters)
+            case 0x066d6f79 where reader.currentKeyEquals("memory"): try reader.decode(&memory, "memory", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
-        self.init(id: id, heatingEnabled: heatingEnabled, coolingEnabled: coolingEnabled, heatingLevel: heatingLevel, coolingLevel: coolingLevel, horizontalPosition: horizontalPosition, verticalPosition: verticalPosition, frontVerticalPosition: frontVerticalPosition, backVerticalPosition: backVerticalPosition, backTiltAngle: backTiltAngle, headSupportHorizontalPosition: headSupportHorizontalPosition, headSupportVerticalPosition: headSupportVerticalPosition, massageEnabled: massageEnabled, massageMode: massageMode, massageCushionFirmness: massageCushionFirmness, memory: memory, unknownParameters: unknownParameters)
+        self.init(id: id, heatingEnabled: heatingEnabled, coolingEnabled: coolingEnabled, heatingLevel: heatingLevel, coolingLevel: coolingLevel, horizontalPosition: horizontalPosition, verticalPosition: verticalPosition, frontVerticalPosition: frontVerticalPosition, backVerticalPosition: backVerticalPosition, backTiltAngle: backTiltAngle, headSupportHorizontalPosition: headSupportHorizontalPosition, headSupportVerticalPosition: headSupportVerticalPosition, massageEnabled: massageEnabled, massageMode: massageMode, massageCushionFirmness: massageCushionFirmness, memory: memory, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.id, forKey: "id")
-        writer.encodeIfPresent(self.heatingEnabled, forKey: "heatingEnabled")
-        writer.encodeIfPresent(self.coolingEnabled, forKey: "coolingEnabled")
-        writer.encodeIfPresent(self.heatingLevel, forKey: "heatingLevel")
-        writer.encodeIfPresent(self.coolingLevel, forKey: "coolingLevel")
-        writer.encodeIfPresent(self.horizontalPosition, forKey: "horizontalPosition")
-        writer.encodeIfPresent(self.verticalPosition, forKey: "verticalPosition")
-        writer.encodeIfPresent(self.frontVerticalPosition, forKey: "frontVerticalPosition")
-        writer.encodeIfPresent(self.backVerticalPosition, forKey: "backVerticalPosition")
-        writer.encodeIfPresent(self.backTiltAngle, forKey: "backTiltAngle")
-        writer.encodeIfPresent(self.headSupportHorizontalPosition, forKey: "headSupportHorizontalPosition")
-        writer.encodeIfPresent(self.headSupportVerticalPosition, forKey: "headSupportVerticalPosition")
-        writer.encodeIfPresent(self.massageEnabled, forKey: "massageEnabled")
-        writer.encodeIfPresent(self.massageMode, forKey: "massageMode")
-        writer.encodeIfPresent(self.massageCushionFirmness, forKey: "massageCushionFirmness")
-        writer.encodeIfPresent(self.memory, forKey: "memory")
+        writer.encodeIfPresent(self.heatingEnabled, forKey: "heatingEnabled", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.coolingEnabled, forKey: "coolingEnabled", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatingLevel, forKey: "heatingLevel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.coolingLevel, forKey: "coolingLevel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.horizontalPosition, forKey: "horizontalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.verticalPosition, forKey: "verticalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.frontVerticalPosition, forKey: "frontVerticalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.backVerticalPosition, forKey: "backVerticalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.backTiltAngle, forKey: "backTiltAngle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headSupportHorizontalPosition, forKey: "headSupportHorizontalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headSupportVerticalPosition, forKey: "headSupportVerticalPosition", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.massageEnabled, forKey: "massageEnabled", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.massageMode, forKey: "massageMode", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.massageCushionFirmness, forKey: "massageCushionFirmness", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.memory, forKey: "memory", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.id, "id")
-        if let value = self.heatingLevel { validator.integer(value, "heatingLevel", min: 0, max: 100) }
-        if let value = self.coolingLevel { validator.integer(value, "coolingLevel", min: 0, max: 100) }
-        if let value = self.horizontalPosition { validator.integer(value, "horizontalPosition", min: 0, max: 100) }
-        if let value = self.verticalPosition { validator.integer(value, "verticalPosition", min: 0, max: 100) }
-        if let value = self.frontVerticalPosition { validator.integer(value, "frontVerticalPosition", min: 0, max: 100) }
-        if let value = self.backVerticalPosition { validator.integer(value, "backVerticalPosition", min: 0, max: 100) }
-        if let value = self.backTiltAngle { validator.integer(value, "backTiltAngle", min: 0, max: 100) }
-        if let value = self.headSupportHorizontalPosition { validator.integer(value, "headSupportHorizontalPosition", min: 0, max: 100) }
-        if let value = self.headSupportVerticalPosition { validator.integer(value, "headSupportVerticalPosition", min: 0, max: 100) }
-        if let value = self.massageMode { validator.structures(value, "massageMode", minSize: 1, maxSize: 2) }
-        if let value = self.massageCushionFirmness { validator.structures(value, "massageCushionFirmness", minSize: 1, maxSize: 5) }
-        if let value = self.memory { validator.structure(value, "memory") }
+        if self.heatingEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatingEnabled") }
+        if self.coolingEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coolingEnabled") }
+        if let value = self.heatingLevel { validator.integer(value, "heatingLevel", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatingLevel") }
+        if let value = self.coolingLevel { validator.integer(value, "coolingLevel", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coolingLevel") }
+        if let value = self.horizontalPosition { validator.integer(value, "horizontalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "horizontalPosition") }
+        if let value = self.verticalPosition { validator.integer(value, "verticalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "verticalPosition") }
+        if let value = self.frontVerticalPosition { validator.integer(value, "frontVerticalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "frontVerticalPosition") }
+        if let value = self.backVerticalPosition { validator.integer(value, "backVerticalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backVerticalPosition") }
+        if let value = self.backTiltAngle { validator.integer(value, "backTiltAngle", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backTiltAngle") }
+        if let value = self.headSupportHorizontalPosition { validator.integer(value, "headSupportHorizontalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headSupportHorizontalPosition") }
+        if let value = self.headSupportVerticalPosition { validator.integer(value, "headSupportVerticalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headSupportVerticalPosition") }
+        if self.massageEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageEnabled") }
+        if let value = self.massageMode { validator.structures(value, "massageMode", minSize: 1, maxSize: 2, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageMode") }
+        if let value = self.massageCushionFirmness { validator.structures(value, "massageCushionFirmness", minSize: 1, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageCushionFirmness") }
+        if let value = self.memory { validator.structure(value, "memory") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "memory") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["id", "heatingEnabled", "coolingEnabled", "heatingLevel", "coolingLevel", "horizontalPosition", "verticalPosition", "frontVerticalPosition", "backVerticalPosition", "backTiltAngle", "headSupportHorizontalPosition", "headSupportVerticalPosition", "massageEnabled", "massageMode", "massageCushionFirmness", "memory"])
         }
@@ -5449,7 +6914,17 @@ public struct SDLSeatControlCapabilities: RPCStruct {
     /// `memoryAvailable`: Boolean, optional.
     public var memoryAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -5471,6 +6946,31 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         memoryAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, heatingEnabledAvailable: heatingEnabledAvailable, coolingEnabledAvailable: coolingEnabledAvailable, heatingLevelAvailable: heatingLevelAvailable, coolingLevelAvailable: coolingLevelAvailable, horizontalPositionAvailable: horizontalPositionAvailable, verticalPositionAvailable: verticalPositionAvailable, frontVerticalPositionAvailable: frontVerticalPositionAvailable, backVerticalPositionAvailable: backVerticalPositionAvailable, backTiltAngleAvailable: backTiltAngleAvailable, headSupportHorizontalPositionAvailable: headSupportHorizontalPositionAvailable, headSupportVerticalPositionAvailable: headSupportVerticalPositionAvailable, massageEnabledAvailable: massageEnabledAvailable, massageModeAvailable: massageModeAvailable, massageCushionFirmnessAvailable: massageCushionFirmnessAvailable, memoryAvailable: memoryAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        heatingEnabledAvailable: Bool?,
+        coolingEnabledAvailable: Bool?,
+        heatingLevelAvailable: Bool?,
+        coolingLevelAvailable: Bool?,
+        horizontalPositionAvailable: Bool?,
+        verticalPositionAvailable: Bool?,
+        frontVerticalPositionAvailable: Bool?,
+        backVerticalPositionAvailable: Bool?,
+        backTiltAngleAvailable: Bool?,
+        headSupportHorizontalPositionAvailable: Bool?,
+        headSupportVerticalPositionAvailable: Bool?,
+        massageEnabledAvailable: Bool?,
+        massageModeAvailable: Bool?,
+        massageCushionFirmnessAvailable: Bool?,
+        memoryAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.heatingEnabledAvailable = heatingEnabledAvailable
@@ -5488,7 +6988,7 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         self.massageModeAvailable = massageModeAvailable
         self.massageCushionFirmnessAvailable = massageCushionFirmnessAvailable
         self.memoryAvailable = memoryAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5510,57 +7010,73 @@ public struct SDLSeatControlCapabilities: RPCStruct {
         var massageCushionFirmnessAvailable: Bool? = nil
         var memoryAvailable: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x17686c65 where reader.currentKeyEquals("heatingEnabledAvailable"): try reader.decode(&heatingEnabledAvailable, "heatingEnabledAvailable")
-            case 0x17636c65 where reader.currentKeyEquals("coolingEnabledAvailable"): try reader.decode(&coolingEnabledAvailable, "coolingEnabledAvailable")
-            case 0x15686565 where reader.currentKeyEquals("heatingLevelAvailable"): try reader.decode(&heatingLevelAvailable, "heatingLevelAvailable")
-            case 0x15636565 where reader.currentKeyEquals("coolingLevelAvailable"): try reader.decode(&coolingLevelAvailable, "coolingLevelAvailable")
-            case 0x1b686965 where reader.currentKeyEquals("horizontalPositionAvailable"): try reader.decode(&horizontalPositionAvailable, "horizontalPositionAvailable")
-            case 0x19767465 where reader.currentKeyEquals("verticalPositionAvailable"): try reader.decode(&verticalPositionAvailable, "verticalPositionAvailable")
-            case 0x1e667365 where reader.currentKeyEquals("frontVerticalPositionAvailable"): try reader.decode(&frontVerticalPositionAvailable, "frontVerticalPositionAvailable")
-            case 0x1d627365 where reader.currentKeyEquals("backVerticalPositionAvailable"): try reader.decode(&backVerticalPositionAvailable, "backVerticalPositionAvailable")
-            case 0x16626c65 where reader.currentKeyEquals("backTiltAngleAvailable"): try reader.decode(&backTiltAngleAvailable, "backTiltAngleAvailable")
-            case 0x26686165 where reader.currentKeyEquals("headSupportHorizontalPositionAvailable"): try reader.decode(&headSupportHorizontalPositionAvailable, "headSupportHorizontalPositionAvailable")
-            case 0x24686c65 where reader.currentKeyEquals("headSupportVerticalPositionAvailable"): try reader.decode(&headSupportVerticalPositionAvailable, "headSupportVerticalPositionAvailable")
-            case 0x176d6c65 where reader.currentKeyEquals("massageEnabledAvailable"): try reader.decode(&massageEnabledAvailable, "massageEnabledAvailable")
-            case 0x146d6565 where reader.currentKeyEquals("massageModeAvailable"): try reader.decode(&massageModeAvailable, "massageModeAvailable")
-            case 0x1f6d6965 where reader.currentKeyEquals("massageCushionFirmnessAvailable"): try reader.decode(&massageCushionFirmnessAvailable, "massageCushionFirmnessAvailable")
-            case 0x0f6d7665 where reader.currentKeyEquals("memoryAvailable"): try reader.decode(&memoryAvailable, "memoryAvailable")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo", droppingInto: &droppedParameters)
+            case 0x17686c65 where reader.currentKeyEquals("heatingEnabledAvailable"): try reader.decode(&heatingEnabledAvailable, "heatingEnabledAvailable", droppingInto: &droppedParameters)
+            case 0x17636c65 where reader.currentKeyEquals("coolingEnabledAvailable"): try reader.decode(&coolingEnabledAvailable, "coolingEnabledAvailable", droppingInto: &droppedParameters)
+            case 0x15686565 where reader.currentKeyEquals("heatingLevelAvailable"): try reader.decode(&heatingLevelAvailable, "heatingLevelAvailable", droppingInto: &droppedParameters)
+            case 0x15636565 where reader.currentKeyEquals("coolingLevelAvailable"): try reader.decode(&coolingLevelAvailable, "coolingLevelAvailable", droppingInto: &droppedParameters)
+            case 0x1b686965 where reader.currentKeyEquals("horizontalPositionAvailable"): try reader.decode(&horizontalPositionAvailable, "horizontalPositionAvailable", droppingInto: &droppedParameters)
+            case 0x19767465 where reader.currentKeyEquals("verticalPositionAvailable"): try reader.decode(&verticalPositionAvailable, "verticalPositionAvailable", droppingInto: &droppedParameters)
+            case 0x1e667365 where reader.currentKeyEquals("frontVerticalPositionAvailable"): try reader.decode(&frontVerticalPositionAvailable, "frontVerticalPositionAvailable", droppingInto: &droppedParameters)
+            case 0x1d627365 where reader.currentKeyEquals("backVerticalPositionAvailable"): try reader.decode(&backVerticalPositionAvailable, "backVerticalPositionAvailable", droppingInto: &droppedParameters)
+            case 0x16626c65 where reader.currentKeyEquals("backTiltAngleAvailable"): try reader.decode(&backTiltAngleAvailable, "backTiltAngleAvailable", droppingInto: &droppedParameters)
+            case 0x26686165 where reader.currentKeyEquals("headSupportHorizontalPositionAvailable"): try reader.decode(&headSupportHorizontalPositionAvailable, "headSupportHorizontalPositionAvailable", droppingInto: &droppedParameters)
+            case 0x24686c65 where reader.currentKeyEquals("headSupportVerticalPositionAvailable"): try reader.decode(&headSupportVerticalPositionAvailable, "headSupportVerticalPositionAvailable", droppingInto: &droppedParameters)
+            case 0x176d6c65 where reader.currentKeyEquals("massageEnabledAvailable"): try reader.decode(&massageEnabledAvailable, "massageEnabledAvailable", droppingInto: &droppedParameters)
+            case 0x146d6565 where reader.currentKeyEquals("massageModeAvailable"): try reader.decode(&massageModeAvailable, "massageModeAvailable", droppingInto: &droppedParameters)
+            case 0x1f6d6965 where reader.currentKeyEquals("massageCushionFirmnessAvailable"): try reader.decode(&massageCushionFirmnessAvailable, "massageCushionFirmnessAvailable", droppingInto: &droppedParameters)
+            case 0x0f6d7665 where reader.currentKeyEquals("memoryAvailable"): try reader.decode(&memoryAvailable, "memoryAvailable", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, heatingEnabledAvailable: heatingEnabledAvailable, coolingEnabledAvailable: coolingEnabledAvailable, heatingLevelAvailable: heatingLevelAvailable, coolingLevelAvailable: coolingLevelAvailable, horizontalPositionAvailable: horizontalPositionAvailable, verticalPositionAvailable: verticalPositionAvailable, frontVerticalPositionAvailable: frontVerticalPositionAvailable, backVerticalPositionAvailable: backVerticalPositionAvailable, backTiltAngleAvailable: backTiltAngleAvailable, headSupportHorizontalPositionAvailable: headSupportHorizontalPositionAvailable, headSupportVerticalPositionAvailable: headSupportVerticalPositionAvailable, massageEnabledAvailable: massageEnabledAvailable, massageModeAvailable: massageModeAvailable, massageCushionFirmnessAvailable: massageCushionFirmnessAvailable, memoryAvailable: memoryAvailable, unknownParameters: unknownParameters)
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, heatingEnabledAvailable: heatingEnabledAvailable, coolingEnabledAvailable: coolingEnabledAvailable, heatingLevelAvailable: heatingLevelAvailable, coolingLevelAvailable: coolingLevelAvailable, horizontalPositionAvailable: horizontalPositionAvailable, verticalPositionAvailable: verticalPositionAvailable, frontVerticalPositionAvailable: frontVerticalPositionAvailable, backVerticalPositionAvailable: backVerticalPositionAvailable, backTiltAngleAvailable: backTiltAngleAvailable, headSupportHorizontalPositionAvailable: headSupportHorizontalPositionAvailable, headSupportVerticalPositionAvailable: headSupportVerticalPositionAvailable, massageEnabledAvailable: massageEnabledAvailable, massageModeAvailable: massageModeAvailable, massageCushionFirmnessAvailable: massageCushionFirmnessAvailable, memoryAvailable: memoryAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo")
-        writer.encodeIfPresent(self.heatingEnabledAvailable, forKey: "heatingEnabledAvailable")
-        writer.encodeIfPresent(self.coolingEnabledAvailable, forKey: "coolingEnabledAvailable")
-        writer.encodeIfPresent(self.heatingLevelAvailable, forKey: "heatingLevelAvailable")
-        writer.encodeIfPresent(self.coolingLevelAvailable, forKey: "coolingLevelAvailable")
-        writer.encodeIfPresent(self.horizontalPositionAvailable, forKey: "horizontalPositionAvailable")
-        writer.encodeIfPresent(self.verticalPositionAvailable, forKey: "verticalPositionAvailable")
-        writer.encodeIfPresent(self.frontVerticalPositionAvailable, forKey: "frontVerticalPositionAvailable")
-        writer.encodeIfPresent(self.backVerticalPositionAvailable, forKey: "backVerticalPositionAvailable")
-        writer.encodeIfPresent(self.backTiltAngleAvailable, forKey: "backTiltAngleAvailable")
-        writer.encodeIfPresent(self.headSupportHorizontalPositionAvailable, forKey: "headSupportHorizontalPositionAvailable")
-        writer.encodeIfPresent(self.headSupportVerticalPositionAvailable, forKey: "headSupportVerticalPositionAvailable")
-        writer.encodeIfPresent(self.massageEnabledAvailable, forKey: "massageEnabledAvailable")
-        writer.encodeIfPresent(self.massageModeAvailable, forKey: "massageModeAvailable")
-        writer.encodeIfPresent(self.massageCushionFirmnessAvailable, forKey: "massageCushionFirmnessAvailable")
-        writer.encodeIfPresent(self.memoryAvailable, forKey: "memoryAvailable")
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatingEnabledAvailable, forKey: "heatingEnabledAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.coolingEnabledAvailable, forKey: "coolingEnabledAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatingLevelAvailable, forKey: "heatingLevelAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.coolingLevelAvailable, forKey: "coolingLevelAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.horizontalPositionAvailable, forKey: "horizontalPositionAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.verticalPositionAvailable, forKey: "verticalPositionAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.frontVerticalPositionAvailable, forKey: "frontVerticalPositionAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.backVerticalPositionAvailable, forKey: "backVerticalPositionAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.backTiltAngleAvailable, forKey: "backTiltAngleAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headSupportHorizontalPositionAvailable, forKey: "headSupportHorizontalPositionAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.headSupportVerticalPositionAvailable, forKey: "headSupportVerticalPositionAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.massageEnabledAvailable, forKey: "massageEnabledAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.massageModeAvailable, forKey: "massageModeAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.massageCushionFirmnessAvailable, forKey: "massageCushionFirmnessAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.memoryAvailable, forKey: "memoryAvailable", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
+        if self.heatingEnabledAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatingEnabledAvailable") }
+        if self.coolingEnabledAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coolingEnabledAvailable") }
+        if self.heatingLevelAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatingLevelAvailable") }
+        if self.coolingLevelAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coolingLevelAvailable") }
+        if self.horizontalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "horizontalPositionAvailable") }
+        if self.verticalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "verticalPositionAvailable") }
+        if self.frontVerticalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "frontVerticalPositionAvailable") }
+        if self.backVerticalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backVerticalPositionAvailable") }
+        if self.backTiltAngleAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backTiltAngleAvailable") }
+        if self.headSupportHorizontalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headSupportHorizontalPositionAvailable") }
+        if self.headSupportVerticalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headSupportVerticalPositionAvailable") }
+        if self.massageEnabledAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageEnabledAvailable") }
+        if self.massageModeAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageModeAvailable") }
+        if self.massageCushionFirmnessAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageCushionFirmnessAvailable") }
+        if self.memoryAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "memoryAvailable") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "heatingEnabledAvailable", "coolingEnabledAvailable", "heatingLevelAvailable", "coolingLevelAvailable", "horizontalPositionAvailable", "verticalPositionAvailable", "frontVerticalPositionAvailable", "backVerticalPositionAvailable", "backTiltAngleAvailable", "headSupportHorizontalPositionAvailable", "headSupportVerticalPositionAvailable", "massageEnabledAvailable", "massageModeAvailable", "massageCushionFirmnessAvailable", "memoryAvailable"])
         }
@@ -5574,7 +7090,15 @@ public struct SDLTemperature: RPCStruct {
     /// `value`: Float, mandatory.
     public var value: Double
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unit: SDLTemperatureUnit,
@@ -5583,7 +7107,7 @@ public struct SDLTemperature: RPCStruct {
     ) {
         self.unit = unit
         self.value = value
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5637,7 +7161,17 @@ public struct SDLRdsData: RPCStruct {
     /// `REG`: String, length 1..., optional.
     public var REG: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         PS: String? = nil,
@@ -5650,6 +7184,22 @@ public struct SDLRdsData: RPCStruct {
         REG: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(PS: PS, RT: RT, CT: CT, PI: PI, PTY: PTY, TP: TP, TA: TA, REG: REG, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        PS: String?,
+        RT: String?,
+        CT: String?,
+        PI: String?,
+        PTY: Int32?,
+        TP: Bool?,
+        TA: Bool?,
+        REG: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.PS = PS
         self.RT = RT
         self.CT = CT
@@ -5658,7 +7208,7 @@ public struct SDLRdsData: RPCStruct {
         self.TP = TP
         self.TA = TA
         self.REG = REG
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5671,42 +7221,45 @@ public struct SDLRdsData: RPCStruct {
         var TA: Bool? = nil
         var REG: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x02505353 where reader.currentKeyEquals("PS"): try reader.decode(&PS, "PS")
-            case 0x02525454 where reader.currentKeyEquals("RT"): try reader.decode(&RT, "RT")
-            case 0x02435454 where reader.currentKeyEquals("CT"): try reader.decode(&CT, "CT")
-            case 0x02504949 where reader.currentKeyEquals("PI"): try reader.decode(&PI, "PI")
-            case 0x03505459 where reader.currentKeyEquals("PTY"): try reader.decode(&PTY, "PTY")
-            case 0x02545050 where reader.currentKeyEquals("TP"): try reader.decode(&TP, "TP")
-            case 0x02544141 where reader.currentKeyEquals("TA"): try reader.decode(&TA, "TA")
-            case 0x03524547 where reader.currentKeyEquals("REG"): try reader.decode(&REG, "REG")
+            case 0x02505353 where reader.currentKeyEquals("PS"): try reader.decode(&PS, "PS", droppingInto: &droppedParameters)
+            case 0x02525454 where reader.currentKeyEquals("RT"): try reader.decode(&RT, "RT", droppingInto: &droppedParameters)
+            case 0x02435454 where reader.currentKeyEquals("CT"): try reader.decode(&CT, "CT", droppingInto: &droppedParameters)
+            case 0x02504949 where reader.currentKeyEquals("PI"): try reader.decode(&PI, "PI", droppingInto: &droppedParameters)
+            case 0x03505459 where reader.currentKeyEquals("PTY"): try reader.decode(&PTY, "PTY", droppingInto: &droppedParameters)
+            case 0x02545050 where reader.currentKeyEquals("TP"): try reader.decode(&TP, "TP", droppingInto: &droppedParameters)
+            case 0x02544141 where reader.currentKeyEquals("TA"): try reader.decode(&TA, "TA", droppingInto: &droppedParameters)
+            case 0x03524547 where reader.currentKeyEquals("REG"): try reader.decode(&REG, "REG", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(PS: PS, RT: RT, CT: CT, PI: PI, PTY: PTY, TP: TP, TA: TA, REG: REG, unknownParameters: unknownParameters)
+        self.init(PS: PS, RT: RT, CT: CT, PI: PI, PTY: PTY, TP: TP, TA: TA, REG: REG, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.PS, forKey: "PS")
-        writer.encodeIfPresent(self.RT, forKey: "RT")
-        writer.encodeIfPresent(self.CT, forKey: "CT")
-        writer.encodeIfPresent(self.PI, forKey: "PI")
-        writer.encodeIfPresent(self.PTY, forKey: "PTY")
-        writer.encodeIfPresent(self.TP, forKey: "TP")
-        writer.encodeIfPresent(self.TA, forKey: "TA")
-        writer.encodeIfPresent(self.REG, forKey: "REG")
+        writer.encodeIfPresent(self.PS, forKey: "PS", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.RT, forKey: "RT", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.CT, forKey: "CT", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.PI, forKey: "PI", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.PTY, forKey: "PTY", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.TP, forKey: "TP", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.TA, forKey: "TA", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.REG, forKey: "REG", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.PS { validator.string(value, "PS", minLength: 0, maxLength: 8) }
-        if let value = self.RT { validator.string(value, "RT", minLength: 0, maxLength: 64) }
-        if let value = self.CT { validator.string(value, "CT", minLength: 24, maxLength: 24) }
-        if let value = self.PI { validator.string(value, "PI", minLength: 0, maxLength: 6) }
-        if let value = self.PTY { validator.integer(value, "PTY", min: 0, max: 31) }
-        if let value = self.REG { validator.string(value, "REG", minLength: 1, maxLength: nil) }
+        if let value = self.PS { validator.string(value, "PS", minLength: 0, maxLength: 8) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "PS") }
+        if let value = self.RT { validator.string(value, "RT", minLength: 0, maxLength: 64) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "RT") }
+        if let value = self.CT { validator.string(value, "CT", minLength: 24, maxLength: 24) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "CT") }
+        if let value = self.PI { validator.string(value, "PI", minLength: 0, maxLength: 6) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "PI") }
+        if let value = self.PTY { validator.integer(value, "PTY", min: 0, max: 31) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "PTY") }
+        if self.TP == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "TP") }
+        if self.TA == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "TA") }
+        if let value = self.REG { validator.string(value, "REG", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "REG") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["PS", "RT", "CT", "PI", "PTY", "TP", "TA", "REG"])
         }
@@ -5720,42 +7273,63 @@ public struct SDLStationIDNumber: RPCStruct {
     /// `fccFacilityId`: Integer, value 0...999999, optional.
     public var fccFacilityId: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         countryCode: Int32? = nil,
         fccFacilityId: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(countryCode: countryCode, fccFacilityId: fccFacilityId, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        countryCode: Int32?,
+        fccFacilityId: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.countryCode = countryCode
         self.fccFacilityId = fccFacilityId
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var countryCode: Int32? = nil
         var fccFacilityId: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0b637265 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode")
-            case 0x0d666964 where reader.currentKeyEquals("fccFacilityId"): try reader.decode(&fccFacilityId, "fccFacilityId")
+            case 0x0b637265 where reader.currentKeyEquals("countryCode"): try reader.decode(&countryCode, "countryCode", droppingInto: &droppedParameters)
+            case 0x0d666964 where reader.currentKeyEquals("fccFacilityId"): try reader.decode(&fccFacilityId, "fccFacilityId", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(countryCode: countryCode, fccFacilityId: fccFacilityId, unknownParameters: unknownParameters)
+        self.init(countryCode: countryCode, fccFacilityId: fccFacilityId, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.countryCode, forKey: "countryCode")
-        writer.encodeIfPresent(self.fccFacilityId, forKey: "fccFacilityId")
+        writer.encodeIfPresent(self.countryCode, forKey: "countryCode", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fccFacilityId, forKey: "fccFacilityId", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.countryCode { validator.integer(value, "countryCode", min: 0, max: 999) }
-        if let value = self.fccFacilityId { validator.integer(value, "fccFacilityId", min: 0, max: 999999) }
+        if let value = self.countryCode { validator.integer(value, "countryCode", min: 0, max: 999) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "countryCode") }
+        if let value = self.fccFacilityId { validator.integer(value, "fccFacilityId", min: 0, max: 999999) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fccFacilityId") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["countryCode", "fccFacilityId"])
         }
@@ -5775,7 +7349,17 @@ public struct SDLSisData: RPCStruct {
     /// `stationMessage`: String, length 0...56, optional.
     public var stationMessage: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         stationShortName: String? = nil,
@@ -5785,12 +7369,25 @@ public struct SDLSisData: RPCStruct {
         stationMessage: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(stationShortName: stationShortName, stationIDNumber: stationIDNumber, stationLongName: stationLongName, stationLocation: stationLocation, stationMessage: stationMessage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        stationShortName: String?,
+        stationIDNumber: SDLStationIDNumber?,
+        stationLongName: String?,
+        stationLocation: SDLGPSData?,
+        stationMessage: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.stationShortName = stationShortName
         self.stationIDNumber = stationIDNumber
         self.stationLongName = stationLongName
         self.stationLocation = stationLocation
         self.stationMessage = stationMessage
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5800,35 +7397,36 @@ public struct SDLSisData: RPCStruct {
         var stationLocation: SDLGPSData? = nil
         var stationMessage: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x10736865 where reader.currentKeyEquals("stationShortName"): try reader.decode(&stationShortName, "stationShortName")
-            case 0x0f734972 where reader.currentKeyEquals("stationIDNumber"): try reader.decode(&stationIDNumber, "stationIDNumber")
-            case 0x0f734c65 where reader.currentKeyEquals("stationLongName"): try reader.decode(&stationLongName, "stationLongName")
-            case 0x0f734c6e where reader.currentKeyEquals("stationLocation"): try reader.decode(&stationLocation, "stationLocation")
-            case 0x0e734d65 where reader.currentKeyEquals("stationMessage"): try reader.decode(&stationMessage, "stationMessage")
+            case 0x10736865 where reader.currentKeyEquals("stationShortName"): try reader.decode(&stationShortName, "stationShortName", droppingInto: &droppedParameters)
+            case 0x0f734972 where reader.currentKeyEquals("stationIDNumber"): try reader.decode(&stationIDNumber, "stationIDNumber", droppingInto: &droppedParameters)
+            case 0x0f734c65 where reader.currentKeyEquals("stationLongName"): try reader.decode(&stationLongName, "stationLongName", droppingInto: &droppedParameters)
+            case 0x0f734c6e where reader.currentKeyEquals("stationLocation"): try reader.decode(&stationLocation, "stationLocation", droppingInto: &droppedParameters)
+            case 0x0e734d65 where reader.currentKeyEquals("stationMessage"): try reader.decode(&stationMessage, "stationMessage", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(stationShortName: stationShortName, stationIDNumber: stationIDNumber, stationLongName: stationLongName, stationLocation: stationLocation, stationMessage: stationMessage, unknownParameters: unknownParameters)
+        self.init(stationShortName: stationShortName, stationIDNumber: stationIDNumber, stationLongName: stationLongName, stationLocation: stationLocation, stationMessage: stationMessage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.stationShortName, forKey: "stationShortName")
-        writer.encodeIfPresent(self.stationIDNumber, forKey: "stationIDNumber")
-        writer.encodeIfPresent(self.stationLongName, forKey: "stationLongName")
-        writer.encodeIfPresent(self.stationLocation, forKey: "stationLocation")
-        writer.encodeIfPresent(self.stationMessage, forKey: "stationMessage")
+        writer.encodeIfPresent(self.stationShortName, forKey: "stationShortName", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stationIDNumber, forKey: "stationIDNumber", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stationLongName, forKey: "stationLongName", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stationLocation, forKey: "stationLocation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stationMessage, forKey: "stationMessage", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.stationShortName { validator.string(value, "stationShortName", minLength: 4, maxLength: 7) }
-        if let value = self.stationIDNumber { validator.structure(value, "stationIDNumber") }
-        if let value = self.stationLongName { validator.string(value, "stationLongName", minLength: 0, maxLength: 56) }
-        if let value = self.stationLocation { validator.structure(value, "stationLocation") }
-        if let value = self.stationMessage { validator.string(value, "stationMessage", minLength: 0, maxLength: 56) }
+        if let value = self.stationShortName { validator.string(value, "stationShortName", minLength: 4, maxLength: 7) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationShortName") }
+        if let value = self.stationIDNumber { validator.structure(value, "stationIDNumber") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationIDNumber") }
+        if let value = self.stationLongName { validator.string(value, "stationLongName", minLength: 0, maxLength: 56) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationLongName") }
+        if let value = self.stationLocation { validator.structure(value, "stationLocation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationLocation") }
+        if let value = self.stationMessage { validator.string(value, "stationMessage", minLength: 0, maxLength: 56) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationMessage") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["stationShortName", "stationIDNumber", "stationLongName", "stationLocation", "stationMessage"])
         }
@@ -5864,7 +7462,17 @@ public struct SDLRadioControlData: RPCStruct {
     /// `sisData`: SisData, optional (since 5.0).
     public var sisData: SDLSisData?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         frequencyInteger: Int32? = nil,
@@ -5882,6 +7490,27 @@ public struct SDLRadioControlData: RPCStruct {
         sisData: SDLSisData? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        frequencyInteger: Int32?,
+        frequencyFraction: Int32?,
+        band: SDLRadioBand?,
+        rdsData: SDLRdsData?,
+        hdRadioEnable: Bool?,
+        availableHDs: Int32?,
+        availableHdChannels: [Int32]?,
+        hdChannel: Int32?,
+        signalStrength: Int32?,
+        signalChangeThreshold: Int32?,
+        radioEnable: Bool?,
+        state: SDLRadioState?,
+        sisData: SDLSisData?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.frequencyInteger = frequencyInteger
         self.frequencyFraction = frequencyFraction
         self.band = band
@@ -5895,7 +7524,7 @@ public struct SDLRadioControlData: RPCStruct {
         self.radioEnable = radioEnable
         self.state = state
         self.sisData = sisData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -5913,57 +7542,60 @@ public struct SDLRadioControlData: RPCStruct {
         var state: SDLRadioState? = nil
         var sisData: SDLSisData? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x10667972 where reader.currentKeyEquals("frequencyInteger"): try reader.decode(&frequencyInteger, "frequencyInteger")
-            case 0x1166796e where reader.currentKeyEquals("frequencyFraction"): try reader.decode(&frequencyFraction, "frequencyFraction")
-            case 0x04626e64 where reader.currentKeyEquals("band"): try reader.decode(&band, "band")
-            case 0x07724461 where reader.currentKeyEquals("rdsData"): try reader.decode(&rdsData, "rdsData")
-            case 0x0d686f65 where reader.currentKeyEquals("hdRadioEnable"): try reader.decode(&hdRadioEnable, "hdRadioEnable")
-            case 0x0c616273 where reader.currentKeyEquals("availableHDs"): try reader.decode(&availableHDs, "availableHDs")
-            case 0x13614873 where reader.currentKeyEquals("availableHdChannels"): try reader.decode(&availableHdChannels, "availableHdChannels")
-            case 0x0968616c where reader.currentKeyEquals("hdChannel"): try reader.decode(&hdChannel, "hdChannel")
-            case 0x0e737468 where reader.currentKeyEquals("signalStrength"): try reader.decode(&signalStrength, "signalStrength")
-            case 0x15736764 where reader.currentKeyEquals("signalChangeThreshold"): try reader.decode(&signalChangeThreshold, "signalChangeThreshold")
-            case 0x0b724565 where reader.currentKeyEquals("radioEnable"): try reader.decode(&radioEnable, "radioEnable")
-            case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state")
-            case 0x07734461 where reader.currentKeyEquals("sisData"): try reader.decode(&sisData, "sisData")
+            case 0x10667972 where reader.currentKeyEquals("frequencyInteger"): try reader.decode(&frequencyInteger, "frequencyInteger", droppingInto: &droppedParameters)
+            case 0x1166796e where reader.currentKeyEquals("frequencyFraction"): try reader.decode(&frequencyFraction, "frequencyFraction", droppingInto: &droppedParameters)
+            case 0x04626e64 where reader.currentKeyEquals("band"): try reader.decode(&band, "band", droppingInto: &droppedParameters)
+            case 0x07724461 where reader.currentKeyEquals("rdsData"): try reader.decode(&rdsData, "rdsData", droppingInto: &droppedParameters)
+            case 0x0d686f65 where reader.currentKeyEquals("hdRadioEnable"): try reader.decode(&hdRadioEnable, "hdRadioEnable", droppingInto: &droppedParameters)
+            case 0x0c616273 where reader.currentKeyEquals("availableHDs"): try reader.decode(&availableHDs, "availableHDs", droppingInto: &droppedParameters)
+            case 0x13614873 where reader.currentKeyEquals("availableHdChannels"): try reader.decodeArray(&availableHdChannels, "availableHdChannels", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0968616c where reader.currentKeyEquals("hdChannel"): try reader.decode(&hdChannel, "hdChannel", droppingInto: &droppedParameters)
+            case 0x0e737468 where reader.currentKeyEquals("signalStrength"): try reader.decode(&signalStrength, "signalStrength", droppingInto: &droppedParameters)
+            case 0x15736764 where reader.currentKeyEquals("signalChangeThreshold"): try reader.decode(&signalChangeThreshold, "signalChangeThreshold", droppingInto: &droppedParameters)
+            case 0x0b724565 where reader.currentKeyEquals("radioEnable"): try reader.decode(&radioEnable, "radioEnable", droppingInto: &droppedParameters)
+            case 0x05736165 where reader.currentKeyEquals("state"): try reader.decode(&state, "state", droppingInto: &droppedParameters)
+            case 0x07734461 where reader.currentKeyEquals("sisData"): try reader.decode(&sisData, "sisData", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData, unknownParameters: unknownParameters)
+        self.init(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.frequencyInteger, forKey: "frequencyInteger")
-        writer.encodeIfPresent(self.frequencyFraction, forKey: "frequencyFraction")
-        writer.encodeIfPresent(self.band, forKey: "band")
-        writer.encodeIfPresent(self.rdsData, forKey: "rdsData")
-        writer.encodeIfPresent(self.hdRadioEnable, forKey: "hdRadioEnable")
-        writer.encodeIfPresent(self.availableHDs, forKey: "availableHDs")
-        writer.encodeIfPresent(self.availableHdChannels, forKey: "availableHdChannels")
-        writer.encodeIfPresent(self.hdChannel, forKey: "hdChannel")
-        writer.encodeIfPresent(self.signalStrength, forKey: "signalStrength")
-        writer.encodeIfPresent(self.signalChangeThreshold, forKey: "signalChangeThreshold")
-        writer.encodeIfPresent(self.radioEnable, forKey: "radioEnable")
-        writer.encodeIfPresent(self.state, forKey: "state")
-        writer.encodeIfPresent(self.sisData, forKey: "sisData")
+        writer.encodeIfPresent(self.frequencyInteger, forKey: "frequencyInteger", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.frequencyFraction, forKey: "frequencyFraction", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.band, forKey: "band", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rdsData, forKey: "rdsData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.hdRadioEnable, forKey: "hdRadioEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.availableHDs, forKey: "availableHDs", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.availableHdChannels, forKey: "availableHdChannels", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.hdChannel, forKey: "hdChannel", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.signalStrength, forKey: "signalStrength", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.signalChangeThreshold, forKey: "signalChangeThreshold", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.radioEnable, forKey: "radioEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.state, forKey: "state", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.sisData, forKey: "sisData", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.frequencyInteger { validator.integer(value, "frequencyInteger", min: 0, max: 1710) }
-        if let value = self.frequencyFraction { validator.integer(value, "frequencyFraction", min: 0, max: 9) }
-        if let value = self.band { validator.enumeration(value, "band") }
-        if let value = self.rdsData { validator.structure(value, "rdsData") }
-        if let value = self.availableHDs { validator.integer(value, "availableHDs", min: 1, max: 7) }
-        if let value = self.availableHdChannels { validator.integers(value, "availableHdChannels", minSize: 0, maxSize: 8, min: 0, max: 7) }
-        if let value = self.hdChannel { validator.integer(value, "hdChannel", min: 0, max: 7) }
-        if let value = self.signalStrength { validator.integer(value, "signalStrength", min: 0, max: 100) }
-        if let value = self.signalChangeThreshold { validator.integer(value, "signalChangeThreshold", min: 0, max: 100) }
-        if let value = self.state { validator.enumeration(value, "state") }
-        if let value = self.sisData { validator.structure(value, "sisData") }
+        if let value = self.frequencyInteger { validator.integer(value, "frequencyInteger", min: 0, max: 1710) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "frequencyInteger") }
+        if let value = self.frequencyFraction { validator.integer(value, "frequencyFraction", min: 0, max: 9) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "frequencyFraction") }
+        if let value = self.band { validator.enumeration(value, "band") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "band") }
+        if let value = self.rdsData { validator.structure(value, "rdsData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rdsData") }
+        if self.hdRadioEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdRadioEnable") }
+        if let value = self.availableHDs { validator.integer(value, "availableHDs", min: 1, max: 7) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "availableHDs") }
+        if let value = self.availableHdChannels { validator.integers(value, "availableHdChannels", minSize: 0, maxSize: 8, min: 0, max: 7, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "availableHdChannels") }
+        if let value = self.hdChannel { validator.integer(value, "hdChannel", min: 0, max: 7) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdChannel") }
+        if let value = self.signalStrength { validator.integer(value, "signalStrength", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "signalStrength") }
+        if let value = self.signalChangeThreshold { validator.integer(value, "signalChangeThreshold", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "signalChangeThreshold") }
+        if self.radioEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioEnable") }
+        if let value = self.state { validator.enumeration(value, "state") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "state") }
+        if let value = self.sisData { validator.structure(value, "sisData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sisData") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["frequencyInteger", "frequencyFraction", "band", "rdsData", "hdRadioEnable", "availableHDs", "availableHdChannels", "hdChannel", "signalStrength", "signalChangeThreshold", "radioEnable", "state", "sisData"])
         }
@@ -6003,7 +7635,17 @@ public struct SDLClimateControlData: RPCStruct {
     /// `climateEnable`: Boolean, optional (since 6.0).
     public var climateEnable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         fanSpeed: Int32? = nil,
@@ -6023,6 +7665,29 @@ public struct SDLClimateControlData: RPCStruct {
         climateEnable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(fanSpeed: fanSpeed, currentTemperature: currentTemperature, desiredTemperature: desiredTemperature, acEnable: acEnable, circulateAirEnable: circulateAirEnable, autoModeEnable: autoModeEnable, defrostZone: defrostZone, dualModeEnable: dualModeEnable, acMaxEnable: acMaxEnable, ventilationMode: ventilationMode, heatedSteeringWheelEnable: heatedSteeringWheelEnable, heatedWindshieldEnable: heatedWindshieldEnable, heatedRearWindowEnable: heatedRearWindowEnable, heatedMirrorsEnable: heatedMirrorsEnable, climateEnable: climateEnable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        fanSpeed: Int32?,
+        currentTemperature: SDLTemperature?,
+        desiredTemperature: SDLTemperature?,
+        acEnable: Bool?,
+        circulateAirEnable: Bool?,
+        autoModeEnable: Bool?,
+        defrostZone: SDLDefrostZone?,
+        dualModeEnable: Bool?,
+        acMaxEnable: Bool?,
+        ventilationMode: SDLVentilationMode?,
+        heatedSteeringWheelEnable: Bool?,
+        heatedWindshieldEnable: Bool?,
+        heatedRearWindowEnable: Bool?,
+        heatedMirrorsEnable: Bool?,
+        climateEnable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.fanSpeed = fanSpeed
         self.currentTemperature = currentTemperature
         self.desiredTemperature = desiredTemperature
@@ -6038,7 +7703,7 @@ public struct SDLClimateControlData: RPCStruct {
         self.heatedRearWindowEnable = heatedRearWindowEnable
         self.heatedMirrorsEnable = heatedMirrorsEnable
         self.climateEnable = climateEnable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6058,55 +7723,66 @@ public struct SDLClimateControlData: RPCStruct {
         var heatedMirrorsEnable: Bool? = nil
         var climateEnable: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x08667064 where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed, "fanSpeed")
-            case 0x12636d65 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature")
-            case 0x12646d65 where reader.currentKeyEquals("desiredTemperature"): try reader.decode(&desiredTemperature, "desiredTemperature")
-            case 0x08616165 where reader.currentKeyEquals("acEnable"): try reader.decode(&acEnable, "acEnable")
-            case 0x12634165 where reader.currentKeyEquals("circulateAirEnable"): try reader.decode(&circulateAirEnable, "circulateAirEnable")
-            case 0x0e616565 where reader.currentKeyEquals("autoModeEnable"): try reader.decode(&autoModeEnable, "autoModeEnable")
-            case 0x0b647365 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone, "defrostZone")
-            case 0x0e646565 where reader.currentKeyEquals("dualModeEnable"): try reader.decode(&dualModeEnable, "dualModeEnable")
-            case 0x0b614565 where reader.currentKeyEquals("acMaxEnable"): try reader.decode(&acMaxEnable, "acMaxEnable")
-            case 0x0f767465 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode, "ventilationMode")
-            case 0x19686e65 where reader.currentKeyEquals("heatedSteeringWheelEnable"): try reader.decode(&heatedSteeringWheelEnable, "heatedSteeringWheelEnable")
-            case 0x16686865 where reader.currentKeyEquals("heatedWindshieldEnable"): try reader.decode(&heatedWindshieldEnable, "heatedWindshieldEnable")
-            case 0x16686965 where reader.currentKeyEquals("heatedRearWindowEnable"): try reader.decode(&heatedRearWindowEnable, "heatedRearWindowEnable")
-            case 0x13687265 where reader.currentKeyEquals("heatedMirrorsEnable"): try reader.decode(&heatedMirrorsEnable, "heatedMirrorsEnable")
-            case 0x0d636565 where reader.currentKeyEquals("climateEnable"): try reader.decode(&climateEnable, "climateEnable")
+            case 0x08667064 where reader.currentKeyEquals("fanSpeed"): try reader.decode(&fanSpeed, "fanSpeed", droppingInto: &droppedParameters)
+            case 0x12636d65 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature", droppingInto: &droppedParameters)
+            case 0x12646d65 where reader.currentKeyEquals("desiredTemperature"): try reader.decode(&desiredTemperature, "desiredTemperature", droppingInto: &droppedParameters)
+            case 0x08616165 where reader.currentKeyEquals("acEnable"): try reader.decode(&acEnable, "acEnable", droppingInto: &droppedParameters)
+            case 0x12634165 where reader.currentKeyEquals("circulateAirEnable"): try reader.decode(&circulateAirEnable, "circulateAirEnable", droppingInto: &droppedParameters)
+            case 0x0e616565 where reader.currentKeyEquals("autoModeEnable"): try reader.decode(&autoModeEnable, "autoModeEnable", droppingInto: &droppedParameters)
+            case 0x0b647365 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone, "defrostZone", droppingInto: &droppedParameters)
+            case 0x0e646565 where reader.currentKeyEquals("dualModeEnable"): try reader.decode(&dualModeEnable, "dualModeEnable", droppingInto: &droppedParameters)
+            case 0x0b614565 where reader.currentKeyEquals("acMaxEnable"): try reader.decode(&acMaxEnable, "acMaxEnable", droppingInto: &droppedParameters)
+            case 0x0f767465 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode, "ventilationMode", droppingInto: &droppedParameters)
+            case 0x19686e65 where reader.currentKeyEquals("heatedSteeringWheelEnable"): try reader.decode(&heatedSteeringWheelEnable, "heatedSteeringWheelEnable", droppingInto: &droppedParameters)
+            case 0x16686865 where reader.currentKeyEquals("heatedWindshieldEnable"): try reader.decode(&heatedWindshieldEnable, "heatedWindshieldEnable", droppingInto: &droppedParameters)
+            case 0x16686965 where reader.currentKeyEquals("heatedRearWindowEnable"): try reader.decode(&heatedRearWindowEnable, "heatedRearWindowEnable", droppingInto: &droppedParameters)
+            case 0x13687265 where reader.currentKeyEquals("heatedMirrorsEnable"): try reader.decode(&heatedMirrorsEnable, "heatedMirrorsEnable", droppingInto: &droppedParameters)
+            case 0x0d636565 where reader.currentKeyEquals("climateEnable"): try reader.decode(&climateEnable, "climateEnable", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(fanSpeed: fanSpeed, currentTemperature: currentTemperature, desiredTemperature: desiredTemperature, acEnable: acEnable, circulateAirEnable: circulateAirEnable, autoModeEnable: autoModeEnable, defrostZone: defrostZone, dualModeEnable: dualModeEnable, acMaxEnable: acMaxEnable, ventilationMode: ventilationMode, heatedSteeringWheelEnable: heatedSteeringWheelEnable, heatedWindshieldEnable: heatedWindshieldEnable, heatedRearWindowEnable: heatedRearWindowEnable, heatedMirrorsEnable: heatedMirrorsEnable, climateEnable: climateEnable, unknownParameters: unknownParameters)
+        self.init(fanSpeed: fanSpeed, currentTemperature: currentTemperature, desiredTemperature: desiredTemperature, acEnable: acEnable, circulateAirEnable: circulateAirEnable, autoModeEnable: autoModeEnable, defrostZone: defrostZone, dualModeEnable: dualModeEnable, acMaxEnable: acMaxEnable, ventilationMode: ventilationMode, heatedSteeringWheelEnable: heatedSteeringWheelEnable, heatedWindshieldEnable: heatedWindshieldEnable, heatedRearWindowEnable: heatedRearWindowEnable, heatedMirrorsEnable: heatedMirrorsEnable, climateEnable: climateEnable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.fanSpeed, forKey: "fanSpeed")
-        writer.encodeIfPresent(self.currentTemperature, forKey: "currentTemperature")
-        writer.encodeIfPresent(self.desiredTemperature, forKey: "desiredTemperature")
-        writer.encodeIfPresent(self.acEnable, forKey: "acEnable")
-        writer.encodeIfPresent(self.circulateAirEnable, forKey: "circulateAirEnable")
-        writer.encodeIfPresent(self.autoModeEnable, forKey: "autoModeEnable")
-        writer.encodeIfPresent(self.defrostZone, forKey: "defrostZone")
-        writer.encodeIfPresent(self.dualModeEnable, forKey: "dualModeEnable")
-        writer.encodeIfPresent(self.acMaxEnable, forKey: "acMaxEnable")
-        writer.encodeIfPresent(self.ventilationMode, forKey: "ventilationMode")
-        writer.encodeIfPresent(self.heatedSteeringWheelEnable, forKey: "heatedSteeringWheelEnable")
-        writer.encodeIfPresent(self.heatedWindshieldEnable, forKey: "heatedWindshieldEnable")
-        writer.encodeIfPresent(self.heatedRearWindowEnable, forKey: "heatedRearWindowEnable")
-        writer.encodeIfPresent(self.heatedMirrorsEnable, forKey: "heatedMirrorsEnable")
-        writer.encodeIfPresent(self.climateEnable, forKey: "climateEnable")
+        writer.encodeIfPresent(self.fanSpeed, forKey: "fanSpeed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.currentTemperature, forKey: "currentTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.desiredTemperature, forKey: "desiredTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.acEnable, forKey: "acEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.circulateAirEnable, forKey: "circulateAirEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.autoModeEnable, forKey: "autoModeEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.defrostZone, forKey: "defrostZone", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.dualModeEnable, forKey: "dualModeEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.acMaxEnable, forKey: "acMaxEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.ventilationMode, forKey: "ventilationMode", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatedSteeringWheelEnable, forKey: "heatedSteeringWheelEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatedWindshieldEnable, forKey: "heatedWindshieldEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatedRearWindowEnable, forKey: "heatedRearWindowEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatedMirrorsEnable, forKey: "heatedMirrorsEnable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.climateEnable, forKey: "climateEnable", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.fanSpeed { validator.integer(value, "fanSpeed", min: 0, max: 100) }
-        if let value = self.currentTemperature { validator.structure(value, "currentTemperature") }
-        if let value = self.desiredTemperature { validator.structure(value, "desiredTemperature") }
-        if let value = self.defrostZone { validator.enumeration(value, "defrostZone") }
-        if let value = self.ventilationMode { validator.enumeration(value, "ventilationMode") }
+        if let value = self.fanSpeed { validator.integer(value, "fanSpeed", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fanSpeed") }
+        if let value = self.currentTemperature { validator.structure(value, "currentTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentTemperature") }
+        if let value = self.desiredTemperature { validator.structure(value, "desiredTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "desiredTemperature") }
+        if self.acEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acEnable") }
+        if self.circulateAirEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "circulateAirEnable") }
+        if self.autoModeEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "autoModeEnable") }
+        if let value = self.defrostZone { validator.enumeration(value, "defrostZone") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "defrostZone") }
+        if self.dualModeEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dualModeEnable") }
+        if self.acMaxEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acMaxEnable") }
+        if let value = self.ventilationMode { validator.enumeration(value, "ventilationMode") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ventilationMode") }
+        if self.heatedSteeringWheelEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedSteeringWheelEnable") }
+        if self.heatedWindshieldEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedWindshieldEnable") }
+        if self.heatedRearWindowEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedRearWindowEnable") }
+        if self.heatedMirrorsEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedMirrorsEnable") }
+        if self.climateEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateEnable") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["fanSpeed", "currentTemperature", "desiredTemperature", "acEnable", "circulateAirEnable", "autoModeEnable", "defrostZone", "dualModeEnable", "acMaxEnable", "ventilationMode", "heatedSteeringWheelEnable", "heatedWindshieldEnable", "heatedRearWindowEnable", "heatedMirrorsEnable", "climateEnable"])
         }
@@ -6146,7 +7822,17 @@ public struct SDLRadioControlCapabilities: RPCStruct {
     /// `siriusxmRadioAvailable`: Boolean, optional (since 5.0).
     public var siriusxmRadioAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -6166,6 +7852,29 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         siriusxmRadioAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, radioEnableAvailable: radioEnableAvailable, radioBandAvailable: radioBandAvailable, radioFrequencyAvailable: radioFrequencyAvailable, hdChannelAvailable: hdChannelAvailable, rdsDataAvailable: rdsDataAvailable, availableHDsAvailable: availableHDsAvailable, availableHdChannelsAvailable: availableHdChannelsAvailable, stateAvailable: stateAvailable, signalStrengthAvailable: signalStrengthAvailable, signalChangeThresholdAvailable: signalChangeThresholdAvailable, sisDataAvailable: sisDataAvailable, hdRadioEnableAvailable: hdRadioEnableAvailable, siriusxmRadioAvailable: siriusxmRadioAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        radioEnableAvailable: Bool?,
+        radioBandAvailable: Bool?,
+        radioFrequencyAvailable: Bool?,
+        hdChannelAvailable: Bool?,
+        rdsDataAvailable: Bool?,
+        availableHDsAvailable: Bool?,
+        availableHdChannelsAvailable: Bool?,
+        stateAvailable: Bool?,
+        signalStrengthAvailable: Bool?,
+        signalChangeThresholdAvailable: Bool?,
+        sisDataAvailable: Bool?,
+        hdRadioEnableAvailable: Bool?,
+        siriusxmRadioAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.radioEnableAvailable = radioEnableAvailable
@@ -6181,7 +7890,7 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         self.sisDataAvailable = sisDataAvailable
         self.hdRadioEnableAvailable = hdRadioEnableAvailable
         self.siriusxmRadioAvailable = siriusxmRadioAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6201,53 +7910,67 @@ public struct SDLRadioControlCapabilities: RPCStruct {
         var hdRadioEnableAvailable: Bool? = nil
         var siriusxmRadioAvailable: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x14726565 where reader.currentKeyEquals("radioEnableAvailable"): try reader.decode(&radioEnableAvailable, "radioEnableAvailable")
-            case 0x12724165 where reader.currentKeyEquals("radioBandAvailable"): try reader.decode(&radioBandAvailable, "radioBandAvailable")
-            case 0x17726e65 where reader.currentKeyEquals("radioFrequencyAvailable"): try reader.decode(&radioFrequencyAvailable, "radioFrequencyAvailable")
-            case 0x12684165 where reader.currentKeyEquals("hdChannelAvailable"): try reader.decode(&hdChannelAvailable, "hdChannelAvailable")
-            case 0x10727665 where reader.currentKeyEquals("rdsDataAvailable"): try reader.decode(&rdsDataAvailable, "rdsDataAvailable")
-            case 0x15614465 where reader.currentKeyEquals("availableHDsAvailable"): try reader.decode(&availableHDsAvailable, "availableHDsAvailable")
-            case 0x1c616e65 where reader.currentKeyEquals("availableHdChannelsAvailable"): try reader.decode(&availableHdChannelsAvailable, "availableHdChannelsAvailable")
-            case 0x0e736165 where reader.currentKeyEquals("stateAvailable"): try reader.decode(&stateAvailable, "stateAvailable")
-            case 0x17736765 where reader.currentKeyEquals("signalStrengthAvailable"): try reader.decode(&signalStrengthAvailable, "signalStrengthAvailable")
-            case 0x1e736565 where reader.currentKeyEquals("signalChangeThresholdAvailable"): try reader.decode(&signalChangeThresholdAvailable, "signalChangeThresholdAvailable")
-            case 0x10737665 where reader.currentKeyEquals("sisDataAvailable"): try reader.decode(&sisDataAvailable, "sisDataAvailable")
-            case 0x16686c65 where reader.currentKeyEquals("hdRadioEnableAvailable"): try reader.decode(&hdRadioEnableAvailable, "hdRadioEnableAvailable")
-            case 0x16736965 where reader.currentKeyEquals("siriusxmRadioAvailable"): try reader.decode(&siriusxmRadioAvailable, "siriusxmRadioAvailable")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo", droppingInto: &droppedParameters)
+            case 0x14726565 where reader.currentKeyEquals("radioEnableAvailable"): try reader.decode(&radioEnableAvailable, "radioEnableAvailable", droppingInto: &droppedParameters)
+            case 0x12724165 where reader.currentKeyEquals("radioBandAvailable"): try reader.decode(&radioBandAvailable, "radioBandAvailable", droppingInto: &droppedParameters)
+            case 0x17726e65 where reader.currentKeyEquals("radioFrequencyAvailable"): try reader.decode(&radioFrequencyAvailable, "radioFrequencyAvailable", droppingInto: &droppedParameters)
+            case 0x12684165 where reader.currentKeyEquals("hdChannelAvailable"): try reader.decode(&hdChannelAvailable, "hdChannelAvailable", droppingInto: &droppedParameters)
+            case 0x10727665 where reader.currentKeyEquals("rdsDataAvailable"): try reader.decode(&rdsDataAvailable, "rdsDataAvailable", droppingInto: &droppedParameters)
+            case 0x15614465 where reader.currentKeyEquals("availableHDsAvailable"): try reader.decode(&availableHDsAvailable, "availableHDsAvailable", droppingInto: &droppedParameters)
+            case 0x1c616e65 where reader.currentKeyEquals("availableHdChannelsAvailable"): try reader.decode(&availableHdChannelsAvailable, "availableHdChannelsAvailable", droppingInto: &droppedParameters)
+            case 0x0e736165 where reader.currentKeyEquals("stateAvailable"): try reader.decode(&stateAvailable, "stateAvailable", droppingInto: &droppedParameters)
+            case 0x17736765 where reader.currentKeyEquals("signalStrengthAvailable"): try reader.decode(&signalStrengthAvailable, "signalStrengthAvailable", droppingInto: &droppedParameters)
+            case 0x1e736565 where reader.currentKeyEquals("signalChangeThresholdAvailable"): try reader.decode(&signalChangeThresholdAvailable, "signalChangeThresholdAvailable", droppingInto: &droppedParameters)
+            case 0x10737665 where reader.currentKeyEquals("sisDataAvailable"): try reader.decode(&sisDataAvailable, "sisDataAvailable", droppingInto: &droppedParameters)
+            case 0x16686c65 where reader.currentKeyEquals("hdRadioEnableAvailable"): try reader.decode(&hdRadioEnableAvailable, "hdRadioEnableAvailable", droppingInto: &droppedParameters)
+            case 0x16736965 where reader.currentKeyEquals("siriusxmRadioAvailable"): try reader.decode(&siriusxmRadioAvailable, "siriusxmRadioAvailable", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, radioEnableAvailable: radioEnableAvailable, radioBandAvailable: radioBandAvailable, radioFrequencyAvailable: radioFrequencyAvailable, hdChannelAvailable: hdChannelAvailable, rdsDataAvailable: rdsDataAvailable, availableHDsAvailable: availableHDsAvailable, availableHdChannelsAvailable: availableHdChannelsAvailable, stateAvailable: stateAvailable, signalStrengthAvailable: signalStrengthAvailable, signalChangeThresholdAvailable: signalChangeThresholdAvailable, sisDataAvailable: sisDataAvailable, hdRadioEnableAvailable: hdRadioEnableAvailable, siriusxmRadioAvailable: siriusxmRadioAvailable, unknownParameters: unknownParameters)
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, radioEnableAvailable: radioEnableAvailable, radioBandAvailable: radioBandAvailable, radioFrequencyAvailable: radioFrequencyAvailable, hdChannelAvailable: hdChannelAvailable, rdsDataAvailable: rdsDataAvailable, availableHDsAvailable: availableHDsAvailable, availableHdChannelsAvailable: availableHdChannelsAvailable, stateAvailable: stateAvailable, signalStrengthAvailable: signalStrengthAvailable, signalChangeThresholdAvailable: signalChangeThresholdAvailable, sisDataAvailable: sisDataAvailable, hdRadioEnableAvailable: hdRadioEnableAvailable, siriusxmRadioAvailable: siriusxmRadioAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo")
-        writer.encodeIfPresent(self.radioEnableAvailable, forKey: "radioEnableAvailable")
-        writer.encodeIfPresent(self.radioBandAvailable, forKey: "radioBandAvailable")
-        writer.encodeIfPresent(self.radioFrequencyAvailable, forKey: "radioFrequencyAvailable")
-        writer.encodeIfPresent(self.hdChannelAvailable, forKey: "hdChannelAvailable")
-        writer.encodeIfPresent(self.rdsDataAvailable, forKey: "rdsDataAvailable")
-        writer.encodeIfPresent(self.availableHDsAvailable, forKey: "availableHDsAvailable")
-        writer.encodeIfPresent(self.availableHdChannelsAvailable, forKey: "availableHdChannelsAvailable")
-        writer.encodeIfPresent(self.stateAvailable, forKey: "stateAvailable")
-        writer.encodeIfPresent(self.signalStrengthAvailable, forKey: "signalStrengthAvailable")
-        writer.encodeIfPresent(self.signalChangeThresholdAvailable, forKey: "signalChangeThresholdAvailable")
-        writer.encodeIfPresent(self.sisDataAvailable, forKey: "sisDataAvailable")
-        writer.encodeIfPresent(self.hdRadioEnableAvailable, forKey: "hdRadioEnableAvailable")
-        writer.encodeIfPresent(self.siriusxmRadioAvailable, forKey: "siriusxmRadioAvailable")
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.radioEnableAvailable, forKey: "radioEnableAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.radioBandAvailable, forKey: "radioBandAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.radioFrequencyAvailable, forKey: "radioFrequencyAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.hdChannelAvailable, forKey: "hdChannelAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rdsDataAvailable, forKey: "rdsDataAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.availableHDsAvailable, forKey: "availableHDsAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.availableHdChannelsAvailable, forKey: "availableHdChannelsAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.stateAvailable, forKey: "stateAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.signalStrengthAvailable, forKey: "signalStrengthAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.signalChangeThresholdAvailable, forKey: "signalChangeThresholdAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.sisDataAvailable, forKey: "sisDataAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.hdRadioEnableAvailable, forKey: "hdRadioEnableAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.siriusxmRadioAvailable, forKey: "siriusxmRadioAvailable", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
+        if self.radioEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioEnableAvailable") }
+        if self.radioBandAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioBandAvailable") }
+        if self.radioFrequencyAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioFrequencyAvailable") }
+        if self.hdChannelAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdChannelAvailable") }
+        if self.rdsDataAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rdsDataAvailable") }
+        if self.availableHDsAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "availableHDsAvailable") }
+        if self.availableHdChannelsAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "availableHdChannelsAvailable") }
+        if self.stateAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stateAvailable") }
+        if self.signalStrengthAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "signalStrengthAvailable") }
+        if self.signalChangeThresholdAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "signalChangeThresholdAvailable") }
+        if self.sisDataAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sisDataAvailable") }
+        if self.hdRadioEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdRadioEnableAvailable") }
+        if self.siriusxmRadioAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "siriusxmRadioAvailable") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "radioEnableAvailable", "radioBandAvailable", "radioFrequencyAvailable", "hdChannelAvailable", "rdsDataAvailable", "availableHDsAvailable", "availableHdChannelsAvailable", "stateAvailable", "signalStrengthAvailable", "signalChangeThresholdAvailable", "sisDataAvailable", "hdRadioEnableAvailable", "siriusxmRadioAvailable"])
         }
@@ -6295,7 +8018,17 @@ public struct SDLClimateControlCapabilities: RPCStruct {
     /// `climateEnableAvailable`: Boolean, optional (since 6.0).
     public var climateEnableAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -6319,6 +8052,33 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         climateEnableAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, currentTemperatureAvailable: currentTemperatureAvailable, fanSpeedAvailable: fanSpeedAvailable, desiredTemperatureAvailable: desiredTemperatureAvailable, acEnableAvailable: acEnableAvailable, acMaxEnableAvailable: acMaxEnableAvailable, circulateAirEnableAvailable: circulateAirEnableAvailable, autoModeEnableAvailable: autoModeEnableAvailable, dualModeEnableAvailable: dualModeEnableAvailable, defrostZoneAvailable: defrostZoneAvailable, defrostZone: defrostZone, ventilationModeAvailable: ventilationModeAvailable, ventilationMode: ventilationMode, heatedSteeringWheelAvailable: heatedSteeringWheelAvailable, heatedWindshieldAvailable: heatedWindshieldAvailable, heatedRearWindowAvailable: heatedRearWindowAvailable, heatedMirrorsAvailable: heatedMirrorsAvailable, climateEnableAvailable: climateEnableAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        currentTemperatureAvailable: Bool?,
+        fanSpeedAvailable: Bool?,
+        desiredTemperatureAvailable: Bool?,
+        acEnableAvailable: Bool?,
+        acMaxEnableAvailable: Bool?,
+        circulateAirEnableAvailable: Bool?,
+        autoModeEnableAvailable: Bool?,
+        dualModeEnableAvailable: Bool?,
+        defrostZoneAvailable: Bool?,
+        defrostZone: [SDLDefrostZone]?,
+        ventilationModeAvailable: Bool?,
+        ventilationMode: [SDLVentilationMode]?,
+        heatedSteeringWheelAvailable: Bool?,
+        heatedWindshieldAvailable: Bool?,
+        heatedRearWindowAvailable: Bool?,
+        heatedMirrorsAvailable: Bool?,
+        climateEnableAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.currentTemperatureAvailable = currentTemperatureAvailable
@@ -6338,7 +8098,7 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         self.heatedRearWindowAvailable = heatedRearWindowAvailable
         self.heatedMirrorsAvailable = heatedMirrorsAvailable
         self.climateEnableAvailable = climateEnableAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6362,63 +8122,79 @@ public struct SDLClimateControlCapabilities: RPCStruct {
         var heatedMirrorsAvailable: Bool? = nil
         var climateEnableAvailable: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x1b636165 where reader.currentKeyEquals("currentTemperatureAvailable"): try reader.decode(&currentTemperatureAvailable, "currentTemperatureAvailable")
-            case 0x11664165 where reader.currentKeyEquals("fanSpeedAvailable"): try reader.decode(&fanSpeedAvailable, "fanSpeedAvailable")
-            case 0x1b646165 where reader.currentKeyEquals("desiredTemperatureAvailable"): try reader.decode(&desiredTemperatureAvailable, "desiredTemperatureAvailable")
-            case 0x11614165 where reader.currentKeyEquals("acEnableAvailable"): try reader.decode(&acEnableAvailable, "acEnableAvailable")
-            case 0x14616565 where reader.currentKeyEquals("acMaxEnableAvailable"): try reader.decode(&acMaxEnableAvailable, "acMaxEnableAvailable")
-            case 0x1b636e65 where reader.currentKeyEquals("circulateAirEnableAvailable"): try reader.decode(&circulateAirEnableAvailable, "circulateAirEnableAvailable")
-            case 0x17616265 where reader.currentKeyEquals("autoModeEnableAvailable"): try reader.decode(&autoModeEnableAvailable, "autoModeEnableAvailable")
-            case 0x17646265 where reader.currentKeyEquals("dualModeEnableAvailable"): try reader.decode(&dualModeEnableAvailable, "dualModeEnableAvailable")
-            case 0x14646565 where reader.currentKeyEquals("defrostZoneAvailable"): try reader.decode(&defrostZoneAvailable, "defrostZoneAvailable")
-            case 0x0b647365 where reader.currentKeyEquals("defrostZone"): try reader.decode(&defrostZone, "defrostZone")
-            case 0x18766f65 where reader.currentKeyEquals("ventilationModeAvailable"): try reader.decode(&ventilationModeAvailable, "ventilationModeAvailable")
-            case 0x0f767465 where reader.currentKeyEquals("ventilationMode"): try reader.decode(&ventilationMode, "ventilationMode")
-            case 0x1c685765 where reader.currentKeyEquals("heatedSteeringWheelAvailable"): try reader.decode(&heatedSteeringWheelAvailable, "heatedSteeringWheelAvailable")
-            case 0x19686965 where reader.currentKeyEquals("heatedWindshieldAvailable"): try reader.decode(&heatedWindshieldAvailable, "heatedWindshieldAvailable")
-            case 0x19686e65 where reader.currentKeyEquals("heatedRearWindowAvailable"): try reader.decode(&heatedRearWindowAvailable, "heatedRearWindowAvailable")
-            case 0x16687265 where reader.currentKeyEquals("heatedMirrorsAvailable"): try reader.decode(&heatedMirrorsAvailable, "heatedMirrorsAvailable")
-            case 0x16636c65 where reader.currentKeyEquals("climateEnableAvailable"): try reader.decode(&climateEnableAvailable, "climateEnableAvailable")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo", droppingInto: &droppedParameters)
+            case 0x1b636165 where reader.currentKeyEquals("currentTemperatureAvailable"): try reader.decode(&currentTemperatureAvailable, "currentTemperatureAvailable", droppingInto: &droppedParameters)
+            case 0x11664165 where reader.currentKeyEquals("fanSpeedAvailable"): try reader.decode(&fanSpeedAvailable, "fanSpeedAvailable", droppingInto: &droppedParameters)
+            case 0x1b646165 where reader.currentKeyEquals("desiredTemperatureAvailable"): try reader.decode(&desiredTemperatureAvailable, "desiredTemperatureAvailable", droppingInto: &droppedParameters)
+            case 0x11614165 where reader.currentKeyEquals("acEnableAvailable"): try reader.decode(&acEnableAvailable, "acEnableAvailable", droppingInto: &droppedParameters)
+            case 0x14616565 where reader.currentKeyEquals("acMaxEnableAvailable"): try reader.decode(&acMaxEnableAvailable, "acMaxEnableAvailable", droppingInto: &droppedParameters)
+            case 0x1b636e65 where reader.currentKeyEquals("circulateAirEnableAvailable"): try reader.decode(&circulateAirEnableAvailable, "circulateAirEnableAvailable", droppingInto: &droppedParameters)
+            case 0x17616265 where reader.currentKeyEquals("autoModeEnableAvailable"): try reader.decode(&autoModeEnableAvailable, "autoModeEnableAvailable", droppingInto: &droppedParameters)
+            case 0x17646265 where reader.currentKeyEquals("dualModeEnableAvailable"): try reader.decode(&dualModeEnableAvailable, "dualModeEnableAvailable", droppingInto: &droppedParameters)
+            case 0x14646565 where reader.currentKeyEquals("defrostZoneAvailable"): try reader.decode(&defrostZoneAvailable, "defrostZoneAvailable", droppingInto: &droppedParameters)
+            case 0x0b647365 where reader.currentKeyEquals("defrostZone"): try reader.decodeArray(&defrostZone, "defrostZone", isOptional: true, droppingInto: &droppedParameters)
+            case 0x18766f65 where reader.currentKeyEquals("ventilationModeAvailable"): try reader.decode(&ventilationModeAvailable, "ventilationModeAvailable", droppingInto: &droppedParameters)
+            case 0x0f767465 where reader.currentKeyEquals("ventilationMode"): try reader.decodeArray(&ventilationMode, "ventilationMode", isOptional: true, droppingInto: &droppedParameters)
+            case 0x1c685765 where reader.currentKeyEquals("heatedSteeringWheelAvailable"): try reader.decode(&heatedSteeringWheelAvailable, "heatedSteeringWheelAvailable", droppingInto: &droppedParameters)
+            case 0x19686965 where reader.currentKeyEquals("heatedWindshieldAvailable"): try reader.decode(&heatedWindshieldAvailable, "heatedWindshieldAvailable", droppingInto: &droppedParameters)
+            case 0x19686e65 where reader.currentKeyEquals("heatedRearWindowAvailable"): try reader.decode(&heatedRearWindowAvailable, "heatedRearWindowAvailable", droppingInto: &droppedParameters)
+            case 0x16687265 where reader.currentKeyEquals("heatedMirrorsAvailable"): try reader.decode(&heatedMirrorsAvailable, "heatedMirrorsAvailable", droppingInto: &droppedParameters)
+            case 0x16636c65 where reader.currentKeyEquals("climateEnableAvailable"): try reader.decode(&climateEnableAvailable, "climateEnableAvailable", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, currentTemperatureAvailable: currentTemperatureAvailable, fanSpeedAvailable: fanSpeedAvailable, desiredTemperatureAvailable: desiredTemperatureAvailable, acEnableAvailable: acEnableAvailable, acMaxEnableAvailable: acMaxEnableAvailable, circulateAirEnableAvailable: circulateAirEnableAvailable, autoModeEnableAvailable: autoModeEnableAvailable, dualModeEnableAvailable: dualModeEnableAvailable, defrostZoneAvailable: defrostZoneAvailable, defrostZone: defrostZone, ventilationModeAvailable: ventilationModeAvailable, ventilationMode: ventilationMode, heatedSteeringWheelAvailable: heatedSteeringWheelAvailable, heatedWindshieldAvailable: heatedWindshieldAvailable, heatedRearWindowAvailable: heatedRearWindowAvailable, heatedMirrorsAvailable: heatedMirrorsAvailable, climateEnableAvailable: climateEnableAvailable, unknownParameters: unknownParameters)
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, currentTemperatureAvailable: currentTemperatureAvailable, fanSpeedAvailable: fanSpeedAvailable, desiredTemperatureAvailable: desiredTemperatureAvailable, acEnableAvailable: acEnableAvailable, acMaxEnableAvailable: acMaxEnableAvailable, circulateAirEnableAvailable: circulateAirEnableAvailable, autoModeEnableAvailable: autoModeEnableAvailable, dualModeEnableAvailable: dualModeEnableAvailable, defrostZoneAvailable: defrostZoneAvailable, defrostZone: defrostZone, ventilationModeAvailable: ventilationModeAvailable, ventilationMode: ventilationMode, heatedSteeringWheelAvailable: heatedSteeringWheelAvailable, heatedWindshieldAvailable: heatedWindshieldAvailable, heatedRearWindowAvailable: heatedRearWindowAvailable, heatedMirrorsAvailable: heatedMirrorsAvailable, climateEnableAvailable: climateEnableAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo")
-        writer.encodeIfPresent(self.currentTemperatureAvailable, forKey: "currentTemperatureAvailable")
-        writer.encodeIfPresent(self.fanSpeedAvailable, forKey: "fanSpeedAvailable")
-        writer.encodeIfPresent(self.desiredTemperatureAvailable, forKey: "desiredTemperatureAvailable")
-        writer.encodeIfPresent(self.acEnableAvailable, forKey: "acEnableAvailable")
-        writer.encodeIfPresent(self.acMaxEnableAvailable, forKey: "acMaxEnableAvailable")
-        writer.encodeIfPresent(self.circulateAirEnableAvailable, forKey: "circulateAirEnableAvailable")
-        writer.encodeIfPresent(self.autoModeEnableAvailable, forKey: "autoModeEnableAvailable")
-        writer.encodeIfPresent(self.dualModeEnableAvailable, forKey: "dualModeEnableAvailable")
-        writer.encodeIfPresent(self.defrostZoneAvailable, forKey: "defrostZoneAvailable")
-        writer.encodeIfPresent(self.defrostZone, forKey: "defrostZone")
-        writer.encodeIfPresent(self.ventilationModeAvailable, forKey: "ventilationModeAvailable")
-        writer.encodeIfPresent(self.ventilationMode, forKey: "ventilationMode")
-        writer.encodeIfPresent(self.heatedSteeringWheelAvailable, forKey: "heatedSteeringWheelAvailable")
-        writer.encodeIfPresent(self.heatedWindshieldAvailable, forKey: "heatedWindshieldAvailable")
-        writer.encodeIfPresent(self.heatedRearWindowAvailable, forKey: "heatedRearWindowAvailable")
-        writer.encodeIfPresent(self.heatedMirrorsAvailable, forKey: "heatedMirrorsAvailable")
-        writer.encodeIfPresent(self.climateEnableAvailable, forKey: "climateEnableAvailable")
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.currentTemperatureAvailable, forKey: "currentTemperatureAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.fanSpeedAvailable, forKey: "fanSpeedAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.desiredTemperatureAvailable, forKey: "desiredTemperatureAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.acEnableAvailable, forKey: "acEnableAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.acMaxEnableAvailable, forKey: "acMaxEnableAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.circulateAirEnableAvailable, forKey: "circulateAirEnableAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.autoModeEnableAvailable, forKey: "autoModeEnableAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.dualModeEnableAvailable, forKey: "dualModeEnableAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.defrostZoneAvailable, forKey: "defrostZoneAvailable", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.defrostZone, forKey: "defrostZone", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.ventilationModeAvailable, forKey: "ventilationModeAvailable", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.ventilationMode, forKey: "ventilationMode", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.heatedSteeringWheelAvailable, forKey: "heatedSteeringWheelAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatedWindshieldAvailable, forKey: "heatedWindshieldAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatedRearWindowAvailable, forKey: "heatedRearWindowAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.heatedMirrorsAvailable, forKey: "heatedMirrorsAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.climateEnableAvailable, forKey: "climateEnableAvailable", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
-        if let value = self.defrostZone { validator.enumerations(value, "defrostZone", minSize: 1, maxSize: 100) }
-        if let value = self.ventilationMode { validator.enumerations(value, "ventilationMode", minSize: 1, maxSize: 100) }
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
+        if self.currentTemperatureAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentTemperatureAvailable") }
+        if self.fanSpeedAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fanSpeedAvailable") }
+        if self.desiredTemperatureAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "desiredTemperatureAvailable") }
+        if self.acEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acEnableAvailable") }
+        if self.acMaxEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acMaxEnableAvailable") }
+        if self.circulateAirEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "circulateAirEnableAvailable") }
+        if self.autoModeEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "autoModeEnableAvailable") }
+        if self.dualModeEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dualModeEnableAvailable") }
+        if self.defrostZoneAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "defrostZoneAvailable") }
+        if let value = self.defrostZone { validator.enumerations(value, "defrostZone", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "defrostZone") }
+        if self.ventilationModeAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ventilationModeAvailable") }
+        if let value = self.ventilationMode { validator.enumerations(value, "ventilationMode", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ventilationMode") }
+        if self.heatedSteeringWheelAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedSteeringWheelAvailable") }
+        if self.heatedWindshieldAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedWindshieldAvailable") }
+        if self.heatedRearWindowAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedRearWindowAvailable") }
+        if self.heatedMirrorsAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedMirrorsAvailable") }
+        if self.climateEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateEnableAvailable") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "currentTemperatureAvailable", "fanSpeedAvailable", "desiredTemperatureAvailable", "acEnableAvailable", "acMaxEnableAvailable", "circulateAirEnableAvailable", "autoModeEnableAvailable", "dualModeEnableAvailable", "defrostZoneAvailable", "defrostZone", "ventilationModeAvailable", "ventilationMode", "heatedSteeringWheelAvailable", "heatedWindshieldAvailable", "heatedRearWindowAvailable", "heatedMirrorsAvailable", "climateEnableAvailable"])
         }
@@ -6434,7 +8210,17 @@ public struct SDLEqualizerSettings: RPCStruct {
     /// `channelSetting`: Integer, value 0...100, mandatory.
     public var channelSetting: Int32
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         channelId: Int32,
@@ -6442,10 +8228,21 @@ public struct SDLEqualizerSettings: RPCStruct {
         channelSetting: Int32,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(channelId: channelId, channelName: channelName, channelSetting: channelSetting, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        channelId: Int32,
+        channelName: String?,
+        channelSetting: Int32,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.channelId = channelId
         self.channelName = channelName
         self.channelSetting = channelSetting
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6453,10 +8250,11 @@ public struct SDLEqualizerSettings: RPCStruct {
         var channelName: String? = nil
         var channelSetting: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x09636e64 where reader.currentKeyEquals("channelId"): try reader.decode(&channelId, "channelId")
-            case 0x0b636565 where reader.currentKeyEquals("channelName"): try reader.decode(&channelName, "channelName")
+            case 0x0b636565 where reader.currentKeyEquals("channelName"): try reader.decode(&channelName, "channelName", droppingInto: &droppedParameters)
             case 0x0e635367 where reader.currentKeyEquals("channelSetting"): try reader.decode(&channelSetting, "channelSetting")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
@@ -6464,19 +8262,19 @@ public struct SDLEqualizerSettings: RPCStruct {
         try unknownParameters.requireUniqueKeys()
         guard let channelId else { throw RPCError.missingParameter("channelId") }
         guard let channelSetting else { throw RPCError.missingParameter("channelSetting") }
-        self.init(channelId: channelId, channelName: channelName, channelSetting: channelSetting, unknownParameters: unknownParameters)
+        self.init(channelId: channelId, channelName: channelName, channelSetting: channelSetting, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.channelId, forKey: "channelId")
-        writer.encodeIfPresent(self.channelName, forKey: "channelName")
+        writer.encodeIfPresent(self.channelName, forKey: "channelName", orDropped: self.droppedParameters)
         writer.encode(self.channelSetting, forKey: "channelSetting")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.channelId, "channelId", min: 1, max: 100)
-        if let value = self.channelName { validator.string(value, "channelName", minLength: 1, maxLength: 50) }
+        if let value = self.channelName { validator.string(value, "channelName", minLength: 1, maxLength: 50) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "channelName") }
         validator.integer(self.channelSetting, "channelSetting", min: 0, max: 100)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["channelId", "channelName", "channelSetting"])
@@ -6495,7 +8293,17 @@ public struct SDLAudioControlData: RPCStruct {
     /// `equalizerSettings`: array of EqualizerSettings, size 1...100, optional.
     public var equalizerSettings: [SDLEqualizerSettings]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         source: SDLPrimaryAudioSource? = nil,
@@ -6504,11 +8312,23 @@ public struct SDLAudioControlData: RPCStruct {
         equalizerSettings: [SDLEqualizerSettings]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(source: source, keepContext: keepContext, volume: volume, equalizerSettings: equalizerSettings, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        source: SDLPrimaryAudioSource?,
+        keepContext: Bool?,
+        volume: Int32?,
+        equalizerSettings: [SDLEqualizerSettings]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.source = source
         self.keepContext = keepContext
         self.volume = volume
         self.equalizerSettings = equalizerSettings
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6517,31 +8337,33 @@ public struct SDLAudioControlData: RPCStruct {
         var volume: Int32? = nil
         var equalizerSettings: [SDLEqualizerSettings]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x06737265 where reader.currentKeyEquals("source"): try reader.decode(&source, "source")
-            case 0x0b6b6f74 where reader.currentKeyEquals("keepContext"): try reader.decode(&keepContext, "keepContext")
-            case 0x06767565 where reader.currentKeyEquals("volume"): try reader.decode(&volume, "volume")
-            case 0x11657273 where reader.currentKeyEquals("equalizerSettings"): try reader.decode(&equalizerSettings, "equalizerSettings")
+            case 0x06737265 where reader.currentKeyEquals("source"): try reader.decode(&source, "source", droppingInto: &droppedParameters)
+            case 0x0b6b6f74 where reader.currentKeyEquals("keepContext"): try reader.decode(&keepContext, "keepContext", droppingInto: &droppedParameters)
+            case 0x06767565 where reader.currentKeyEquals("volume"): try reader.decode(&volume, "volume", droppingInto: &droppedParameters)
+            case 0x11657273 where reader.currentKeyEquals("equalizerSettings"): try reader.decodeArray(&equalizerSettings, "equalizerSettings", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(source: source, keepContext: keepContext, volume: volume, equalizerSettings: equalizerSettings, unknownParameters: unknownParameters)
+        self.init(source: source, keepContext: keepContext, volume: volume, equalizerSettings: equalizerSettings, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.source, forKey: "source")
-        writer.encodeIfPresent(self.keepContext, forKey: "keepContext")
-        writer.encodeIfPresent(self.volume, forKey: "volume")
-        writer.encodeIfPresent(self.equalizerSettings, forKey: "equalizerSettings")
+        writer.encodeIfPresent(self.source, forKey: "source", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.keepContext, forKey: "keepContext", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.volume, forKey: "volume", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.equalizerSettings, forKey: "equalizerSettings", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.source { validator.enumeration(value, "source") }
-        if let value = self.volume { validator.integer(value, "volume", min: 0, max: 100) }
-        if let value = self.equalizerSettings { validator.structures(value, "equalizerSettings", minSize: 1, maxSize: 100) }
+        if let value = self.source { validator.enumeration(value, "source") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "source") }
+        if self.keepContext == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keepContext") }
+        if let value = self.volume { validator.integer(value, "volume", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "volume") }
+        if let value = self.equalizerSettings { validator.structures(value, "equalizerSettings", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "equalizerSettings") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["source", "keepContext", "volume", "equalizerSettings"])
         }
@@ -6565,7 +8387,17 @@ public struct SDLAudioControlCapabilities: RPCStruct {
     /// `equalizerMaxChannelId`: Integer, value 1...100, optional.
     public var equalizerMaxChannelId: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -6577,6 +8409,21 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         equalizerMaxChannelId: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, sourceAvailable: sourceAvailable, keepContextAvailable: keepContextAvailable, volumeAvailable: volumeAvailable, equalizerAvailable: equalizerAvailable, equalizerMaxChannelId: equalizerMaxChannelId, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        sourceAvailable: Bool?,
+        keepContextAvailable: Bool?,
+        volumeAvailable: Bool?,
+        equalizerAvailable: Bool?,
+        equalizerMaxChannelId: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.sourceAvailable = sourceAvailable
@@ -6584,7 +8431,7 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         self.volumeAvailable = volumeAvailable
         self.equalizerAvailable = equalizerAvailable
         self.equalizerMaxChannelId = equalizerMaxChannelId
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6596,38 +8443,43 @@ public struct SDLAudioControlCapabilities: RPCStruct {
         var equalizerAvailable: Bool? = nil
         var equalizerMaxChannelId: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x0f737665 where reader.currentKeyEquals("sourceAvailable"): try reader.decode(&sourceAvailable, "sourceAvailable")
-            case 0x146b7465 where reader.currentKeyEquals("keepContextAvailable"): try reader.decode(&keepContextAvailable, "keepContextAvailable")
-            case 0x0f767665 where reader.currentKeyEquals("volumeAvailable"): try reader.decode(&volumeAvailable, "volumeAvailable")
-            case 0x12654165 where reader.currentKeyEquals("equalizerAvailable"): try reader.decode(&equalizerAvailable, "equalizerAvailable")
-            case 0x15656164 where reader.currentKeyEquals("equalizerMaxChannelId"): try reader.decode(&equalizerMaxChannelId, "equalizerMaxChannelId")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo", droppingInto: &droppedParameters)
+            case 0x0f737665 where reader.currentKeyEquals("sourceAvailable"): try reader.decode(&sourceAvailable, "sourceAvailable", droppingInto: &droppedParameters)
+            case 0x146b7465 where reader.currentKeyEquals("keepContextAvailable"): try reader.decode(&keepContextAvailable, "keepContextAvailable", droppingInto: &droppedParameters)
+            case 0x0f767665 where reader.currentKeyEquals("volumeAvailable"): try reader.decode(&volumeAvailable, "volumeAvailable", droppingInto: &droppedParameters)
+            case 0x12654165 where reader.currentKeyEquals("equalizerAvailable"): try reader.decode(&equalizerAvailable, "equalizerAvailable", droppingInto: &droppedParameters)
+            case 0x15656164 where reader.currentKeyEquals("equalizerMaxChannelId"): try reader.decode(&equalizerMaxChannelId, "equalizerMaxChannelId", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, sourceAvailable: sourceAvailable, keepContextAvailable: keepContextAvailable, volumeAvailable: volumeAvailable, equalizerAvailable: equalizerAvailable, equalizerMaxChannelId: equalizerMaxChannelId, unknownParameters: unknownParameters)
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, sourceAvailable: sourceAvailable, keepContextAvailable: keepContextAvailable, volumeAvailable: volumeAvailable, equalizerAvailable: equalizerAvailable, equalizerMaxChannelId: equalizerMaxChannelId, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo")
-        writer.encodeIfPresent(self.sourceAvailable, forKey: "sourceAvailable")
-        writer.encodeIfPresent(self.keepContextAvailable, forKey: "keepContextAvailable")
-        writer.encodeIfPresent(self.volumeAvailable, forKey: "volumeAvailable")
-        writer.encodeIfPresent(self.equalizerAvailable, forKey: "equalizerAvailable")
-        writer.encodeIfPresent(self.equalizerMaxChannelId, forKey: "equalizerMaxChannelId")
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.sourceAvailable, forKey: "sourceAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.keepContextAvailable, forKey: "keepContextAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.volumeAvailable, forKey: "volumeAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.equalizerAvailable, forKey: "equalizerAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.equalizerMaxChannelId, forKey: "equalizerMaxChannelId", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
-        if let value = self.equalizerMaxChannelId { validator.integer(value, "equalizerMaxChannelId", min: 1, max: 100) }
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
+        if self.sourceAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sourceAvailable") }
+        if self.keepContextAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keepContextAvailable") }
+        if self.volumeAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "volumeAvailable") }
+        if self.equalizerAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "equalizerAvailable") }
+        if let value = self.equalizerMaxChannelId { validator.integer(value, "equalizerMaxChannelId", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "equalizerMaxChannelId") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "sourceAvailable", "keepContextAvailable", "volumeAvailable", "equalizerAvailable", "equalizerMaxChannelId"])
         }
@@ -6645,7 +8497,17 @@ public struct SDLLightCapabilities: RPCStruct {
     /// `rgbColorSpaceAvailable`: Boolean, optional.
     public var rgbColorSpaceAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         name: SDLLightName,
@@ -6654,11 +8516,23 @@ public struct SDLLightCapabilities: RPCStruct {
         rgbColorSpaceAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(name: name, statusAvailable: statusAvailable, densityAvailable: densityAvailable, rgbColorSpaceAvailable: rgbColorSpaceAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        name: SDLLightName,
+        statusAvailable: Bool?,
+        densityAvailable: Bool?,
+        rgbColorSpaceAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.name = name
         self.statusAvailable = statusAvailable
         self.densityAvailable = densityAvailable
         self.rgbColorSpaceAvailable = rgbColorSpaceAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6667,30 +8541,34 @@ public struct SDLLightCapabilities: RPCStruct {
         var densityAvailable: Bool? = nil
         var rgbColorSpaceAvailable: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x046e6d65 where reader.currentKeyEquals("name"): try reader.decode(&name, "name")
-            case 0x0f737665 where reader.currentKeyEquals("statusAvailable"): try reader.decode(&statusAvailable, "statusAvailable")
-            case 0x10647665 where reader.currentKeyEquals("densityAvailable"): try reader.decode(&densityAvailable, "densityAvailable")
-            case 0x16726365 where reader.currentKeyEquals("rgbColorSpaceAvailable"): try reader.decode(&rgbColorSpaceAvailable, "rgbColorSpaceAvailable")
+            case 0x0f737665 where reader.currentKeyEquals("statusAvailable"): try reader.decode(&statusAvailable, "statusAvailable", droppingInto: &droppedParameters)
+            case 0x10647665 where reader.currentKeyEquals("densityAvailable"): try reader.decode(&densityAvailable, "densityAvailable", droppingInto: &droppedParameters)
+            case 0x16726365 where reader.currentKeyEquals("rgbColorSpaceAvailable"): try reader.decode(&rgbColorSpaceAvailable, "rgbColorSpaceAvailable", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let name else { throw RPCError.missingParameter("name") }
-        self.init(name: name, statusAvailable: statusAvailable, densityAvailable: densityAvailable, rgbColorSpaceAvailable: rgbColorSpaceAvailable, unknownParameters: unknownParameters)
+        self.init(name: name, statusAvailable: statusAvailable, densityAvailable: densityAvailable, rgbColorSpaceAvailable: rgbColorSpaceAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.name, forKey: "name")
-        writer.encodeIfPresent(self.statusAvailable, forKey: "statusAvailable")
-        writer.encodeIfPresent(self.densityAvailable, forKey: "densityAvailable")
-        writer.encodeIfPresent(self.rgbColorSpaceAvailable, forKey: "rgbColorSpaceAvailable")
+        writer.encodeIfPresent(self.statusAvailable, forKey: "statusAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.densityAvailable, forKey: "densityAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rgbColorSpaceAvailable, forKey: "rgbColorSpaceAvailable", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.name, "name")
+        if self.statusAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "statusAvailable") }
+        if self.densityAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "densityAvailable") }
+        if self.rgbColorSpaceAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rgbColorSpaceAvailable") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["name", "statusAvailable", "densityAvailable", "rgbColorSpaceAvailable"])
         }
@@ -6706,7 +8584,17 @@ public struct SDLLightControlCapabilities: RPCStruct {
     /// `supportedLights`: array of LightCapabilities, size 1...100, mandatory.
     public var supportedLights: [SDLLightCapabilities]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -6714,10 +8602,21 @@ public struct SDLLightControlCapabilities: RPCStruct {
         supportedLights: [SDLLightCapabilities],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, supportedLights: supportedLights, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        supportedLights: [SDLLightCapabilities],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.supportedLights = supportedLights
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6725,31 +8624,32 @@ public struct SDLLightControlCapabilities: RPCStruct {
         var moduleInfo: SDLModuleInfo? = nil
         var supportedLights: [SDLLightCapabilities]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x0f736573 where reader.currentKeyEquals("supportedLights"): try reader.decode(&supportedLights, "supportedLights")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo", droppingInto: &droppedParameters)
+            case 0x0f736573 where reader.currentKeyEquals("supportedLights"): try reader.decodeArray(&supportedLights, "supportedLights", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
         guard let supportedLights else { throw RPCError.missingParameter("supportedLights") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, supportedLights: supportedLights, unknownParameters: unknownParameters)
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, supportedLights: supportedLights, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo")
-        writer.encode(self.supportedLights, forKey: "supportedLights")
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
+        writer.encodeArray(self.supportedLights, forKey: "supportedLights", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
-        validator.structures(self.supportedLights, "supportedLights", minSize: 1, maxSize: 100)
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
+        validator.structures(self.supportedLights, "supportedLights", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "supportedLights"])
         }
@@ -6767,7 +8667,17 @@ public struct SDLLightState: RPCStruct {
     /// `color`: RGBColor, optional.
     public var color: SDLRGBColor?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: SDLLightName,
@@ -6776,11 +8686,23 @@ public struct SDLLightState: RPCStruct {
         color: SDLRGBColor? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(id: id, status: status, density: density, color: color, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        id: SDLLightName,
+        status: SDLLightStatus,
+        density: Double?,
+        color: SDLRGBColor?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.id = id
         self.status = status
         self.density = density
         self.color = color
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6789,34 +8711,35 @@ public struct SDLLightState: RPCStruct {
         var density: Double? = nil
         var color: SDLRGBColor? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x02696464 where reader.currentKeyEquals("id"): try reader.decode(&id, "id")
             case 0x06737473 where reader.currentKeyEquals("status"): try reader.decode(&status, "status")
-            case 0x07647379 where reader.currentKeyEquals("density"): try reader.decode(&density, "density")
-            case 0x05636c72 where reader.currentKeyEquals("color"): try reader.decode(&color, "color")
+            case 0x07647379 where reader.currentKeyEquals("density"): try reader.decode(&density, "density", droppingInto: &droppedParameters)
+            case 0x05636c72 where reader.currentKeyEquals("color"): try reader.decode(&color, "color", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let id else { throw RPCError.missingParameter("id") }
         guard let status else { throw RPCError.missingParameter("status") }
-        self.init(id: id, status: status, density: density, color: color, unknownParameters: unknownParameters)
+        self.init(id: id, status: status, density: density, color: color, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.id, forKey: "id")
         writer.encode(self.status, forKey: "status")
-        writer.encodeIfPresent(self.density, forKey: "density")
-        writer.encodeIfPresent(self.color, forKey: "color")
+        writer.encodeIfPresent(self.density, forKey: "density", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.color, forKey: "color", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.id, "id")
         validator.enumeration(self.status, "status")
-        if let value = self.density { validator.float(value, "density", min: 0, max: 1) }
-        if let value = self.color { validator.structure(value, "color") }
+        if let value = self.density { validator.float(value, "density", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "density") }
+        if let value = self.color { validator.structure(value, "color") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "color") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["id", "status", "density", "color"])
         }
@@ -6828,37 +8751,57 @@ public struct SDLLightControlData: RPCStruct {
     /// `lightState`: array of LightState, size 1...100, mandatory.
     public var lightState: [SDLLightState]
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         lightState: [SDLLightState],
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(lightState: lightState, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        lightState: [SDLLightState],
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.lightState = lightState
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var lightState: [SDLLightState]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a6c5365 where reader.currentKeyEquals("lightState"): try reader.decode(&lightState, "lightState")
+            case 0x0a6c5365 where reader.currentKeyEquals("lightState"): try reader.decodeArray(&lightState, "lightState", isOptional: false, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let lightState else { throw RPCError.missingParameter("lightState") }
-        self.init(lightState: lightState, unknownParameters: unknownParameters)
+        self.init(lightState: lightState, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encode(self.lightState, forKey: "lightState")
+        writer.encodeArray(self.lightState, forKey: "lightState", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.structures(self.lightState, "lightState", minSize: 1, maxSize: 100)
+        validator.structures(self.lightState, "lightState", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["lightState"])
         }
@@ -6874,7 +8817,17 @@ public struct SDLHMISettingsControlData: RPCStruct {
     /// `distanceUnit`: DistanceUnit, optional.
     public var distanceUnit: SDLDistanceUnit?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         displayMode: SDLDisplayMode? = nil,
@@ -6882,10 +8835,21 @@ public struct SDLHMISettingsControlData: RPCStruct {
         distanceUnit: SDLDistanceUnit? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(displayMode: displayMode, temperatureUnit: temperatureUnit, distanceUnit: distanceUnit, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        displayMode: SDLDisplayMode?,
+        temperatureUnit: SDLTemperatureUnit?,
+        distanceUnit: SDLDistanceUnit?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.displayMode = displayMode
         self.temperatureUnit = temperatureUnit
         self.distanceUnit = distanceUnit
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6893,29 +8857,30 @@ public struct SDLHMISettingsControlData: RPCStruct {
         var temperatureUnit: SDLTemperatureUnit? = nil
         var distanceUnit: SDLDistanceUnit? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0b646165 where reader.currentKeyEquals("displayMode"): try reader.decode(&displayMode, "displayMode")
-            case 0x0f747474 where reader.currentKeyEquals("temperatureUnit"): try reader.decode(&temperatureUnit, "temperatureUnit")
-            case 0x0c646374 where reader.currentKeyEquals("distanceUnit"): try reader.decode(&distanceUnit, "distanceUnit")
+            case 0x0b646165 where reader.currentKeyEquals("displayMode"): try reader.decode(&displayMode, "displayMode", droppingInto: &droppedParameters)
+            case 0x0f747474 where reader.currentKeyEquals("temperatureUnit"): try reader.decode(&temperatureUnit, "temperatureUnit", droppingInto: &droppedParameters)
+            case 0x0c646374 where reader.currentKeyEquals("distanceUnit"): try reader.decode(&distanceUnit, "distanceUnit", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(displayMode: displayMode, temperatureUnit: temperatureUnit, distanceUnit: distanceUnit, unknownParameters: unknownParameters)
+        self.init(displayMode: displayMode, temperatureUnit: temperatureUnit, distanceUnit: distanceUnit, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.displayMode, forKey: "displayMode")
-        writer.encodeIfPresent(self.temperatureUnit, forKey: "temperatureUnit")
-        writer.encodeIfPresent(self.distanceUnit, forKey: "distanceUnit")
+        writer.encodeIfPresent(self.displayMode, forKey: "displayMode", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.temperatureUnit, forKey: "temperatureUnit", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.distanceUnit, forKey: "distanceUnit", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.displayMode { validator.enumeration(value, "displayMode") }
-        if let value = self.temperatureUnit { validator.enumeration(value, "temperatureUnit") }
-        if let value = self.distanceUnit { validator.enumeration(value, "distanceUnit") }
+        if let value = self.displayMode { validator.enumeration(value, "displayMode") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayMode") }
+        if let value = self.temperatureUnit { validator.enumeration(value, "temperatureUnit") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "temperatureUnit") }
+        if let value = self.distanceUnit { validator.enumeration(value, "distanceUnit") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "distanceUnit") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["displayMode", "temperatureUnit", "distanceUnit"])
         }
@@ -6935,7 +8900,17 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
     /// `displayModeUnitAvailable`: Boolean, optional.
     public var displayModeUnitAvailable: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleName: String,
@@ -6945,12 +8920,25 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
         displayModeUnitAvailable: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, distanceUnitAvailable: distanceUnitAvailable, temperatureUnitAvailable: temperatureUnitAvailable, displayModeUnitAvailable: displayModeUnitAvailable, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleName: String,
+        moduleInfo: SDLModuleInfo?,
+        distanceUnitAvailable: Bool?,
+        temperatureUnitAvailable: Bool?,
+        displayModeUnitAvailable: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleName = moduleName
         self.moduleInfo = moduleInfo
         self.distanceUnitAvailable = distanceUnitAvailable
         self.temperatureUnitAvailable = temperatureUnitAvailable
         self.displayModeUnitAvailable = displayModeUnitAvailable
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -6960,33 +8948,37 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
         var temperatureUnitAvailable: Bool? = nil
         var displayModeUnitAvailable: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleName"): try reader.decode(&moduleName, "moduleName")
-            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo")
-            case 0x15646965 where reader.currentKeyEquals("distanceUnitAvailable"): try reader.decode(&distanceUnitAvailable, "distanceUnitAvailable")
-            case 0x18746e65 where reader.currentKeyEquals("temperatureUnitAvailable"): try reader.decode(&temperatureUnitAvailable, "temperatureUnitAvailable")
-            case 0x18646e65 where reader.currentKeyEquals("displayModeUnitAvailable"): try reader.decode(&displayModeUnitAvailable, "displayModeUnitAvailable")
+            case 0x0a6d656f where reader.currentKeyEquals("moduleInfo"): try reader.decode(&moduleInfo, "moduleInfo", droppingInto: &droppedParameters)
+            case 0x15646965 where reader.currentKeyEquals("distanceUnitAvailable"): try reader.decode(&distanceUnitAvailable, "distanceUnitAvailable", droppingInto: &droppedParameters)
+            case 0x18746e65 where reader.currentKeyEquals("temperatureUnitAvailable"): try reader.decode(&temperatureUnitAvailable, "temperatureUnitAvailable", droppingInto: &droppedParameters)
+            case 0x18646e65 where reader.currentKeyEquals("displayModeUnitAvailable"): try reader.decode(&displayModeUnitAvailable, "displayModeUnitAvailable", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleName else { throw RPCError.missingParameter("moduleName") }
-        self.init(moduleName: moduleName, moduleInfo: moduleInfo, distanceUnitAvailable: distanceUnitAvailable, temperatureUnitAvailable: temperatureUnitAvailable, displayModeUnitAvailable: displayModeUnitAvailable, unknownParameters: unknownParameters)
+        self.init(moduleName: moduleName, moduleInfo: moduleInfo, distanceUnitAvailable: distanceUnitAvailable, temperatureUnitAvailable: temperatureUnitAvailable, displayModeUnitAvailable: displayModeUnitAvailable, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo")
-        writer.encodeIfPresent(self.distanceUnitAvailable, forKey: "distanceUnitAvailable")
-        writer.encodeIfPresent(self.temperatureUnitAvailable, forKey: "temperatureUnitAvailable")
-        writer.encodeIfPresent(self.displayModeUnitAvailable, forKey: "displayModeUnitAvailable")
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.distanceUnitAvailable, forKey: "distanceUnitAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.temperatureUnitAvailable, forKey: "temperatureUnitAvailable", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.displayModeUnitAvailable, forKey: "displayModeUnitAvailable", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") }
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
+        if self.distanceUnitAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "distanceUnitAvailable") }
+        if self.temperatureUnitAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "temperatureUnitAvailable") }
+        if self.displayModeUnitAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayModeUnitAvailable") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "distanceUnitAvailable", "temperatureUnitAvailable", "displayModeUnitAvailable"])
         }
@@ -7012,7 +9004,17 @@ public struct SDLModuleData: RPCStruct {
     /// `hmiSettingsControlData`: HMISettingsControlData, optional (since 5.0).
     public var hmiSettingsControlData: SDLHMISettingsControlData?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         moduleType: SDLModuleType,
@@ -7025,6 +9027,22 @@ public struct SDLModuleData: RPCStruct {
         hmiSettingsControlData: SDLHMISettingsControlData? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(moduleType: moduleType, moduleId: moduleId, radioControlData: radioControlData, climateControlData: climateControlData, seatControlData: seatControlData, audioControlData: audioControlData, lightControlData: lightControlData, hmiSettingsControlData: hmiSettingsControlData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        moduleType: SDLModuleType,
+        moduleId: String?,
+        radioControlData: SDLRadioControlData?,
+        climateControlData: SDLClimateControlData?,
+        seatControlData: SDLSeatControlData?,
+        audioControlData: SDLAudioControlData?,
+        lightControlData: SDLLightControlData?,
+        hmiSettingsControlData: SDLHMISettingsControlData?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.moduleType = moduleType
         self.moduleId = moduleId
         self.radioControlData = radioControlData
@@ -7033,7 +9051,7 @@ public struct SDLModuleData: RPCStruct {
         self.audioControlData = audioControlData
         self.lightControlData = lightControlData
         self.hmiSettingsControlData = hmiSettingsControlData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7046,45 +9064,46 @@ public struct SDLModuleData: RPCStruct {
         var lightControlData: SDLLightControlData? = nil
         var hmiSettingsControlData: SDLHMISettingsControlData? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0a6d6565 where reader.currentKeyEquals("moduleType"): try reader.decode(&moduleType, "moduleType")
-            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId")
-            case 0x10727461 where reader.currentKeyEquals("radioControlData"): try reader.decode(&radioControlData, "radioControlData")
-            case 0x12636e61 where reader.currentKeyEquals("climateControlData"): try reader.decode(&climateControlData, "climateControlData")
-            case 0x0f737461 where reader.currentKeyEquals("seatControlData"): try reader.decode(&seatControlData, "seatControlData")
-            case 0x10617461 where reader.currentKeyEquals("audioControlData"): try reader.decode(&audioControlData, "audioControlData")
-            case 0x106c7461 where reader.currentKeyEquals("lightControlData"): try reader.decode(&lightControlData, "lightControlData")
-            case 0x16684361 where reader.currentKeyEquals("hmiSettingsControlData"): try reader.decode(&hmiSettingsControlData, "hmiSettingsControlData")
+            case 0x086d6c64 where reader.currentKeyEquals("moduleId"): try reader.decode(&moduleId, "moduleId", droppingInto: &droppedParameters)
+            case 0x10727461 where reader.currentKeyEquals("radioControlData"): try reader.decode(&radioControlData, "radioControlData", droppingInto: &droppedParameters)
+            case 0x12636e61 where reader.currentKeyEquals("climateControlData"): try reader.decode(&climateControlData, "climateControlData", droppingInto: &droppedParameters)
+            case 0x0f737461 where reader.currentKeyEquals("seatControlData"): try reader.decode(&seatControlData, "seatControlData", droppingInto: &droppedParameters)
+            case 0x10617461 where reader.currentKeyEquals("audioControlData"): try reader.decode(&audioControlData, "audioControlData", droppingInto: &droppedParameters)
+            case 0x106c7461 where reader.currentKeyEquals("lightControlData"): try reader.decode(&lightControlData, "lightControlData", droppingInto: &droppedParameters)
+            case 0x16684361 where reader.currentKeyEquals("hmiSettingsControlData"): try reader.decode(&hmiSettingsControlData, "hmiSettingsControlData", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let moduleType else { throw RPCError.missingParameter("moduleType") }
-        self.init(moduleType: moduleType, moduleId: moduleId, radioControlData: radioControlData, climateControlData: climateControlData, seatControlData: seatControlData, audioControlData: audioControlData, lightControlData: lightControlData, hmiSettingsControlData: hmiSettingsControlData, unknownParameters: unknownParameters)
+        self.init(moduleType: moduleType, moduleId: moduleId, radioControlData: radioControlData, climateControlData: climateControlData, seatControlData: seatControlData, audioControlData: audioControlData, lightControlData: lightControlData, hmiSettingsControlData: hmiSettingsControlData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encodeIfPresent(self.moduleId, forKey: "moduleId")
-        writer.encodeIfPresent(self.radioControlData, forKey: "radioControlData")
-        writer.encodeIfPresent(self.climateControlData, forKey: "climateControlData")
-        writer.encodeIfPresent(self.seatControlData, forKey: "seatControlData")
-        writer.encodeIfPresent(self.audioControlData, forKey: "audioControlData")
-        writer.encodeIfPresent(self.lightControlData, forKey: "lightControlData")
-        writer.encodeIfPresent(self.hmiSettingsControlData, forKey: "hmiSettingsControlData")
+        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.radioControlData, forKey: "radioControlData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.climateControlData, forKey: "climateControlData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatControlData, forKey: "seatControlData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.audioControlData, forKey: "audioControlData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.lightControlData, forKey: "lightControlData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.hmiSettingsControlData, forKey: "hmiSettingsControlData", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) }
-        if let value = self.radioControlData { validator.structure(value, "radioControlData") }
-        if let value = self.climateControlData { validator.structure(value, "climateControlData") }
-        if let value = self.seatControlData { validator.structure(value, "seatControlData") }
-        if let value = self.audioControlData { validator.structure(value, "audioControlData") }
-        if let value = self.lightControlData { validator.structure(value, "lightControlData") }
-        if let value = self.hmiSettingsControlData { validator.structure(value, "hmiSettingsControlData") }
+        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleId") }
+        if let value = self.radioControlData { validator.structure(value, "radioControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioControlData") }
+        if let value = self.climateControlData { validator.structure(value, "climateControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateControlData") }
+        if let value = self.seatControlData { validator.structure(value, "seatControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatControlData") }
+        if let value = self.audioControlData { validator.structure(value, "audioControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioControlData") }
+        if let value = self.lightControlData { validator.structure(value, "lightControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "lightControlData") }
+        if let value = self.hmiSettingsControlData { validator.structure(value, "hmiSettingsControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiSettingsControlData") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId", "radioControlData", "climateControlData", "seatControlData", "audioControlData", "lightControlData", "hmiSettingsControlData"])
         }
@@ -7108,7 +9127,17 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
     /// `seatControlCapabilities`: array of SeatControlCapabilities, size 1...100, optional (since 5.0).
     public var seatControlCapabilities: [SDLSeatControlCapabilities]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         climateControlCapabilities: [SDLClimateControlCapabilities]? = nil,
@@ -7120,6 +9149,21 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         seatControlCapabilities: [SDLSeatControlCapabilities]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(climateControlCapabilities: climateControlCapabilities, radioControlCapabilities: radioControlCapabilities, buttonCapabilities: buttonCapabilities, audioControlCapabilities: audioControlCapabilities, hmiSettingsControlCapabilities: hmiSettingsControlCapabilities, lightControlCapabilities: lightControlCapabilities, seatControlCapabilities: seatControlCapabilities, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        climateControlCapabilities: [SDLClimateControlCapabilities]?,
+        radioControlCapabilities: [SDLRadioControlCapabilities]?,
+        buttonCapabilities: [SDLButtonCapabilities]?,
+        audioControlCapabilities: [SDLAudioControlCapabilities]?,
+        hmiSettingsControlCapabilities: SDLHMISettingsControlCapabilities?,
+        lightControlCapabilities: SDLLightControlCapabilities?,
+        seatControlCapabilities: [SDLSeatControlCapabilities]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.climateControlCapabilities = climateControlCapabilities
         self.radioControlCapabilities = radioControlCapabilities
         self.buttonCapabilities = buttonCapabilities
@@ -7127,7 +9171,7 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         self.hmiSettingsControlCapabilities = hmiSettingsControlCapabilities
         self.lightControlCapabilities = lightControlCapabilities
         self.seatControlCapabilities = seatControlCapabilities
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7139,41 +9183,42 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
         var lightControlCapabilities: SDLLightControlCapabilities? = nil
         var seatControlCapabilities: [SDLSeatControlCapabilities]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x1a636c73 where reader.currentKeyEquals("climateControlCapabilities"): try reader.decode(&climateControlCapabilities, "climateControlCapabilities")
-            case 0x18724373 where reader.currentKeyEquals("radioControlCapabilities"): try reader.decode(&radioControlCapabilities, "radioControlCapabilities")
-            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decode(&buttonCapabilities, "buttonCapabilities")
-            case 0x18614373 where reader.currentKeyEquals("audioControlCapabilities"): try reader.decode(&audioControlCapabilities, "audioControlCapabilities")
-            case 0x1e687273 where reader.currentKeyEquals("hmiSettingsControlCapabilities"): try reader.decode(&hmiSettingsControlCapabilities, "hmiSettingsControlCapabilities")
-            case 0x186c4373 where reader.currentKeyEquals("lightControlCapabilities"): try reader.decode(&lightControlCapabilities, "lightControlCapabilities")
-            case 0x17734373 where reader.currentKeyEquals("seatControlCapabilities"): try reader.decode(&seatControlCapabilities, "seatControlCapabilities")
+            case 0x1a636c73 where reader.currentKeyEquals("climateControlCapabilities"): try reader.decodeArray(&climateControlCapabilities, "climateControlCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x18724373 where reader.currentKeyEquals("radioControlCapabilities"): try reader.decodeArray(&radioControlCapabilities, "radioControlCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x12626173 where reader.currentKeyEquals("buttonCapabilities"): try reader.decodeArray(&buttonCapabilities, "buttonCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x18614373 where reader.currentKeyEquals("audioControlCapabilities"): try reader.decodeArray(&audioControlCapabilities, "audioControlCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x1e687273 where reader.currentKeyEquals("hmiSettingsControlCapabilities"): try reader.decode(&hmiSettingsControlCapabilities, "hmiSettingsControlCapabilities", droppingInto: &droppedParameters)
+            case 0x186c4373 where reader.currentKeyEquals("lightControlCapabilities"): try reader.decode(&lightControlCapabilities, "lightControlCapabilities", droppingInto: &droppedParameters)
+            case 0x17734373 where reader.currentKeyEquals("seatControlCapabilities"): try reader.decodeArray(&seatControlCapabilities, "seatControlCapabilities", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(climateControlCapabilities: climateControlCapabilities, radioControlCapabilities: radioControlCapabilities, buttonCapabilities: buttonCapabilities, audioControlCapabilities: audioControlCapabilities, hmiSettingsControlCapabilities: hmiSettingsControlCapabilities, lightControlCapabilities: lightControlCapabilities, seatControlCapabilities: seatControlCapabilities, unknownParameters: unknownParameters)
+        self.init(climateControlCapabilities: climateControlCapabilities, radioControlCapabilities: radioControlCapabilities, buttonCapabilities: buttonCapabilities, audioControlCapabilities: audioControlCapabilities, hmiSettingsControlCapabilities: hmiSettingsControlCapabilities, lightControlCapabilities: lightControlCapabilities, seatControlCapabilities: seatControlCapabilities, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.climateControlCapabilities, forKey: "climateControlCapabilities")
-        writer.encodeIfPresent(self.radioControlCapabilities, forKey: "radioControlCapabilities")
-        writer.encodeIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities")
-        writer.encodeIfPresent(self.audioControlCapabilities, forKey: "audioControlCapabilities")
-        writer.encodeIfPresent(self.hmiSettingsControlCapabilities, forKey: "hmiSettingsControlCapabilities")
-        writer.encodeIfPresent(self.lightControlCapabilities, forKey: "lightControlCapabilities")
-        writer.encodeIfPresent(self.seatControlCapabilities, forKey: "seatControlCapabilities")
+        writer.encodeArrayIfPresent(self.climateControlCapabilities, forKey: "climateControlCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.radioControlCapabilities, forKey: "radioControlCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.audioControlCapabilities, forKey: "audioControlCapabilities", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.hmiSettingsControlCapabilities, forKey: "hmiSettingsControlCapabilities", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.lightControlCapabilities, forKey: "lightControlCapabilities", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.seatControlCapabilities, forKey: "seatControlCapabilities", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.climateControlCapabilities { validator.structures(value, "climateControlCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.radioControlCapabilities { validator.structures(value, "radioControlCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.audioControlCapabilities { validator.structures(value, "audioControlCapabilities", minSize: 1, maxSize: 100) }
-        if let value = self.hmiSettingsControlCapabilities { validator.structure(value, "hmiSettingsControlCapabilities") }
-        if let value = self.lightControlCapabilities { validator.structure(value, "lightControlCapabilities") }
-        if let value = self.seatControlCapabilities { validator.structures(value, "seatControlCapabilities", minSize: 1, maxSize: 100) }
+        if let value = self.climateControlCapabilities { validator.structures(value, "climateControlCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateControlCapabilities") }
+        if let value = self.radioControlCapabilities { validator.structures(value, "radioControlCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioControlCapabilities") }
+        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "buttonCapabilities") }
+        if let value = self.audioControlCapabilities { validator.structures(value, "audioControlCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioControlCapabilities") }
+        if let value = self.hmiSettingsControlCapabilities { validator.structure(value, "hmiSettingsControlCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiSettingsControlCapabilities") }
+        if let value = self.lightControlCapabilities { validator.structure(value, "lightControlCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "lightControlCapabilities") }
+        if let value = self.seatControlCapabilities { validator.structures(value, "seatControlCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatControlCapabilities") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["climateControlCapabilities", "radioControlCapabilities", "buttonCapabilities", "audioControlCapabilities", "hmiSettingsControlCapabilities", "lightControlCapabilities", "seatControlCapabilities"])
         }
@@ -7191,7 +9236,17 @@ public struct SDLMetadataTags: RPCStruct {
     /// `mainField4`: array of MetadataType, size 0...5, optional.
     public var mainField4: [SDLMetadataType]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         mainField1: [SDLMetadataType]? = nil,
@@ -7200,11 +9255,23 @@ public struct SDLMetadataTags: RPCStruct {
         mainField4: [SDLMetadataType]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        mainField1: [SDLMetadataType]?,
+        mainField2: [SDLMetadataType]?,
+        mainField3: [SDLMetadataType]?,
+        mainField4: [SDLMetadataType]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.mainField1 = mainField1
         self.mainField2 = mainField2
         self.mainField3 = mainField3
         self.mainField4 = mainField4
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7213,32 +9280,33 @@ public struct SDLMetadataTags: RPCStruct {
         var mainField3: [SDLMetadataType]? = nil
         var mainField4: [SDLMetadataType]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0a6d6931 where reader.currentKeyEquals("mainField1"): try reader.decode(&mainField1, "mainField1")
-            case 0x0a6d6932 where reader.currentKeyEquals("mainField2"): try reader.decode(&mainField2, "mainField2")
-            case 0x0a6d6933 where reader.currentKeyEquals("mainField3"): try reader.decode(&mainField3, "mainField3")
-            case 0x0a6d6934 where reader.currentKeyEquals("mainField4"): try reader.decode(&mainField4, "mainField4")
+            case 0x0a6d6931 where reader.currentKeyEquals("mainField1"): try reader.decodeArray(&mainField1, "mainField1", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0a6d6932 where reader.currentKeyEquals("mainField2"): try reader.decodeArray(&mainField2, "mainField2", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0a6d6933 where reader.currentKeyEquals("mainField3"): try reader.decodeArray(&mainField3, "mainField3", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0a6d6934 where reader.currentKeyEquals("mainField4"): try reader.decodeArray(&mainField4, "mainField4", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, unknownParameters: unknownParameters)
+        self.init(mainField1: mainField1, mainField2: mainField2, mainField3: mainField3, mainField4: mainField4, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.mainField1, forKey: "mainField1")
-        writer.encodeIfPresent(self.mainField2, forKey: "mainField2")
-        writer.encodeIfPresent(self.mainField3, forKey: "mainField3")
-        writer.encodeIfPresent(self.mainField4, forKey: "mainField4")
+        writer.encodeArrayIfPresent(self.mainField1, forKey: "mainField1", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.mainField2, forKey: "mainField2", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.mainField3, forKey: "mainField3", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.mainField4, forKey: "mainField4", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.mainField1 { validator.enumerations(value, "mainField1", minSize: 0, maxSize: 5) }
-        if let value = self.mainField2 { validator.enumerations(value, "mainField2", minSize: 0, maxSize: 5) }
-        if let value = self.mainField3 { validator.enumerations(value, "mainField3", minSize: 0, maxSize: 5) }
-        if let value = self.mainField4 { validator.enumerations(value, "mainField4", minSize: 0, maxSize: 5) }
+        if let value = self.mainField1 { validator.enumerations(value, "mainField1", minSize: 0, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField1") }
+        if let value = self.mainField2 { validator.enumerations(value, "mainField2", minSize: 0, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField2") }
+        if let value = self.mainField3 { validator.enumerations(value, "mainField3", minSize: 0, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField3") }
+        if let value = self.mainField4 { validator.enumerations(value, "mainField4", minSize: 0, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField4") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["mainField1", "mainField2", "mainField3", "mainField4"])
         }
@@ -7256,7 +9324,15 @@ public struct SDLRectangle: RPCStruct {
     /// `height`: Float, mandatory.
     public var height: Double
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         x: Double,
@@ -7269,7 +9345,7 @@ public struct SDLRectangle: RPCStruct {
         self.y = y
         self.width = width
         self.height = height
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7321,7 +9397,15 @@ public struct SDLHapticRect: RPCStruct {
     /// `rect`: Rectangle, mandatory.
     public var rect: SDLRectangle
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         id: Int32,
@@ -7330,7 +9414,7 @@ public struct SDLHapticRect: RPCStruct {
     ) {
         self.id = id
         self.rect = rect
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7368,12 +9452,20 @@ public struct SDLHapticRect: RPCStruct {
 /// Spec struct `MediaServiceManifest` (since 5.1).
 public struct SDLMediaServiceManifest: RPCStruct {
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         unknownParameters: RPCObject = RPCObject()
     ) {
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7425,7 +9517,17 @@ public struct SDLMediaServiceData: RPCStruct {
     /// `mediaImage`: Image, optional (since 6.0).
     public var mediaImage: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         mediaType: SDLMediaType? = nil,
@@ -7443,6 +9545,27 @@ public struct SDLMediaServiceData: RPCStruct {
         mediaImage: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(mediaType: mediaType, mediaTitle: mediaTitle, mediaArtist: mediaArtist, mediaAlbum: mediaAlbum, playlistName: playlistName, isExplicit: isExplicit, trackPlaybackProgress: trackPlaybackProgress, trackPlaybackDuration: trackPlaybackDuration, queuePlaybackProgress: queuePlaybackProgress, queuePlaybackDuration: queuePlaybackDuration, queueCurrentTrackNumber: queueCurrentTrackNumber, queueTotalTrackCount: queueTotalTrackCount, mediaImage: mediaImage, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        mediaType: SDLMediaType?,
+        mediaTitle: String?,
+        mediaArtist: String?,
+        mediaAlbum: String?,
+        playlistName: String?,
+        isExplicit: Bool?,
+        trackPlaybackProgress: Int32?,
+        trackPlaybackDuration: Int32?,
+        queuePlaybackProgress: Int32?,
+        queuePlaybackDuration: Int32?,
+        queueCurrentTrackNumber: Int32?,
+        queueTotalTrackCount: Int32?,
+        mediaImage: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.mediaType = mediaType
         self.mediaTitle = mediaTitle
         self.mediaArtist = mediaArtist
@@ -7456,7 +9579,7 @@ public struct SDLMediaServiceData: RPCStruct {
         self.queueCurrentTrackNumber = queueCurrentTrackNumber
         self.queueTotalTrackCount = queueTotalTrackCount
         self.mediaImage = mediaImage
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7474,52 +9597,60 @@ public struct SDLMediaServiceData: RPCStruct {
         var queueTotalTrackCount: Int32? = nil
         var mediaImage: SDLImage? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x096d6165 where reader.currentKeyEquals("mediaType"): try reader.decode(&mediaType, "mediaType")
-            case 0x0a6d5465 where reader.currentKeyEquals("mediaTitle"): try reader.decode(&mediaTitle, "mediaTitle")
-            case 0x0b6d4174 where reader.currentKeyEquals("mediaArtist"): try reader.decode(&mediaArtist, "mediaArtist")
-            case 0x0a6d416d where reader.currentKeyEquals("mediaAlbum"): try reader.decode(&mediaAlbum, "mediaAlbum")
-            case 0x0c707365 where reader.currentKeyEquals("playlistName"): try reader.decode(&playlistName, "playlistName")
-            case 0x0a696c74 where reader.currentKeyEquals("isExplicit"): try reader.decode(&isExplicit, "isExplicit")
-            case 0x15746173 where reader.currentKeyEquals("trackPlaybackProgress"): try reader.decode(&trackPlaybackProgress, "trackPlaybackProgress")
-            case 0x1574616e where reader.currentKeyEquals("trackPlaybackDuration"): try reader.decode(&trackPlaybackDuration, "trackPlaybackDuration")
-            case 0x15716173 where reader.currentKeyEquals("queuePlaybackProgress"): try reader.decode(&queuePlaybackProgress, "queuePlaybackProgress")
-            case 0x1571616e where reader.currentKeyEquals("queuePlaybackDuration"): try reader.decode(&queuePlaybackDuration, "queuePlaybackDuration")
-            case 0x17717472 where reader.currentKeyEquals("queueCurrentTrackNumber"): try reader.decode(&queueCurrentTrackNumber, "queueCurrentTrackNumber")
-            case 0x14715474 where reader.currentKeyEquals("queueTotalTrackCount"): try reader.decode(&queueTotalTrackCount, "queueTotalTrackCount")
-            case 0x0a6d4965 where reader.currentKeyEquals("mediaImage"): try reader.decode(&mediaImage, "mediaImage")
+            case 0x096d6165 where reader.currentKeyEquals("mediaType"): try reader.decode(&mediaType, "mediaType", droppingInto: &droppedParameters)
+            case 0x0a6d5465 where reader.currentKeyEquals("mediaTitle"): try reader.decode(&mediaTitle, "mediaTitle", droppingInto: &droppedParameters)
+            case 0x0b6d4174 where reader.currentKeyEquals("mediaArtist"): try reader.decode(&mediaArtist, "mediaArtist", droppingInto: &droppedParameters)
+            case 0x0a6d416d where reader.currentKeyEquals("mediaAlbum"): try reader.decode(&mediaAlbum, "mediaAlbum", droppingInto: &droppedParameters)
+            case 0x0c707365 where reader.currentKeyEquals("playlistName"): try reader.decode(&playlistName, "playlistName", droppingInto: &droppedParameters)
+            case 0x0a696c74 where reader.currentKeyEquals("isExplicit"): try reader.decode(&isExplicit, "isExplicit", droppingInto: &droppedParameters)
+            case 0x15746173 where reader.currentKeyEquals("trackPlaybackProgress"): try reader.decode(&trackPlaybackProgress, "trackPlaybackProgress", droppingInto: &droppedParameters)
+            case 0x1574616e where reader.currentKeyEquals("trackPlaybackDuration"): try reader.decode(&trackPlaybackDuration, "trackPlaybackDuration", droppingInto: &droppedParameters)
+            case 0x15716173 where reader.currentKeyEquals("queuePlaybackProgress"): try reader.decode(&queuePlaybackProgress, "queuePlaybackProgress", droppingInto: &droppedParameters)
+            case 0x1571616e where reader.currentKeyEquals("queuePlaybackDuration"): try reader.decode(&queuePlaybackDuration, "queuePlaybackDuration", droppingInto: &droppedParameters)
+            case 0x17717472 where reader.currentKeyEquals("queueCurrentTrackNumber"): try reader.decode(&queueCurrentTrackNumber, "queueCurrentTrackNumber", droppingInto: &droppedParameters)
+            case 0x14715474 where reader.currentKeyEquals("queueTotalTrackCount"): try reader.decode(&queueTotalTrackCount, "queueTotalTrackCount", droppingInto: &droppedParameters)
+            case 0x0a6d4965 where reader.currentKeyEquals("mediaImage"): try reader.decode(&mediaImage, "mediaImage", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(mediaType: mediaType, mediaTitle: mediaTitle, mediaArtist: mediaArtist, mediaAlbum: mediaAlbum, playlistName: playlistName, isExplicit: isExplicit, trackPlaybackProgress: trackPlaybackProgress, trackPlaybackDuration: trackPlaybackDuration, queuePlaybackProgress: queuePlaybackProgress, queuePlaybackDuration: queuePlaybackDuration, queueCurrentTrackNumber: queueCurrentTrackNumber, queueTotalTrackCount: queueTotalTrackCount, mediaImage: mediaImage, unknownParameters: unknownParameters)
+        self.init(mediaType: mediaType, mediaTitle: mediaTitle, mediaArtist: mediaArtist, mediaAlbum: mediaAlbum, playlistName: playlistName, isExplicit: isExplicit, trackPlaybackProgress: trackPlaybackProgress, trackPlaybackDuration: trackPlaybackDuration, queuePlaybackProgress: queuePlaybackProgress, queuePlaybackDuration: queuePlaybackDuration, queueCurrentTrackNumber: queueCurrentTrackNumber, queueTotalTrackCount: queueTotalTrackCount, mediaImage: mediaImage, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.mediaType, forKey: "mediaType")
-        writer.encodeIfPresent(self.mediaTitle, forKey: "mediaTitle")
-        writer.encodeIfPresent(self.mediaArtist, forKey: "mediaArtist")
-        writer.encodeIfPresent(self.mediaAlbum, forKey: "mediaAlbum")
-        writer.encodeIfPresent(self.playlistName, forKey: "playlistName")
-        writer.encodeIfPresent(self.isExplicit, forKey: "isExplicit")
-        writer.encodeIfPresent(self.trackPlaybackProgress, forKey: "trackPlaybackProgress")
-        writer.encodeIfPresent(self.trackPlaybackDuration, forKey: "trackPlaybackDuration")
-        writer.encodeIfPresent(self.queuePlaybackProgress, forKey: "queuePlaybackProgress")
-        writer.encodeIfPresent(self.queuePlaybackDuration, forKey: "queuePlaybackDuration")
-        writer.encodeIfPresent(self.queueCurrentTrackNumber, forKey: "queueCurrentTrackNumber")
-        writer.encodeIfPresent(self.queueTotalTrackCount, forKey: "queueTotalTrackCount")
-        writer.encodeIfPresent(self.mediaImage, forKey: "mediaImage")
+        writer.encodeIfPresent(self.mediaType, forKey: "mediaType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.mediaTitle, forKey: "mediaTitle", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.mediaArtist, forKey: "mediaArtist", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.mediaAlbum, forKey: "mediaAlbum", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.playlistName, forKey: "playlistName", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.isExplicit, forKey: "isExplicit", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.trackPlaybackProgress, forKey: "trackPlaybackProgress", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.trackPlaybackDuration, forKey: "trackPlaybackDuration", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.queuePlaybackProgress, forKey: "queuePlaybackProgress", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.queuePlaybackDuration, forKey: "queuePlaybackDuration", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.queueCurrentTrackNumber, forKey: "queueCurrentTrackNumber", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.queueTotalTrackCount, forKey: "queueTotalTrackCount", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.mediaImage, forKey: "mediaImage", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.mediaType { validator.enumeration(value, "mediaType") }
-        if let value = self.mediaTitle { validator.string(value, "mediaTitle", minLength: 1, maxLength: nil) }
-        if let value = self.mediaArtist { validator.string(value, "mediaArtist", minLength: 1, maxLength: nil) }
-        if let value = self.mediaAlbum { validator.string(value, "mediaAlbum", minLength: 1, maxLength: nil) }
-        if let value = self.playlistName { validator.string(value, "playlistName", minLength: 1, maxLength: nil) }
-        if let value = self.mediaImage { validator.structure(value, "mediaImage") }
+        if let value = self.mediaType { validator.enumeration(value, "mediaType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaType") }
+        if let value = self.mediaTitle { validator.string(value, "mediaTitle", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaTitle") }
+        if let value = self.mediaArtist { validator.string(value, "mediaArtist", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaArtist") }
+        if let value = self.mediaAlbum { validator.string(value, "mediaAlbum", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaAlbum") }
+        if let value = self.playlistName { validator.string(value, "playlistName", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "playlistName") }
+        if self.isExplicit == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "isExplicit") }
+        if self.trackPlaybackProgress == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "trackPlaybackProgress") }
+        if self.trackPlaybackDuration == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "trackPlaybackDuration") }
+        if self.queuePlaybackProgress == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "queuePlaybackProgress") }
+        if self.queuePlaybackDuration == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "queuePlaybackDuration") }
+        if self.queueCurrentTrackNumber == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "queueCurrentTrackNumber") }
+        if self.queueTotalTrackCount == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "queueTotalTrackCount") }
+        if let value = self.mediaImage { validator.structure(value, "mediaImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaImage") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["mediaType", "mediaTitle", "mediaArtist", "mediaAlbum", "playlistName", "isExplicit", "trackPlaybackProgress", "trackPlaybackDuration", "queuePlaybackProgress", "queuePlaybackDuration", "queueCurrentTrackNumber", "queueTotalTrackCount", "mediaImage"])
         }
@@ -7539,7 +9670,17 @@ public struct SDLWeatherServiceManifest: RPCStruct {
     /// `weatherForLocationSupported`: Boolean, optional.
     public var weatherForLocationSupported: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         currentForecastSupported: Bool? = nil,
@@ -7549,12 +9690,25 @@ public struct SDLWeatherServiceManifest: RPCStruct {
         weatherForLocationSupported: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(currentForecastSupported: currentForecastSupported, maxMultidayForecastAmount: maxMultidayForecastAmount, maxHourlyForecastAmount: maxHourlyForecastAmount, maxMinutelyForecastAmount: maxMinutelyForecastAmount, weatherForLocationSupported: weatherForLocationSupported, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        currentForecastSupported: Bool?,
+        maxMultidayForecastAmount: Int32?,
+        maxHourlyForecastAmount: Int32?,
+        maxMinutelyForecastAmount: Int32?,
+        weatherForLocationSupported: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.currentForecastSupported = currentForecastSupported
         self.maxMultidayForecastAmount = maxMultidayForecastAmount
         self.maxHourlyForecastAmount = maxHourlyForecastAmount
         self.maxMinutelyForecastAmount = maxMinutelyForecastAmount
         self.weatherForLocationSupported = weatherForLocationSupported
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7564,30 +9718,36 @@ public struct SDLWeatherServiceManifest: RPCStruct {
         var maxMinutelyForecastAmount: Int32? = nil
         var weatherForLocationSupported: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x18636164 where reader.currentKeyEquals("currentForecastSupported"): try reader.decode(&currentForecastSupported, "currentForecastSupported")
-            case 0x196d6f74 where reader.currentKeyEquals("maxMultidayForecastAmount"): try reader.decode(&maxMultidayForecastAmount, "maxMultidayForecastAmount")
-            case 0x176d7274 where reader.currentKeyEquals("maxHourlyForecastAmount"): try reader.decode(&maxHourlyForecastAmount, "maxHourlyForecastAmount")
-            case 0x196d6f74 where reader.currentKeyEquals("maxMinutelyForecastAmount"): try reader.decode(&maxMinutelyForecastAmount, "maxMinutelyForecastAmount")
-            case 0x1b776164 where reader.currentKeyEquals("weatherForLocationSupported"): try reader.decode(&weatherForLocationSupported, "weatherForLocationSupported")
+            case 0x18636164 where reader.currentKeyEquals("currentForecastSupported"): try reader.decode(&currentForecastSupported, "currentForecastSupported", droppingInto: &droppedParameters)
+            case 0x196d6f74 where reader.currentKeyEquals("maxMultidayForecastAmount"): try reader.decode(&maxMultidayForecastAmount, "maxMultidayForecastAmount", droppingInto: &droppedParameters)
+            case 0x176d7274 where reader.currentKeyEquals("maxHourlyForecastAmount"): try reader.decode(&maxHourlyForecastAmount, "maxHourlyForecastAmount", droppingInto: &droppedParameters)
+            case 0x196d6f74 where reader.currentKeyEquals("maxMinutelyForecastAmount"): try reader.decode(&maxMinutelyForecastAmount, "maxMinutelyForecastAmount", droppingInto: &droppedParameters)
+            case 0x1b776164 where reader.currentKeyEquals("weatherForLocationSupported"): try reader.decode(&weatherForLocationSupported, "weatherForLocationSupported", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(currentForecastSupported: currentForecastSupported, maxMultidayForecastAmount: maxMultidayForecastAmount, maxHourlyForecastAmount: maxHourlyForecastAmount, maxMinutelyForecastAmount: maxMinutelyForecastAmount, weatherForLocationSupported: weatherForLocationSupported, unknownParameters: unknownParameters)
+        self.init(currentForecastSupported: currentForecastSupported, maxMultidayForecastAmount: maxMultidayForecastAmount, maxHourlyForecastAmount: maxHourlyForecastAmount, maxMinutelyForecastAmount: maxMinutelyForecastAmount, weatherForLocationSupported: weatherForLocationSupported, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.currentForecastSupported, forKey: "currentForecastSupported")
-        writer.encodeIfPresent(self.maxMultidayForecastAmount, forKey: "maxMultidayForecastAmount")
-        writer.encodeIfPresent(self.maxHourlyForecastAmount, forKey: "maxHourlyForecastAmount")
-        writer.encodeIfPresent(self.maxMinutelyForecastAmount, forKey: "maxMinutelyForecastAmount")
-        writer.encodeIfPresent(self.weatherForLocationSupported, forKey: "weatherForLocationSupported")
+        writer.encodeIfPresent(self.currentForecastSupported, forKey: "currentForecastSupported", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.maxMultidayForecastAmount, forKey: "maxMultidayForecastAmount", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.maxHourlyForecastAmount, forKey: "maxHourlyForecastAmount", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.maxMinutelyForecastAmount, forKey: "maxMinutelyForecastAmount", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.weatherForLocationSupported, forKey: "weatherForLocationSupported", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.currentForecastSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentForecastSupported") }
+        if self.maxMultidayForecastAmount == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxMultidayForecastAmount") }
+        if self.maxHourlyForecastAmount == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxHourlyForecastAmount") }
+        if self.maxMinutelyForecastAmount == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxMinutelyForecastAmount") }
+        if self.weatherForLocationSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherForLocationSupported") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["currentForecastSupported", "maxMultidayForecastAmount", "maxHourlyForecastAmount", "maxMinutelyForecastAmount", "weatherForLocationSupported"])
         }
@@ -7609,7 +9769,17 @@ public struct SDLWeatherAlert: RPCStruct {
     /// `timeIssued`: DateTime, optional.
     public var timeIssued: SDLDateTime?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         title: String? = nil,
@@ -7620,13 +9790,27 @@ public struct SDLWeatherAlert: RPCStruct {
         timeIssued: SDLDateTime? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(title: title, summary: summary, expires: expires, regions: regions, severity: severity, timeIssued: timeIssued, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        title: String?,
+        summary: String?,
+        expires: SDLDateTime?,
+        regions: [String]?,
+        severity: String?,
+        timeIssued: SDLDateTime?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.title = title
         self.summary = summary
         self.expires = expires
         self.regions = regions
         self.severity = severity
         self.timeIssued = timeIssued
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7637,38 +9821,39 @@ public struct SDLWeatherAlert: RPCStruct {
         var severity: String? = nil
         var timeIssued: SDLDateTime? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x05747465 where reader.currentKeyEquals("title"): try reader.decode(&title, "title")
-            case 0x07736d79 where reader.currentKeyEquals("summary"): try reader.decode(&summary, "summary")
-            case 0x07656973 where reader.currentKeyEquals("expires"): try reader.decode(&expires, "expires")
-            case 0x07726973 where reader.currentKeyEquals("regions"): try reader.decode(&regions, "regions")
-            case 0x08737279 where reader.currentKeyEquals("severity"): try reader.decode(&severity, "severity")
-            case 0x0a747364 where reader.currentKeyEquals("timeIssued"): try reader.decode(&timeIssued, "timeIssued")
+            case 0x05747465 where reader.currentKeyEquals("title"): try reader.decode(&title, "title", droppingInto: &droppedParameters)
+            case 0x07736d79 where reader.currentKeyEquals("summary"): try reader.decode(&summary, "summary", droppingInto: &droppedParameters)
+            case 0x07656973 where reader.currentKeyEquals("expires"): try reader.decode(&expires, "expires", droppingInto: &droppedParameters)
+            case 0x07726973 where reader.currentKeyEquals("regions"): try reader.decodeArray(&regions, "regions", isOptional: true, droppingInto: &droppedParameters)
+            case 0x08737279 where reader.currentKeyEquals("severity"): try reader.decode(&severity, "severity", droppingInto: &droppedParameters)
+            case 0x0a747364 where reader.currentKeyEquals("timeIssued"): try reader.decode(&timeIssued, "timeIssued", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(title: title, summary: summary, expires: expires, regions: regions, severity: severity, timeIssued: timeIssued, unknownParameters: unknownParameters)
+        self.init(title: title, summary: summary, expires: expires, regions: regions, severity: severity, timeIssued: timeIssued, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.title, forKey: "title")
-        writer.encodeIfPresent(self.summary, forKey: "summary")
-        writer.encodeIfPresent(self.expires, forKey: "expires")
-        writer.encodeIfPresent(self.regions, forKey: "regions")
-        writer.encodeIfPresent(self.severity, forKey: "severity")
-        writer.encodeIfPresent(self.timeIssued, forKey: "timeIssued")
+        writer.encodeIfPresent(self.title, forKey: "title", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.summary, forKey: "summary", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.expires, forKey: "expires", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.regions, forKey: "regions", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.severity, forKey: "severity", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.timeIssued, forKey: "timeIssued", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.title { validator.string(value, "title", minLength: 1, maxLength: nil) }
-        if let value = self.summary { validator.string(value, "summary", minLength: 1, maxLength: nil) }
-        if let value = self.expires { validator.structure(value, "expires") }
-        if let value = self.regions { validator.strings(value, "regions", minSize: 1, maxSize: 99, minLength: 1, maxLength: nil) }
-        if let value = self.severity { validator.string(value, "severity", minLength: 1, maxLength: nil) }
-        if let value = self.timeIssued { validator.structure(value, "timeIssued") }
+        if let value = self.title { validator.string(value, "title", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "title") }
+        if let value = self.summary { validator.string(value, "summary", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "summary") }
+        if let value = self.expires { validator.structure(value, "expires") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "expires") }
+        if let value = self.regions { validator.strings(value, "regions", minSize: 1, maxSize: 99, minLength: 1, maxLength: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "regions") }
+        if let value = self.severity { validator.string(value, "severity", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "severity") }
+        if let value = self.timeIssued { validator.structure(value, "timeIssued") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeIssued") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["title", "summary", "expires", "regions", "severity", "timeIssued"])
         }
@@ -7722,7 +9907,17 @@ public struct SDLWeatherData: RPCStruct {
     /// `weatherIcon`: Image, optional.
     public var weatherIcon: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         currentTemperature: SDLTemperature? = nil,
@@ -7749,6 +9944,36 @@ public struct SDLWeatherData: RPCStruct {
         weatherIcon: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(currentTemperature: currentTemperature, temperatureHigh: temperatureHigh, temperatureLow: temperatureLow, apparentTemperature: apparentTemperature, apparentTemperatureHigh: apparentTemperatureHigh, apparentTemperatureLow: apparentTemperatureLow, weatherSummary: weatherSummary, time: time, humidity: humidity, cloudCover: cloudCover, moonPhase: moonPhase, windBearing: windBearing, windGust: windGust, windSpeed: windSpeed, nearestStormBearing: nearestStormBearing, nearestStormDistance: nearestStormDistance, precipAccumulation: precipAccumulation, precipIntensity: precipIntensity, precipProbability: precipProbability, precipType: precipType, visibility: visibility, weatherIcon: weatherIcon, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        currentTemperature: SDLTemperature?,
+        temperatureHigh: SDLTemperature?,
+        temperatureLow: SDLTemperature?,
+        apparentTemperature: SDLTemperature?,
+        apparentTemperatureHigh: SDLTemperature?,
+        apparentTemperatureLow: SDLTemperature?,
+        weatherSummary: String?,
+        time: SDLDateTime?,
+        humidity: Double?,
+        cloudCover: Double?,
+        moonPhase: Double?,
+        windBearing: Int32?,
+        windGust: Double?,
+        windSpeed: Double?,
+        nearestStormBearing: Int32?,
+        nearestStormDistance: Int32?,
+        precipAccumulation: Double?,
+        precipIntensity: Double?,
+        precipProbability: Double?,
+        precipType: String?,
+        visibility: Double?,
+        weatherIcon: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.currentTemperature = currentTemperature
         self.temperatureHigh = temperatureHigh
         self.temperatureLow = temperatureLow
@@ -7771,7 +9996,7 @@ public struct SDLWeatherData: RPCStruct {
         self.precipType = precipType
         self.visibility = visibility
         self.weatherIcon = weatherIcon
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7798,83 +10023,87 @@ public struct SDLWeatherData: RPCStruct {
         var visibility: Double? = nil
         var weatherIcon: SDLImage? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x12636d65 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature")
-            case 0x0f747468 where reader.currentKeyEquals("temperatureHigh"): try reader.decode(&temperatureHigh, "temperatureHigh")
-            case 0x0e747477 where reader.currentKeyEquals("temperatureLow"): try reader.decode(&temperatureLow, "temperatureLow")
-            case 0x13616565 where reader.currentKeyEquals("apparentTemperature"): try reader.decode(&apparentTemperature, "apparentTemperature")
-            case 0x17617068 where reader.currentKeyEquals("apparentTemperatureHigh"): try reader.decode(&apparentTemperatureHigh, "apparentTemperatureHigh")
-            case 0x16617077 where reader.currentKeyEquals("apparentTemperatureLow"): try reader.decode(&apparentTemperatureLow, "apparentTemperatureLow")
-            case 0x0e775379 where reader.currentKeyEquals("weatherSummary"): try reader.decode(&weatherSummary, "weatherSummary")
-            case 0x04746d65 where reader.currentKeyEquals("time"): try reader.decode(&time, "time")
-            case 0x08686479 where reader.currentKeyEquals("humidity"): try reader.decode(&humidity, "humidity")
-            case 0x0a634372 where reader.currentKeyEquals("cloudCover"): try reader.decode(&cloudCover, "cloudCover")
-            case 0x096d5065 where reader.currentKeyEquals("moonPhase"): try reader.decode(&moonPhase, "moonPhase")
-            case 0x0b776567 where reader.currentKeyEquals("windBearing"): try reader.decode(&windBearing, "windBearing")
-            case 0x08774774 where reader.currentKeyEquals("windGust"): try reader.decode(&windGust, "windGust")
-            case 0x09775364 where reader.currentKeyEquals("windSpeed"): try reader.decode(&windSpeed, "windSpeed")
-            case 0x136e6f67 where reader.currentKeyEquals("nearestStormBearing"): try reader.decode(&nearestStormBearing, "nearestStormBearing")
-            case 0x146e7265 where reader.currentKeyEquals("nearestStormDistance"): try reader.decode(&nearestStormDistance, "nearestStormDistance")
-            case 0x1270756e where reader.currentKeyEquals("precipAccumulation"): try reader.decode(&precipAccumulation, "precipAccumulation")
-            case 0x0f706e79 where reader.currentKeyEquals("precipIntensity"): try reader.decode(&precipIntensity, "precipIntensity")
-            case 0x11706f79 where reader.currentKeyEquals("precipProbability"): try reader.decode(&precipProbability, "precipProbability")
-            case 0x0a707065 where reader.currentKeyEquals("precipType"): try reader.decode(&precipType, "precipType")
-            case 0x0a766979 where reader.currentKeyEquals("visibility"): try reader.decode(&visibility, "visibility")
-            case 0x0b77656e where reader.currentKeyEquals("weatherIcon"): try reader.decode(&weatherIcon, "weatherIcon")
+            case 0x12636d65 where reader.currentKeyEquals("currentTemperature"): try reader.decode(&currentTemperature, "currentTemperature", droppingInto: &droppedParameters)
+            case 0x0f747468 where reader.currentKeyEquals("temperatureHigh"): try reader.decode(&temperatureHigh, "temperatureHigh", droppingInto: &droppedParameters)
+            case 0x0e747477 where reader.currentKeyEquals("temperatureLow"): try reader.decode(&temperatureLow, "temperatureLow", droppingInto: &droppedParameters)
+            case 0x13616565 where reader.currentKeyEquals("apparentTemperature"): try reader.decode(&apparentTemperature, "apparentTemperature", droppingInto: &droppedParameters)
+            case 0x17617068 where reader.currentKeyEquals("apparentTemperatureHigh"): try reader.decode(&apparentTemperatureHigh, "apparentTemperatureHigh", droppingInto: &droppedParameters)
+            case 0x16617077 where reader.currentKeyEquals("apparentTemperatureLow"): try reader.decode(&apparentTemperatureLow, "apparentTemperatureLow", droppingInto: &droppedParameters)
+            case 0x0e775379 where reader.currentKeyEquals("weatherSummary"): try reader.decode(&weatherSummary, "weatherSummary", droppingInto: &droppedParameters)
+            case 0x04746d65 where reader.currentKeyEquals("time"): try reader.decode(&time, "time", droppingInto: &droppedParameters)
+            case 0x08686479 where reader.currentKeyEquals("humidity"): try reader.decode(&humidity, "humidity", droppingInto: &droppedParameters)
+            case 0x0a634372 where reader.currentKeyEquals("cloudCover"): try reader.decode(&cloudCover, "cloudCover", droppingInto: &droppedParameters)
+            case 0x096d5065 where reader.currentKeyEquals("moonPhase"): try reader.decode(&moonPhase, "moonPhase", droppingInto: &droppedParameters)
+            case 0x0b776567 where reader.currentKeyEquals("windBearing"): try reader.decode(&windBearing, "windBearing", droppingInto: &droppedParameters)
+            case 0x08774774 where reader.currentKeyEquals("windGust"): try reader.decode(&windGust, "windGust", droppingInto: &droppedParameters)
+            case 0x09775364 where reader.currentKeyEquals("windSpeed"): try reader.decode(&windSpeed, "windSpeed", droppingInto: &droppedParameters)
+            case 0x136e6f67 where reader.currentKeyEquals("nearestStormBearing"): try reader.decode(&nearestStormBearing, "nearestStormBearing", droppingInto: &droppedParameters)
+            case 0x146e7265 where reader.currentKeyEquals("nearestStormDistance"): try reader.decode(&nearestStormDistance, "nearestStormDistance", droppingInto: &droppedParameters)
+            case 0x1270756e where reader.currentKeyEquals("precipAccumulation"): try reader.decode(&precipAccumulation, "precipAccumulation", droppingInto: &droppedParameters)
+            case 0x0f706e79 where reader.currentKeyEquals("precipIntensity"): try reader.decode(&precipIntensity, "precipIntensity", droppingInto: &droppedParameters)
+            case 0x11706f79 where reader.currentKeyEquals("precipProbability"): try reader.decode(&precipProbability, "precipProbability", droppingInto: &droppedParameters)
+            case 0x0a707065 where reader.currentKeyEquals("precipType"): try reader.decode(&precipType, "precipType", droppingInto: &droppedParameters)
+            case 0x0a766979 where reader.currentKeyEquals("visibility"): try reader.decode(&visibility, "visibility", droppingInto: &droppedParameters)
+            case 0x0b77656e where reader.currentKeyEquals("weatherIcon"): try reader.decode(&weatherIcon, "weatherIcon", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(currentTemperature: currentTemperature, temperatureHigh: temperatureHigh, temperatureLow: temperatureLow, apparentTemperature: apparentTemperature, apparentTemperatureHigh: apparentTemperatureHigh, apparentTemperatureLow: apparentTemperatureLow, weatherSummary: weatherSummary, time: time, humidity: humidity, cloudCover: cloudCover, moonPhase: moonPhase, windBearing: windBearing, windGust: windGust, windSpeed: windSpeed, nearestStormBearing: nearestStormBearing, nearestStormDistance: nearestStormDistance, precipAccumulation: precipAccumulation, precipIntensity: precipIntensity, precipProbability: precipProbability, precipType: precipType, visibility: visibility, weatherIcon: weatherIcon, unknownParameters: unknownParameters)
+        self.init(currentTemperature: currentTemperature, temperatureHigh: temperatureHigh, temperatureLow: temperatureLow, apparentTemperature: apparentTemperature, apparentTemperatureHigh: apparentTemperatureHigh, apparentTemperatureLow: apparentTemperatureLow, weatherSummary: weatherSummary, time: time, humidity: humidity, cloudCover: cloudCover, moonPhase: moonPhase, windBearing: windBearing, windGust: windGust, windSpeed: windSpeed, nearestStormBearing: nearestStormBearing, nearestStormDistance: nearestStormDistance, precipAccumulation: precipAccumulation, precipIntensity: precipIntensity, precipProbability: precipProbability, precipType: precipType, visibility: visibility, weatherIcon: weatherIcon, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.currentTemperature, forKey: "currentTemperature")
-        writer.encodeIfPresent(self.temperatureHigh, forKey: "temperatureHigh")
-        writer.encodeIfPresent(self.temperatureLow, forKey: "temperatureLow")
-        writer.encodeIfPresent(self.apparentTemperature, forKey: "apparentTemperature")
-        writer.encodeIfPresent(self.apparentTemperatureHigh, forKey: "apparentTemperatureHigh")
-        writer.encodeIfPresent(self.apparentTemperatureLow, forKey: "apparentTemperatureLow")
-        writer.encodeIfPresent(self.weatherSummary, forKey: "weatherSummary")
-        writer.encodeIfPresent(self.time, forKey: "time")
-        writer.encodeIfPresent(self.humidity, forKey: "humidity")
-        writer.encodeIfPresent(self.cloudCover, forKey: "cloudCover")
-        writer.encodeIfPresent(self.moonPhase, forKey: "moonPhase")
-        writer.encodeIfPresent(self.windBearing, forKey: "windBearing")
-        writer.encodeIfPresent(self.windGust, forKey: "windGust")
-        writer.encodeIfPresent(self.windSpeed, forKey: "windSpeed")
-        writer.encodeIfPresent(self.nearestStormBearing, forKey: "nearestStormBearing")
-        writer.encodeIfPresent(self.nearestStormDistance, forKey: "nearestStormDistance")
-        writer.encodeIfPresent(self.precipAccumulation, forKey: "precipAccumulation")
-        writer.encodeIfPresent(self.precipIntensity, forKey: "precipIntensity")
-        writer.encodeIfPresent(self.precipProbability, forKey: "precipProbability")
-        writer.encodeIfPresent(self.precipType, forKey: "precipType")
-        writer.encodeIfPresent(self.visibility, forKey: "visibility")
-        writer.encodeIfPresent(self.weatherIcon, forKey: "weatherIcon")
+        writer.encodeIfPresent(self.currentTemperature, forKey: "currentTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.temperatureHigh, forKey: "temperatureHigh", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.temperatureLow, forKey: "temperatureLow", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.apparentTemperature, forKey: "apparentTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.apparentTemperatureHigh, forKey: "apparentTemperatureHigh", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.apparentTemperatureLow, forKey: "apparentTemperatureLow", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.weatherSummary, forKey: "weatherSummary", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.time, forKey: "time", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.humidity, forKey: "humidity", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cloudCover, forKey: "cloudCover", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.moonPhase, forKey: "moonPhase", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windBearing, forKey: "windBearing", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windGust, forKey: "windGust", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.windSpeed, forKey: "windSpeed", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.nearestStormBearing, forKey: "nearestStormBearing", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.nearestStormDistance, forKey: "nearestStormDistance", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.precipAccumulation, forKey: "precipAccumulation", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.precipIntensity, forKey: "precipIntensity", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.precipProbability, forKey: "precipProbability", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.precipType, forKey: "precipType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.visibility, forKey: "visibility", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.weatherIcon, forKey: "weatherIcon", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.currentTemperature { validator.structure(value, "currentTemperature") }
-        if let value = self.temperatureHigh { validator.structure(value, "temperatureHigh") }
-        if let value = self.temperatureLow { validator.structure(value, "temperatureLow") }
-        if let value = self.apparentTemperature { validator.structure(value, "apparentTemperature") }
-        if let value = self.apparentTemperatureHigh { validator.structure(value, "apparentTemperatureHigh") }
-        if let value = self.apparentTemperatureLow { validator.structure(value, "apparentTemperatureLow") }
-        if let value = self.weatherSummary { validator.string(value, "weatherSummary", minLength: 1, maxLength: nil) }
-        if let value = self.time { validator.structure(value, "time") }
-        if let value = self.humidity { validator.float(value, "humidity", min: 0, max: 1) }
-        if let value = self.cloudCover { validator.float(value, "cloudCover", min: 0, max: 1) }
-        if let value = self.moonPhase { validator.float(value, "moonPhase", min: 0, max: 1) }
-        if let value = self.windGust { validator.float(value, "windGust", min: nil, max: nil) }
-        if let value = self.windSpeed { validator.float(value, "windSpeed", min: nil, max: nil) }
-        if let value = self.precipAccumulation { validator.float(value, "precipAccumulation", min: nil, max: nil) }
-        if let value = self.precipIntensity { validator.float(value, "precipIntensity", min: nil, max: nil) }
-        if let value = self.precipProbability { validator.float(value, "precipProbability", min: 0, max: 1) }
-        if let value = self.precipType { validator.string(value, "precipType", minLength: 1, maxLength: nil) }
-        if let value = self.visibility { validator.float(value, "visibility", min: nil, max: nil) }
-        if let value = self.weatherIcon { validator.structure(value, "weatherIcon") }
+        if let value = self.currentTemperature { validator.structure(value, "currentTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentTemperature") }
+        if let value = self.temperatureHigh { validator.structure(value, "temperatureHigh") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "temperatureHigh") }
+        if let value = self.temperatureLow { validator.structure(value, "temperatureLow") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "temperatureLow") }
+        if let value = self.apparentTemperature { validator.structure(value, "apparentTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "apparentTemperature") }
+        if let value = self.apparentTemperatureHigh { validator.structure(value, "apparentTemperatureHigh") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "apparentTemperatureHigh") }
+        if let value = self.apparentTemperatureLow { validator.structure(value, "apparentTemperatureLow") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "apparentTemperatureLow") }
+        if let value = self.weatherSummary { validator.string(value, "weatherSummary", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherSummary") }
+        if let value = self.time { validator.structure(value, "time") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "time") }
+        if let value = self.humidity { validator.float(value, "humidity", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "humidity") }
+        if let value = self.cloudCover { validator.float(value, "cloudCover", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudCover") }
+        if let value = self.moonPhase { validator.float(value, "moonPhase", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moonPhase") }
+        if self.windBearing == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windBearing") }
+        if let value = self.windGust { validator.float(value, "windGust", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windGust") }
+        if let value = self.windSpeed { validator.float(value, "windSpeed", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windSpeed") }
+        if self.nearestStormBearing == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nearestStormBearing") }
+        if self.nearestStormDistance == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nearestStormDistance") }
+        if let value = self.precipAccumulation { validator.float(value, "precipAccumulation", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "precipAccumulation") }
+        if let value = self.precipIntensity { validator.float(value, "precipIntensity", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "precipIntensity") }
+        if let value = self.precipProbability { validator.float(value, "precipProbability", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "precipProbability") }
+        if let value = self.precipType { validator.string(value, "precipType", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "precipType") }
+        if let value = self.visibility { validator.float(value, "visibility", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "visibility") }
+        if let value = self.weatherIcon { validator.structure(value, "weatherIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherIcon") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["currentTemperature", "temperatureHigh", "temperatureLow", "apparentTemperature", "apparentTemperatureHigh", "apparentTemperatureLow", "weatherSummary", "time", "humidity", "cloudCover", "moonPhase", "windBearing", "windGust", "windSpeed", "nearestStormBearing", "nearestStormDistance", "precipAccumulation", "precipIntensity", "precipProbability", "precipType", "visibility", "weatherIcon"])
         }
@@ -7896,7 +10125,17 @@ public struct SDLWeatherServiceData: RPCStruct {
     /// `alerts`: array of WeatherAlert, size 1...10, optional.
     public var alerts: [SDLWeatherAlert]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         location: SDLLocationDetails,
@@ -7907,13 +10146,27 @@ public struct SDLWeatherServiceData: RPCStruct {
         alerts: [SDLWeatherAlert]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(location: location, currentForecast: currentForecast, minuteForecast: minuteForecast, hourlyForecast: hourlyForecast, multidayForecast: multidayForecast, alerts: alerts, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        location: SDLLocationDetails,
+        currentForecast: SDLWeatherData?,
+        minuteForecast: [SDLWeatherData]?,
+        hourlyForecast: [SDLWeatherData]?,
+        multidayForecast: [SDLWeatherData]?,
+        alerts: [SDLWeatherAlert]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.location = location
         self.currentForecast = currentForecast
         self.minuteForecast = minuteForecast
         self.hourlyForecast = hourlyForecast
         self.multidayForecast = multidayForecast
         self.alerts = alerts
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -7924,39 +10177,40 @@ public struct SDLWeatherServiceData: RPCStruct {
         var multidayForecast: [SDLWeatherData]? = nil
         var alerts: [SDLWeatherAlert]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x086c746e where reader.currentKeyEquals("location"): try reader.decode(&location, "location")
-            case 0x0f634674 where reader.currentKeyEquals("currentForecast"): try reader.decode(&currentForecast, "currentForecast")
-            case 0x0e6d6f74 where reader.currentKeyEquals("minuteForecast"): try reader.decode(&minuteForecast, "minuteForecast")
-            case 0x0e686f74 where reader.currentKeyEquals("hourlyForecast"): try reader.decode(&hourlyForecast, "hourlyForecast")
-            case 0x106d4674 where reader.currentKeyEquals("multidayForecast"): try reader.decode(&multidayForecast, "multidayForecast")
-            case 0x06617273 where reader.currentKeyEquals("alerts"): try reader.decode(&alerts, "alerts")
+            case 0x0f634674 where reader.currentKeyEquals("currentForecast"): try reader.decode(&currentForecast, "currentForecast", droppingInto: &droppedParameters)
+            case 0x0e6d6f74 where reader.currentKeyEquals("minuteForecast"): try reader.decodeArray(&minuteForecast, "minuteForecast", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0e686f74 where reader.currentKeyEquals("hourlyForecast"): try reader.decodeArray(&hourlyForecast, "hourlyForecast", isOptional: true, droppingInto: &droppedParameters)
+            case 0x106d4674 where reader.currentKeyEquals("multidayForecast"): try reader.decodeArray(&multidayForecast, "multidayForecast", isOptional: true, droppingInto: &droppedParameters)
+            case 0x06617273 where reader.currentKeyEquals("alerts"): try reader.decodeArray(&alerts, "alerts", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let location else { throw RPCError.missingParameter("location") }
-        self.init(location: location, currentForecast: currentForecast, minuteForecast: minuteForecast, hourlyForecast: hourlyForecast, multidayForecast: multidayForecast, alerts: alerts, unknownParameters: unknownParameters)
+        self.init(location: location, currentForecast: currentForecast, minuteForecast: minuteForecast, hourlyForecast: hourlyForecast, multidayForecast: multidayForecast, alerts: alerts, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.location, forKey: "location")
-        writer.encodeIfPresent(self.currentForecast, forKey: "currentForecast")
-        writer.encodeIfPresent(self.minuteForecast, forKey: "minuteForecast")
-        writer.encodeIfPresent(self.hourlyForecast, forKey: "hourlyForecast")
-        writer.encodeIfPresent(self.multidayForecast, forKey: "multidayForecast")
-        writer.encodeIfPresent(self.alerts, forKey: "alerts")
+        writer.encodeIfPresent(self.currentForecast, forKey: "currentForecast", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.minuteForecast, forKey: "minuteForecast", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.hourlyForecast, forKey: "hourlyForecast", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.multidayForecast, forKey: "multidayForecast", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.alerts, forKey: "alerts", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
-        if let value = self.currentForecast { validator.structure(value, "currentForecast") }
-        if let value = self.minuteForecast { validator.structures(value, "minuteForecast", minSize: 15, maxSize: 60) }
-        if let value = self.hourlyForecast { validator.structures(value, "hourlyForecast", minSize: 1, maxSize: 96) }
-        if let value = self.multidayForecast { validator.structures(value, "multidayForecast", minSize: 1, maxSize: 30) }
-        if let value = self.alerts { validator.structures(value, "alerts", minSize: 1, maxSize: 10) }
+        if let value = self.currentForecast { validator.structure(value, "currentForecast") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentForecast") }
+        if let value = self.minuteForecast { validator.structures(value, "minuteForecast", minSize: 15, maxSize: 60, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "minuteForecast") }
+        if let value = self.hourlyForecast { validator.structures(value, "hourlyForecast", minSize: 1, maxSize: 96, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hourlyForecast") }
+        if let value = self.multidayForecast { validator.structures(value, "multidayForecast", minSize: 1, maxSize: 30, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "multidayForecast") }
+        if let value = self.alerts { validator.structures(value, "alerts", minSize: 1, maxSize: 10, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alerts") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["location", "currentForecast", "minuteForecast", "hourlyForecast", "multidayForecast", "alerts"])
         }
@@ -7968,35 +10222,56 @@ public struct SDLNavigationServiceManifest: RPCStruct {
     /// `acceptsWayPoints`: Boolean, optional.
     public var acceptsWayPoints: Bool?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         acceptsWayPoints: Bool? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(acceptsWayPoints: acceptsWayPoints, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        acceptsWayPoints: Bool?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.acceptsWayPoints = acceptsWayPoints
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var acceptsWayPoints: Bool? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x10616173 where reader.currentKeyEquals("acceptsWayPoints"): try reader.decode(&acceptsWayPoints, "acceptsWayPoints")
+            case 0x10616173 where reader.currentKeyEquals("acceptsWayPoints"): try reader.decode(&acceptsWayPoints, "acceptsWayPoints", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(acceptsWayPoints: acceptsWayPoints, unknownParameters: unknownParameters)
+        self.init(acceptsWayPoints: acceptsWayPoints, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.acceptsWayPoints, forKey: "acceptsWayPoints")
+        writer.encodeIfPresent(self.acceptsWayPoints, forKey: "acceptsWayPoints", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
+        if self.acceptsWayPoints == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acceptsWayPoints") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["acceptsWayPoints"])
         }
@@ -8022,7 +10297,17 @@ public struct SDLNavigationInstruction: RPCStruct {
     /// `image`: Image, optional.
     public var image: SDLImage?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         locationDetails: SDLLocationDetails,
@@ -8035,6 +10320,22 @@ public struct SDLNavigationInstruction: RPCStruct {
         image: SDLImage? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(locationDetails: locationDetails, action: action, eta: eta, bearing: bearing, junctionType: junctionType, drivingSide: drivingSide, details: details, image: image, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        locationDetails: SDLLocationDetails,
+        action: SDLNavigationAction,
+        eta: SDLDateTime?,
+        bearing: Int32?,
+        junctionType: SDLNavigationJunction?,
+        drivingSide: SDLDirection?,
+        details: String?,
+        image: SDLImage?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.locationDetails = locationDetails
         self.action = action
         self.eta = eta
@@ -8043,7 +10344,7 @@ public struct SDLNavigationInstruction: RPCStruct {
         self.drivingSide = drivingSide
         self.details = details
         self.image = image
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8056,46 +10357,47 @@ public struct SDLNavigationInstruction: RPCStruct {
         var details: String? = nil
         var image: SDLImage? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0f6c6e73 where reader.currentKeyEquals("locationDetails"): try reader.decode(&locationDetails, "locationDetails")
             case 0x0661696e where reader.currentKeyEquals("action"): try reader.decode(&action, "action")
-            case 0x03657461 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta")
-            case 0x07627267 where reader.currentKeyEquals("bearing"): try reader.decode(&bearing, "bearing")
-            case 0x0c6a6f65 where reader.currentKeyEquals("junctionType"): try reader.decode(&junctionType, "junctionType")
-            case 0x0b646e65 where reader.currentKeyEquals("drivingSide"): try reader.decode(&drivingSide, "drivingSide")
-            case 0x07646173 where reader.currentKeyEquals("details"): try reader.decode(&details, "details")
-            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image")
+            case 0x03657461 where reader.currentKeyEquals("eta"): try reader.decode(&eta, "eta", droppingInto: &droppedParameters)
+            case 0x07627267 where reader.currentKeyEquals("bearing"): try reader.decode(&bearing, "bearing", droppingInto: &droppedParameters)
+            case 0x0c6a6f65 where reader.currentKeyEquals("junctionType"): try reader.decode(&junctionType, "junctionType", droppingInto: &droppedParameters)
+            case 0x0b646e65 where reader.currentKeyEquals("drivingSide"): try reader.decode(&drivingSide, "drivingSide", droppingInto: &droppedParameters)
+            case 0x07646173 where reader.currentKeyEquals("details"): try reader.decode(&details, "details", droppingInto: &droppedParameters)
+            case 0x05696165 where reader.currentKeyEquals("image"): try reader.decode(&image, "image", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let locationDetails else { throw RPCError.missingParameter("locationDetails") }
         guard let action else { throw RPCError.missingParameter("action") }
-        self.init(locationDetails: locationDetails, action: action, eta: eta, bearing: bearing, junctionType: junctionType, drivingSide: drivingSide, details: details, image: image, unknownParameters: unknownParameters)
+        self.init(locationDetails: locationDetails, action: action, eta: eta, bearing: bearing, junctionType: junctionType, drivingSide: drivingSide, details: details, image: image, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.locationDetails, forKey: "locationDetails")
         writer.encode(self.action, forKey: "action")
-        writer.encodeIfPresent(self.eta, forKey: "eta")
-        writer.encodeIfPresent(self.bearing, forKey: "bearing")
-        writer.encodeIfPresent(self.junctionType, forKey: "junctionType")
-        writer.encodeIfPresent(self.drivingSide, forKey: "drivingSide")
-        writer.encodeIfPresent(self.details, forKey: "details")
-        writer.encodeIfPresent(self.image, forKey: "image")
+        writer.encodeIfPresent(self.eta, forKey: "eta", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.bearing, forKey: "bearing", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.junctionType, forKey: "junctionType", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.drivingSide, forKey: "drivingSide", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.details, forKey: "details", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.locationDetails, "locationDetails")
         validator.enumeration(self.action, "action")
-        if let value = self.eta { validator.structure(value, "eta") }
-        if let value = self.bearing { validator.integer(value, "bearing", min: 0, max: 359) }
-        if let value = self.junctionType { validator.enumeration(value, "junctionType") }
-        if let value = self.drivingSide { validator.enumeration(value, "drivingSide") }
-        if let value = self.details { validator.string(value, "details", minLength: 1, maxLength: nil) }
-        if let value = self.image { validator.structure(value, "image") }
+        if let value = self.eta { validator.structure(value, "eta") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eta") }
+        if let value = self.bearing { validator.integer(value, "bearing", min: 0, max: 359) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bearing") }
+        if let value = self.junctionType { validator.enumeration(value, "junctionType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "junctionType") }
+        if let value = self.drivingSide { validator.enumeration(value, "drivingSide") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "drivingSide") }
+        if let value = self.details { validator.string(value, "details", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "details") }
+        if let value = self.image { validator.structure(value, "image") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "image") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["locationDetails", "action", "eta", "bearing", "junctionType", "drivingSide", "details", "image"])
         }
@@ -8123,7 +10425,17 @@ public struct SDLNavigationServiceData: RPCStruct {
     /// `prompt`: String, length 1..., optional.
     public var prompt: String?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         timeStamp: SDLDateTime,
@@ -8137,6 +10449,23 @@ public struct SDLNavigationServiceData: RPCStruct {
         prompt: String? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(timeStamp: timeStamp, origin: origin, destination: destination, destinationETA: destinationETA, instructions: instructions, nextInstructionETA: nextInstructionETA, nextInstructionDistance: nextInstructionDistance, nextInstructionDistanceScale: nextInstructionDistanceScale, prompt: prompt, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        timeStamp: SDLDateTime,
+        origin: SDLLocationDetails?,
+        destination: SDLLocationDetails?,
+        destinationETA: SDLDateTime?,
+        instructions: [SDLNavigationInstruction]?,
+        nextInstructionETA: SDLDateTime?,
+        nextInstructionDistance: Double?,
+        nextInstructionDistanceScale: Double?,
+        prompt: String?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.timeStamp = timeStamp
         self.origin = origin
         self.destination = destination
@@ -8146,7 +10475,7 @@ public struct SDLNavigationServiceData: RPCStruct {
         self.nextInstructionDistance = nextInstructionDistance
         self.nextInstructionDistanceScale = nextInstructionDistanceScale
         self.prompt = prompt
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8160,48 +10489,49 @@ public struct SDLNavigationServiceData: RPCStruct {
         var nextInstructionDistanceScale: Double? = nil
         var prompt: String? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x09745370 where reader.currentKeyEquals("timeStamp"): try reader.decode(&timeStamp, "timeStamp")
-            case 0x066f676e where reader.currentKeyEquals("origin"): try reader.decode(&origin, "origin")
-            case 0x0b646e6e where reader.currentKeyEquals("destination"): try reader.decode(&destination, "destination")
-            case 0x0e647441 where reader.currentKeyEquals("destinationETA"): try reader.decode(&destinationETA, "destinationETA")
-            case 0x0c696373 where reader.currentKeyEquals("instructions"): try reader.decode(&instructions, "instructions")
-            case 0x126e7541 where reader.currentKeyEquals("nextInstructionETA"): try reader.decode(&nextInstructionETA, "nextInstructionETA")
-            case 0x176e7465 where reader.currentKeyEquals("nextInstructionDistance"): try reader.decode(&nextInstructionDistance, "nextInstructionDistance")
-            case 0x1c6e6e65 where reader.currentKeyEquals("nextInstructionDistanceScale"): try reader.decode(&nextInstructionDistanceScale, "nextInstructionDistanceScale")
-            case 0x06706d74 where reader.currentKeyEquals("prompt"): try reader.decode(&prompt, "prompt")
+            case 0x066f676e where reader.currentKeyEquals("origin"): try reader.decode(&origin, "origin", droppingInto: &droppedParameters)
+            case 0x0b646e6e where reader.currentKeyEquals("destination"): try reader.decode(&destination, "destination", droppingInto: &droppedParameters)
+            case 0x0e647441 where reader.currentKeyEquals("destinationETA"): try reader.decode(&destinationETA, "destinationETA", droppingInto: &droppedParameters)
+            case 0x0c696373 where reader.currentKeyEquals("instructions"): try reader.decodeArray(&instructions, "instructions", isOptional: true, droppingInto: &droppedParameters)
+            case 0x126e7541 where reader.currentKeyEquals("nextInstructionETA"): try reader.decode(&nextInstructionETA, "nextInstructionETA", droppingInto: &droppedParameters)
+            case 0x176e7465 where reader.currentKeyEquals("nextInstructionDistance"): try reader.decode(&nextInstructionDistance, "nextInstructionDistance", droppingInto: &droppedParameters)
+            case 0x1c6e6e65 where reader.currentKeyEquals("nextInstructionDistanceScale"): try reader.decode(&nextInstructionDistanceScale, "nextInstructionDistanceScale", droppingInto: &droppedParameters)
+            case 0x06706d74 where reader.currentKeyEquals("prompt"): try reader.decode(&prompt, "prompt", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let timeStamp else { throw RPCError.missingParameter("timeStamp") }
-        self.init(timeStamp: timeStamp, origin: origin, destination: destination, destinationETA: destinationETA, instructions: instructions, nextInstructionETA: nextInstructionETA, nextInstructionDistance: nextInstructionDistance, nextInstructionDistanceScale: nextInstructionDistanceScale, prompt: prompt, unknownParameters: unknownParameters)
+        self.init(timeStamp: timeStamp, origin: origin, destination: destination, destinationETA: destinationETA, instructions: instructions, nextInstructionETA: nextInstructionETA, nextInstructionDistance: nextInstructionDistance, nextInstructionDistanceScale: nextInstructionDistanceScale, prompt: prompt, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.timeStamp, forKey: "timeStamp")
-        writer.encodeIfPresent(self.origin, forKey: "origin")
-        writer.encodeIfPresent(self.destination, forKey: "destination")
-        writer.encodeIfPresent(self.destinationETA, forKey: "destinationETA")
-        writer.encodeIfPresent(self.instructions, forKey: "instructions")
-        writer.encodeIfPresent(self.nextInstructionETA, forKey: "nextInstructionETA")
-        writer.encodeIfPresent(self.nextInstructionDistance, forKey: "nextInstructionDistance")
-        writer.encodeIfPresent(self.nextInstructionDistanceScale, forKey: "nextInstructionDistanceScale")
-        writer.encodeIfPresent(self.prompt, forKey: "prompt")
+        writer.encodeIfPresent(self.origin, forKey: "origin", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.destination, forKey: "destination", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.destinationETA, forKey: "destinationETA", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.instructions, forKey: "instructions", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.nextInstructionETA, forKey: "nextInstructionETA", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.nextInstructionDistance, forKey: "nextInstructionDistance", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.nextInstructionDistanceScale, forKey: "nextInstructionDistanceScale", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.prompt, forKey: "prompt", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.timeStamp, "timeStamp")
-        if let value = self.origin { validator.structure(value, "origin") }
-        if let value = self.destination { validator.structure(value, "destination") }
-        if let value = self.destinationETA { validator.structure(value, "destinationETA") }
-        if let value = self.instructions { validator.structures(value, "instructions", minSize: nil, maxSize: nil) }
-        if let value = self.nextInstructionETA { validator.structure(value, "nextInstructionETA") }
-        if let value = self.nextInstructionDistance { validator.float(value, "nextInstructionDistance", min: nil, max: nil) }
-        if let value = self.nextInstructionDistanceScale { validator.float(value, "nextInstructionDistanceScale", min: nil, max: nil) }
-        if let value = self.prompt { validator.string(value, "prompt", minLength: 1, maxLength: nil) }
+        if let value = self.origin { validator.structure(value, "origin") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "origin") }
+        if let value = self.destination { validator.structure(value, "destination") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "destination") }
+        if let value = self.destinationETA { validator.structure(value, "destinationETA") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "destinationETA") }
+        if let value = self.instructions { validator.structures(value, "instructions", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instructions") }
+        if let value = self.nextInstructionETA { validator.structure(value, "nextInstructionETA") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nextInstructionETA") }
+        if let value = self.nextInstructionDistance { validator.float(value, "nextInstructionDistance", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nextInstructionDistance") }
+        if let value = self.nextInstructionDistanceScale { validator.float(value, "nextInstructionDistanceScale", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nextInstructionDistanceScale") }
+        if let value = self.prompt { validator.string(value, "prompt", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prompt") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["timeStamp", "origin", "destination", "destinationETA", "instructions", "nextInstructionETA", "nextInstructionDistance", "nextInstructionDistanceScale", "prompt"])
         }
@@ -8229,7 +10559,17 @@ public struct SDLAppServiceManifest: RPCStruct {
     /// `navigationServiceManifest`: NavigationServiceManifest, optional.
     public var navigationServiceManifest: SDLNavigationServiceManifest?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceName: String? = nil,
@@ -8243,6 +10583,23 @@ public struct SDLAppServiceManifest: RPCStruct {
         navigationServiceManifest: SDLNavigationServiceManifest? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(serviceName: serviceName, serviceType: serviceType, serviceIcon: serviceIcon, allowAppConsumers: allowAppConsumers, rpcSpecVersion: rpcSpecVersion, handledRPCs: handledRPCs, mediaServiceManifest: mediaServiceManifest, weatherServiceManifest: weatherServiceManifest, navigationServiceManifest: navigationServiceManifest, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        serviceName: String?,
+        serviceType: String,
+        serviceIcon: SDLImage?,
+        allowAppConsumers: Bool?,
+        rpcSpecVersion: SDLSyncMsgVersion?,
+        handledRPCs: [Int32]?,
+        mediaServiceManifest: SDLMediaServiceManifest?,
+        weatherServiceManifest: SDLWeatherServiceManifest?,
+        navigationServiceManifest: SDLNavigationServiceManifest?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.serviceName = serviceName
         self.serviceType = serviceType
         self.serviceIcon = serviceIcon
@@ -8252,7 +10609,7 @@ public struct SDLAppServiceManifest: RPCStruct {
         self.mediaServiceManifest = mediaServiceManifest
         self.weatherServiceManifest = weatherServiceManifest
         self.navigationServiceManifest = navigationServiceManifest
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8266,47 +10623,49 @@ public struct SDLAppServiceManifest: RPCStruct {
         var weatherServiceManifest: SDLWeatherServiceManifest? = nil
         var navigationServiceManifest: SDLNavigationServiceManifest? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0b736365 where reader.currentKeyEquals("serviceName"): try reader.decode(&serviceName, "serviceName")
+            case 0x0b736365 where reader.currentKeyEquals("serviceName"): try reader.decode(&serviceName, "serviceName", droppingInto: &droppedParameters)
             case 0x0b736365 where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
-            case 0x0b73636e where reader.currentKeyEquals("serviceIcon"): try reader.decode(&serviceIcon, "serviceIcon")
-            case 0x11614373 where reader.currentKeyEquals("allowAppConsumers"): try reader.decode(&allowAppConsumers, "allowAppConsumers")
-            case 0x0e72566e where reader.currentKeyEquals("rpcSpecVersion"): try reader.decode(&rpcSpecVersion, "rpcSpecVersion")
-            case 0x0b686573 where reader.currentKeyEquals("handledRPCs"): try reader.decode(&handledRPCs, "handledRPCs")
-            case 0x146d6374 where reader.currentKeyEquals("mediaServiceManifest"): try reader.decode(&mediaServiceManifest, "mediaServiceManifest")
-            case 0x16776974 where reader.currentKeyEquals("weatherServiceManifest"): try reader.decode(&weatherServiceManifest, "weatherServiceManifest")
-            case 0x196e7274 where reader.currentKeyEquals("navigationServiceManifest"): try reader.decode(&navigationServiceManifest, "navigationServiceManifest")
+            case 0x0b73636e where reader.currentKeyEquals("serviceIcon"): try reader.decode(&serviceIcon, "serviceIcon", droppingInto: &droppedParameters)
+            case 0x11614373 where reader.currentKeyEquals("allowAppConsumers"): try reader.decode(&allowAppConsumers, "allowAppConsumers", droppingInto: &droppedParameters)
+            case 0x0e72566e where reader.currentKeyEquals("rpcSpecVersion"): try reader.decode(&rpcSpecVersion, "rpcSpecVersion", droppingInto: &droppedParameters)
+            case 0x0b686573 where reader.currentKeyEquals("handledRPCs"): try reader.decodeArray(&handledRPCs, "handledRPCs", isOptional: true, droppingInto: &droppedParameters)
+            case 0x146d6374 where reader.currentKeyEquals("mediaServiceManifest"): try reader.decode(&mediaServiceManifest, "mediaServiceManifest", droppingInto: &droppedParameters)
+            case 0x16776974 where reader.currentKeyEquals("weatherServiceManifest"): try reader.decode(&weatherServiceManifest, "weatherServiceManifest", droppingInto: &droppedParameters)
+            case 0x196e7274 where reader.currentKeyEquals("navigationServiceManifest"): try reader.decode(&navigationServiceManifest, "navigationServiceManifest", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
-        self.init(serviceName: serviceName, serviceType: serviceType, serviceIcon: serviceIcon, allowAppConsumers: allowAppConsumers, rpcSpecVersion: rpcSpecVersion, handledRPCs: handledRPCs, mediaServiceManifest: mediaServiceManifest, weatherServiceManifest: weatherServiceManifest, navigationServiceManifest: navigationServiceManifest, unknownParameters: unknownParameters)
+        self.init(serviceName: serviceName, serviceType: serviceType, serviceIcon: serviceIcon, allowAppConsumers: allowAppConsumers, rpcSpecVersion: rpcSpecVersion, handledRPCs: handledRPCs, mediaServiceManifest: mediaServiceManifest, weatherServiceManifest: weatherServiceManifest, navigationServiceManifest: navigationServiceManifest, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.serviceName, forKey: "serviceName")
+        writer.encodeIfPresent(self.serviceName, forKey: "serviceName", orDropped: self.droppedParameters)
         writer.encode(self.serviceType, forKey: "serviceType")
-        writer.encodeIfPresent(self.serviceIcon, forKey: "serviceIcon")
-        writer.encodeIfPresent(self.allowAppConsumers, forKey: "allowAppConsumers")
-        writer.encodeIfPresent(self.rpcSpecVersion, forKey: "rpcSpecVersion")
-        writer.encodeIfPresent(self.handledRPCs, forKey: "handledRPCs")
-        writer.encodeIfPresent(self.mediaServiceManifest, forKey: "mediaServiceManifest")
-        writer.encodeIfPresent(self.weatherServiceManifest, forKey: "weatherServiceManifest")
-        writer.encodeIfPresent(self.navigationServiceManifest, forKey: "navigationServiceManifest")
+        writer.encodeIfPresent(self.serviceIcon, forKey: "serviceIcon", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.allowAppConsumers, forKey: "allowAppConsumers", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.rpcSpecVersion, forKey: "rpcSpecVersion", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.handledRPCs, forKey: "handledRPCs", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.mediaServiceManifest, forKey: "mediaServiceManifest", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.weatherServiceManifest, forKey: "weatherServiceManifest", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.navigationServiceManifest, forKey: "navigationServiceManifest", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.serviceName { validator.string(value, "serviceName", minLength: 1, maxLength: nil) }
+        if let value = self.serviceName { validator.string(value, "serviceName", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceName") }
         validator.string(self.serviceType, "serviceType", minLength: 1, maxLength: nil)
-        if let value = self.serviceIcon { validator.structure(value, "serviceIcon") }
-        if let value = self.rpcSpecVersion { validator.structure(value, "rpcSpecVersion") }
-        if let value = self.handledRPCs { validator.integers(value, "handledRPCs", minSize: nil, maxSize: nil, min: nil, max: nil) }
-        if let value = self.mediaServiceManifest { validator.structure(value, "mediaServiceManifest") }
-        if let value = self.weatherServiceManifest { validator.structure(value, "weatherServiceManifest") }
-        if let value = self.navigationServiceManifest { validator.structure(value, "navigationServiceManifest") }
+        if let value = self.serviceIcon { validator.structure(value, "serviceIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceIcon") }
+        if self.allowAppConsumers == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "allowAppConsumers") }
+        if let value = self.rpcSpecVersion { validator.structure(value, "rpcSpecVersion") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpcSpecVersion") }
+        if let value = self.handledRPCs { validator.integers(value, "handledRPCs", minSize: nil, maxSize: nil, min: nil, max: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handledRPCs") }
+        if let value = self.mediaServiceManifest { validator.structure(value, "mediaServiceManifest") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaServiceManifest") }
+        if let value = self.weatherServiceManifest { validator.structure(value, "weatherServiceManifest") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherServiceManifest") }
+        if let value = self.navigationServiceManifest { validator.structure(value, "navigationServiceManifest") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationServiceManifest") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceName", "serviceType", "serviceIcon", "allowAppConsumers", "rpcSpecVersion", "handledRPCs", "mediaServiceManifest", "weatherServiceManifest", "navigationServiceManifest"])
         }
@@ -8324,7 +10683,15 @@ public struct SDLAppServiceRecord: RPCStruct {
     /// `serviceActive`: Boolean, mandatory.
     public var serviceActive: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceID: String,
@@ -8337,7 +10704,7 @@ public struct SDLAppServiceRecord: RPCStruct {
         self.serviceManifest = serviceManifest
         self.servicePublished = servicePublished
         self.serviceActive = serviceActive
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8393,7 +10760,17 @@ public struct SDLAppServiceData: RPCStruct {
     /// `navigationServiceData`: NavigationServiceData, optional.
     public var navigationServiceData: SDLNavigationServiceData?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         serviceType: String,
@@ -8403,12 +10780,25 @@ public struct SDLAppServiceData: RPCStruct {
         navigationServiceData: SDLNavigationServiceData? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(serviceType: serviceType, serviceID: serviceID, mediaServiceData: mediaServiceData, weatherServiceData: weatherServiceData, navigationServiceData: navigationServiceData, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        serviceType: String,
+        serviceID: String,
+        mediaServiceData: SDLMediaServiceData?,
+        weatherServiceData: SDLWeatherServiceData?,
+        navigationServiceData: SDLNavigationServiceData?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.serviceType = serviceType
         self.serviceID = serviceID
         self.mediaServiceData = mediaServiceData
         self.weatherServiceData = weatherServiceData
         self.navigationServiceData = navigationServiceData
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8418,37 +10808,38 @@ public struct SDLAppServiceData: RPCStruct {
         var weatherServiceData: SDLWeatherServiceData? = nil
         var navigationServiceData: SDLNavigationServiceData? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x0b736365 where reader.currentKeyEquals("serviceType"): try reader.decode(&serviceType, "serviceType")
             case 0x09736944 where reader.currentKeyEquals("serviceID"): try reader.decode(&serviceID, "serviceID")
-            case 0x106d7661 where reader.currentKeyEquals("mediaServiceData"): try reader.decode(&mediaServiceData, "mediaServiceData")
-            case 0x12777261 where reader.currentKeyEquals("weatherServiceData"): try reader.decode(&weatherServiceData, "weatherServiceData")
-            case 0x156e5361 where reader.currentKeyEquals("navigationServiceData"): try reader.decode(&navigationServiceData, "navigationServiceData")
+            case 0x106d7661 where reader.currentKeyEquals("mediaServiceData"): try reader.decode(&mediaServiceData, "mediaServiceData", droppingInto: &droppedParameters)
+            case 0x12777261 where reader.currentKeyEquals("weatherServiceData"): try reader.decode(&weatherServiceData, "weatherServiceData", droppingInto: &droppedParameters)
+            case 0x156e5361 where reader.currentKeyEquals("navigationServiceData"): try reader.decode(&navigationServiceData, "navigationServiceData", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let serviceType else { throw RPCError.missingParameter("serviceType") }
         guard let serviceID else { throw RPCError.missingParameter("serviceID") }
-        self.init(serviceType: serviceType, serviceID: serviceID, mediaServiceData: mediaServiceData, weatherServiceData: weatherServiceData, navigationServiceData: navigationServiceData, unknownParameters: unknownParameters)
+        self.init(serviceType: serviceType, serviceID: serviceID, mediaServiceData: mediaServiceData, weatherServiceData: weatherServiceData, navigationServiceData: navigationServiceData, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.serviceType, forKey: "serviceType")
         writer.encode(self.serviceID, forKey: "serviceID")
-        writer.encodeIfPresent(self.mediaServiceData, forKey: "mediaServiceData")
-        writer.encodeIfPresent(self.weatherServiceData, forKey: "weatherServiceData")
-        writer.encodeIfPresent(self.navigationServiceData, forKey: "navigationServiceData")
+        writer.encodeIfPresent(self.mediaServiceData, forKey: "mediaServiceData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.weatherServiceData, forKey: "weatherServiceData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.navigationServiceData, forKey: "navigationServiceData", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceType, "serviceType", minLength: 1, maxLength: nil)
         validator.string(self.serviceID, "serviceID", minLength: 1, maxLength: nil)
-        if let value = self.mediaServiceData { validator.structure(value, "mediaServiceData") }
-        if let value = self.weatherServiceData { validator.structure(value, "weatherServiceData") }
-        if let value = self.navigationServiceData { validator.structure(value, "navigationServiceData") }
+        if let value = self.mediaServiceData { validator.structure(value, "mediaServiceData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaServiceData") }
+        if let value = self.weatherServiceData { validator.structure(value, "weatherServiceData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherServiceData") }
+        if let value = self.navigationServiceData { validator.structure(value, "navigationServiceData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationServiceData") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceType", "serviceID", "mediaServiceData", "weatherServiceData", "navigationServiceData"])
         }
@@ -8462,42 +10853,63 @@ public struct SDLAppServiceCapability: RPCStruct {
     /// `updatedAppServiceRecord`: AppServiceRecord, mandatory.
     public var updatedAppServiceRecord: SDLAppServiceRecord
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         updateReason: SDLServiceUpdateReason? = nil,
         updatedAppServiceRecord: SDLAppServiceRecord,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(updateReason: updateReason, updatedAppServiceRecord: updatedAppServiceRecord, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        updateReason: SDLServiceUpdateReason?,
+        updatedAppServiceRecord: SDLAppServiceRecord,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.updateReason = updateReason
         self.updatedAppServiceRecord = updatedAppServiceRecord
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var updateReason: SDLServiceUpdateReason? = nil
         var updatedAppServiceRecord: SDLAppServiceRecord? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0c75526e where reader.currentKeyEquals("updateReason"): try reader.decode(&updateReason, "updateReason")
+            case 0x0c75526e where reader.currentKeyEquals("updateReason"): try reader.decode(&updateReason, "updateReason", droppingInto: &droppedParameters)
             case 0x17756564 where reader.currentKeyEquals("updatedAppServiceRecord"): try reader.decode(&updatedAppServiceRecord, "updatedAppServiceRecord")
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let updatedAppServiceRecord else { throw RPCError.missingParameter("updatedAppServiceRecord") }
-        self.init(updateReason: updateReason, updatedAppServiceRecord: updatedAppServiceRecord, unknownParameters: unknownParameters)
+        self.init(updateReason: updateReason, updatedAppServiceRecord: updatedAppServiceRecord, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.updateReason, forKey: "updateReason")
+        writer.encodeIfPresent(self.updateReason, forKey: "updateReason", orDropped: self.droppedParameters)
         writer.encode(self.updatedAppServiceRecord, forKey: "updatedAppServiceRecord")
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.updateReason { validator.enumeration(value, "updateReason") }
+        if let value = self.updateReason { validator.enumeration(value, "updateReason") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "updateReason") }
         validator.structure(self.updatedAppServiceRecord, "updatedAppServiceRecord")
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["updateReason", "updatedAppServiceRecord"])
@@ -8510,36 +10922,56 @@ public struct SDLAppServicesCapabilities: RPCStruct {
     /// `appServices`: array of AppServiceCapability, optional.
     public var appServices: [SDLAppServiceCapability]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appServices: [SDLAppServiceCapability]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(appServices: appServices, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        appServices: [SDLAppServiceCapability]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.appServices = appServices
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var appServices: [SDLAppServiceCapability]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0b617273 where reader.currentKeyEquals("appServices"): try reader.decode(&appServices, "appServices")
+            case 0x0b617273 where reader.currentKeyEquals("appServices"): try reader.decodeArray(&appServices, "appServices", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(appServices: appServices, unknownParameters: unknownParameters)
+        self.init(appServices: appServices, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.appServices, forKey: "appServices")
+        writer.encodeArrayIfPresent(self.appServices, forKey: "appServices", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.appServices { validator.structures(value, "appServices", minSize: nil, maxSize: nil) }
+        if let value = self.appServices { validator.structures(value, "appServices", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServices") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["appServices"])
         }
@@ -8567,7 +10999,17 @@ public struct SDLSystemCapability: RPCStruct {
     /// `driverDistractionCapability`: DriverDistractionCapability, optional (since 7.0).
     public var driverDistractionCapability: SDLDriverDistractionCapability?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         systemCapabilityType: SDLSystemCapabilityType,
@@ -8581,6 +11023,23 @@ public struct SDLSystemCapability: RPCStruct {
         driverDistractionCapability: SDLDriverDistractionCapability? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(systemCapabilityType: systemCapabilityType, navigationCapability: navigationCapability, phoneCapability: phoneCapability, videoStreamingCapability: videoStreamingCapability, remoteControlCapability: remoteControlCapability, appServicesCapabilities: appServicesCapabilities, seatLocationCapability: seatLocationCapability, displayCapabilities: displayCapabilities, driverDistractionCapability: driverDistractionCapability, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        systemCapabilityType: SDLSystemCapabilityType,
+        navigationCapability: SDLNavigationCapability?,
+        phoneCapability: SDLPhoneCapability?,
+        videoStreamingCapability: SDLVideoStreamingCapability?,
+        remoteControlCapability: SDLRemoteControlCapabilities?,
+        appServicesCapabilities: SDLAppServicesCapabilities?,
+        seatLocationCapability: SDLSeatLocationCapability?,
+        displayCapabilities: [SDLDisplayCapability]?,
+        driverDistractionCapability: SDLDriverDistractionCapability?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.systemCapabilityType = systemCapabilityType
         self.navigationCapability = navigationCapability
         self.phoneCapability = phoneCapability
@@ -8590,7 +11049,7 @@ public struct SDLSystemCapability: RPCStruct {
         self.seatLocationCapability = seatLocationCapability
         self.displayCapabilities = displayCapabilities
         self.driverDistractionCapability = driverDistractionCapability
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8604,48 +11063,49 @@ public struct SDLSystemCapability: RPCStruct {
         var displayCapabilities: [SDLDisplayCapability]? = nil
         var driverDistractionCapability: SDLDriverDistractionCapability? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x14736265 where reader.currentKeyEquals("systemCapabilityType"): try reader.decode(&systemCapabilityType, "systemCapabilityType")
-            case 0x146e4379 where reader.currentKeyEquals("navigationCapability"): try reader.decode(&navigationCapability, "navigationCapability")
-            case 0x0f707079 where reader.currentKeyEquals("phoneCapability"): try reader.decode(&phoneCapability, "phoneCapability")
-            case 0x18766e79 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability")
-            case 0x17726f79 where reader.currentKeyEquals("remoteControlCapability"): try reader.decode(&remoteControlCapability, "remoteControlCapability")
-            case 0x17614373 where reader.currentKeyEquals("appServicesCapabilities"): try reader.decode(&appServicesCapabilities, "appServicesCapabilities")
-            case 0x16736e79 where reader.currentKeyEquals("seatLocationCapability"): try reader.decode(&seatLocationCapability, "seatLocationCapability")
-            case 0x13647073 where reader.currentKeyEquals("displayCapabilities"): try reader.decode(&displayCapabilities, "displayCapabilities")
-            case 0x1b647479 where reader.currentKeyEquals("driverDistractionCapability"): try reader.decode(&driverDistractionCapability, "driverDistractionCapability")
+            case 0x146e4379 where reader.currentKeyEquals("navigationCapability"): try reader.decode(&navigationCapability, "navigationCapability", droppingInto: &droppedParameters)
+            case 0x0f707079 where reader.currentKeyEquals("phoneCapability"): try reader.decode(&phoneCapability, "phoneCapability", droppingInto: &droppedParameters)
+            case 0x18766e79 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability", droppingInto: &droppedParameters)
+            case 0x17726f79 where reader.currentKeyEquals("remoteControlCapability"): try reader.decode(&remoteControlCapability, "remoteControlCapability", droppingInto: &droppedParameters)
+            case 0x17614373 where reader.currentKeyEquals("appServicesCapabilities"): try reader.decode(&appServicesCapabilities, "appServicesCapabilities", droppingInto: &droppedParameters)
+            case 0x16736e79 where reader.currentKeyEquals("seatLocationCapability"): try reader.decode(&seatLocationCapability, "seatLocationCapability", droppingInto: &droppedParameters)
+            case 0x13647073 where reader.currentKeyEquals("displayCapabilities"): try reader.decodeArray(&displayCapabilities, "displayCapabilities", isOptional: true, droppingInto: &droppedParameters)
+            case 0x1b647479 where reader.currentKeyEquals("driverDistractionCapability"): try reader.decode(&driverDistractionCapability, "driverDistractionCapability", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let systemCapabilityType else { throw RPCError.missingParameter("systemCapabilityType") }
-        self.init(systemCapabilityType: systemCapabilityType, navigationCapability: navigationCapability, phoneCapability: phoneCapability, videoStreamingCapability: videoStreamingCapability, remoteControlCapability: remoteControlCapability, appServicesCapabilities: appServicesCapabilities, seatLocationCapability: seatLocationCapability, displayCapabilities: displayCapabilities, driverDistractionCapability: driverDistractionCapability, unknownParameters: unknownParameters)
+        self.init(systemCapabilityType: systemCapabilityType, navigationCapability: navigationCapability, phoneCapability: phoneCapability, videoStreamingCapability: videoStreamingCapability, remoteControlCapability: remoteControlCapability, appServicesCapabilities: appServicesCapabilities, seatLocationCapability: seatLocationCapability, displayCapabilities: displayCapabilities, driverDistractionCapability: driverDistractionCapability, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.systemCapabilityType, forKey: "systemCapabilityType")
-        writer.encodeIfPresent(self.navigationCapability, forKey: "navigationCapability")
-        writer.encodeIfPresent(self.phoneCapability, forKey: "phoneCapability")
-        writer.encodeIfPresent(self.videoStreamingCapability, forKey: "videoStreamingCapability")
-        writer.encodeIfPresent(self.remoteControlCapability, forKey: "remoteControlCapability")
-        writer.encodeIfPresent(self.appServicesCapabilities, forKey: "appServicesCapabilities")
-        writer.encodeIfPresent(self.seatLocationCapability, forKey: "seatLocationCapability")
-        writer.encodeIfPresent(self.displayCapabilities, forKey: "displayCapabilities")
-        writer.encodeIfPresent(self.driverDistractionCapability, forKey: "driverDistractionCapability")
+        writer.encodeIfPresent(self.navigationCapability, forKey: "navigationCapability", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.phoneCapability, forKey: "phoneCapability", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.videoStreamingCapability, forKey: "videoStreamingCapability", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.remoteControlCapability, forKey: "remoteControlCapability", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.appServicesCapabilities, forKey: "appServicesCapabilities", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.seatLocationCapability, forKey: "seatLocationCapability", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.displayCapabilities, forKey: "displayCapabilities", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.driverDistractionCapability, forKey: "driverDistractionCapability", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.systemCapabilityType, "systemCapabilityType")
-        if let value = self.navigationCapability { validator.structure(value, "navigationCapability") }
-        if let value = self.phoneCapability { validator.structure(value, "phoneCapability") }
-        if let value = self.videoStreamingCapability { validator.structure(value, "videoStreamingCapability") }
-        if let value = self.remoteControlCapability { validator.structure(value, "remoteControlCapability") }
-        if let value = self.appServicesCapabilities { validator.structure(value, "appServicesCapabilities") }
-        if let value = self.seatLocationCapability { validator.structure(value, "seatLocationCapability") }
-        if let value = self.displayCapabilities { validator.structures(value, "displayCapabilities", minSize: 1, maxSize: 1000) }
-        if let value = self.driverDistractionCapability { validator.structure(value, "driverDistractionCapability") }
+        if let value = self.navigationCapability { validator.structure(value, "navigationCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationCapability") }
+        if let value = self.phoneCapability { validator.structure(value, "phoneCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "phoneCapability") }
+        if let value = self.videoStreamingCapability { validator.structure(value, "videoStreamingCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "videoStreamingCapability") }
+        if let value = self.remoteControlCapability { validator.structure(value, "remoteControlCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "remoteControlCapability") }
+        if let value = self.appServicesCapabilities { validator.structure(value, "appServicesCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServicesCapabilities") }
+        if let value = self.seatLocationCapability { validator.structure(value, "seatLocationCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatLocationCapability") }
+        if let value = self.displayCapabilities { validator.structures(value, "displayCapabilities", minSize: 1, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayCapabilities") }
+        if let value = self.driverDistractionCapability { validator.structure(value, "driverDistractionCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverDistractionCapability") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapabilityType", "navigationCapability", "phoneCapability", "videoStreamingCapability", "remoteControlCapability", "appServicesCapabilities", "seatLocationCapability", "displayCapabilities", "driverDistractionCapability"])
         }
@@ -8661,7 +11121,17 @@ public struct SDLClimateData: RPCStruct {
     /// `atmosphericPressure`: Float, value 0...2000, optional.
     public var atmosphericPressure: Double?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         externalTemperature: SDLTemperature? = nil,
@@ -8669,10 +11139,21 @@ public struct SDLClimateData: RPCStruct {
         atmosphericPressure: Double? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(externalTemperature: externalTemperature, cabinTemperature: cabinTemperature, atmosphericPressure: atmosphericPressure, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        externalTemperature: SDLTemperature?,
+        cabinTemperature: SDLTemperature?,
+        atmosphericPressure: Double?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.externalTemperature = externalTemperature
         self.cabinTemperature = cabinTemperature
         self.atmosphericPressure = atmosphericPressure
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8680,29 +11161,30 @@ public struct SDLClimateData: RPCStruct {
         var cabinTemperature: SDLTemperature? = nil
         var atmosphericPressure: Double? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature")
-            case 0x10637065 where reader.currentKeyEquals("cabinTemperature"): try reader.decode(&cabinTemperature, "cabinTemperature")
-            case 0x13616965 where reader.currentKeyEquals("atmosphericPressure"): try reader.decode(&atmosphericPressure, "atmosphericPressure")
+            case 0x13656565 where reader.currentKeyEquals("externalTemperature"): try reader.decode(&externalTemperature, "externalTemperature", droppingInto: &droppedParameters)
+            case 0x10637065 where reader.currentKeyEquals("cabinTemperature"): try reader.decode(&cabinTemperature, "cabinTemperature", droppingInto: &droppedParameters)
+            case 0x13616965 where reader.currentKeyEquals("atmosphericPressure"): try reader.decode(&atmosphericPressure, "atmosphericPressure", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(externalTemperature: externalTemperature, cabinTemperature: cabinTemperature, atmosphericPressure: atmosphericPressure, unknownParameters: unknownParameters)
+        self.init(externalTemperature: externalTemperature, cabinTemperature: cabinTemperature, atmosphericPressure: atmosphericPressure, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature")
-        writer.encodeIfPresent(self.cabinTemperature, forKey: "cabinTemperature")
-        writer.encodeIfPresent(self.atmosphericPressure, forKey: "atmosphericPressure")
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cabinTemperature, forKey: "cabinTemperature", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.atmosphericPressure, forKey: "atmosphericPressure", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") }
-        if let value = self.cabinTemperature { validator.structure(value, "cabinTemperature") }
-        if let value = self.atmosphericPressure { validator.float(value, "atmosphericPressure", min: 0, max: 2000) }
+        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
+        if let value = self.cabinTemperature { validator.structure(value, "cabinTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cabinTemperature") }
+        if let value = self.atmosphericPressure { validator.float(value, "atmosphericPressure", min: 0, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "atmosphericPressure") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["externalTemperature", "cabinTemperature", "atmosphericPressure"])
         }
@@ -8718,7 +11200,17 @@ public struct SDLGearStatus: RPCStruct {
     /// `transmissionType`: TransmissionType, optional.
     public var transmissionType: SDLTransmissionType?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         userSelectedGear: SDLPRNDL? = nil,
@@ -8726,10 +11218,21 @@ public struct SDLGearStatus: RPCStruct {
         transmissionType: SDLTransmissionType? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(userSelectedGear: userSelectedGear, actualGear: actualGear, transmissionType: transmissionType, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        userSelectedGear: SDLPRNDL?,
+        actualGear: SDLPRNDL?,
+        transmissionType: SDLTransmissionType?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.userSelectedGear = userSelectedGear
         self.actualGear = actualGear
         self.transmissionType = transmissionType
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8737,29 +11240,30 @@ public struct SDLGearStatus: RPCStruct {
         var actualGear: SDLPRNDL? = nil
         var transmissionType: SDLTransmissionType? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x10756372 where reader.currentKeyEquals("userSelectedGear"): try reader.decode(&userSelectedGear, "userSelectedGear")
-            case 0x0a616c72 where reader.currentKeyEquals("actualGear"): try reader.decode(&actualGear, "actualGear")
-            case 0x10747365 where reader.currentKeyEquals("transmissionType"): try reader.decode(&transmissionType, "transmissionType")
+            case 0x10756372 where reader.currentKeyEquals("userSelectedGear"): try reader.decode(&userSelectedGear, "userSelectedGear", droppingInto: &droppedParameters)
+            case 0x0a616c72 where reader.currentKeyEquals("actualGear"): try reader.decode(&actualGear, "actualGear", droppingInto: &droppedParameters)
+            case 0x10747365 where reader.currentKeyEquals("transmissionType"): try reader.decode(&transmissionType, "transmissionType", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(userSelectedGear: userSelectedGear, actualGear: actualGear, transmissionType: transmissionType, unknownParameters: unknownParameters)
+        self.init(userSelectedGear: userSelectedGear, actualGear: actualGear, transmissionType: transmissionType, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.userSelectedGear, forKey: "userSelectedGear")
-        writer.encodeIfPresent(self.actualGear, forKey: "actualGear")
-        writer.encodeIfPresent(self.transmissionType, forKey: "transmissionType")
+        writer.encodeIfPresent(self.userSelectedGear, forKey: "userSelectedGear", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.actualGear, forKey: "actualGear", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.transmissionType, forKey: "transmissionType", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.userSelectedGear { validator.enumeration(value, "userSelectedGear") }
-        if let value = self.actualGear { validator.enumeration(value, "actualGear") }
-        if let value = self.transmissionType { validator.enumeration(value, "transmissionType") }
+        if let value = self.userSelectedGear { validator.enumeration(value, "userSelectedGear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "userSelectedGear") }
+        if let value = self.actualGear { validator.enumeration(value, "actualGear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "actualGear") }
+        if let value = self.transmissionType { validator.enumeration(value, "transmissionType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "transmissionType") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["userSelectedGear", "actualGear", "transmissionType"])
         }
@@ -8773,7 +11277,15 @@ public struct SDLSeatStatus: RPCStruct {
     /// `conditionActive`: Boolean, mandatory.
     public var conditionActive: Bool
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Always empty: every parameter is mandatory and none is an array, so lenient decoding drops
+    /// nothing here (a violation inside this struct drops an enclosing part).
+    public var droppedParameters: RPCDroppedParameters { RPCDroppedParameters() }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         seatLocation: SDLSeatLocation,
@@ -8782,7 +11294,7 @@ public struct SDLSeatStatus: RPCStruct {
     ) {
         self.seatLocation = seatLocation
         self.conditionActive = conditionActive
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: RPCDroppedParameters())
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
@@ -8823,42 +11335,63 @@ public struct SDLSeatOccupancy: RPCStruct {
     /// `seatsBelted`: array of SeatStatus, size 0...100, optional.
     public var seatsBelted: [SDLSeatStatus]?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         seatsOccupied: [SDLSeatStatus]? = nil,
         seatsBelted: [SDLSeatStatus]? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(seatsOccupied: seatsOccupied, seatsBelted: seatsBelted, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        seatsOccupied: [SDLSeatStatus]?,
+        seatsBelted: [SDLSeatStatus]?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.seatsOccupied = seatsOccupied
         self.seatsBelted = seatsBelted
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var seatsOccupied: [SDLSeatStatus]? = nil
         var seatsBelted: [SDLSeatStatus]? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
-            case 0x0d736364 where reader.currentKeyEquals("seatsOccupied"): try reader.decode(&seatsOccupied, "seatsOccupied")
-            case 0x0b734264 where reader.currentKeyEquals("seatsBelted"): try reader.decode(&seatsBelted, "seatsBelted")
+            case 0x0d736364 where reader.currentKeyEquals("seatsOccupied"): try reader.decodeArray(&seatsOccupied, "seatsOccupied", isOptional: true, droppingInto: &droppedParameters)
+            case 0x0b734264 where reader.currentKeyEquals("seatsBelted"): try reader.decodeArray(&seatsBelted, "seatsBelted", isOptional: true, droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
-        self.init(seatsOccupied: seatsOccupied, seatsBelted: seatsBelted, unknownParameters: unknownParameters)
+        self.init(seatsOccupied: seatsOccupied, seatsBelted: seatsBelted, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.seatsOccupied, forKey: "seatsOccupied")
-        writer.encodeIfPresent(self.seatsBelted, forKey: "seatsBelted")
+        writer.encodeArrayIfPresent(self.seatsOccupied, forKey: "seatsOccupied", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.seatsBelted, forKey: "seatsBelted", merging: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.seatsOccupied { validator.structures(value, "seatsOccupied", minSize: 0, maxSize: 100) }
-        if let value = self.seatsBelted { validator.structures(value, "seatsBelted", minSize: 0, maxSize: 100) }
+        if let value = self.seatsOccupied { validator.structures(value, "seatsOccupied", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatsOccupied") }
+        if let value = self.seatsBelted { validator.structures(value, "seatsBelted", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatsBelted") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["seatsOccupied", "seatsBelted"])
         }
@@ -8872,43 +11405,64 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
     /// `seekTime`: Integer, value 1...99, optional.
     public var seekTime: Int32?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         type: SDLSeekIndicatorType,
         seekTime: Int32? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(type: type, seekTime: seekTime, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        type: SDLSeekIndicatorType,
+        seekTime: Int32?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.type = type
         self.seekTime = seekTime
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var type: SDLSeekIndicatorType? = nil
         var seekTime: Int32? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x04747065 where reader.currentKeyEquals("type"): try reader.decode(&type, "type")
-            case 0x08735465 where reader.currentKeyEquals("seekTime"): try reader.decode(&seekTime, "seekTime")
+            case 0x08735465 where reader.currentKeyEquals("seekTime"): try reader.decode(&seekTime, "seekTime", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let type else { throw RPCError.missingParameter("type") }
-        self.init(type: type, seekTime: seekTime, unknownParameters: unknownParameters)
+        self.init(type: type, seekTime: seekTime, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.type, forKey: "type")
-        writer.encodeIfPresent(self.seekTime, forKey: "seekTime")
+        writer.encodeIfPresent(self.seekTime, forKey: "seekTime", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
-        if let value = self.seekTime { validator.integer(value, "seekTime", min: 1, max: 99) }
+        if let value = self.seekTime { validator.integer(value, "seekTime", min: 1, max: 99) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seekTime") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["type", "seekTime"])
         }
@@ -8922,43 +11476,64 @@ public struct SDLAppCapability: RPCStruct {
     /// `videoStreamingCapability`: VideoStreamingCapability, optional.
     public var videoStreamingCapability: SDLVideoStreamingCapability?
     /// Parameters this spec version does not define, re-encoded after the known ones.
-    public var unknownParameters: RPCObject
+    public var unknownParameters: RPCObject {
+        get { self.extraParameters.unknown }
+        _modify { yield &self.extraParameters.unknown }
+    }
+    /// Parameters lenient decoding kept out of the typed properties, as received.
+    public var droppedParameters: RPCDroppedParameters {
+        get { self.extraParameters.dropped }
+        _modify { yield &self.extraParameters.dropped }
+    }
+    /// The storage of `unknownParameters` and `droppedParameters`.
+    var extraParameters: RPCExtraParameters
 
     public init(
         appCapabilityType: SDLAppCapabilityType,
         videoStreamingCapability: SDLVideoStreamingCapability? = nil,
         unknownParameters: RPCObject = RPCObject()
     ) {
+        self.init(appCapabilityType: appCapabilityType, videoStreamingCapability: videoStreamingCapability, unknownParameters: unknownParameters, droppedParameters: RPCDroppedParameters())
+    }
+
+    /// The memberwise initializer with what lenient decoding dropped, for the decoder.
+    init(
+        appCapabilityType: SDLAppCapabilityType,
+        videoStreamingCapability: SDLVideoStreamingCapability?,
+        unknownParameters: RPCObject,
+        droppedParameters: RPCDroppedParameters
+    ) {
         self.appCapabilityType = appCapabilityType
         self.videoStreamingCapability = videoStreamingCapability
-        self.unknownParameters = unknownParameters
+        self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
     public init<Reader: RPCParameterReader>(parametersFrom reader: inout Reader) throws(RPCError) {
         var appCapabilityType: SDLAppCapabilityType? = nil
         var videoStreamingCapability: SDLVideoStreamingCapability? = nil
         var unknownParameters = RPCObject()
+        var droppedParameters = RPCDroppedParameters()
         while try reader.nextKey() {
             switch reader.keyHash {
             case 0x11616965 where reader.currentKeyEquals("appCapabilityType"): try reader.decode(&appCapabilityType, "appCapabilityType")
-            case 0x18766e79 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability")
+            case 0x18766e79 where reader.currentKeyEquals("videoStreamingCapability"): try reader.decode(&videoStreamingCapability, "videoStreamingCapability", droppingInto: &droppedParameters)
             default: try reader.decodeUnknown(into: &unknownParameters)
             }
         }
         try unknownParameters.requireUniqueKeys()
         guard let appCapabilityType else { throw RPCError.missingParameter("appCapabilityType") }
-        self.init(appCapabilityType: appCapabilityType, videoStreamingCapability: videoStreamingCapability, unknownParameters: unknownParameters)
+        self.init(appCapabilityType: appCapabilityType, videoStreamingCapability: videoStreamingCapability, unknownParameters: unknownParameters, droppedParameters: droppedParameters)
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.appCapabilityType, forKey: "appCapabilityType")
-        writer.encodeIfPresent(self.videoStreamingCapability, forKey: "videoStreamingCapability")
+        writer.encodeIfPresent(self.videoStreamingCapability, forKey: "videoStreamingCapability", orDropped: self.droppedParameters)
         writer.encodeUnknown(self.unknownParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.appCapabilityType, "appCapabilityType")
-        if let value = self.videoStreamingCapability { validator.structure(value, "videoStreamingCapability") }
+        if let value = self.videoStreamingCapability { validator.structure(value, "videoStreamingCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "videoStreamingCapability") }
         if !self.unknownParameters.isEmpty {
             validator.unknownParameters(self.unknownParameters, knownNames: ["appCapabilityType", "videoStreamingCapability"])
         }
