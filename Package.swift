@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SDLRPC", targets: ["SDLRPC"]),
         .library(name: "SDLSession", targets: ["SDLSession"]),
         .library(name: "SDLTestHeadUnit", targets: ["SDLTestHeadUnit"]),
+        .library(name: "SDLNIO", targets: ["SDLNIO"]),
         .executable(name: "sdl", targets: ["sdl"]),
         .executable(name: "sdl-rpc-gen", targets: ["sdl-rpc-gen"]),
     ],
@@ -44,6 +45,17 @@ let package = Package(
         .target(
             name: "SDLTestHeadUnit",
             dependencies: ["SDLRPC", "SDLProtocol", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        // SwiftNIO TCP transports around the session engine, and the async app and head-unit
+        // runtimes that carry SDLRPC messages over them.
+        .target(
+            name: "SDLNIO",
+            dependencies: [
+                "SDLSession", "SDLProtocol", "SDLRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         // Reads MOBILE_API.xml and writes Sources/SDLRPC/Generated. No product: only sdl-rpc-gen
         // and the tests use it.
@@ -106,6 +118,15 @@ let package = Package(
                 "SDLTestHeadUnit", "SDLRPC", "SDLProtocol", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 // The spec model builds a request of every function for the UNSUPPORTED_REQUEST test.
                 "SDLRPCGenerator",
+            ]
+        ),
+        .testTarget(
+            name: "SDLNIOTests",
+            dependencies: [
+                "SDLNIO", "SDLSession", "SDLProtocol", "SDLRPC", "SDLTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(

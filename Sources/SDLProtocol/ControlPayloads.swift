@@ -55,7 +55,8 @@ public struct StartServicePayload: Hashable, Sendable {
         }
     }
 
-    /// Appends the BSON payload to `buffer`.
+    /// Appends the BSON payload to `buffer`; throws `invalidControlPayload` for unknown fields the
+    /// reader would refuse or read otherwise (see ``ControlPayload/write(to:)``).
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
         // The payload goes to the closure as a parameter: captured, it was copied per field.
         try writeControlDocument(self, to: &buffer) { payload, doc in
@@ -159,7 +160,8 @@ public struct StartServiceACKPayload: Hashable, Sendable {
         }
     }
 
-    /// Appends the BSON payload to `buffer`.
+    /// Appends the BSON payload to `buffer`; throws `invalidControlPayload` for unknown fields the
+    /// reader would refuse or read otherwise (see ``ControlPayload/write(to:)``).
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
         // The payload goes to the closure as a parameter: captured, it was copied per field.
         try writeControlDocument(self, to: &buffer) { payload, doc in
@@ -218,7 +220,8 @@ public struct ServiceNAKPayload: Hashable, Sendable {
         }
     }
 
-    /// Appends the BSON payload to `buffer`.
+    /// Appends the BSON payload to `buffer`; throws `invalidControlPayload` for unknown fields the
+    /// reader would refuse or read otherwise (see ``ControlPayload/write(to:)``).
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
         // The payload goes to the closure as a parameter: captured, it was copied per field.
         try writeControlDocument(self, to: &buffer) { payload, doc in
@@ -254,7 +257,8 @@ public struct EndServicePayload: Hashable, Sendable {
         }
     }
 
-    /// Appends the BSON payload to `buffer`.
+    /// Appends the BSON payload to `buffer`; throws `invalidControlPayload` for unknown fields the
+    /// reader would refuse or read otherwise (see ``ControlPayload/write(to:)``).
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
         // The payload goes to the closure as a parameter: captured, it was copied per field.
         try writeControlDocument(self, to: &buffer) { payload, doc in
@@ -286,7 +290,8 @@ public struct RegisterSecondaryTransportNAKPayload: Hashable, Sendable {
         }
     }
 
-    /// Appends the BSON payload to `buffer`.
+    /// Appends the BSON payload to `buffer`; throws `invalidControlPayload` for unknown fields the
+    /// reader would refuse or read otherwise (see ``ControlPayload/write(to:)``).
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
         // The payload goes to the closure as a parameter: captured, it was copied per field.
         try writeControlDocument(self, to: &buffer) { payload, doc in
@@ -322,7 +327,8 @@ public struct TransportEventUpdatePayload: Hashable, Sendable {
         }
     }
 
-    /// Appends the BSON payload to `buffer`.
+    /// Appends the BSON payload to `buffer`; throws `invalidControlPayload` for unknown fields the
+    /// reader would refuse or read otherwise (see ``ControlPayload/write(to:)``).
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
         // The payload goes to the closure as a parameter: captured, it was copied per field.
         try writeControlDocument(self, to: &buffer) { payload, doc in
@@ -396,7 +402,9 @@ public enum ControlPayload: Hashable, Sendable {
         }
     }
 
-    /// Appends the payload's bytes (nothing for `.none`).
+    /// Appends the payload's bytes (nothing for `.none`). Throws `invalidControlPayload` for what
+    /// the reader would refuse or read otherwise: unknown fields that repeat a key, take a known
+    /// field's key or hold a key BSON cannot carry, and a `.document` in which a key repeats.
     public func write(to buffer: inout ByteBuffer) throws(SDLProtocolError) {
         switch self {
         case .none: break
@@ -407,7 +415,14 @@ public enum ControlPayload: Hashable, Sendable {
         case .registerSecondaryTransportNAK(let payload): try payload.write(to: &buffer)
         case .transportEventUpdate(let payload): try payload.write(to: &buffer)
         case .hashID(let value): RawHashID.write(value, to: &buffer)
-        case .document(let document): buffer.writeImmutableBuffer(document.buffer)
+        case .document(let document):
+            // The reader refuses a key twice in any control payload; so does the writer.
+            do {
+                try document.checkKeysAreUnique()
+            } catch {
+                throw SDLProtocolError(.invalidControlPayload, "a control payload cannot be written: \(error.detail)")
+            }
+            buffer.writeImmutableBuffer(document.buffer)
         }
     }
 }
@@ -415,14 +430,37 @@ public enum ControlPayload: Hashable, Sendable {
 /// A typed control payload: its known fields, plus the ones this library does not know.
 protocol ControlPayloadFields {
     var otherFields: BSONOrderedDocument { get set }
+    /// The keys the decoder reads into typed fields: no unknown field may take one.
+    static var knownKeys: [String] { get }
 }
 
-extension StartServicePayload: ControlPayloadFields {}
-extension StartServiceACKPayload: ControlPayloadFields {}
-extension ServiceNAKPayload: ControlPayloadFields {}
-extension EndServicePayload: ControlPayloadFields {}
-extension RegisterSecondaryTransportNAKPayload: ControlPayloadFields {}
-extension TransportEventUpdatePayload: ControlPayloadFields {}
+extension StartServicePayload: ControlPayloadFields {
+    static let knownKeys = ["protocolVersion", "height", "width", "videoProtocol", "videoCodec"]
+}
+
+extension StartServiceACKPayload: ControlPayloadFields {
+    static let knownKeys = [
+        "protocolVersion", "hashId", "mtu", "secondaryTransports", "audioServiceTransports", "videoServiceTransports",
+        "authToken", "make", "model", "modelYear", "trim", "systemSoftwareVersion", "systemHardwareVersion", "height",
+        "width", "videoProtocol", "videoCodec",
+    ]
+}
+
+extension ServiceNAKPayload: ControlPayloadFields {
+    static let knownKeys = ["rejectedParams", "reason"]
+}
+
+extension EndServicePayload: ControlPayloadFields {
+    static let knownKeys = ["hashId"]
+}
+
+extension RegisterSecondaryTransportNAKPayload: ControlPayloadFields {
+    static let knownKeys = ["reason"]
+}
+
+extension TransportEventUpdatePayload: ControlPayloadFields {
+    static let knownKeys = ["tcpIpAddress", "tcpPort"]
+}
 
 /// Reads a control payload's fields through borrowed views (no reference counting, no key
 /// strings), with typed reads that name the field in their errors.
@@ -574,12 +612,18 @@ private func writeControlDocument<Payload: ControlPayloadFields>(
 ) throws(SDLProtocolError) {
     let otherFields = payload.otherFields
     if !otherFields.isEmpty {
-        // Fields built by hand may hold keys BSON cannot represent (a NUL byte), at any depth;
-        // the tree encoder checks them all and throws where the writer would stop the program.
+        // Fields built by hand may hold what the reader refuses or reads otherwise: a key BSON
+        // cannot represent (a NUL byte, at any depth: the tree encoder throws where the writer
+        // would stop the program), a key twice (at any depth), or the key of a known field
+        // (read into that field, or refused as its repeat). We never send what we would refuse.
         do {
-            _ = try otherFields.encoded()
+            try otherFields.encoded().checkKeysAreUnique()
         } catch {
             throw SDLProtocolError(.invalidControlPayload, "unknown fields cannot be written: \(error.detail)")
+        }
+        if let field = otherFields.first(where: { Payload.knownKeys.contains($0.key) }) {
+            throw SDLProtocolError(
+                .invalidControlPayload, "unknown fields cannot be written: \"\(field.key)\" is a known field; set its property instead")
         }
     }
     buffer.writeBSONDocument { doc in

@@ -29,6 +29,16 @@ struct RPCExtraParameters: Hashable, Sendable {
         self.storage = unknown.isEmpty && dropped.isEmpty ? nil : Storage(unknown: unknown, dropped: dropped)
     }
 
+    /// Whether there is nothing unknown and nothing dropped: one pointer test, for the paths every
+    /// value takes.
+    var isEmpty: Bool { self.storage == nil }
+
+    /// Whether there are parameters this spec version does not define.
+    var hasUnknown: Bool {
+        guard let storage = self.storage else { return false }
+        return !storage.unknown.isEmpty
+    }
+
     /// The parameters this spec version does not define.
     var unknown: RPCObject {
         get { self.storage?.unknown ?? RPCObject() }

@@ -82,7 +82,7 @@ extension RPCParameterReader {
     /// inside it, a wrong type, a number out of the Swift type's range) leaves the slot nil and
     /// goes into `dropped` as received. The strict path is `decode(_:_:)` itself.
     @inline(__always)
-    public mutating func decode<Value: RPCParameterValue>(
+    mutating func decode<Value: RPCParameterValue>(
         _ slot: inout Value?, _ key: StaticString, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
         if Self._keepsNonconformingParts {
@@ -97,7 +97,7 @@ extension RPCParameterReader {
     /// index on the wire and the conforming ones make the typed array, and an optional parameter
     /// that is no array at all goes into `dropped` whole.
     @inline(__always)
-    public mutating func decodeArray<Element: RPCParameterValue>(
+    mutating func decodeArray<Element: RPCParameterValue>(
         _ slot: inout [Element]?, _ key: StaticString, isOptional: Bool, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
         if Self._keepsNonconformingParts {

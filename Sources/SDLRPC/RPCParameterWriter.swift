@@ -49,46 +49,50 @@ extension RPCParameterWriter {
     }
 
     /// Encodes an optional parameter; when nil, the value lenient decoding dropped for it, as it
-    /// was received, if there is one (``RPCDroppedParameters``).
+    /// was received, if there is one (``RPCDroppedParameters``). The generated encoders' entry
+    /// point, as the two below: they take the struct's `extraParameters`, whose emptiness is one
+    /// pointer test, so that a value with nothing dropped costs what it did before lenient
+    /// decoding existed.
     @inline(__always)
-    public mutating func encodeIfPresent<Value: RPCParameterValue>(
-        _ value: Value?, forKey key: RPCKey, orDropped dropped: RPCDroppedParameters
+    mutating func encodeIfPresent<Value: RPCParameterValue>(
+        _ value: Value?, forKey key: RPCKey, orDropped extras: RPCExtraParameters
     ) {
         if let value {
             value.encode(to: &self, forKey: key)
-        } else if !dropped.isEmpty {
-            self.encodeDropped(dropped, forKey: key)
+        } else if !extras.isEmpty {
+            self.encodeDropped(extras.dropped, forKey: key)
         }
     }
 
     /// Encodes an array parameter with the elements lenient decoding dropped from it back at their
     /// indices (``RPCDroppedParameters``).
     @inline(__always)
-    public mutating func encodeArray<Element: RPCParameterValue>(
-        _ value: [Element], forKey key: RPCKey, merging dropped: RPCDroppedParameters
+    mutating func encodeArray<Element: RPCParameterValue>(
+        _ value: [Element], forKey key: RPCKey, merging extras: RPCExtraParameters
     ) {
-        if dropped.isEmpty {
+        if extras.isEmpty {
             value.encode(to: &self, forKey: key)
         } else {
-            self.encodeMerging(value, forKey: key, dropped)
+            self.encodeMerging(value, forKey: key, extras.dropped)
         }
     }
 
     /// Encodes an optional array parameter as `encodeArray(_:forKey:merging:)` does; when nil, what
     /// lenient decoding dropped for it, if anything.
     @inline(__always)
-    public mutating func encodeArrayIfPresent<Element: RPCParameterValue>(
-        _ value: [Element]?, forKey key: RPCKey, merging dropped: RPCDroppedParameters
+    mutating func encodeArrayIfPresent<Element: RPCParameterValue>(
+        _ value: [Element]?, forKey key: RPCKey, merging extras: RPCExtraParameters
     ) {
         if let value {
-            self.encodeArray(value, forKey: key, merging: dropped)
-        } else if !dropped.isEmpty {
-            self.encodeDropped(dropped, forKey: key)
+            self.encodeArray(value, forKey: key, merging: extras)
+        } else if !extras.isEmpty {
+            self.encodeDropped(extras.dropped, forKey: key)
         }
     }
 
     /// Writes what was dropped for parameter `key`, whose typed property is nil: the whole value,
     /// or (the typed array having been set to nil since) the dropped elements alone.
+    @inline(never)
     private mutating func encodeDropped(_ dropped: RPCDroppedParameters, forKey key: RPCKey) {
         let name = key.name.description
         let entries = dropped.entries[dropped.range(forKey: name)]
@@ -106,6 +110,7 @@ extension RPCParameterWriter {
 
     /// Writes the typed elements with the dropped ones at their wire indices
     /// (`RPCDroppedParameters.merge`).
+    @inline(never)
     private mutating func encodeMerging<Element: RPCParameterValue>(
         _ value: [Element], forKey key: RPCKey, _ dropped: RPCDroppedParameters
     ) {
@@ -122,6 +127,14 @@ extension RPCParameterWriter {
             }
         }
         self.endArray()
+    }
+
+    /// Re-emits the parameters a generated struct did not know, in their order.
+    @inline(__always)
+    mutating func encodeUnknown(_ extras: RPCExtraParameters) {
+        if !extras.isEmpty {
+            self.encodeUnknown(extras.unknown)
+        }
     }
 
     /// Re-emits the parameters a decoder did not know, in their order.

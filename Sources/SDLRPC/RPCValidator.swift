@@ -235,21 +235,32 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a Boolean array's nesting and size.
-    public mutating func booleans(
-        _ value: [Bool], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped: RPCDroppedParameters = RPCDroppedParameters()
+    public mutating func booleans(_ value: [Bool], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        self.booleans(value, key, minSize: minSize, maxSize: maxSize, dropped: RPCExtraParameters())
+    }
+
+    /// `booleans` with the elements lenient decoding dropped from `key`, for generated code.
+    mutating func booleans(
+        _ value: [Bool], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped extras: RPCExtraParameters
     ) {
         guard self.fits(level: self.depth + 1, key) else { return }
-        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { _, _, _ in }) { return }
+        if !extras.isEmpty, self.mergingDropped(value, key, minSize, maxSize, extras.dropped, { _, _, _ in }) { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
     }
 
     /// Checks an Integer array's nesting, size and each element's range.
     public mutating func integers<Value: FixedWidthInteger>(
-        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Int64?, max: Int64?,
-        dropped: RPCDroppedParameters = RPCDroppedParameters()
+        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Int64?, max: Int64?
+    ) {
+        self.integers(value, key, minSize: minSize, maxSize: maxSize, min: min, max: max, dropped: RPCExtraParameters())
+    }
+
+    /// `integers` with the elements lenient decoding dropped from `key`, for generated code.
+    mutating func integers<Value: FixedWidthInteger>(
+        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Int64?, max: Int64?, dropped extras: RPCExtraParameters
     ) {
         guard self.fits(level: self.depth + 1, key) else { return }
-        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { validator, element, index in
+        if !extras.isEmpty, self.mergingDropped(value, key, minSize, maxSize, extras.dropped, { validator, element, index in
             validator.integer(element, key, min: min, max: max, index: index)
         }) {
             return
@@ -263,11 +274,17 @@ public struct RPCValidator: Sendable {
 
     /// Checks a Float array's nesting, size and each element.
     public mutating func floats(
-        _ value: [Double], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Double?, max: Double?,
-        dropped: RPCDroppedParameters = RPCDroppedParameters()
+        _ value: [Double], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Double?, max: Double?
+    ) {
+        self.floats(value, key, minSize: minSize, maxSize: maxSize, min: min, max: max, dropped: RPCExtraParameters())
+    }
+
+    /// `floats` with the elements lenient decoding dropped from `key`, for generated code.
+    mutating func floats(
+        _ value: [Double], _ key: StaticString, minSize: Int?, maxSize: Int?, min: Double?, max: Double?, dropped extras: RPCExtraParameters
     ) {
         guard self.fits(level: self.depth + 1, key) else { return }
-        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { validator, element, index in
+        if !extras.isEmpty, self.mergingDropped(value, key, minSize, maxSize, extras.dropped, { validator, element, index in
             validator.float(element, key, min: min, max: max, index: index)
         }) {
             return
@@ -281,11 +298,17 @@ public struct RPCValidator: Sendable {
 
     /// Checks a String array's nesting, size and each element's length.
     public mutating func strings(
-        _ value: [String], _ key: StaticString, minSize: Int?, maxSize: Int?, minLength: Int, maxLength: Int?,
-        dropped: RPCDroppedParameters = RPCDroppedParameters()
+        _ value: [String], _ key: StaticString, minSize: Int?, maxSize: Int?, minLength: Int, maxLength: Int?
+    ) {
+        self.strings(value, key, minSize: minSize, maxSize: maxSize, minLength: minLength, maxLength: maxLength, dropped: RPCExtraParameters())
+    }
+
+    /// `strings` with the elements lenient decoding dropped from `key`, for generated code.
+    mutating func strings(
+        _ value: [String], _ key: StaticString, minSize: Int?, maxSize: Int?, minLength: Int, maxLength: Int?, dropped extras: RPCExtraParameters
     ) {
         guard self.fits(level: self.depth + 1, key) else { return }
-        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { validator, element, index in
+        if !extras.isEmpty, self.mergingDropped(value, key, minSize, maxSize, extras.dropped, { validator, element, index in
             validator.string(element, key, minLength: minLength, maxLength: maxLength, index: index)
         }) {
             return
@@ -298,11 +321,16 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks an enum array's nesting, size and each element's value.
-    public mutating func enumerations<Value: RPCEnum>(
-        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped: RPCDroppedParameters = RPCDroppedParameters()
+    public mutating func enumerations<Value: RPCEnum>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        self.enumerations(value, key, minSize: minSize, maxSize: maxSize, dropped: RPCExtraParameters())
+    }
+
+    /// `enumerations` with the elements lenient decoding dropped from `key`, for generated code.
+    mutating func enumerations<Value: RPCEnum>(
+        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped extras: RPCExtraParameters
     ) {
         guard self.fits(level: self.depth + 1, key) else { return }
-        if !dropped.isEmpty, self.mergingDropped(value, key, minSize, maxSize, dropped, { validator, element, index in
+        if !extras.isEmpty, self.mergingDropped(value, key, minSize, maxSize, extras.dropped, { validator, element, index in
             validator.enumeration(element, key, index: index)
         }) {
             return
@@ -315,11 +343,16 @@ public struct RPCValidator: Sendable {
     }
 
     /// Checks a struct array's nesting, size and each element, with `name[i]` on the path.
-    public mutating func structures<Value: RPCStruct>(
-        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped: RPCDroppedParameters = RPCDroppedParameters()
+    public mutating func structures<Value: RPCStruct>(_ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?) {
+        self.structures(value, key, minSize: minSize, maxSize: maxSize, dropped: RPCExtraParameters())
+    }
+
+    /// `structures` with the elements lenient decoding dropped from `key`, for generated code.
+    mutating func structures<Value: RPCStruct>(
+        _ value: [Value], _ key: StaticString, minSize: Int?, maxSize: Int?, dropped extras: RPCExtraParameters
     ) {
         guard self.fits(level: self.depth + 1, key) else { return }
-        if !dropped.isEmpty, self.structuresMergingDropped(value, key, minSize, maxSize, dropped) { return }
+        if !extras.isEmpty, self.structuresMergingDropped(value, key, minSize, maxSize, extras.dropped) { return }
         self.size(value.count, key, minSize: minSize, maxSize: maxSize)
         guard !value.isEmpty, self.fits(level: self.depth + 2, key, index: 0) else { return }
         self.depth += 2
@@ -361,7 +394,15 @@ public struct RPCValidator: Sendable {
 
     /// Reports what lenient decoding dropped for the optional parameter `key` of the struct being
     /// checked, whose typed property is nil: its violation, and its raw value's nesting.
-    public mutating func droppedParameter(_ dropped: RPCDroppedParameters, _ key: StaticString) {
+    @inline(__always)
+    mutating func droppedParameter(_ extras: RPCExtraParameters, _ key: StaticString) {
+        if !extras.isEmpty {
+            self.droppedParameter(extras.dropped, key)
+        }
+    }
+
+    @inline(never)
+    private mutating func droppedParameter(_ dropped: RPCDroppedParameters, _ key: StaticString) {
         let entries = dropped.entries[dropped.range(forKey: key.description)]
         // Encoding writes a whole value rather than elements (see `RPCDroppedParameters`).
         for entry in entries {

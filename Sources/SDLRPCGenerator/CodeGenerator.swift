@@ -409,12 +409,12 @@ public struct CodeGenerator {
             let value = "self.\(SwiftNaming.propertyName(param.name)), forKey: \"\(param.name)\""
             switch (param.isArray, param.mandatory) {
             case (false, true): out.line("writer.encode(\(value))")
-            case (false, false): out.line("writer.encodeIfPresent(\(value), orDropped: self.droppedParameters)")
-            case (true, true): out.line("writer.encodeArray(\(value), merging: self.droppedParameters)")
-            case (true, false): out.line("writer.encodeArrayIfPresent(\(value), merging: self.droppedParameters)")
+            case (false, false): out.line("writer.encodeIfPresent(\(value), orDropped: self.extraParameters)")
+            case (true, true): out.line("writer.encodeArray(\(value), merging: self.extraParameters)")
+            case (true, false): out.line("writer.encodeArrayIfPresent(\(value), merging: self.extraParameters)")
             }
         }
-        out.line("writer.encodeUnknown(self.unknownParameters)")
+        out.line("writer.encodeUnknown(self.extraParameters)")
         out.close("}")
     }
 
@@ -425,7 +425,7 @@ public struct CodeGenerator {
         for param in params {
             let property = "self.\(SwiftNaming.propertyName(param.name))"
             let check = self.validation(param)
-            let dropped = "!self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, \"\(param.name)\") }"
+            let dropped = "!self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, \"\(param.name)\") }"
             switch (param.mandatory, check) {
             case (true, let check?):
                 out.line(check.replacingPlaceholder(with: property))
@@ -439,7 +439,7 @@ public struct CodeGenerator {
         }
         // Unknown parameters named like these would be written twice, or read back as the typed one.
         let names = params.map { "\"\($0.name)\"" }.joined(separator: ", ")
-        out.open("if !self.unknownParameters.isEmpty {")
+        out.open("if self.extraParameters.hasUnknown {")
         out.line("validator.unknownParameters(self.unknownParameters, knownNames: [\(names)])")
         out.close("}")
         out.close("}")
@@ -451,7 +451,7 @@ public struct CodeGenerator {
         let key = "\"\(param.name)\""
         // Array checks also get the struct's dropped elements, to count and report them by index.
         let sizes = "minSize: \(Self.literal(param.minSize)), maxSize: \(Self.literal(param.maxSize))"
-        let dropped = "dropped: self.droppedParameters"
+        let dropped = "dropped: self.extraParameters"
         let values = "min: \(param.minValueText ?? "nil"), max: \(param.maxValueText ?? "nil")"
         let hasValues = param.minValueText != nil || param.maxValueText != nil
         let lengths = "minLength: \(param.effectiveMinLength), maxLength: \(Self.literal(param.maxLength))"

@@ -163,7 +163,8 @@ extension SessionEngine {
         _ service: ServiceType, of handle: SessionHandle, starting: ServiceState.Starting, protected: Bool, now: NIODeadline
     ) {
         let session = self.sessions[existing: handle]
-        let mtu = self.configuration.headUnit.advertisedMTU
+        // As for the session: the MTU is advertised, and so in force, from version 5 only.
+        let mtu = session.frameVersion >= .v5 ? self.configuration.headUnit.advertisedMTU : nil
         var payload = ByteBuffer()
         if session.frameVersion >= .v5 {
             let video = starting.request.video
@@ -251,7 +252,9 @@ extension SessionEngine {
         session.id = id
         session.hashID = hash
         session.versionFromFirstFrame = !speaksV5
-        session.mtu = self.configuration.headUnit.advertisedMTU
+        // Only a version 5 ACK tells the app our MTU (its BSON `mtu`); below it the app sends at
+        // its version's default MTU, so that is what we accept.
+        session.mtu = speaksV5 ? self.configuration.headUnit.advertisedMTU : nil
         session.flood = self.configuration.headUnit.floodLimit.map(RateMeter.init)
         if let timeout = self.configuration.headUnit.registrationTimeout {
             session.registrationDeadline = now + timeout

@@ -63,6 +63,21 @@ public struct SessionEngine: Sendable {
         self.transports.contains(transport) && !self.transports[existing: transport].scheduler.isEmpty
     }
 
+    /// The data messages of a service of a session that are queued and not yet wholly handed out
+    /// by ``nextWrite(on:maxBytes:into:)`` (a message leaves the count with its last frame), on
+    /// whichever transport of the session they wait. The layer above reads it after each write to
+    /// bound what it queues: the engine takes every message it is given, so back-pressure is the
+    /// caller's (SDLNIO queues the next video chunk only while few wait).
+    public func queuedMessages(_ service: ServiceType, of handle: SessionHandle) -> Int {
+        guard let session = self.sessions[handle] else { return 0 }
+        var count = 0
+        for transport in [session.primary, session.secondary] {
+            guard let transport, self.transports.contains(transport) else { continue }
+            count += self.transports[existing: transport].scheduler.queuedMessages(session: session.id, service: service)
+        }
+        return count
+    }
+
     /// Writes the next frames of `transport` into `buffer`, highest priority first, until at least
     /// `maxBytes` were written or nothing waits; returns the number of bytes written. Frames are
     /// whole: the last one may go past `maxBytes`. Protected frames are protected here, at write

@@ -32,15 +32,15 @@ struct LenientGenerationTests {
             "self.init(color: color, size: size, flag: flag, tags: tags, colors: colors, unknownParameters: unknownParameters, droppedParameters: droppedParameters)\n",
             // Encoding writes dropped parts back in place.
             #"writer.encode(self.color, forKey: "color")"#,
-            #"writer.encodeIfPresent(self.size, forKey: "size", orDropped: self.droppedParameters)"#,
-            #"writer.encodeIfPresent(self.flag, forKey: "flag", orDropped: self.droppedParameters)"#,
-            #"writer.encodeArray(self.tags, forKey: "tags", merging: self.droppedParameters)"#,
-            #"writer.encodeArrayIfPresent(self.colors, forKey: "colors", merging: self.droppedParameters)"#,
+            #"writer.encodeIfPresent(self.size, forKey: "size", orDropped: self.extraParameters)"#,
+            #"writer.encodeIfPresent(self.flag, forKey: "flag", orDropped: self.extraParameters)"#,
+            #"writer.encodeArray(self.tags, forKey: "tags", merging: self.extraParameters)"#,
+            #"writer.encodeArrayIfPresent(self.colors, forKey: "colors", merging: self.extraParameters)"#,
             // Validation reports them.
-            #"if let value = self.size { validator.integer(value, "size", min: 0, max: 9) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "size") }"#,
-            #"if self.flag == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "flag") }"#,
-            #"validator.strings(self.tags, "tags", minSize: 1, maxSize: 5, minLength: 1, maxLength: nil, dropped: self.droppedParameters)"#,
-            #"if let value = self.colors { validator.enumerations(value, "colors", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "colors") }"#,
+            #"if let value = self.size { validator.integer(value, "size", min: 0, max: 9) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "size") }"#,
+            #"if self.flag == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "flag") }"#,
+            #"validator.strings(self.tags, "tags", minSize: 1, maxSize: 5, minLength: 1, maxLength: nil, dropped: self.extraParameters)"#,
+            #"if let value = self.colors { validator.enumerations(value, "colors", minSize: nil, maxSize: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "colors") }"#,
             // The property, stored with unknownParameters behind one reference.
             "public var droppedParameters: RPCDroppedParameters {\n        get { self.extraParameters.dropped }\n",
             "self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)\n",

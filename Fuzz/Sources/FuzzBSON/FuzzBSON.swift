@@ -1,3 +1,4 @@
+import FuzzSupport
 import NIOCore
 import SDLBSON
 import SDLProtocol
@@ -68,23 +69,7 @@ func check(_ bytes: UnsafeRawBufferPointer) {
 }
 
 #if FUZZING
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    check(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
-}
+@_cdecl("LLVMFuzzerTestOneInput") public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size, check) }
 #else
-// Without libFuzzer: replay the files given as arguments (saved crashers, corpus entries).
-import Foundation
-
-@main
-struct Replay {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let data = FileManager.default.contents(atPath: path) else { fatalError("cannot read \(path)") }
-            data.withUnsafeBytes { check($0) }
-            print("ok \(path)")
-        }
-    }
-}
+@main enum Replay { static func main() { replayFiles(check) } }
 #endif

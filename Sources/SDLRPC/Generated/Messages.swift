@@ -167,40 +167,40 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.syncMsgVersion, forKey: "syncMsgVersion")
         writer.encode(self.appName, forKey: "appName")
-        writer.encodeArrayIfPresent(self.ttsName, forKey: "ttsName", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.ngnMediaScreenAppName, forKey: "ngnMediaScreenAppName", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.vrSynonyms, forKey: "vrSynonyms", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.ttsName, forKey: "ttsName", merging: self.extraParameters)
+        writer.encodeIfPresent(self.ngnMediaScreenAppName, forKey: "ngnMediaScreenAppName", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.vrSynonyms, forKey: "vrSynonyms", merging: self.extraParameters)
         writer.encode(self.isMediaApplication, forKey: "isMediaApplication")
         writer.encode(self.languageDesired, forKey: "languageDesired")
         writer.encode(self.hmiDisplayLanguageDesired, forKey: "hmiDisplayLanguageDesired")
-        writer.encodeArrayIfPresent(self.appHMIType, forKey: "appHMIType", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.hashID, forKey: "hashID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.deviceInfo, forKey: "deviceInfo", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.appHMIType, forKey: "appHMIType", merging: self.extraParameters)
+        writer.encodeIfPresent(self.hashID, forKey: "hashID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.deviceInfo, forKey: "deviceInfo", orDropped: self.extraParameters)
         writer.encode(self.appID, forKey: "appID")
-        writer.encodeIfPresent(self.fullAppID, forKey: "fullAppID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.appInfo, forKey: "appInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.fullAppID, forKey: "fullAppID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.appInfo, forKey: "appInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.syncMsgVersion, "syncMsgVersion")
         validator.string(self.appName, "appName", minLength: 1, maxLength: 100)
-        if let value = self.ttsName { validator.structures(value, "ttsName", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsName") }
-        if let value = self.ngnMediaScreenAppName { validator.string(value, "ngnMediaScreenAppName", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ngnMediaScreenAppName") }
-        if let value = self.vrSynonyms { validator.strings(value, "vrSynonyms", minSize: 1, maxSize: 100, minLength: 1, maxLength: 40, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrSynonyms") }
+        if let value = self.ttsName { validator.structures(value, "ttsName", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ttsName") }
+        if let value = self.ngnMediaScreenAppName { validator.string(value, "ngnMediaScreenAppName", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ngnMediaScreenAppName") }
+        if let value = self.vrSynonyms { validator.strings(value, "vrSynonyms", minSize: 1, maxSize: 100, minLength: 1, maxLength: 40, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vrSynonyms") }
         validator.enumeration(self.languageDesired, "languageDesired")
         validator.enumeration(self.hmiDisplayLanguageDesired, "hmiDisplayLanguageDesired")
-        if let value = self.appHMIType { validator.enumerations(value, "appHMIType", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appHMIType") }
-        if let value = self.hashID { validator.string(value, "hashID", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hashID") }
-        if let value = self.deviceInfo { validator.structure(value, "deviceInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceInfo") }
+        if let value = self.appHMIType { validator.enumerations(value, "appHMIType", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "appHMIType") }
+        if let value = self.hashID { validator.string(value, "hashID", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hashID") }
+        if let value = self.deviceInfo { validator.structure(value, "deviceInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "deviceInfo") }
         validator.string(self.appID, "appID", minLength: 1, maxLength: 100)
-        if let value = self.fullAppID { validator.string(value, "fullAppID", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fullAppID") }
-        if let value = self.appInfo { validator.structure(value, "appInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appInfo") }
-        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dayColorScheme") }
-        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nightColorScheme") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.fullAppID { validator.string(value, "fullAppID", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fullAppID") }
+        if let value = self.appInfo { validator.structure(value, "appInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "appInfo") }
+        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dayColorScheme") }
+        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nightColorScheme") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["syncMsgVersion", "appName", "ttsName", "ngnMediaScreenAppName", "vrSynonyms", "isMediaApplication", "languageDesired", "hmiDisplayLanguageDesired", "appHMIType", "hashID", "deviceInfo", "appID", "fullAppID", "appInfo", "dayColorScheme", "nightColorScheme"])
         }
     }
@@ -409,52 +409,52 @@ public struct SDLRegisterAppInterfaceResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.syncMsgVersion, forKey: "syncMsgVersion", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.language, forKey: "language", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.hmiDisplayLanguage, forKey: "hmiDisplayLanguage", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.displayCapabilities, forKey: "displayCapabilities", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.presetBankCapabilities, forKey: "presetBankCapabilities", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.hmiZoneCapabilities, forKey: "hmiZoneCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.speechCapabilities, forKey: "speechCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.prerecordedSpeech, forKey: "prerecordedSpeech", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.vrCapabilities, forKey: "vrCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.audioPassThruCapabilities, forKey: "audioPassThruCapabilities", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.pcmStreamCapabilities, forKey: "pcmStreamCapabilities", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.vehicleType, forKey: "vehicleType", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.supportedDiagModes, forKey: "supportedDiagModes", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.hmiCapabilities, forKey: "hmiCapabilities", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.sdlVersion, forKey: "sdlVersion", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.systemSoftwareVersion, forKey: "systemSoftwareVersion", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.iconResumed, forKey: "iconResumed", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.syncMsgVersion, forKey: "syncMsgVersion", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.language, forKey: "language", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.hmiDisplayLanguage, forKey: "hmiDisplayLanguage", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.displayCapabilities, forKey: "displayCapabilities", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities", merging: self.extraParameters)
+        writer.encodeIfPresent(self.presetBankCapabilities, forKey: "presetBankCapabilities", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.hmiZoneCapabilities, forKey: "hmiZoneCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.speechCapabilities, forKey: "speechCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.prerecordedSpeech, forKey: "prerecordedSpeech", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.vrCapabilities, forKey: "vrCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.audioPassThruCapabilities, forKey: "audioPassThruCapabilities", merging: self.extraParameters)
+        writer.encodeIfPresent(self.pcmStreamCapabilities, forKey: "pcmStreamCapabilities", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.vehicleType, forKey: "vehicleType", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.supportedDiagModes, forKey: "supportedDiagModes", merging: self.extraParameters)
+        writer.encodeIfPresent(self.hmiCapabilities, forKey: "hmiCapabilities", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.sdlVersion, forKey: "sdlVersion", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.systemSoftwareVersion, forKey: "systemSoftwareVersion", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.iconResumed, forKey: "iconResumed", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.syncMsgVersion { validator.structure(value, "syncMsgVersion") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "syncMsgVersion") }
-        if let value = self.language { validator.enumeration(value, "language") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "language") }
-        if let value = self.hmiDisplayLanguage { validator.enumeration(value, "hmiDisplayLanguage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiDisplayLanguage") }
-        if let value = self.displayCapabilities { validator.structure(value, "displayCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayCapabilities") }
-        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "buttonCapabilities") }
-        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtonCapabilities") }
-        if let value = self.presetBankCapabilities { validator.structure(value, "presetBankCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "presetBankCapabilities") }
-        if let value = self.hmiZoneCapabilities { validator.enumerations(value, "hmiZoneCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiZoneCapabilities") }
-        if let value = self.speechCapabilities { validator.enumerations(value, "speechCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speechCapabilities") }
-        if let value = self.prerecordedSpeech { validator.enumerations(value, "prerecordedSpeech", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prerecordedSpeech") }
-        if let value = self.vrCapabilities { validator.enumerations(value, "vrCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrCapabilities") }
-        if let value = self.audioPassThruCapabilities { validator.structures(value, "audioPassThruCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioPassThruCapabilities") }
-        if let value = self.pcmStreamCapabilities { validator.structure(value, "pcmStreamCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pcmStreamCapabilities") }
-        if let value = self.vehicleType { validator.structure(value, "vehicleType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vehicleType") }
-        if let value = self.supportedDiagModes { validator.integers(value, "supportedDiagModes", minSize: 1, maxSize: 100, min: 0, max: 255, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportedDiagModes") }
-        if let value = self.hmiCapabilities { validator.structure(value, "hmiCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiCapabilities") }
-        if let value = self.sdlVersion { validator.string(value, "sdlVersion", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sdlVersion") }
-        if let value = self.systemSoftwareVersion { validator.string(value, "systemSoftwareVersion", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "systemSoftwareVersion") }
-        if self.iconResumed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "iconResumed") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.syncMsgVersion { validator.structure(value, "syncMsgVersion") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "syncMsgVersion") }
+        if let value = self.language { validator.enumeration(value, "language") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "language") }
+        if let value = self.hmiDisplayLanguage { validator.enumeration(value, "hmiDisplayLanguage") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hmiDisplayLanguage") }
+        if let value = self.displayCapabilities { validator.structure(value, "displayCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "displayCapabilities") }
+        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "buttonCapabilities") }
+        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtonCapabilities") }
+        if let value = self.presetBankCapabilities { validator.structure(value, "presetBankCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "presetBankCapabilities") }
+        if let value = self.hmiZoneCapabilities { validator.enumerations(value, "hmiZoneCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hmiZoneCapabilities") }
+        if let value = self.speechCapabilities { validator.enumerations(value, "speechCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "speechCapabilities") }
+        if let value = self.prerecordedSpeech { validator.enumerations(value, "prerecordedSpeech", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "prerecordedSpeech") }
+        if let value = self.vrCapabilities { validator.enumerations(value, "vrCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vrCapabilities") }
+        if let value = self.audioPassThruCapabilities { validator.structures(value, "audioPassThruCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "audioPassThruCapabilities") }
+        if let value = self.pcmStreamCapabilities { validator.structure(value, "pcmStreamCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "pcmStreamCapabilities") }
+        if let value = self.vehicleType { validator.structure(value, "vehicleType") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vehicleType") }
+        if let value = self.supportedDiagModes { validator.integers(value, "supportedDiagModes", minSize: 1, maxSize: 100, min: 0, max: 255, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "supportedDiagModes") }
+        if let value = self.hmiCapabilities { validator.structure(value, "hmiCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hmiCapabilities") }
+        if let value = self.sdlVersion { validator.string(value, "sdlVersion", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "sdlVersion") }
+        if let value = self.systemSoftwareVersion { validator.string(value, "systemSoftwareVersion", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "systemSoftwareVersion") }
+        if self.iconResumed == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "iconResumed") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "syncMsgVersion", "language", "hmiDisplayLanguage", "displayCapabilities", "buttonCapabilities", "softButtonCapabilities", "presetBankCapabilities", "hmiZoneCapabilities", "speechCapabilities", "prerecordedSpeech", "vrCapabilities", "audioPassThruCapabilities", "pcmStreamCapabilities", "vehicleType", "supportedDiagModes", "hmiCapabilities", "sdlVersion", "systemSoftwareVersion", "iconResumed"])
         }
     }
@@ -492,11 +492,11 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: [])
         }
     }
@@ -572,14 +572,14 @@ public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -671,17 +671,17 @@ public struct SDLCreateWindowRequest: RPCMessage {
         writer.encode(self.windowID, forKey: "windowID")
         writer.encode(self.windowName, forKey: "windowName")
         writer.encode(self.type, forKey: "type")
-        writer.encodeIfPresent(self.associatedServiceType, forKey: "associatedServiceType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.duplicateUpdatesFromWindowID, forKey: "duplicateUpdatesFromWindowID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.associatedServiceType, forKey: "associatedServiceType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.duplicateUpdatesFromWindowID, forKey: "duplicateUpdatesFromWindowID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.windowName, "windowName", minLength: 1, maxLength: 100)
         validator.enumeration(self.type, "type")
-        if let value = self.associatedServiceType { validator.string(value, "associatedServiceType", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "associatedServiceType") }
-        if self.duplicateUpdatesFromWindowID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "duplicateUpdatesFromWindowID") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.associatedServiceType { validator.string(value, "associatedServiceType", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "associatedServiceType") }
+        if self.duplicateUpdatesFromWindowID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "duplicateUpdatesFromWindowID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["windowID", "windowName", "type", "associatedServiceType", "duplicateUpdatesFromWindowID"])
         }
     }
@@ -756,15 +756,15 @@ public struct SDLCreateWindowResponse: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
         validator.enumeration(self.resultCode, "resultCode")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "info", "resultCode"])
         }
     }
@@ -812,11 +812,11 @@ public struct SDLDeleteWindowRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.windowID, forKey: "windowID")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["windowID"])
         }
     }
@@ -891,15 +891,15 @@ public struct SDLDeleteWindowResponse: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
         validator.enumeration(self.resultCode, "resultCode")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "info", "resultCode"])
         }
     }
@@ -1013,29 +1013,29 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.userLocation, forKey: "userLocation", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.helpPrompt, forKey: "helpPrompt", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.timeoutPrompt, forKey: "timeoutPrompt", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.vrHelpTitle, forKey: "vrHelpTitle", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.vrHelp, forKey: "vrHelp", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.menuTitle, forKey: "menuTitle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.menuIcon, forKey: "menuIcon", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.keyboardProperties, forKey: "keyboardProperties", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.menuLayout, forKey: "menuLayout", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.userLocation, forKey: "userLocation", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.helpPrompt, forKey: "helpPrompt", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.timeoutPrompt, forKey: "timeoutPrompt", merging: self.extraParameters)
+        writer.encodeIfPresent(self.vrHelpTitle, forKey: "vrHelpTitle", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.vrHelp, forKey: "vrHelp", merging: self.extraParameters)
+        writer.encodeIfPresent(self.menuTitle, forKey: "menuTitle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.menuIcon, forKey: "menuIcon", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.keyboardProperties, forKey: "keyboardProperties", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.menuLayout, forKey: "menuLayout", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.userLocation { validator.structure(value, "userLocation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "userLocation") }
-        if let value = self.helpPrompt { validator.structures(value, "helpPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "helpPrompt") }
-        if let value = self.timeoutPrompt { validator.structures(value, "timeoutPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeoutPrompt") }
-        if let value = self.vrHelpTitle { validator.string(value, "vrHelpTitle", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrHelpTitle") }
-        if let value = self.vrHelp { validator.structures(value, "vrHelp", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrHelp") }
-        if let value = self.menuTitle { validator.string(value, "menuTitle", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuTitle") }
-        if let value = self.menuIcon { validator.structure(value, "menuIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuIcon") }
-        if let value = self.keyboardProperties { validator.structure(value, "keyboardProperties") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keyboardProperties") }
-        if let value = self.menuLayout { validator.enumeration(value, "menuLayout") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuLayout") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.userLocation { validator.structure(value, "userLocation") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "userLocation") }
+        if let value = self.helpPrompt { validator.structures(value, "helpPrompt", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "helpPrompt") }
+        if let value = self.timeoutPrompt { validator.structures(value, "timeoutPrompt", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "timeoutPrompt") }
+        if let value = self.vrHelpTitle { validator.string(value, "vrHelpTitle", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vrHelpTitle") }
+        if let value = self.vrHelp { validator.structures(value, "vrHelp", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vrHelp") }
+        if let value = self.menuTitle { validator.string(value, "menuTitle", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "menuTitle") }
+        if let value = self.menuIcon { validator.structure(value, "menuIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "menuIcon") }
+        if let value = self.keyboardProperties { validator.structure(value, "keyboardProperties") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "keyboardProperties") }
+        if let value = self.menuLayout { validator.enumeration(value, "menuLayout") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "menuLayout") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["userLocation", "helpPrompt", "timeoutPrompt", "vrHelpTitle", "vrHelp", "menuTitle", "menuIcon", "keyboardProperties", "menuLayout"])
         }
     }
@@ -1111,14 +1111,14 @@ public struct SDLSetGlobalPropertiesResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -1177,13 +1177,13 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArray(self.properties, forKey: "properties", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.properties, forKey: "properties", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.enumerations(self.properties, "properties", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.enumerations(self.properties, "properties", minSize: 1, maxSize: 100, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["properties"])
         }
     }
@@ -1259,14 +1259,14 @@ public struct SDLResetGlobalPropertiesResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -1354,20 +1354,20 @@ public struct SDLAddCommandRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.cmdID, forKey: "cmdID")
-        writer.encodeIfPresent(self.menuParams, forKey: "menuParams", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.vrCommands, forKey: "vrCommands", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.cmdIcon, forKey: "cmdIcon", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.menuParams, forKey: "menuParams", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.vrCommands, forKey: "vrCommands", merging: self.extraParameters)
+        writer.encodeIfPresent(self.cmdIcon, forKey: "cmdIcon", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.cmdID, "cmdID", min: 0, max: 2000000000)
-        if let value = self.menuParams { validator.structure(value, "menuParams") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuParams") }
-        if let value = self.vrCommands { validator.strings(value, "vrCommands", minSize: 1, maxSize: 100, minLength: 1, maxLength: 99, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrCommands") }
-        if let value = self.cmdIcon { validator.structure(value, "cmdIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cmdIcon") }
-        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryImage") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.menuParams { validator.structure(value, "menuParams") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "menuParams") }
+        if let value = self.vrCommands { validator.strings(value, "vrCommands", minSize: 1, maxSize: 100, minLength: 1, maxLength: 99, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vrCommands") }
+        if let value = self.cmdIcon { validator.structure(value, "cmdIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cmdIcon") }
+        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "secondaryImage") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["cmdID", "menuParams", "vrCommands", "cmdIcon", "secondaryImage"])
         }
     }
@@ -1443,14 +1443,14 @@ public struct SDLAddCommandResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -1498,12 +1498,12 @@ public struct SDLDeleteCommandRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.cmdID, forKey: "cmdID")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.cmdID, "cmdID", min: 0, max: 2000000000)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["cmdID"])
         }
     }
@@ -1579,14 +1579,14 @@ public struct SDLDeleteCommandResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -1703,28 +1703,28 @@ public struct SDLAddSubMenuRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.menuID, forKey: "menuID")
-        writer.encodeIfPresent(self.position, forKey: "position", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.position, forKey: "position", orDropped: self.extraParameters)
         writer.encode(self.menuName, forKey: "menuName")
-        writer.encodeIfPresent(self.menuIcon, forKey: "menuIcon", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.menuLayout, forKey: "menuLayout", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.parentID, forKey: "parentID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.menuIcon, forKey: "menuIcon", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.menuLayout, forKey: "menuLayout", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.parentID, forKey: "parentID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.menuID, "menuID", min: 1, max: 2000000000)
-        if let value = self.position { validator.integer(value, "position", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "position") }
+        if let value = self.position { validator.integer(value, "position", min: 0, max: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "position") }
         validator.string(self.menuName, "menuName", minLength: 1, maxLength: 500)
-        if let value = self.menuIcon { validator.structure(value, "menuIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuIcon") }
-        if let value = self.menuLayout { validator.enumeration(value, "menuLayout") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuLayout") }
-        if let value = self.parentID { validator.integer(value, "parentID", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "parentID") }
-        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryText") }
-        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tertiaryText") }
-        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryImage") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.menuIcon { validator.structure(value, "menuIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "menuIcon") }
+        if let value = self.menuLayout { validator.enumeration(value, "menuLayout") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "menuLayout") }
+        if let value = self.parentID { validator.integer(value, "parentID", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "parentID") }
+        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "secondaryText") }
+        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tertiaryText") }
+        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "secondaryImage") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["menuID", "position", "menuName", "menuIcon", "menuLayout", "parentID", "secondaryText", "tertiaryText", "secondaryImage"])
         }
     }
@@ -1800,14 +1800,14 @@ public struct SDLAddSubMenuResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -1855,12 +1855,12 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.menuID, forKey: "menuID")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.menuID, "menuID", min: 1, max: 2000000000)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["menuID"])
         }
     }
@@ -1936,14 +1936,14 @@ public struct SDLDeleteSubMenuResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -2001,13 +2001,13 @@ public struct SDLShowAppMenuRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.menuID, forKey: "menuID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.menuID, forKey: "menuID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.menuID { validator.integer(value, "menuID", min: 1, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuID") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.menuID { validator.integer(value, "menuID", min: 1, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "menuID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["menuID"])
         }
     }
@@ -2083,14 +2083,14 @@ public struct SDLShowAppMenuResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -2158,14 +2158,14 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.interactionChoiceSetID, forKey: "interactionChoiceSetID")
-        writer.encodeArray(self.choiceSet, forKey: "choiceSet", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.choiceSet, forKey: "choiceSet", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.interactionChoiceSetID, "interactionChoiceSetID", min: 0, max: 2000000000)
-        validator.structures(self.choiceSet, "choiceSet", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.structures(self.choiceSet, "choiceSet", minSize: 1, maxSize: 100, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["interactionChoiceSetID", "choiceSet"])
         }
     }
@@ -2241,14 +2241,14 @@ public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -2373,30 +2373,30 @@ public struct SDLPerformInteractionRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.initialText, forKey: "initialText")
-        writer.encodeArrayIfPresent(self.initialPrompt, forKey: "initialPrompt", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.initialPrompt, forKey: "initialPrompt", merging: self.extraParameters)
         writer.encode(self.interactionMode, forKey: "interactionMode")
-        writer.encodeArray(self.interactionChoiceSetIDList, forKey: "interactionChoiceSetIDList", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.helpPrompt, forKey: "helpPrompt", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.timeoutPrompt, forKey: "timeoutPrompt", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.vrHelp, forKey: "vrHelp", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.interactionLayout, forKey: "interactionLayout", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.interactionChoiceSetIDList, forKey: "interactionChoiceSetIDList", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.helpPrompt, forKey: "helpPrompt", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.timeoutPrompt, forKey: "timeoutPrompt", merging: self.extraParameters)
+        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.vrHelp, forKey: "vrHelp", merging: self.extraParameters)
+        writer.encodeIfPresent(self.interactionLayout, forKey: "interactionLayout", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.initialText, "initialText", minLength: 1, maxLength: 500)
-        if let value = self.initialPrompt { validator.structures(value, "initialPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "initialPrompt") }
+        if let value = self.initialPrompt { validator.structures(value, "initialPrompt", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "initialPrompt") }
         validator.enumeration(self.interactionMode, "interactionMode")
-        validator.integers(self.interactionChoiceSetIDList, "interactionChoiceSetIDList", minSize: 0, maxSize: 100, min: 0, max: 2000000000, dropped: self.droppedParameters)
-        if let value = self.helpPrompt { validator.structures(value, "helpPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "helpPrompt") }
-        if let value = self.timeoutPrompt { validator.structures(value, "timeoutPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeoutPrompt") }
-        if let value = self.timeout { validator.integer(value, "timeout", min: 5000, max: 100000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeout") }
-        if let value = self.vrHelp { validator.structures(value, "vrHelp", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrHelp") }
-        if let value = self.interactionLayout { validator.enumeration(value, "interactionLayout") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "interactionLayout") }
-        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
-        if !self.unknownParameters.isEmpty {
+        validator.integers(self.interactionChoiceSetIDList, "interactionChoiceSetIDList", minSize: 0, maxSize: 100, min: 0, max: 2000000000, dropped: self.extraParameters)
+        if let value = self.helpPrompt { validator.structures(value, "helpPrompt", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "helpPrompt") }
+        if let value = self.timeoutPrompt { validator.structures(value, "timeoutPrompt", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "timeoutPrompt") }
+        if let value = self.timeout { validator.integer(value, "timeout", min: 5000, max: 100000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "timeout") }
+        if let value = self.vrHelp { validator.structures(value, "vrHelp", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vrHelp") }
+        if let value = self.interactionLayout { validator.enumeration(value, "interactionLayout") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "interactionLayout") }
+        if self.cancelID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cancelID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["initialText", "initialPrompt", "interactionMode", "interactionChoiceSetIDList", "helpPrompt", "timeoutPrompt", "timeout", "vrHelp", "interactionLayout", "cancelID"])
         }
     }
@@ -2493,20 +2493,20 @@ public struct SDLPerformInteractionResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.choiceID, forKey: "choiceID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.manualTextEntry, forKey: "manualTextEntry", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.triggerSource, forKey: "triggerSource", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.choiceID, forKey: "choiceID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.manualTextEntry, forKey: "manualTextEntry", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.triggerSource, forKey: "triggerSource", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.choiceID { validator.integer(value, "choiceID", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "choiceID") }
-        if let value = self.manualTextEntry { validator.string(value, "manualTextEntry", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "manualTextEntry") }
-        if let value = self.triggerSource { validator.enumeration(value, "triggerSource") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "triggerSource") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.choiceID { validator.integer(value, "choiceID", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "choiceID") }
+        if let value = self.manualTextEntry { validator.string(value, "manualTextEntry", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "manualTextEntry") }
+        if let value = self.triggerSource { validator.enumeration(value, "triggerSource") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "triggerSource") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "choiceID", "manualTextEntry", "triggerSource"])
         }
     }
@@ -2554,12 +2554,12 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.interactionChoiceSetID, forKey: "interactionChoiceSetID")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.interactionChoiceSetID, "interactionChoiceSetID", min: 0, max: 2000000000)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["interactionChoiceSetID"])
         }
     }
@@ -2635,14 +2635,14 @@ public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -2763,31 +2763,31 @@ public struct SDLAlertRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.alertText1, forKey: "alertText1", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.alertText2, forKey: "alertText2", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.alertText3, forKey: "alertText3", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.ttsChunks, forKey: "ttsChunks", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.duration, forKey: "duration", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.playTone, forKey: "playTone", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.progressIndicator, forKey: "progressIndicator", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.alertIcon, forKey: "alertIcon", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.alertText1, forKey: "alertText1", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.alertText2, forKey: "alertText2", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.alertText3, forKey: "alertText3", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.ttsChunks, forKey: "ttsChunks", merging: self.extraParameters)
+        writer.encodeIfPresent(self.duration, forKey: "duration", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.playTone, forKey: "playTone", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.progressIndicator, forKey: "progressIndicator", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.extraParameters)
+        writer.encodeIfPresent(self.alertIcon, forKey: "alertIcon", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.alertText1 { validator.string(value, "alertText1", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText1") }
-        if let value = self.alertText2 { validator.string(value, "alertText2", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText2") }
-        if let value = self.alertText3 { validator.string(value, "alertText3", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText3") }
-        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsChunks") }
-        if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "duration") }
-        if self.playTone == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "playTone") }
-        if self.progressIndicator == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "progressIndicator") }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 4, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
-        if let value = self.alertIcon { validator.structure(value, "alertIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertIcon") }
-        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.alertText1 { validator.string(value, "alertText1", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "alertText1") }
+        if let value = self.alertText2 { validator.string(value, "alertText2", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "alertText2") }
+        if let value = self.alertText3 { validator.string(value, "alertText3", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "alertText3") }
+        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ttsChunks") }
+        if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "duration") }
+        if self.playTone == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "playTone") }
+        if self.progressIndicator == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "progressIndicator") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 4, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtons") }
+        if let value = self.alertIcon { validator.structure(value, "alertIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "alertIcon") }
+        if self.cancelID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cancelID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["alertText1", "alertText2", "alertText3", "ttsChunks", "duration", "playTone", "progressIndicator", "softButtons", "alertIcon", "cancelID"])
         }
     }
@@ -2870,16 +2870,16 @@ public struct SDLAlertResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tryAgainTime, forKey: "tryAgainTime", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tryAgainTime, forKey: "tryAgainTime", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tryAgainTime") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tryAgainTime") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "tryAgainTime"])
         }
     }
@@ -2979,25 +2979,25 @@ public struct SDLSubtleAlertRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.alertText1, forKey: "alertText1", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.alertText2, forKey: "alertText2", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.alertIcon, forKey: "alertIcon", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.ttsChunks, forKey: "ttsChunks", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.duration, forKey: "duration", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.alertText1, forKey: "alertText1", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.alertText2, forKey: "alertText2", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.alertIcon, forKey: "alertIcon", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.ttsChunks, forKey: "ttsChunks", merging: self.extraParameters)
+        writer.encodeIfPresent(self.duration, forKey: "duration", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.extraParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.alertText1 { validator.string(value, "alertText1", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText1") }
-        if let value = self.alertText2 { validator.string(value, "alertText2", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertText2") }
-        if let value = self.alertIcon { validator.structure(value, "alertIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alertIcon") }
-        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsChunks") }
-        if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "duration") }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 2, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
-        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.alertText1 { validator.string(value, "alertText1", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "alertText1") }
+        if let value = self.alertText2 { validator.string(value, "alertText2", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "alertText2") }
+        if let value = self.alertIcon { validator.structure(value, "alertIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "alertIcon") }
+        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ttsChunks") }
+        if let value = self.duration { validator.integer(value, "duration", min: 3000, max: 10000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "duration") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 2, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtons") }
+        if self.cancelID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cancelID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["alertText1", "alertText2", "alertIcon", "ttsChunks", "duration", "softButtons", "cancelID"])
         }
     }
@@ -3080,16 +3080,16 @@ public struct SDLSubtleAlertResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tryAgainTime, forKey: "tryAgainTime", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tryAgainTime, forKey: "tryAgainTime", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tryAgainTime") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.tryAgainTime { validator.integer(value, "tryAgainTime", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tryAgainTime") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "tryAgainTime"])
         }
     }
@@ -3127,11 +3127,11 @@ public struct SDLOnSubtleAlertPressed: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: [])
         }
     }
@@ -3294,43 +3294,43 @@ public struct SDLShowRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.mainField1, forKey: "mainField1", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.mainField2, forKey: "mainField2", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.mainField3, forKey: "mainField3", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.mainField4, forKey: "mainField4", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.alignment, forKey: "alignment", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.statusBar, forKey: "statusBar", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.mediaClock, forKey: "mediaClock", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.mediaTrack, forKey: "mediaTrack", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.graphic, forKey: "graphic", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.secondaryGraphic, forKey: "secondaryGraphic", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.customPresets, forKey: "customPresets", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.metadataTags, forKey: "metadataTags", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.templateTitle, forKey: "templateTitle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windowID, forKey: "windowID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.templateConfiguration, forKey: "templateConfiguration", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.mainField1, forKey: "mainField1", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.mainField2, forKey: "mainField2", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.mainField3, forKey: "mainField3", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.mainField4, forKey: "mainField4", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.alignment, forKey: "alignment", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.statusBar, forKey: "statusBar", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.mediaClock, forKey: "mediaClock", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.mediaTrack, forKey: "mediaTrack", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.graphic, forKey: "graphic", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.secondaryGraphic, forKey: "secondaryGraphic", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.customPresets, forKey: "customPresets", merging: self.extraParameters)
+        writer.encodeIfPresent(self.metadataTags, forKey: "metadataTags", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.templateTitle, forKey: "templateTitle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windowID, forKey: "windowID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.templateConfiguration, forKey: "templateConfiguration", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.mainField1 { validator.string(value, "mainField1", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField1") }
-        if let value = self.mainField2 { validator.string(value, "mainField2", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField2") }
-        if let value = self.mainField3 { validator.string(value, "mainField3", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField3") }
-        if let value = self.mainField4 { validator.string(value, "mainField4", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField4") }
-        if let value = self.alignment { validator.enumeration(value, "alignment") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alignment") }
-        if let value = self.statusBar { validator.string(value, "statusBar", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "statusBar") }
-        if let value = self.mediaClock { validator.string(value, "mediaClock", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaClock") }
-        if let value = self.mediaTrack { validator.string(value, "mediaTrack", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaTrack") }
-        if let value = self.graphic { validator.structure(value, "graphic") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "graphic") }
-        if let value = self.secondaryGraphic { validator.structure(value, "secondaryGraphic") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryGraphic") }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 8, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
-        if let value = self.customPresets { validator.strings(value, "customPresets", minSize: 0, maxSize: 10, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "customPresets") }
-        if let value = self.metadataTags { validator.structure(value, "metadataTags") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "metadataTags") }
-        if let value = self.templateTitle { validator.string(value, "templateTitle", minLength: 0, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "templateTitle") }
-        if self.windowID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowID") }
-        if let value = self.templateConfiguration { validator.structure(value, "templateConfiguration") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "templateConfiguration") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.mainField1 { validator.string(value, "mainField1", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mainField1") }
+        if let value = self.mainField2 { validator.string(value, "mainField2", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mainField2") }
+        if let value = self.mainField3 { validator.string(value, "mainField3", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mainField3") }
+        if let value = self.mainField4 { validator.string(value, "mainField4", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mainField4") }
+        if let value = self.alignment { validator.enumeration(value, "alignment") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "alignment") }
+        if let value = self.statusBar { validator.string(value, "statusBar", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "statusBar") }
+        if let value = self.mediaClock { validator.string(value, "mediaClock", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mediaClock") }
+        if let value = self.mediaTrack { validator.string(value, "mediaTrack", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mediaTrack") }
+        if let value = self.graphic { validator.structure(value, "graphic") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "graphic") }
+        if let value = self.secondaryGraphic { validator.structure(value, "secondaryGraphic") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "secondaryGraphic") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 8, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtons") }
+        if let value = self.customPresets { validator.strings(value, "customPresets", minSize: 0, maxSize: 10, minLength: 1, maxLength: 500, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "customPresets") }
+        if let value = self.metadataTags { validator.structure(value, "metadataTags") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "metadataTags") }
+        if let value = self.templateTitle { validator.string(value, "templateTitle", minLength: 0, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "templateTitle") }
+        if self.windowID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowID") }
+        if let value = self.templateConfiguration { validator.structure(value, "templateConfiguration") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "templateConfiguration") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["mainField1", "mainField2", "mainField3", "mainField4", "alignment", "statusBar", "mediaClock", "mediaTrack", "graphic", "secondaryGraphic", "softButtons", "customPresets", "metadataTags", "templateTitle", "windowID", "templateConfiguration"])
         }
     }
@@ -3406,14 +3406,14 @@ public struct SDLShowResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -3472,13 +3472,13 @@ public struct SDLSpeakRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArray(self.ttsChunks, forKey: "ttsChunks", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.ttsChunks, forKey: "ttsChunks", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.structures(self.ttsChunks, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.structures(self.ttsChunks, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["ttsChunks"])
         }
     }
@@ -3554,14 +3554,14 @@ public struct SDLSpeakResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -3662,25 +3662,25 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.startTime, forKey: "startTime", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.endTime, forKey: "endTime", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.startTime, forKey: "startTime", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.endTime, forKey: "endTime", orDropped: self.extraParameters)
         writer.encode(self.updateMode, forKey: "updateMode")
-        writer.encodeIfPresent(self.audioStreamingIndicator, forKey: "audioStreamingIndicator", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.forwardSeekIndicator, forKey: "forwardSeekIndicator", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.backSeekIndicator, forKey: "backSeekIndicator", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.countRate, forKey: "countRate", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.audioStreamingIndicator, forKey: "audioStreamingIndicator", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.forwardSeekIndicator, forKey: "forwardSeekIndicator", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.backSeekIndicator, forKey: "backSeekIndicator", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.countRate, forKey: "countRate", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.startTime { validator.structure(value, "startTime") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "startTime") }
-        if let value = self.endTime { validator.structure(value, "endTime") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "endTime") }
+        if let value = self.startTime { validator.structure(value, "startTime") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "startTime") }
+        if let value = self.endTime { validator.structure(value, "endTime") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "endTime") }
         validator.enumeration(self.updateMode, "updateMode")
-        if let value = self.audioStreamingIndicator { validator.enumeration(value, "audioStreamingIndicator") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioStreamingIndicator") }
-        if let value = self.forwardSeekIndicator { validator.structure(value, "forwardSeekIndicator") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "forwardSeekIndicator") }
-        if let value = self.backSeekIndicator { validator.structure(value, "backSeekIndicator") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backSeekIndicator") }
-        if let value = self.countRate { validator.float(value, "countRate", min: 0.1, max: 100.0) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "countRate") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.audioStreamingIndicator { validator.enumeration(value, "audioStreamingIndicator") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "audioStreamingIndicator") }
+        if let value = self.forwardSeekIndicator { validator.structure(value, "forwardSeekIndicator") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "forwardSeekIndicator") }
+        if let value = self.backSeekIndicator { validator.structure(value, "backSeekIndicator") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "backSeekIndicator") }
+        if let value = self.countRate { validator.float(value, "countRate", min: 0.1, max: 100.0) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "countRate") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["startTime", "endTime", "updateMode", "audioStreamingIndicator", "forwardSeekIndicator", "backSeekIndicator", "countRate"])
         }
     }
@@ -3756,14 +3756,14 @@ public struct SDLSetMediaClockTimerResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -3874,27 +3874,27 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.initialPrompt, forKey: "initialPrompt", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.audioPassThruDisplayText1, forKey: "audioPassThruDisplayText1", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.audioPassThruDisplayText2, forKey: "audioPassThruDisplayText2", orDropped: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.initialPrompt, forKey: "initialPrompt", merging: self.extraParameters)
+        writer.encodeIfPresent(self.audioPassThruDisplayText1, forKey: "audioPassThruDisplayText1", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.audioPassThruDisplayText2, forKey: "audioPassThruDisplayText2", orDropped: self.extraParameters)
         writer.encode(self.samplingRate, forKey: "samplingRate")
         writer.encode(self.maxDuration, forKey: "maxDuration")
         writer.encode(self.bitsPerSample, forKey: "bitsPerSample")
         writer.encode(self.audioType, forKey: "audioType")
-        writer.encodeIfPresent(self.muteAudio, forKey: "muteAudio", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.muteAudio, forKey: "muteAudio", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.initialPrompt { validator.structures(value, "initialPrompt", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "initialPrompt") }
-        if let value = self.audioPassThruDisplayText1 { validator.string(value, "audioPassThruDisplayText1", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioPassThruDisplayText1") }
-        if let value = self.audioPassThruDisplayText2 { validator.string(value, "audioPassThruDisplayText2", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioPassThruDisplayText2") }
+        if let value = self.initialPrompt { validator.structures(value, "initialPrompt", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "initialPrompt") }
+        if let value = self.audioPassThruDisplayText1 { validator.string(value, "audioPassThruDisplayText1", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "audioPassThruDisplayText1") }
+        if let value = self.audioPassThruDisplayText2 { validator.string(value, "audioPassThruDisplayText2", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "audioPassThruDisplayText2") }
         validator.enumeration(self.samplingRate, "samplingRate")
         validator.integer(self.maxDuration, "maxDuration", min: 1, max: 1000000)
         validator.enumeration(self.bitsPerSample, "bitsPerSample")
         validator.enumeration(self.audioType, "audioType")
-        if self.muteAudio == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "muteAudio") }
-        if !self.unknownParameters.isEmpty {
+        if self.muteAudio == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "muteAudio") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["initialPrompt", "audioPassThruDisplayText1", "audioPassThruDisplayText2", "samplingRate", "maxDuration", "bitsPerSample", "audioType", "muteAudio"])
         }
     }
@@ -3970,14 +3970,14 @@ public struct SDLPerformAudioPassThruResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -4015,11 +4015,11 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: [])
         }
     }
@@ -4095,14 +4095,14 @@ public struct SDLEndAudioPassThruResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -4150,12 +4150,12 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.buttonName, forKey: "buttonName")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.buttonName, "buttonName")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName"])
         }
     }
@@ -4231,14 +4231,14 @@ public struct SDLSubscribeButtonResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -4286,12 +4286,12 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.buttonName, forKey: "buttonName")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.buttonName, "buttonName")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName"])
         }
     }
@@ -4367,14 +4367,14 @@ public struct SDLUnsubscribeButtonResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -4670,81 +4670,81 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.gps == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
-        if self.speed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
-        if self.rpm == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
-        if self.fuelLevel == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
-        if self.fuelLevel_State == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
-        if self.instantFuelConsumption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
-        if self.fuelRange == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
-        if self.climateData == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
-        if self.externalTemperature == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
-        if self.turnSignal == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
-        if self.gearStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
-        if self.prndl == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
-        if self.tirePressure == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
-        if self.odometer == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
-        if self.beltStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
-        if self.bodyInformation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
-        if self.deviceStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
-        if self.driverBraking == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
-        if self.wiperStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
-        if self.headLampStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
-        if self.engineTorque == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
-        if self.accPedalPosition == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
-        if self.steeringWheelAngle == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
-        if self.engineOilLife == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
-        if self.electronicParkBrakeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
-        if self.cloudAppVehicleID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
-        if self.stabilityControlsStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
-        if self.eCallInfo == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
-        if self.airbagStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
-        if self.emergencyEvent == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
-        if self.clusterModeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
-        if self.myKey == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
-        if self.windowStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
-        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
-        if self.seatOccupancy == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
-        if !self.unknownParameters.isEmpty {
+        if self.gps == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gps") }
+        if self.speed == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "speed") }
+        if self.rpm == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rpm") }
+        if self.fuelLevel == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel") }
+        if self.fuelLevel_State == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel_State") }
+        if self.instantFuelConsumption == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "instantFuelConsumption") }
+        if self.fuelRange == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelRange") }
+        if self.climateData == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateData") }
+        if self.externalTemperature == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "externalTemperature") }
+        if self.turnSignal == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnSignal") }
+        if self.gearStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gearStatus") }
+        if self.prndl == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "prndl") }
+        if self.tirePressure == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tirePressure") }
+        if self.odometer == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "odometer") }
+        if self.beltStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "beltStatus") }
+        if self.bodyInformation == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "bodyInformation") }
+        if self.deviceStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "deviceStatus") }
+        if self.driverBraking == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverBraking") }
+        if self.wiperStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "wiperStatus") }
+        if self.headLampStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headLampStatus") }
+        if self.engineTorque == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineTorque") }
+        if self.accPedalPosition == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "accPedalPosition") }
+        if self.steeringWheelAngle == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "steeringWheelAngle") }
+        if self.engineOilLife == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineOilLife") }
+        if self.electronicParkBrakeStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "electronicParkBrakeStatus") }
+        if self.cloudAppVehicleID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cloudAppVehicleID") }
+        if self.stabilityControlsStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stabilityControlsStatus") }
+        if self.eCallInfo == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "eCallInfo") }
+        if self.airbagStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "airbagStatus") }
+        if self.emergencyEvent == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "emergencyEvent") }
+        if self.clusterModeStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "clusterModeStatus") }
+        if self.myKey == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "myKey") }
+        if self.windowStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "handsOffSteering") }
+        if self.seatOccupancy == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatOccupancy") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
     }
@@ -5065,84 +5065,84 @@ public struct SDLSubscribeVehicleDataResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.clusterModes, forKey: "clusterModes", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.clusterModes, forKey: "clusterModes", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.gps { validator.structure(value, "gps") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
-        if let value = self.speed { validator.structure(value, "speed") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
-        if let value = self.rpm { validator.structure(value, "rpm") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
-        if let value = self.fuelLevel { validator.structure(value, "fuelLevel") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
-        if let value = self.fuelLevel_State { validator.structure(value, "fuelLevel_State") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
-        if let value = self.instantFuelConsumption { validator.structure(value, "instantFuelConsumption") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
-        if let value = self.fuelRange { validator.structure(value, "fuelRange") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
-        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
-        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
-        if let value = self.turnSignal { validator.structure(value, "turnSignal") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
-        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
-        if let value = self.prndl { validator.structure(value, "prndl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
-        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
-        if let value = self.odometer { validator.structure(value, "odometer") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
-        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
-        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
-        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
-        if let value = self.driverBraking { validator.structure(value, "driverBraking") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
-        if let value = self.wiperStatus { validator.structure(value, "wiperStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
-        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
-        if let value = self.engineTorque { validator.structure(value, "engineTorque") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
-        if let value = self.accPedalPosition { validator.structure(value, "accPedalPosition") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
-        if let value = self.steeringWheelAngle { validator.structure(value, "steeringWheelAngle") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
-        if let value = self.engineOilLife { validator.structure(value, "engineOilLife") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
-        if let value = self.electronicParkBrakeStatus { validator.structure(value, "electronicParkBrakeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
-        if let value = self.cloudAppVehicleID { validator.structure(value, "cloudAppVehicleID") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
-        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
-        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
-        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
-        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
-        if let value = self.clusterModes { validator.structure(value, "clusterModes") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModes") }
-        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
-        if let value = self.windowStatus { validator.structure(value, "windowStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
-        if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
-        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.gps { validator.structure(value, "gps") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gps") }
+        if let value = self.speed { validator.structure(value, "speed") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "speed") }
+        if let value = self.rpm { validator.structure(value, "rpm") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rpm") }
+        if let value = self.fuelLevel { validator.structure(value, "fuelLevel") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel") }
+        if let value = self.fuelLevel_State { validator.structure(value, "fuelLevel_State") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel_State") }
+        if let value = self.instantFuelConsumption { validator.structure(value, "instantFuelConsumption") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "instantFuelConsumption") }
+        if let value = self.fuelRange { validator.structure(value, "fuelRange") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelRange") }
+        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateData") }
+        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "externalTemperature") }
+        if let value = self.turnSignal { validator.structure(value, "turnSignal") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnSignal") }
+        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gearStatus") }
+        if let value = self.prndl { validator.structure(value, "prndl") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "prndl") }
+        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tirePressure") }
+        if let value = self.odometer { validator.structure(value, "odometer") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "odometer") }
+        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "beltStatus") }
+        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "bodyInformation") }
+        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "deviceStatus") }
+        if let value = self.driverBraking { validator.structure(value, "driverBraking") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverBraking") }
+        if let value = self.wiperStatus { validator.structure(value, "wiperStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "wiperStatus") }
+        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headLampStatus") }
+        if let value = self.engineTorque { validator.structure(value, "engineTorque") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineTorque") }
+        if let value = self.accPedalPosition { validator.structure(value, "accPedalPosition") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "accPedalPosition") }
+        if let value = self.steeringWheelAngle { validator.structure(value, "steeringWheelAngle") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "steeringWheelAngle") }
+        if let value = self.engineOilLife { validator.structure(value, "engineOilLife") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineOilLife") }
+        if let value = self.electronicParkBrakeStatus { validator.structure(value, "electronicParkBrakeStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "electronicParkBrakeStatus") }
+        if let value = self.cloudAppVehicleID { validator.structure(value, "cloudAppVehicleID") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cloudAppVehicleID") }
+        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stabilityControlsStatus") }
+        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "eCallInfo") }
+        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "airbagStatus") }
+        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "emergencyEvent") }
+        if let value = self.clusterModes { validator.structure(value, "clusterModes") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "clusterModes") }
+        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "myKey") }
+        if let value = self.windowStatus { validator.structure(value, "windowStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowStatus") }
+        if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "handsOffSteering") }
+        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatOccupancy") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModes", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
     }
@@ -5438,81 +5438,81 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.gps == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
-        if self.speed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
-        if self.rpm == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
-        if self.fuelLevel == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
-        if self.fuelLevel_State == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
-        if self.instantFuelConsumption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
-        if self.fuelRange == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
-        if self.climateData == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
-        if self.externalTemperature == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
-        if self.turnSignal == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
-        if self.gearStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
-        if self.prndl == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
-        if self.tirePressure == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
-        if self.odometer == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
-        if self.beltStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
-        if self.bodyInformation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
-        if self.deviceStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
-        if self.driverBraking == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
-        if self.wiperStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
-        if self.headLampStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
-        if self.engineTorque == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
-        if self.accPedalPosition == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
-        if self.steeringWheelAngle == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
-        if self.engineOilLife == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
-        if self.electronicParkBrakeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
-        if self.cloudAppVehicleID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
-        if self.stabilityControlsStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
-        if self.eCallInfo == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
-        if self.airbagStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
-        if self.emergencyEvent == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
-        if self.clusterModeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
-        if self.myKey == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
-        if self.windowStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
-        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
-        if self.seatOccupancy == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
-        if !self.unknownParameters.isEmpty {
+        if self.gps == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gps") }
+        if self.speed == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "speed") }
+        if self.rpm == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rpm") }
+        if self.fuelLevel == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel") }
+        if self.fuelLevel_State == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel_State") }
+        if self.instantFuelConsumption == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "instantFuelConsumption") }
+        if self.fuelRange == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelRange") }
+        if self.climateData == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateData") }
+        if self.externalTemperature == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "externalTemperature") }
+        if self.turnSignal == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnSignal") }
+        if self.gearStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gearStatus") }
+        if self.prndl == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "prndl") }
+        if self.tirePressure == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tirePressure") }
+        if self.odometer == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "odometer") }
+        if self.beltStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "beltStatus") }
+        if self.bodyInformation == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "bodyInformation") }
+        if self.deviceStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "deviceStatus") }
+        if self.driverBraking == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverBraking") }
+        if self.wiperStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "wiperStatus") }
+        if self.headLampStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headLampStatus") }
+        if self.engineTorque == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineTorque") }
+        if self.accPedalPosition == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "accPedalPosition") }
+        if self.steeringWheelAngle == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "steeringWheelAngle") }
+        if self.engineOilLife == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineOilLife") }
+        if self.electronicParkBrakeStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "electronicParkBrakeStatus") }
+        if self.cloudAppVehicleID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cloudAppVehicleID") }
+        if self.stabilityControlsStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stabilityControlsStatus") }
+        if self.eCallInfo == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "eCallInfo") }
+        if self.airbagStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "airbagStatus") }
+        if self.emergencyEvent == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "emergencyEvent") }
+        if self.clusterModeStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "clusterModeStatus") }
+        if self.myKey == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "myKey") }
+        if self.windowStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "handsOffSteering") }
+        if self.seatOccupancy == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatOccupancy") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
     }
@@ -5833,84 +5833,84 @@ public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.clusterModes, forKey: "clusterModes", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.clusterModes, forKey: "clusterModes", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.gps { validator.structure(value, "gps") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
-        if let value = self.speed { validator.structure(value, "speed") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
-        if let value = self.rpm { validator.structure(value, "rpm") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
-        if let value = self.fuelLevel { validator.structure(value, "fuelLevel") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
-        if let value = self.fuelLevel_State { validator.structure(value, "fuelLevel_State") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
-        if let value = self.instantFuelConsumption { validator.structure(value, "instantFuelConsumption") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
-        if let value = self.fuelRange { validator.structure(value, "fuelRange") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
-        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
-        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
-        if let value = self.turnSignal { validator.structure(value, "turnSignal") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
-        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
-        if let value = self.prndl { validator.structure(value, "prndl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
-        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
-        if let value = self.odometer { validator.structure(value, "odometer") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
-        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
-        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
-        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
-        if let value = self.driverBraking { validator.structure(value, "driverBraking") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
-        if let value = self.wiperStatus { validator.structure(value, "wiperStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
-        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
-        if let value = self.engineTorque { validator.structure(value, "engineTorque") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
-        if let value = self.accPedalPosition { validator.structure(value, "accPedalPosition") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
-        if let value = self.steeringWheelAngle { validator.structure(value, "steeringWheelAngle") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
-        if let value = self.engineOilLife { validator.structure(value, "engineOilLife") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
-        if let value = self.electronicParkBrakeStatus { validator.structure(value, "electronicParkBrakeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
-        if let value = self.cloudAppVehicleID { validator.structure(value, "cloudAppVehicleID") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
-        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
-        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
-        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
-        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
-        if let value = self.clusterModes { validator.structure(value, "clusterModes") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModes") }
-        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
-        if let value = self.windowStatus { validator.structure(value, "windowStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
-        if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
-        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.gps { validator.structure(value, "gps") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gps") }
+        if let value = self.speed { validator.structure(value, "speed") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "speed") }
+        if let value = self.rpm { validator.structure(value, "rpm") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rpm") }
+        if let value = self.fuelLevel { validator.structure(value, "fuelLevel") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel") }
+        if let value = self.fuelLevel_State { validator.structure(value, "fuelLevel_State") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel_State") }
+        if let value = self.instantFuelConsumption { validator.structure(value, "instantFuelConsumption") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "instantFuelConsumption") }
+        if let value = self.fuelRange { validator.structure(value, "fuelRange") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelRange") }
+        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateData") }
+        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "externalTemperature") }
+        if let value = self.turnSignal { validator.structure(value, "turnSignal") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnSignal") }
+        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gearStatus") }
+        if let value = self.prndl { validator.structure(value, "prndl") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "prndl") }
+        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tirePressure") }
+        if let value = self.odometer { validator.structure(value, "odometer") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "odometer") }
+        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "beltStatus") }
+        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "bodyInformation") }
+        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "deviceStatus") }
+        if let value = self.driverBraking { validator.structure(value, "driverBraking") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverBraking") }
+        if let value = self.wiperStatus { validator.structure(value, "wiperStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "wiperStatus") }
+        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headLampStatus") }
+        if let value = self.engineTorque { validator.structure(value, "engineTorque") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineTorque") }
+        if let value = self.accPedalPosition { validator.structure(value, "accPedalPosition") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "accPedalPosition") }
+        if let value = self.steeringWheelAngle { validator.structure(value, "steeringWheelAngle") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "steeringWheelAngle") }
+        if let value = self.engineOilLife { validator.structure(value, "engineOilLife") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineOilLife") }
+        if let value = self.electronicParkBrakeStatus { validator.structure(value, "electronicParkBrakeStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "electronicParkBrakeStatus") }
+        if let value = self.cloudAppVehicleID { validator.structure(value, "cloudAppVehicleID") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cloudAppVehicleID") }
+        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stabilityControlsStatus") }
+        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "eCallInfo") }
+        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "airbagStatus") }
+        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "emergencyEvent") }
+        if let value = self.clusterModes { validator.structure(value, "clusterModes") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "clusterModes") }
+        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "myKey") }
+        if let value = self.windowStatus { validator.structure(value, "windowStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowStatus") }
+        if let value = self.handsOffSteering { validator.structure(value, "handsOffSteering") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "handsOffSteering") }
+        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatOccupancy") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModes", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
     }
@@ -6213,83 +6213,83 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.vin, forKey: "vin", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelRange, forKey: "fuelRange", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.vin, forKey: "vin", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windowStatus, forKey: "windowStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.gps == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
-        if self.speed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
-        if self.rpm == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
-        if self.fuelLevel == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
-        if self.fuelLevel_State == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
-        if self.instantFuelConsumption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
-        if self.fuelRange == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
-        if self.climateData == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
-        if self.externalTemperature == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
-        if self.turnSignal == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
-        if self.vin == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vin") }
-        if self.gearStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
-        if self.prndl == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
-        if self.tirePressure == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
-        if self.odometer == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
-        if self.beltStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
-        if self.bodyInformation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
-        if self.deviceStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
-        if self.driverBraking == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
-        if self.wiperStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
-        if self.headLampStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
-        if self.engineTorque == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
-        if self.accPedalPosition == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
-        if self.steeringWheelAngle == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
-        if self.engineOilLife == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
-        if self.electronicParkBrakeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
-        if self.cloudAppVehicleID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
-        if self.stabilityControlsStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
-        if self.eCallInfo == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
-        if self.airbagStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
-        if self.emergencyEvent == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
-        if self.clusterModeStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
-        if self.myKey == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
-        if self.windowStatus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
-        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
-        if self.seatOccupancy == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
-        if !self.unknownParameters.isEmpty {
+        if self.gps == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gps") }
+        if self.speed == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "speed") }
+        if self.rpm == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rpm") }
+        if self.fuelLevel == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel") }
+        if self.fuelLevel_State == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel_State") }
+        if self.instantFuelConsumption == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "instantFuelConsumption") }
+        if self.fuelRange == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelRange") }
+        if self.climateData == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateData") }
+        if self.externalTemperature == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "externalTemperature") }
+        if self.turnSignal == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnSignal") }
+        if self.vin == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vin") }
+        if self.gearStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gearStatus") }
+        if self.prndl == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "prndl") }
+        if self.tirePressure == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tirePressure") }
+        if self.odometer == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "odometer") }
+        if self.beltStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "beltStatus") }
+        if self.bodyInformation == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "bodyInformation") }
+        if self.deviceStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "deviceStatus") }
+        if self.driverBraking == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverBraking") }
+        if self.wiperStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "wiperStatus") }
+        if self.headLampStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headLampStatus") }
+        if self.engineTorque == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineTorque") }
+        if self.accPedalPosition == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "accPedalPosition") }
+        if self.steeringWheelAngle == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "steeringWheelAngle") }
+        if self.engineOilLife == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineOilLife") }
+        if self.electronicParkBrakeStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "electronicParkBrakeStatus") }
+        if self.cloudAppVehicleID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cloudAppVehicleID") }
+        if self.stabilityControlsStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stabilityControlsStatus") }
+        if self.eCallInfo == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "eCallInfo") }
+        if self.airbagStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "airbagStatus") }
+        if self.emergencyEvent == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "emergencyEvent") }
+        if self.clusterModeStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "clusterModeStatus") }
+        if self.myKey == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "myKey") }
+        if self.windowStatus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "handsOffSteering") }
+        if self.seatOccupancy == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatOccupancy") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "vin", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
     }
@@ -6617,86 +6617,86 @@ public struct SDLGetVehicleDataResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.fuelRange, forKey: "fuelRange", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.vin, forKey: "vin", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.windowStatus, forKey: "windowStatus", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.fuelRange, forKey: "fuelRange", merging: self.extraParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.vin, forKey: "vin", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.windowStatus, forKey: "windowStatus", merging: self.extraParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.gps { validator.structure(value, "gps") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
-        if let value = self.speed { validator.float(value, "speed", min: 0, max: 700) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
-        if let value = self.rpm { validator.integer(value, "rpm", min: 0, max: 20000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
-        if let value = self.fuelLevel { validator.float(value, "fuelLevel", min: -6, max: 106) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
-        if let value = self.fuelLevel_State { validator.enumeration(value, "fuelLevel_State") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
-        if let value = self.instantFuelConsumption { validator.float(value, "instantFuelConsumption", min: 0, max: 25575) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
-        if let value = self.fuelRange { validator.structures(value, "fuelRange", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
-        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
-        if let value = self.externalTemperature { validator.float(value, "externalTemperature", min: -40, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
-        if let value = self.turnSignal { validator.enumeration(value, "turnSignal") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
-        if let value = self.vin { validator.string(value, "vin", minLength: 1, maxLength: 17) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vin") }
-        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
-        if let value = self.prndl { validator.enumeration(value, "prndl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
-        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
-        if let value = self.odometer { validator.integer(value, "odometer", min: 0, max: 17000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
-        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
-        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
-        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
-        if let value = self.driverBraking { validator.enumeration(value, "driverBraking") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
-        if let value = self.wiperStatus { validator.enumeration(value, "wiperStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
-        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
-        if let value = self.engineTorque { validator.float(value, "engineTorque", min: -1000, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
-        if let value = self.accPedalPosition { validator.float(value, "accPedalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
-        if let value = self.steeringWheelAngle { validator.float(value, "steeringWheelAngle", min: -2000, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
-        if let value = self.engineOilLife { validator.float(value, "engineOilLife", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
-        if let value = self.electronicParkBrakeStatus { validator.enumeration(value, "electronicParkBrakeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
-        if let value = self.cloudAppVehicleID { validator.string(value, "cloudAppVehicleID", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
-        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
-        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
-        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
-        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
-        if let value = self.clusterModeStatus { validator.structure(value, "clusterModeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
-        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
-        if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
-        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
-        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.gps { validator.structure(value, "gps") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gps") }
+        if let value = self.speed { validator.float(value, "speed", min: 0, max: 700) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "speed") }
+        if let value = self.rpm { validator.integer(value, "rpm", min: 0, max: 20000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rpm") }
+        if let value = self.fuelLevel { validator.float(value, "fuelLevel", min: -6, max: 106) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel") }
+        if let value = self.fuelLevel_State { validator.enumeration(value, "fuelLevel_State") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel_State") }
+        if let value = self.instantFuelConsumption { validator.float(value, "instantFuelConsumption", min: 0, max: 25575) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "instantFuelConsumption") }
+        if let value = self.fuelRange { validator.structures(value, "fuelRange", minSize: 0, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelRange") }
+        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateData") }
+        if let value = self.externalTemperature { validator.float(value, "externalTemperature", min: -40, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "externalTemperature") }
+        if let value = self.turnSignal { validator.enumeration(value, "turnSignal") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnSignal") }
+        if let value = self.vin { validator.string(value, "vin", minLength: 1, maxLength: 17) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vin") }
+        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gearStatus") }
+        if let value = self.prndl { validator.enumeration(value, "prndl") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "prndl") }
+        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tirePressure") }
+        if let value = self.odometer { validator.integer(value, "odometer", min: 0, max: 17000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "odometer") }
+        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "beltStatus") }
+        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "bodyInformation") }
+        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "deviceStatus") }
+        if let value = self.driverBraking { validator.enumeration(value, "driverBraking") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverBraking") }
+        if let value = self.wiperStatus { validator.enumeration(value, "wiperStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "wiperStatus") }
+        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headLampStatus") }
+        if let value = self.engineTorque { validator.float(value, "engineTorque", min: -1000, max: 2000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineTorque") }
+        if let value = self.accPedalPosition { validator.float(value, "accPedalPosition", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "accPedalPosition") }
+        if let value = self.steeringWheelAngle { validator.float(value, "steeringWheelAngle", min: -2000, max: 2000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "steeringWheelAngle") }
+        if let value = self.engineOilLife { validator.float(value, "engineOilLife", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineOilLife") }
+        if let value = self.electronicParkBrakeStatus { validator.enumeration(value, "electronicParkBrakeStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "electronicParkBrakeStatus") }
+        if let value = self.cloudAppVehicleID { validator.string(value, "cloudAppVehicleID", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cloudAppVehicleID") }
+        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stabilityControlsStatus") }
+        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "eCallInfo") }
+        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "airbagStatus") }
+        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "emergencyEvent") }
+        if let value = self.clusterModeStatus { validator.structure(value, "clusterModeStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "clusterModeStatus") }
+        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "myKey") }
+        if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "handsOffSteering") }
+        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatOccupancy") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "vin", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
     }
@@ -6764,14 +6764,14 @@ public struct SDLReadDIDRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.ecuName, forKey: "ecuName")
-        writer.encodeArray(self.didLocation, forKey: "didLocation", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.didLocation, forKey: "didLocation", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.ecuName, "ecuName", min: 0, max: 65535)
-        validator.integers(self.didLocation, "didLocation", minSize: 1, maxSize: 1000, min: 0, max: 65535, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.integers(self.didLocation, "didLocation", minSize: 1, maxSize: 1000, min: 0, max: 65535, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["ecuName", "didLocation"])
         }
     }
@@ -6854,16 +6854,16 @@ public struct SDLReadDIDResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.didResult, forKey: "didResult", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.didResult, forKey: "didResult", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.didResult { validator.structures(value, "didResult", minSize: 0, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "didResult") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.didResult { validator.structures(value, "didResult", minSize: 0, maxSize: 1000, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "didResult") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "didResult"])
         }
     }
@@ -6930,14 +6930,14 @@ public struct SDLGetDTCsRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.ecuName, forKey: "ecuName")
-        writer.encodeIfPresent(self.dtcMask, forKey: "dtcMask", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.dtcMask, forKey: "dtcMask", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.ecuName, "ecuName", min: 0, max: 65535)
-        if let value = self.dtcMask { validator.integer(value, "dtcMask", min: 0, max: 255) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dtcMask") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.dtcMask { validator.integer(value, "dtcMask", min: 0, max: 255) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dtcMask") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["ecuName", "dtcMask"])
         }
     }
@@ -7027,18 +7027,18 @@ public struct SDLGetDTCsResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.ecuHeader, forKey: "ecuHeader", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.dtc, forKey: "dtc", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.ecuHeader, forKey: "ecuHeader", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.dtc, forKey: "dtc", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.ecuHeader { validator.integer(value, "ecuHeader", min: 0, max: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ecuHeader") }
-        if let value = self.dtc { validator.strings(value, "dtc", minSize: 1, maxSize: 15, minLength: 1, maxLength: 10, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dtc") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.ecuHeader { validator.integer(value, "ecuHeader", min: 0, max: 65535) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ecuHeader") }
+        if let value = self.dtc { validator.strings(value, "dtc", minSize: 1, maxSize: 15, minLength: 1, maxLength: 10, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dtc") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "ecuHeader", "dtc"])
         }
     }
@@ -7115,15 +7115,15 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.targetID, forKey: "targetID")
         writer.encode(self.messageLength, forKey: "messageLength")
-        writer.encodeArray(self.messageData, forKey: "messageData", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.messageData, forKey: "messageData", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.targetID, "targetID", min: 0, max: 65535)
         validator.integer(self.messageLength, "messageLength", min: 0, max: 65535)
-        validator.integers(self.messageData, "messageData", minSize: 1, maxSize: 65535, min: 0, max: 255, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.integers(self.messageData, "messageData", minSize: 1, maxSize: 65535, min: 0, max: 255, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["targetID", "messageLength", "messageData"])
         }
     }
@@ -7206,16 +7206,16 @@ public struct SDLDiagnosticMessageResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.messageDataResult, forKey: "messageDataResult", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.messageDataResult, forKey: "messageDataResult", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.messageDataResult { validator.integers(value, "messageDataResult", minSize: 1, maxSize: 65535, min: 0, max: 255, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "messageDataResult") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.messageDataResult { validator.integers(value, "messageDataResult", minSize: 1, maxSize: 65535, min: 0, max: 255, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "messageDataResult") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "messageDataResult"])
         }
     }
@@ -7296,18 +7296,18 @@ public struct SDLScrollableMessageRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.scrollableMessageBody, forKey: "scrollableMessageBody")
-        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.extraParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.scrollableMessageBody, "scrollableMessageBody", minLength: 1, maxLength: 500)
-        if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeout") }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 8, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
-        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "timeout") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 8, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtons") }
+        if self.cancelID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cancelID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["scrollableMessageBody", "timeout", "softButtons", "cancelID"])
         }
     }
@@ -7383,14 +7383,14 @@ public struct SDLScrollableMessageResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -7489,20 +7489,20 @@ public struct SDLSliderRequest: RPCMessage {
         writer.encode(self.numTicks, forKey: "numTicks")
         writer.encode(self.position, forKey: "position")
         writer.encode(self.sliderHeader, forKey: "sliderHeader")
-        writer.encodeArrayIfPresent(self.sliderFooter, forKey: "sliderFooter", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.sliderFooter, forKey: "sliderFooter", merging: self.extraParameters)
+        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.numTicks, "numTicks", min: 2, max: 26)
         validator.integer(self.position, "position", min: 1, max: 26)
         validator.string(self.sliderHeader, "sliderHeader", minLength: 1, maxLength: 500)
-        if let value = self.sliderFooter { validator.strings(value, "sliderFooter", minSize: 1, maxSize: 26, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sliderFooter") }
-        if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeout") }
-        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.sliderFooter { validator.strings(value, "sliderFooter", minSize: 1, maxSize: 26, minLength: 1, maxLength: 500, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "sliderFooter") }
+        if let value = self.timeout { validator.integer(value, "timeout", min: 1000, max: 65535) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "timeout") }
+        if self.cancelID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cancelID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["numTicks", "position", "sliderHeader", "sliderFooter", "timeout", "cancelID"])
         }
     }
@@ -7585,16 +7585,16 @@ public struct SDLSliderResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.sliderPosition, forKey: "sliderPosition", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.sliderPosition, forKey: "sliderPosition", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.sliderPosition { validator.integer(value, "sliderPosition", min: 1, max: 26) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sliderPosition") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.sliderPosition { validator.integer(value, "sliderPosition", min: 1, max: 26) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "sliderPosition") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "sliderPosition"])
         }
     }
@@ -7722,33 +7722,33 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.navigationText1, forKey: "navigationText1", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.navigationText2, forKey: "navigationText2", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.eta, forKey: "eta", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.timeToDestination, forKey: "timeToDestination", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.totalDistance, forKey: "totalDistance", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.turnIcon, forKey: "turnIcon", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.nextTurnIcon, forKey: "nextTurnIcon", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.distanceToManeuver, forKey: "distanceToManeuver", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.distanceToManeuverScale, forKey: "distanceToManeuverScale", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.maneuverComplete, forKey: "maneuverComplete", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.navigationText1, forKey: "navigationText1", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.navigationText2, forKey: "navigationText2", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.eta, forKey: "eta", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.timeToDestination, forKey: "timeToDestination", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.totalDistance, forKey: "totalDistance", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.turnIcon, forKey: "turnIcon", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.nextTurnIcon, forKey: "nextTurnIcon", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.distanceToManeuver, forKey: "distanceToManeuver", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.distanceToManeuverScale, forKey: "distanceToManeuverScale", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.maneuverComplete, forKey: "maneuverComplete", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.navigationText1 { validator.string(value, "navigationText1", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationText1") }
-        if let value = self.navigationText2 { validator.string(value, "navigationText2", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationText2") }
-        if let value = self.eta { validator.string(value, "eta", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eta") }
-        if let value = self.timeToDestination { validator.string(value, "timeToDestination", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeToDestination") }
-        if let value = self.totalDistance { validator.string(value, "totalDistance", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "totalDistance") }
-        if let value = self.turnIcon { validator.structure(value, "turnIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnIcon") }
-        if let value = self.nextTurnIcon { validator.structure(value, "nextTurnIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nextTurnIcon") }
-        if let value = self.distanceToManeuver { validator.float(value, "distanceToManeuver", min: 0, max: 1000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "distanceToManeuver") }
-        if let value = self.distanceToManeuverScale { validator.float(value, "distanceToManeuverScale", min: 0, max: 1000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "distanceToManeuverScale") }
-        if self.maneuverComplete == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maneuverComplete") }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.navigationText1 { validator.string(value, "navigationText1", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "navigationText1") }
+        if let value = self.navigationText2 { validator.string(value, "navigationText2", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "navigationText2") }
+        if let value = self.eta { validator.string(value, "eta", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "eta") }
+        if let value = self.timeToDestination { validator.string(value, "timeToDestination", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "timeToDestination") }
+        if let value = self.totalDistance { validator.string(value, "totalDistance", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "totalDistance") }
+        if let value = self.turnIcon { validator.structure(value, "turnIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnIcon") }
+        if let value = self.nextTurnIcon { validator.structure(value, "nextTurnIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nextTurnIcon") }
+        if let value = self.distanceToManeuver { validator.float(value, "distanceToManeuver", min: 0, max: 1000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "distanceToManeuver") }
+        if let value = self.distanceToManeuverScale { validator.float(value, "distanceToManeuverScale", min: 0, max: 1000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "distanceToManeuverScale") }
+        if self.maneuverComplete == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "maneuverComplete") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtons") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["navigationText1", "navigationText2", "eta", "timeToDestination", "totalDistance", "turnIcon", "nextTurnIcon", "distanceToManeuver", "distanceToManeuverScale", "maneuverComplete", "softButtons"])
         }
     }
@@ -7824,14 +7824,14 @@ public struct SDLShowConstantTBTResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -7896,15 +7896,15 @@ public struct SDLAlertManeuverRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.ttsChunks, forKey: "ttsChunks", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.ttsChunks, forKey: "ttsChunks", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsChunks") }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.ttsChunks { validator.structures(value, "ttsChunks", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ttsChunks") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 3, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtons") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["ttsChunks", "softButtons"])
         }
     }
@@ -7980,14 +7980,14 @@ public struct SDLAlertManeuverResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -8052,15 +8052,15 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.turnList, forKey: "turnList", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.turnList, forKey: "turnList", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtons, forKey: "softButtons", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.turnList { validator.structures(value, "turnList", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnList") }
-        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 1, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtons") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.turnList { validator.structures(value, "turnList", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnList") }
+        if let value = self.softButtons { validator.structures(value, "softButtons", minSize: 0, maxSize: 1, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtons") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["turnList", "softButtons"])
         }
     }
@@ -8136,14 +8136,14 @@ public struct SDLUpdateTurnListResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -8240,21 +8240,21 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.language, forKey: "language")
         writer.encode(self.hmiDisplayLanguage, forKey: "hmiDisplayLanguage")
-        writer.encodeIfPresent(self.appName, forKey: "appName", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.ttsName, forKey: "ttsName", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.ngnMediaScreenAppName, forKey: "ngnMediaScreenAppName", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.vrSynonyms, forKey: "vrSynonyms", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.appName, forKey: "appName", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.ttsName, forKey: "ttsName", merging: self.extraParameters)
+        writer.encodeIfPresent(self.ngnMediaScreenAppName, forKey: "ngnMediaScreenAppName", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.vrSynonyms, forKey: "vrSynonyms", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.language, "language")
         validator.enumeration(self.hmiDisplayLanguage, "hmiDisplayLanguage")
-        if let value = self.appName { validator.string(value, "appName", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appName") }
-        if let value = self.ttsName { validator.structures(value, "ttsName", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ttsName") }
-        if let value = self.ngnMediaScreenAppName { validator.string(value, "ngnMediaScreenAppName", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ngnMediaScreenAppName") }
-        if let value = self.vrSynonyms { validator.strings(value, "vrSynonyms", minSize: 1, maxSize: 100, minLength: 1, maxLength: 40, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrSynonyms") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.appName { validator.string(value, "appName", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "appName") }
+        if let value = self.ttsName { validator.structures(value, "ttsName", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ttsName") }
+        if let value = self.ngnMediaScreenAppName { validator.string(value, "ngnMediaScreenAppName", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ngnMediaScreenAppName") }
+        if let value = self.vrSynonyms { validator.strings(value, "vrSynonyms", minSize: 1, maxSize: 100, minLength: 1, maxLength: 40, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vrSynonyms") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["language", "hmiDisplayLanguage", "appName", "ttsName", "ngnMediaScreenAppName", "vrSynonyms"])
         }
     }
@@ -8330,14 +8330,14 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -8413,14 +8413,14 @@ public struct SDLGenericResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -8524,23 +8524,23 @@ public struct SDLPutFileRequest: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.syncFileName, forKey: "syncFileName")
         writer.encode(self.fileType, forKey: "fileType")
-        writer.encodeIfPresent(self.persistentFile, forKey: "persistentFile", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.systemFile, forKey: "systemFile", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.crc, forKey: "crc", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.persistentFile, forKey: "persistentFile", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.systemFile, forKey: "systemFile", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.crc, forKey: "crc", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.syncFileName, "syncFileName", minLength: 1, maxLength: 255)
         validator.enumeration(self.fileType, "fileType")
-        if self.persistentFile == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "persistentFile") }
-        if self.systemFile == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "systemFile") }
-        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "offset") }
-        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "length") }
-        if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "crc") }
-        if !self.unknownParameters.isEmpty {
+        if self.persistentFile == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "persistentFile") }
+        if self.systemFile == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "systemFile") }
+        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "offset") }
+        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "length") }
+        if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "crc") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["syncFileName", "fileType", "persistentFile", "systemFile", "offset", "length", "crc"])
         }
     }
@@ -8623,16 +8623,16 @@ public struct SDLPutFileResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "spaceAvailable") }
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "spaceAvailable") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "spaceAvailable", "info"])
         }
     }
@@ -8720,20 +8720,20 @@ public struct SDLGetFileRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.fileName, forKey: "fileName")
-        writer.encodeIfPresent(self.appServiceId, forKey: "appServiceId", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fileType, forKey: "fileType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.appServiceId, forKey: "appServiceId", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fileType, forKey: "fileType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.fileName, "fileName", minLength: 1, maxLength: 255)
-        if let value = self.appServiceId { validator.string(value, "appServiceId", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServiceId") }
-        if let value = self.fileType { validator.enumeration(value, "fileType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fileType") }
-        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "offset") }
-        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "length") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.appServiceId { validator.string(value, "appServiceId", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "appServiceId") }
+        if let value = self.fileType { validator.enumeration(value, "fileType") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fileType") }
+        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "offset") }
+        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "length") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["fileName", "appServiceId", "fileType", "offset", "length"])
         }
     }
@@ -8837,22 +8837,22 @@ public struct SDLGetFileResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fileType, forKey: "fileType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.crc, forKey: "crc", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fileType, forKey: "fileType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.crc, forKey: "crc", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "offset") }
-        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "length") }
-        if let value = self.fileType { validator.enumeration(value, "fileType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fileType") }
-        if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "crc") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "offset") }
+        if let value = self.length { validator.integer(value, "length", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "length") }
+        if let value = self.fileType { validator.enumeration(value, "fileType") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fileType") }
+        if let value = self.crc { validator.integer(value, "crc", min: 0, max: 4294967295) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "crc") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "offset", "length", "fileType", "crc"])
         }
     }
@@ -8900,12 +8900,12 @@ public struct SDLDeleteFileRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.syncFileName, forKey: "syncFileName")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.syncFileName, "syncFileName", minLength: 1, maxLength: 500)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["syncFileName"])
         }
     }
@@ -8988,16 +8988,16 @@ public struct SDLDeleteFileResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "spaceAvailable") }
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "spaceAvailable") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "spaceAvailable", "info"])
         }
     }
@@ -9035,11 +9035,11 @@ public struct SDLListFilesRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: [])
         }
     }
@@ -9129,18 +9129,18 @@ public struct SDLListFilesResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeArrayIfPresent(self.filenames, forKey: "filenames", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.filenames, forKey: "filenames", merging: self.extraParameters)
+        writer.encodeIfPresent(self.spaceAvailable, forKey: "spaceAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.filenames { validator.strings(value, "filenames", minSize: 0, maxSize: 1000, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "filenames") }
-        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "spaceAvailable") }
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.filenames { validator.strings(value, "filenames", minSize: 0, maxSize: 1000, minLength: 1, maxLength: 500, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "filenames") }
+        if let value = self.spaceAvailable { validator.integer(value, "spaceAvailable", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "spaceAvailable") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "filenames", "spaceAvailable", "info"])
         }
     }
@@ -9188,12 +9188,12 @@ public struct SDLSetAppIconRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.syncFileName, forKey: "syncFileName")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.syncFileName, "syncFileName", minLength: 1, maxLength: 500)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["syncFileName"])
         }
     }
@@ -9269,14 +9269,14 @@ public struct SDLSetAppIconResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -9350,16 +9350,16 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.displayLayout, forKey: "displayLayout")
-        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.displayLayout, "displayLayout", minLength: 1, maxLength: 500)
-        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dayColorScheme") }
-        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nightColorScheme") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dayColorScheme") }
+        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nightColorScheme") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["displayLayout", "dayColorScheme", "nightColorScheme"])
         }
     }
@@ -9463,22 +9463,22 @@ public struct SDLSetDisplayLayoutResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.displayCapabilities, forKey: "displayCapabilities", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.presetBankCapabilities, forKey: "presetBankCapabilities", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.displayCapabilities, forKey: "displayCapabilities", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities", merging: self.extraParameters)
+        writer.encodeIfPresent(self.presetBankCapabilities, forKey: "presetBankCapabilities", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.displayCapabilities { validator.structure(value, "displayCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayCapabilities") }
-        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "buttonCapabilities") }
-        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtonCapabilities") }
-        if let value = self.presetBankCapabilities { validator.structure(value, "presetBankCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "presetBankCapabilities") }
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.displayCapabilities { validator.structure(value, "displayCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "displayCapabilities") }
+        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "buttonCapabilities") }
+        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtonCapabilities") }
+        if let value = self.presetBankCapabilities { validator.structure(value, "presetBankCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "presetBankCapabilities") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "displayCapabilities", "buttonCapabilities", "softButtonCapabilities", "presetBankCapabilities", "info"])
         }
     }
@@ -9552,16 +9552,16 @@ public struct SDLSystemRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.requestType, forKey: "requestType")
-        writer.encodeIfPresent(self.requestSubType, forKey: "requestSubType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fileName, forKey: "fileName", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.requestSubType, forKey: "requestSubType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fileName, forKey: "fileName", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.requestType, "requestType")
-        if let value = self.requestSubType { validator.string(value, "requestSubType", minLength: 1, maxLength: 255) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requestSubType") }
-        if let value = self.fileName { validator.string(value, "fileName", minLength: 1, maxLength: 255) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fileName") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.requestSubType { validator.string(value, "requestSubType", minLength: 1, maxLength: 255) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "requestSubType") }
+        if let value = self.fileName { validator.string(value, "fileName", minLength: 1, maxLength: 255) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fileName") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["requestType", "requestSubType", "fileName"])
         }
     }
@@ -9637,14 +9637,14 @@ public struct SDLSystemRequestResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -9765,31 +9765,31 @@ public struct SDLSendLocationRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.longitudeDegrees, forKey: "longitudeDegrees", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.latitudeDegrees, forKey: "latitudeDegrees", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.locationName, forKey: "locationName", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.locationDescription, forKey: "locationDescription", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.addressLines, forKey: "addressLines", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.phoneNumber, forKey: "phoneNumber", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.locationImage, forKey: "locationImage", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.timeStamp, forKey: "timeStamp", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.address, forKey: "address", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.deliveryMode, forKey: "deliveryMode", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.longitudeDegrees, forKey: "longitudeDegrees", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.latitudeDegrees, forKey: "latitudeDegrees", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.locationName, forKey: "locationName", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.locationDescription, forKey: "locationDescription", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.addressLines, forKey: "addressLines", merging: self.extraParameters)
+        writer.encodeIfPresent(self.phoneNumber, forKey: "phoneNumber", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.locationImage, forKey: "locationImage", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.timeStamp, forKey: "timeStamp", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.address, forKey: "address", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.deliveryMode, forKey: "deliveryMode", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.longitudeDegrees { validator.float(value, "longitudeDegrees", min: -180, max: 180) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "longitudeDegrees") }
-        if let value = self.latitudeDegrees { validator.float(value, "latitudeDegrees", min: -90, max: 90) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "latitudeDegrees") }
-        if let value = self.locationName { validator.string(value, "locationName", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationName") }
-        if let value = self.locationDescription { validator.string(value, "locationDescription", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationDescription") }
-        if let value = self.addressLines { validator.strings(value, "addressLines", minSize: 0, maxSize: 4, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "addressLines") }
-        if let value = self.phoneNumber { validator.string(value, "phoneNumber", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "phoneNumber") }
-        if let value = self.locationImage { validator.structure(value, "locationImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationImage") }
-        if let value = self.timeStamp { validator.structure(value, "timeStamp") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeStamp") }
-        if let value = self.address { validator.structure(value, "address") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "address") }
-        if let value = self.deliveryMode { validator.enumeration(value, "deliveryMode") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deliveryMode") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.longitudeDegrees { validator.float(value, "longitudeDegrees", min: -180, max: 180) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "longitudeDegrees") }
+        if let value = self.latitudeDegrees { validator.float(value, "latitudeDegrees", min: -90, max: 90) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "latitudeDegrees") }
+        if let value = self.locationName { validator.string(value, "locationName", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "locationName") }
+        if let value = self.locationDescription { validator.string(value, "locationDescription", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "locationDescription") }
+        if let value = self.addressLines { validator.strings(value, "addressLines", minSize: 0, maxSize: 4, minLength: 1, maxLength: 500, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "addressLines") }
+        if let value = self.phoneNumber { validator.string(value, "phoneNumber", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "phoneNumber") }
+        if let value = self.locationImage { validator.structure(value, "locationImage") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "locationImage") }
+        if let value = self.timeStamp { validator.structure(value, "timeStamp") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "timeStamp") }
+        if let value = self.address { validator.structure(value, "address") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "address") }
+        if let value = self.deliveryMode { validator.enumeration(value, "deliveryMode") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "deliveryMode") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["longitudeDegrees", "latitudeDegrees", "locationName", "locationDescription", "addressLines", "phoneNumber", "locationImage", "timeStamp", "address", "deliveryMode"])
         }
     }
@@ -9865,14 +9865,14 @@ public struct SDLSendLocationResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -9920,12 +9920,12 @@ public struct SDLDialNumberRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.number, forKey: "number")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.number, "number", minLength: 1, maxLength: 40)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["number"])
         }
     }
@@ -10001,14 +10001,14 @@ public struct SDLDialNumberResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -10091,18 +10091,18 @@ public struct SDLButtonPressRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.extraParameters)
         writer.encode(self.buttonName, forKey: "buttonName")
         writer.encode(self.buttonPressMode, forKey: "buttonPressMode")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleId") }
+        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleId") }
         validator.enumeration(self.buttonName, "buttonName")
         validator.enumeration(self.buttonPressMode, "buttonPressMode")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId", "buttonName", "buttonPressMode"])
         }
     }
@@ -10177,15 +10177,15 @@ public struct SDLButtonPressResponse: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
         writer.encode(self.success, forKey: "success")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["resultCode", "info", "success"])
         }
     }
@@ -10259,16 +10259,16 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.subscribe, forKey: "subscribe", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.subscribe, forKey: "subscribe", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleId") }
-        if self.subscribe == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subscribe") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleId") }
+        if self.subscribe == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "subscribe") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId", "subscribe"])
         }
     }
@@ -10356,20 +10356,20 @@ public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.moduleData, forKey: "moduleData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.moduleData, forKey: "moduleData", orDropped: self.extraParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
         writer.encode(self.success, forKey: "success")
-        writer.encodeIfPresent(self.isSubscribed, forKey: "isSubscribed", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.isSubscribed, forKey: "isSubscribed", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.moduleData { validator.structure(value, "moduleData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleData") }
+        if let value = self.moduleData { validator.structure(value, "moduleData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleData") }
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if self.isSubscribed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "isSubscribed") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.isSubscribed == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "isSubscribed") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData", "resultCode", "info", "success", "isSubscribed"])
         }
     }
@@ -10437,14 +10437,14 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encodeArray(self.moduleIds, forKey: "moduleIds", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.moduleIds, forKey: "moduleIds", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        validator.strings(self.moduleIds, "moduleIds", minSize: nil, maxSize: nil, minLength: 1, maxLength: 100, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.strings(self.moduleIds, "moduleIds", minSize: nil, maxSize: nil, minLength: 1, maxLength: 100, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleIds"])
         }
     }
@@ -10527,16 +10527,16 @@ public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.allowed, forKey: "allowed", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.allowed, forKey: "allowed", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.allowed { validator.booleans(value, "allowed", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "allowed") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.allowed { validator.booleans(value, "allowed", minSize: nil, maxSize: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "allowed") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "allowed"])
         }
     }
@@ -10603,14 +10603,14 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleId") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleId") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId"])
         }
     }
@@ -10686,14 +10686,14 @@ public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -10741,12 +10741,12 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleData, forKey: "moduleData")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.moduleData, "moduleData")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData"])
         }
     }
@@ -10827,18 +10827,18 @@ public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.moduleData, forKey: "moduleData", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.moduleData, forKey: "moduleData", orDropped: self.extraParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
         writer.encode(self.success, forKey: "success")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.moduleData { validator.structure(value, "moduleData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleData") }
+        if let value = self.moduleData { validator.structure(value, "moduleData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleData") }
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData", "resultCode", "info", "success"])
         }
     }
@@ -10876,11 +10876,11 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: [])
         }
     }
@@ -10956,14 +10956,14 @@ public struct SDLSubscribeWayPointsResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -11011,12 +11011,12 @@ public struct SDLGetWayPointsRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.wayPointType, forKey: "wayPointType")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.wayPointType, "wayPointType")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["wayPointType"])
         }
     }
@@ -11099,16 +11099,16 @@ public struct SDLGetWayPointsResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.wayPoints, forKey: "wayPoints", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.wayPoints, forKey: "wayPoints", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wayPoints") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "wayPoints") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "wayPoints"])
         }
     }
@@ -11146,11 +11146,11 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: [])
         }
     }
@@ -11233,16 +11233,16 @@ public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.wayPoints, forKey: "wayPoints", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.wayPoints, forKey: "wayPoints", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wayPoints") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.wayPoints { validator.structures(value, "wayPoints", minSize: 1, maxSize: 10, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "wayPoints") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "wayPoints"])
         }
     }
@@ -11309,14 +11309,14 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.systemCapabilityType, forKey: "systemCapabilityType")
-        writer.encodeIfPresent(self.subscribe, forKey: "subscribe", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.subscribe, forKey: "subscribe", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.systemCapabilityType, "systemCapabilityType")
-        if self.subscribe == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subscribe") }
-        if !self.unknownParameters.isEmpty {
+        if self.subscribe == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "subscribe") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapabilityType", "subscribe"])
         }
     }
@@ -11397,18 +11397,18 @@ public struct SDLGetSystemCapabilityResponse: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.systemCapability, forKey: "systemCapability", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.systemCapability, forKey: "systemCapability", orDropped: self.extraParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
         writer.encode(self.success, forKey: "success")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.systemCapability { validator.structure(value, "systemCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "systemCapability") }
+        if let value = self.systemCapability { validator.structure(value, "systemCapability") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "systemCapability") }
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapability", "resultCode", "info", "success"])
         }
     }
@@ -11466,13 +11466,13 @@ public struct SDLSendHapticDataRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.hapticRectData, forKey: "hapticRectData", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.hapticRectData, forKey: "hapticRectData", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.hapticRectData { validator.structures(value, "hapticRectData", minSize: 0, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hapticRectData") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.hapticRectData { validator.structures(value, "hapticRectData", minSize: 0, maxSize: 1000, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hapticRectData") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["hapticRectData"])
         }
     }
@@ -11547,15 +11547,15 @@ public struct SDLSendHapticDataResponse: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
         validator.enumeration(self.resultCode, "resultCode")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "info", "resultCode"])
         }
     }
@@ -11603,12 +11603,12 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.properties, forKey: "properties")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.properties, "properties")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["properties"])
         }
     }
@@ -11684,14 +11684,14 @@ public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -11739,12 +11739,12 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.appID, forKey: "appID")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.appID, "appID", minLength: 1, maxLength: 100)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["appID"])
         }
     }
@@ -11825,18 +11825,18 @@ public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.properties, forKey: "properties", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.properties, forKey: "properties", orDropped: self.extraParameters)
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.properties { validator.structure(value, "properties") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "properties") }
+        if let value = self.properties { validator.structure(value, "properties") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "properties") }
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["properties", "success", "resultCode", "info"])
         }
     }
@@ -11884,12 +11884,12 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.appServiceManifest, forKey: "appServiceManifest")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.appServiceManifest, "appServiceManifest")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["appServiceManifest"])
         }
     }
@@ -11972,16 +11972,16 @@ public struct SDLPublishAppServiceResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.appServiceRecord, forKey: "appServiceRecord", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.appServiceRecord, forKey: "appServiceRecord", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.appServiceRecord { validator.structure(value, "appServiceRecord") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServiceRecord") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.appServiceRecord { validator.structure(value, "appServiceRecord") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "appServiceRecord") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "appServiceRecord"])
         }
     }
@@ -12029,12 +12029,12 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.serviceID, forKey: "serviceID")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceID, "serviceID", minLength: 1, maxLength: nil)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceID"])
         }
     }
@@ -12110,14 +12110,14 @@ public struct SDLUnpublishAppServiceResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -12184,14 +12184,14 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.serviceType, forKey: "serviceType")
-        writer.encodeIfPresent(self.subscribe, forKey: "subscribe", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.subscribe, forKey: "subscribe", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceType, "serviceType", minLength: 1, maxLength: nil)
-        if self.subscribe == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subscribe") }
-        if !self.unknownParameters.isEmpty {
+        if self.subscribe == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "subscribe") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceType", "subscribe"])
         }
     }
@@ -12274,16 +12274,16 @@ public struct SDLGetAppServiceDataResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.serviceData, forKey: "serviceData", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.serviceData, forKey: "serviceData", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.serviceData { validator.structure(value, "serviceData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceData") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.serviceData { validator.structure(value, "serviceData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "serviceData") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "serviceData"])
         }
     }
@@ -12368,16 +12368,16 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
         writer.encode(self.serviceUri, forKey: "serviceUri")
         writer.encode(self.serviceID, forKey: "serviceID")
         writer.encode(self.originApp, forKey: "originApp")
-        writer.encodeIfPresent(self.requestServiceActive, forKey: "requestServiceActive", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.requestServiceActive, forKey: "requestServiceActive", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceUri, "serviceUri", minLength: 1, maxLength: nil)
         validator.string(self.serviceID, "serviceID", minLength: 1, maxLength: nil)
         validator.string(self.originApp, "originApp", minLength: 1, maxLength: nil)
-        if self.requestServiceActive == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requestServiceActive") }
-        if !self.unknownParameters.isEmpty {
+        if self.requestServiceActive == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "requestServiceActive") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceUri", "serviceID", "originApp", "requestServiceActive"])
         }
     }
@@ -12460,16 +12460,16 @@ public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.serviceSpecificResult, forKey: "serviceSpecificResult", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.serviceSpecificResult, forKey: "serviceSpecificResult", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if let value = self.serviceSpecificResult { validator.string(value, "serviceSpecificResult", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceSpecificResult") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if let value = self.serviceSpecificResult { validator.string(value, "serviceSpecificResult", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "serviceSpecificResult") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info", "serviceSpecificResult"])
         }
     }
@@ -12535,14 +12535,14 @@ public struct SDLCancelInteractionRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.cancelID, forKey: "cancelID", orDropped: self.extraParameters)
         writer.encode(self.functionID, forKey: "functionID")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.cancelID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cancelID") }
-        if !self.unknownParameters.isEmpty {
+        if self.cancelID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cancelID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["cancelID", "functionID"])
         }
     }
@@ -12618,14 +12618,14 @@ public struct SDLCancelInteractionResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -12663,11 +12663,11 @@ public struct SDLCloseApplicationRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: [])
         }
     }
@@ -12743,14 +12743,14 @@ public struct SDLCloseApplicationResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -12842,18 +12842,18 @@ public struct SDLOnHMIStatus: RPCMessage {
         writer.encode(self.hmiLevel, forKey: "hmiLevel")
         writer.encode(self.audioStreamingState, forKey: "audioStreamingState")
         writer.encode(self.systemContext, forKey: "systemContext")
-        writer.encodeIfPresent(self.videoStreamingState, forKey: "videoStreamingState", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windowID, forKey: "windowID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.videoStreamingState, forKey: "videoStreamingState", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windowID, forKey: "windowID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.hmiLevel, "hmiLevel")
         validator.enumeration(self.audioStreamingState, "audioStreamingState")
         validator.enumeration(self.systemContext, "systemContext")
-        if let value = self.videoStreamingState { validator.enumeration(value, "videoStreamingState") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "videoStreamingState") }
-        if self.windowID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowID") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.videoStreamingState { validator.enumeration(value, "videoStreamingState") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "videoStreamingState") }
+        if self.windowID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["hmiLevel", "audioStreamingState", "systemContext", "videoStreamingState", "windowID"])
         }
     }
@@ -12901,12 +12901,12 @@ public struct SDLOnAppInterfaceUnregistered: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.reason, forKey: "reason")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.reason, "reason")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["reason"])
         }
     }
@@ -12982,15 +12982,15 @@ public struct SDLOnButtonEvent: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.buttonName, forKey: "buttonName")
         writer.encode(self.buttonEventMode, forKey: "buttonEventMode")
-        writer.encodeIfPresent(self.customButtonID, forKey: "customButtonID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.customButtonID, forKey: "customButtonID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.buttonName, "buttonName")
         validator.enumeration(self.buttonEventMode, "buttonEventMode")
-        if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "customButtonID") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "customButtonID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName", "buttonEventMode", "customButtonID"])
         }
     }
@@ -13066,15 +13066,15 @@ public struct SDLOnButtonPress: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.buttonName, forKey: "buttonName")
         writer.encode(self.buttonPressMode, forKey: "buttonPressMode")
-        writer.encodeIfPresent(self.customButtonID, forKey: "customButtonID", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.customButtonID, forKey: "customButtonID", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.buttonName, "buttonName")
         validator.enumeration(self.buttonPressMode, "buttonPressMode")
-        if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "customButtonID") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.customButtonID { validator.integer(value, "customButtonID", min: 0, max: 65536) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "customButtonID") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["buttonName", "buttonPressMode", "customButtonID"])
         }
     }
@@ -13377,83 +13377,83 @@ public struct SDLOnVehicleData: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.fuelRange, forKey: "fuelRange", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.vin, forKey: "vin", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.windowStatus, forKey: "windowStatus", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.gps, forKey: "gps", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rpm, forKey: "rpm", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel, forKey: "fuelLevel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fuelLevel_State, forKey: "fuelLevel_State", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.instantFuelConsumption, forKey: "instantFuelConsumption", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.fuelRange, forKey: "fuelRange", merging: self.extraParameters)
+        writer.encodeIfPresent(self.climateData, forKey: "climateData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.turnSignal, forKey: "turnSignal", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.vin, forKey: "vin", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.gearStatus, forKey: "gearStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.prndl, forKey: "prndl", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tirePressure, forKey: "tirePressure", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.odometer, forKey: "odometer", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.beltStatus, forKey: "beltStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.bodyInformation, forKey: "bodyInformation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.deviceStatus, forKey: "deviceStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.driverBraking, forKey: "driverBraking", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.wiperStatus, forKey: "wiperStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headLampStatus, forKey: "headLampStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineTorque, forKey: "engineTorque", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.accPedalPosition, forKey: "accPedalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.steeringWheelAngle, forKey: "steeringWheelAngle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.engineOilLife, forKey: "engineOilLife", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.electronicParkBrakeStatus, forKey: "electronicParkBrakeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cloudAppVehicleID, forKey: "cloudAppVehicleID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stabilityControlsStatus, forKey: "stabilityControlsStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.eCallInfo, forKey: "eCallInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.airbagStatus, forKey: "airbagStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.emergencyEvent, forKey: "emergencyEvent", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.clusterModeStatus, forKey: "clusterModeStatus", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.myKey, forKey: "myKey", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.windowStatus, forKey: "windowStatus", merging: self.extraParameters)
+        writer.encodeIfPresent(self.handsOffSteering, forKey: "handsOffSteering", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatOccupancy, forKey: "seatOccupancy", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.gps { validator.structure(value, "gps") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gps") }
-        if let value = self.speed { validator.float(value, "speed", min: 0, max: 700) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
-        if let value = self.rpm { validator.integer(value, "rpm", min: 0, max: 20000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpm") }
-        if let value = self.fuelLevel { validator.float(value, "fuelLevel", min: -6, max: 106) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel") }
-        if let value = self.fuelLevel_State { validator.enumeration(value, "fuelLevel_State") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelLevel_State") }
-        if let value = self.instantFuelConsumption { validator.float(value, "instantFuelConsumption", min: 0, max: 25575) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instantFuelConsumption") }
-        if let value = self.fuelRange { validator.structures(value, "fuelRange", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fuelRange") }
-        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateData") }
-        if let value = self.externalTemperature { validator.float(value, "externalTemperature", min: -40, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
-        if let value = self.turnSignal { validator.enumeration(value, "turnSignal") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnSignal") }
-        if let value = self.vin { validator.string(value, "vin", minLength: 1, maxLength: 17) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vin") }
-        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gearStatus") }
-        if let value = self.prndl { validator.enumeration(value, "prndl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prndl") }
-        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tirePressure") }
-        if let value = self.odometer { validator.integer(value, "odometer", min: 0, max: 17000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "odometer") }
-        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "beltStatus") }
-        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bodyInformation") }
-        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "deviceStatus") }
-        if let value = self.driverBraking { validator.enumeration(value, "driverBraking") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverBraking") }
-        if let value = self.wiperStatus { validator.enumeration(value, "wiperStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "wiperStatus") }
-        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headLampStatus") }
-        if let value = self.engineTorque { validator.float(value, "engineTorque", min: -1000, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineTorque") }
-        if let value = self.accPedalPosition { validator.float(value, "accPedalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "accPedalPosition") }
-        if let value = self.steeringWheelAngle { validator.float(value, "steeringWheelAngle", min: -2000, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "steeringWheelAngle") }
-        if let value = self.engineOilLife { validator.float(value, "engineOilLife", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "engineOilLife") }
-        if let value = self.electronicParkBrakeStatus { validator.enumeration(value, "electronicParkBrakeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "electronicParkBrakeStatus") }
-        if let value = self.cloudAppVehicleID { validator.string(value, "cloudAppVehicleID", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudAppVehicleID") }
-        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stabilityControlsStatus") }
-        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eCallInfo") }
-        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "airbagStatus") }
-        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "emergencyEvent") }
-        if let value = self.clusterModeStatus { validator.structure(value, "clusterModeStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "clusterModeStatus") }
-        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "myKey") }
-        if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowStatus") }
-        if self.handsOffSteering == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handsOffSteering") }
-        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatOccupancy") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.gps { validator.structure(value, "gps") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gps") }
+        if let value = self.speed { validator.float(value, "speed", min: 0, max: 700) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "speed") }
+        if let value = self.rpm { validator.integer(value, "rpm", min: 0, max: 20000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rpm") }
+        if let value = self.fuelLevel { validator.float(value, "fuelLevel", min: -6, max: 106) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel") }
+        if let value = self.fuelLevel_State { validator.enumeration(value, "fuelLevel_State") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelLevel_State") }
+        if let value = self.instantFuelConsumption { validator.float(value, "instantFuelConsumption", min: 0, max: 25575) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "instantFuelConsumption") }
+        if let value = self.fuelRange { validator.structures(value, "fuelRange", minSize: 0, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fuelRange") }
+        if let value = self.climateData { validator.structure(value, "climateData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateData") }
+        if let value = self.externalTemperature { validator.float(value, "externalTemperature", min: -40, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "externalTemperature") }
+        if let value = self.turnSignal { validator.enumeration(value, "turnSignal") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnSignal") }
+        if let value = self.vin { validator.string(value, "vin", minLength: 1, maxLength: 17) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vin") }
+        if let value = self.gearStatus { validator.structure(value, "gearStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gearStatus") }
+        if let value = self.prndl { validator.enumeration(value, "prndl") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "prndl") }
+        if let value = self.tirePressure { validator.structure(value, "tirePressure") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tirePressure") }
+        if let value = self.odometer { validator.integer(value, "odometer", min: 0, max: 17000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "odometer") }
+        if let value = self.beltStatus { validator.structure(value, "beltStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "beltStatus") }
+        if let value = self.bodyInformation { validator.structure(value, "bodyInformation") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "bodyInformation") }
+        if let value = self.deviceStatus { validator.structure(value, "deviceStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "deviceStatus") }
+        if let value = self.driverBraking { validator.enumeration(value, "driverBraking") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverBraking") }
+        if let value = self.wiperStatus { validator.enumeration(value, "wiperStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "wiperStatus") }
+        if let value = self.headLampStatus { validator.structure(value, "headLampStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headLampStatus") }
+        if let value = self.engineTorque { validator.float(value, "engineTorque", min: -1000, max: 2000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineTorque") }
+        if let value = self.accPedalPosition { validator.float(value, "accPedalPosition", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "accPedalPosition") }
+        if let value = self.steeringWheelAngle { validator.float(value, "steeringWheelAngle", min: -2000, max: 2000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "steeringWheelAngle") }
+        if let value = self.engineOilLife { validator.float(value, "engineOilLife", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "engineOilLife") }
+        if let value = self.electronicParkBrakeStatus { validator.enumeration(value, "electronicParkBrakeStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "electronicParkBrakeStatus") }
+        if let value = self.cloudAppVehicleID { validator.string(value, "cloudAppVehicleID", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cloudAppVehicleID") }
+        if let value = self.stabilityControlsStatus { validator.structure(value, "stabilityControlsStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stabilityControlsStatus") }
+        if let value = self.eCallInfo { validator.structure(value, "eCallInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "eCallInfo") }
+        if let value = self.airbagStatus { validator.structure(value, "airbagStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "airbagStatus") }
+        if let value = self.emergencyEvent { validator.structure(value, "emergencyEvent") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "emergencyEvent") }
+        if let value = self.clusterModeStatus { validator.structure(value, "clusterModeStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "clusterModeStatus") }
+        if let value = self.myKey { validator.structure(value, "myKey") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "myKey") }
+        if let value = self.windowStatus { validator.structures(value, "windowStatus", minSize: 0, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowStatus") }
+        if self.handsOffSteering == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "handsOffSteering") }
+        if let value = self.seatOccupancy { validator.structure(value, "seatOccupancy") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatOccupancy") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["gps", "speed", "rpm", "fuelLevel", "fuelLevel_State", "instantFuelConsumption", "fuelRange", "climateData", "externalTemperature", "turnSignal", "vin", "gearStatus", "prndl", "tirePressure", "odometer", "beltStatus", "bodyInformation", "deviceStatus", "driverBraking", "wiperStatus", "headLampStatus", "engineTorque", "accPedalPosition", "steeringWheelAngle", "engineOilLife", "electronicParkBrakeStatus", "cloudAppVehicleID", "stabilityControlsStatus", "eCallInfo", "airbagStatus", "emergencyEvent", "clusterModeStatus", "myKey", "windowStatus", "handsOffSteering", "seatOccupancy"])
         }
     }
@@ -13509,13 +13509,13 @@ public struct SDLOnCommand: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.cmdID, forKey: "cmdID")
         writer.encode(self.triggerSource, forKey: "triggerSource")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.cmdID, "cmdID", min: 0, max: 2000000000)
         validator.enumeration(self.triggerSource, "triggerSource")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["cmdID", "triggerSource"])
         }
     }
@@ -13563,12 +13563,12 @@ public struct SDLOnTBTClientState: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.state, forKey: "state")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.state, "state")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["state"])
         }
     }
@@ -13642,16 +13642,16 @@ public struct SDLOnDriverDistraction: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.state, forKey: "state")
-        writer.encodeIfPresent(self.lockScreenDismissalEnabled, forKey: "lockScreenDismissalEnabled", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.lockScreenDismissalWarning, forKey: "lockScreenDismissalWarning", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.lockScreenDismissalEnabled, forKey: "lockScreenDismissalEnabled", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.lockScreenDismissalWarning, forKey: "lockScreenDismissalWarning", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.state, "state")
-        if self.lockScreenDismissalEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "lockScreenDismissalEnabled") }
-        if let value = self.lockScreenDismissalWarning { validator.string(value, "lockScreenDismissalWarning", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "lockScreenDismissalWarning") }
-        if !self.unknownParameters.isEmpty {
+        if self.lockScreenDismissalEnabled == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "lockScreenDismissalEnabled") }
+        if let value = self.lockScreenDismissalWarning { validator.string(value, "lockScreenDismissalWarning", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "lockScreenDismissalWarning") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["state", "lockScreenDismissalEnabled", "lockScreenDismissalWarning"])
         }
     }
@@ -13717,15 +13717,15 @@ public struct SDLOnPermissionsChange: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArray(self.permissionItem, forKey: "permissionItem", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.requireEncryption, forKey: "requireEncryption", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.permissionItem, forKey: "permissionItem", merging: self.extraParameters)
+        writer.encodeIfPresent(self.requireEncryption, forKey: "requireEncryption", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.structures(self.permissionItem, "permissionItem", minSize: 0, maxSize: 500, dropped: self.droppedParameters)
-        if self.requireEncryption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requireEncryption") }
-        if !self.unknownParameters.isEmpty {
+        validator.structures(self.permissionItem, "permissionItem", minSize: 0, maxSize: 500, dropped: self.extraParameters)
+        if self.requireEncryption == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "requireEncryption") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["permissionItem", "requireEncryption"])
         }
     }
@@ -13763,11 +13763,11 @@ public struct SDLOnAudioPassThru: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: [])
         }
     }
@@ -13823,13 +13823,13 @@ public struct SDLOnLanguageChange: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.language, forKey: "language")
         writer.encode(self.hmiDisplayLanguage, forKey: "hmiDisplayLanguage")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.language, "language")
         validator.enumeration(self.hmiDisplayLanguage, "hmiDisplayLanguage")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["language", "hmiDisplayLanguage"])
         }
     }
@@ -13896,14 +13896,14 @@ public struct SDLOnKeyboardInput: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.event, forKey: "event")
-        writer.encodeIfPresent(self.data, forKey: "data", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.data, forKey: "data", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.event, "event")
-        if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "data") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "data") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["event", "data"])
         }
     }
@@ -13971,14 +13971,14 @@ public struct SDLOnTouchEvent: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.type, forKey: "type")
-        writer.encodeArray(self.event, forKey: "event", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.event, forKey: "event", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
-        validator.structures(self.event, "event", minSize: 1, maxSize: 10, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.structures(self.event, "event", minSize: 1, maxSize: 10, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["type", "event"])
         }
     }
@@ -14080,24 +14080,24 @@ public struct SDLOnSystemRequest: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.requestType, forKey: "requestType")
-        writer.encodeIfPresent(self.requestSubType, forKey: "requestSubType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.url, forKey: "url", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fileType, forKey: "fileType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.requestSubType, forKey: "requestSubType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.url, forKey: "url", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.timeout, forKey: "timeout", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fileType, forKey: "fileType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.offset, forKey: "offset", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.length, forKey: "length", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.requestType, "requestType")
-        if let value = self.requestSubType { validator.string(value, "requestSubType", minLength: 1, maxLength: 255) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requestSubType") }
-        if let value = self.url { validator.string(value, "url", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "url") }
-        if let value = self.timeout { validator.integer(value, "timeout", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeout") }
-        if let value = self.fileType { validator.enumeration(value, "fileType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fileType") }
-        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 100000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "offset") }
-        if let value = self.length { validator.integer(value, "length", min: 0, max: 100000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "length") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.requestSubType { validator.string(value, "requestSubType", minLength: 1, maxLength: 255) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "requestSubType") }
+        if let value = self.url { validator.string(value, "url", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "url") }
+        if let value = self.timeout { validator.integer(value, "timeout", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "timeout") }
+        if let value = self.fileType { validator.enumeration(value, "fileType") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fileType") }
+        if let value = self.offset { validator.integer(value, "offset", min: 0, max: 100000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "offset") }
+        if let value = self.length { validator.integer(value, "length", min: 0, max: 100000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "length") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["requestType", "requestSubType", "url", "timeout", "fileType", "offset", "length"])
         }
     }
@@ -14145,12 +14145,12 @@ public struct SDLOnHashChange: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.hashID, forKey: "hashID")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.hashID, "hashID", minLength: 1, maxLength: 100)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["hashID"])
         }
     }
@@ -14209,13 +14209,13 @@ public struct SDLOnWayPointChange: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArray(self.wayPoints, forKey: "wayPoints", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.wayPoints, forKey: "wayPoints", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.structures(self.wayPoints, "wayPoints", minSize: 1, maxSize: 10, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.structures(self.wayPoints, "wayPoints", minSize: 1, maxSize: 10, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["wayPoints"])
         }
     }
@@ -14263,12 +14263,12 @@ public struct SDLOnInteriorVehicleData: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleData, forKey: "moduleData")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.moduleData, "moduleData")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleData"])
         }
     }
@@ -14342,17 +14342,17 @@ public struct SDLOnRCStatus: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.allowed, forKey: "allowed", orDropped: self.droppedParameters)
-        writer.encodeArray(self.allocatedModules, forKey: "allocatedModules", merging: self.droppedParameters)
-        writer.encodeArray(self.freeModules, forKey: "freeModules", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.allowed, forKey: "allowed", orDropped: self.extraParameters)
+        writer.encodeArray(self.allocatedModules, forKey: "allocatedModules", merging: self.extraParameters)
+        writer.encodeArray(self.freeModules, forKey: "freeModules", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.allowed == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "allowed") }
-        validator.structures(self.allocatedModules, "allocatedModules", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
-        validator.structures(self.freeModules, "freeModules", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        if self.allowed == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "allowed") }
+        validator.structures(self.allocatedModules, "allocatedModules", minSize: 0, maxSize: 100, dropped: self.extraParameters)
+        validator.structures(self.freeModules, "freeModules", minSize: 0, maxSize: 100, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["allowed", "allocatedModules", "freeModules"])
         }
     }
@@ -14400,12 +14400,12 @@ public struct SDLOnAppServiceData: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.serviceData, forKey: "serviceData")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.serviceData, "serviceData")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceData"])
         }
     }
@@ -14453,12 +14453,12 @@ public struct SDLOnSystemCapabilityUpdated: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.systemCapability, forKey: "systemCapability")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.systemCapability, "systemCapability")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapability"])
         }
     }
@@ -14506,12 +14506,12 @@ public struct SDLOnAppCapabilityUpdated: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.appCapability, forKey: "appCapability")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.appCapability, "appCapability")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["appCapability"])
         }
     }
@@ -14559,12 +14559,12 @@ public struct SDLOnUpdateFile: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.fileName, forKey: "fileName")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.fileName, "fileName", minLength: 1, maxLength: 255)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["fileName"])
         }
     }
@@ -14631,14 +14631,14 @@ public struct SDLOnUpdateSubMenu: RPCMessage {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.menuID, forKey: "menuID")
-        writer.encodeIfPresent(self.updateSubCells, forKey: "updateSubCells", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.updateSubCells, forKey: "updateSubCells", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.menuID, "menuID", min: 0, max: 2000000000)
-        if self.updateSubCells == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "updateSubCells") }
-        if !self.unknownParameters.isEmpty {
+        if self.updateSubCells == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "updateSubCells") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["menuID", "updateSubCells"])
         }
     }
@@ -14697,13 +14697,13 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArray(self.data, forKey: "data", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.data, forKey: "data", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["data"])
         }
     }
@@ -14779,14 +14779,14 @@ public struct SDLEncodedSyncPDataResponse: RPCMessage {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.success, forKey: "success")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.info, forKey: "info", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "info") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.info { validator.string(value, "info", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "info") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["success", "resultCode", "info"])
         }
     }
@@ -14859,17 +14859,17 @@ public struct SDLOnEncodedSyncPData: RPCMessage {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArray(self.data, forKey: "data", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.URL, forKey: "URL", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.Timeout, forKey: "Timeout", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.data, forKey: "data", merging: self.extraParameters)
+        writer.encodeIfPresent(self.URL, forKey: "URL", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.Timeout, forKey: "Timeout", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000, dropped: self.droppedParameters)
-        if let value = self.URL { validator.string(value, "URL", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "URL") }
-        if let value = self.Timeout { validator.integer(value, "Timeout", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "Timeout") }
-        if !self.unknownParameters.isEmpty {
+        validator.strings(self.data, "data", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1000000, dropped: self.extraParameters)
+        if let value = self.URL { validator.string(value, "URL", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "URL") }
+        if let value = self.Timeout { validator.integer(value, "Timeout", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "Timeout") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["data", "URL", "Timeout"])
         }
     }

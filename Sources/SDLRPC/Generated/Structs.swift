@@ -55,14 +55,14 @@ public struct SDLAudioPassThruCapabilities: RPCStruct {
         writer.encode(self.samplingRate, forKey: "samplingRate")
         writer.encode(self.bitsPerSample, forKey: "bitsPerSample")
         writer.encode(self.audioType, forKey: "audioType")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.samplingRate, "samplingRate")
         validator.enumeration(self.bitsPerSample, "bitsPerSample")
         validator.enumeration(self.audioType, "audioType")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["samplingRate", "bitsPerSample", "audioType"])
         }
     }
@@ -160,25 +160,25 @@ public struct SDLCloudAppProperties: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.nicknames, forKey: "nicknames", merging: self.droppedParameters)
+        writer.encodeArrayIfPresent(self.nicknames, forKey: "nicknames", merging: self.extraParameters)
         writer.encode(self.appID, forKey: "appID")
-        writer.encodeIfPresent(self.enabled, forKey: "enabled", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.authToken, forKey: "authToken", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cloudTransportType, forKey: "cloudTransportType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.hybridAppPreference, forKey: "hybridAppPreference", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.endpoint, forKey: "endpoint", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.enabled, forKey: "enabled", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.authToken, forKey: "authToken", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cloudTransportType, forKey: "cloudTransportType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.hybridAppPreference, forKey: "hybridAppPreference", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.endpoint, forKey: "endpoint", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.nicknames { validator.strings(value, "nicknames", minSize: 0, maxSize: 100, minLength: 0, maxLength: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nicknames") }
+        if let value = self.nicknames { validator.strings(value, "nicknames", minSize: 0, maxSize: 100, minLength: 0, maxLength: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nicknames") }
         validator.string(self.appID, "appID", minLength: 1, maxLength: 100)
-        if self.enabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "enabled") }
-        if let value = self.authToken { validator.string(value, "authToken", minLength: 1, maxLength: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "authToken") }
-        if let value = self.cloudTransportType { validator.string(value, "cloudTransportType", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudTransportType") }
-        if let value = self.hybridAppPreference { validator.enumeration(value, "hybridAppPreference") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hybridAppPreference") }
-        if let value = self.endpoint { validator.string(value, "endpoint", minLength: 1, maxLength: 65535) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "endpoint") }
-        if !self.unknownParameters.isEmpty {
+        if self.enabled == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "enabled") }
+        if let value = self.authToken { validator.string(value, "authToken", minLength: 1, maxLength: 65535) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "authToken") }
+        if let value = self.cloudTransportType { validator.string(value, "cloudTransportType", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cloudTransportType") }
+        if let value = self.hybridAppPreference { validator.enumeration(value, "hybridAppPreference") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hybridAppPreference") }
+        if let value = self.endpoint { validator.string(value, "endpoint", minLength: 1, maxLength: 65535) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "endpoint") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["nicknames", "appID", "enabled", "authToken", "cloudTransportType", "hybridAppPreference", "endpoint"])
         }
     }
@@ -251,15 +251,15 @@ public struct SDLImage: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.value, forKey: "value")
         writer.encode(self.imageType, forKey: "imageType")
-        writer.encodeIfPresent(self.isTemplate, forKey: "isTemplate", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.isTemplate, forKey: "isTemplate", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.value, "value", minLength: 0, maxLength: 65535)
         validator.enumeration(self.imageType, "imageType")
-        if self.isTemplate == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "isTemplate") }
-        if !self.unknownParameters.isEmpty {
+        if self.isTemplate == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "isTemplate") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["value", "imageType", "isTemplate"])
         }
     }
@@ -352,22 +352,22 @@ public struct SDLSoftButton: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.type, forKey: "type")
-        writer.encodeIfPresent(self.text, forKey: "text", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.isHighlighted, forKey: "isHighlighted", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.text, forKey: "text", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.isHighlighted, forKey: "isHighlighted", orDropped: self.extraParameters)
         writer.encode(self.softButtonID, forKey: "softButtonID")
-        writer.encodeIfPresent(self.systemAction, forKey: "systemAction", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.systemAction, forKey: "systemAction", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
-        if let value = self.text { validator.string(value, "text", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "text") }
-        if let value = self.image { validator.structure(value, "image") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "image") }
-        if self.isHighlighted == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "isHighlighted") }
+        if let value = self.text { validator.string(value, "text", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "text") }
+        if let value = self.image { validator.structure(value, "image") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "image") }
+        if self.isHighlighted == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "isHighlighted") }
         validator.integer(self.softButtonID, "softButtonID", min: 0, max: 65535)
-        if let value = self.systemAction { validator.enumeration(value, "systemAction") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "systemAction") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.systemAction { validator.enumeration(value, "systemAction") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "systemAction") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["type", "text", "image", "isHighlighted", "softButtonID", "systemAction"])
         }
     }
@@ -468,23 +468,23 @@ public struct SDLChoice: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.choiceID, forKey: "choiceID")
         writer.encode(self.menuName, forKey: "menuName")
-        writer.encodeArrayIfPresent(self.vrCommands, forKey: "vrCommands", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.vrCommands, forKey: "vrCommands", merging: self.extraParameters)
+        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.secondaryImage, forKey: "secondaryImage", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.choiceID, "choiceID", min: 0, max: 65535)
         validator.string(self.menuName, "menuName", minLength: 1, maxLength: 500)
-        if let value = self.vrCommands { validator.strings(value, "vrCommands", minSize: 1, maxSize: 100, minLength: 1, maxLength: 99, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vrCommands") }
-        if let value = self.image { validator.structure(value, "image") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "image") }
-        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryText") }
-        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tertiaryText") }
-        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryImage") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.vrCommands { validator.strings(value, "vrCommands", minSize: 1, maxSize: 100, minLength: 1, maxLength: 99, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vrCommands") }
+        if let value = self.image { validator.structure(value, "image") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "image") }
+        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "secondaryText") }
+        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tertiaryText") }
+        if let value = self.secondaryImage { validator.structure(value, "secondaryImage") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "secondaryImage") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["choiceID", "menuName", "vrCommands", "image", "secondaryText", "tertiaryText", "secondaryImage"])
         }
     }
@@ -556,16 +556,16 @@ public struct SDLVrHelpItem: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.text, forKey: "text")
-        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.extraParameters)
         writer.encode(self.position, forKey: "position")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.text, "text", minLength: 1, maxLength: 500)
-        if let value = self.image { validator.structure(value, "image") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "image") }
+        if let value = self.image { validator.structure(value, "image") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "image") }
         validator.integer(self.position, "position", min: 1, max: 100)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["text", "image", "position"])
         }
     }
@@ -638,15 +638,15 @@ public struct SDLSyncMsgVersion: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.majorVersion, forKey: "majorVersion")
         writer.encode(self.minorVersion, forKey: "minorVersion")
-        writer.encodeIfPresent(self.patchVersion, forKey: "patchVersion", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.patchVersion, forKey: "patchVersion", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.majorVersion, "majorVersion", min: 1, max: 10)
         validator.integer(self.minorVersion, "minorVersion", min: 0, max: 1000)
-        if let value = self.patchVersion { validator.integer(value, "patchVersion", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "patchVersion") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.patchVersion { validator.integer(value, "patchVersion", min: 0, max: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "patchVersion") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["majorVersion", "minorVersion", "patchVersion"])
         }
     }
@@ -736,23 +736,23 @@ public struct SDLFuelRange: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.type, forKey: "type", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.range, forKey: "range", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.level, forKey: "level", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.levelState, forKey: "levelState", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.capacity, forKey: "capacity", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.capacityUnit, forKey: "capacityUnit", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.type, forKey: "type", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.range, forKey: "range", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.level, forKey: "level", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.levelState, forKey: "levelState", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.capacity, forKey: "capacity", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.capacityUnit, forKey: "capacityUnit", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.type { validator.enumeration(value, "type") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "type") }
-        if let value = self.range { validator.float(value, "range", min: 0, max: 10000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "range") }
-        if let value = self.level { validator.float(value, "level", min: -6, max: 1000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "level") }
-        if let value = self.levelState { validator.enumeration(value, "levelState") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "levelState") }
-        if let value = self.capacity { validator.float(value, "capacity", min: 0, max: 1000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "capacity") }
-        if let value = self.capacityUnit { validator.enumeration(value, "capacityUnit") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "capacityUnit") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.type { validator.enumeration(value, "type") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "type") }
+        if let value = self.range { validator.float(value, "range", min: 0, max: 10000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "range") }
+        if let value = self.level { validator.float(value, "level", min: -6, max: 1000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "level") }
+        if let value = self.levelState { validator.enumeration(value, "levelState") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "levelState") }
+        if let value = self.capacity { validator.float(value, "capacity", min: 0, max: 1000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "capacity") }
+        if let value = self.capacityUnit { validator.enumeration(value, "capacityUnit") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "capacityUnit") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["type", "range", "level", "levelState", "capacity", "capacityUnit"])
         }
     }
@@ -823,16 +823,16 @@ public struct SDLSingleTireStatus: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.status, forKey: "status")
-        writer.encodeIfPresent(self.tpms, forKey: "tpms", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.pressure, forKey: "pressure", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.tpms, forKey: "tpms", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.pressure, forKey: "pressure", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.status, "status")
-        if let value = self.tpms { validator.enumeration(value, "tpms") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tpms") }
-        if let value = self.pressure { validator.float(value, "pressure", min: 0, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pressure") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.tpms { validator.enumeration(value, "tpms") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tpms") }
+        if let value = self.pressure { validator.float(value, "pressure", min: 0, max: 2000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "pressure") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["status", "tpms", "pressure"])
         }
     }
@@ -989,7 +989,7 @@ public struct SDLBeltStatus: RPCStruct {
         writer.encode(self.rightRearInflatableBelted, forKey: "rightRearInflatableBelted")
         writer.encode(self.middleRow1BeltDeployed, forKey: "middleRow1BeltDeployed")
         writer.encode(self.middleRow1BuckleBelted, forKey: "middleRow1BuckleBelted")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
@@ -1008,7 +1008,7 @@ public struct SDLBeltStatus: RPCStruct {
         validator.enumeration(self.rightRearInflatableBelted, "rightRearInflatableBelted")
         validator.enumeration(self.middleRow1BeltDeployed, "middleRow1BeltDeployed")
         validator.enumeration(self.middleRow1BuckleBelted, "middleRow1BuckleBelted")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["driverBeltDeployed", "passengerBeltDeployed", "passengerBuckleBelted", "driverBuckleBelted", "leftRow2BuckleBelted", "passengerChildDetected", "rightRow2BuckleBelted", "middleRow2BuckleBelted", "middleRow3BuckleBelted", "leftRow3BuckleBelted", "rightRow3BuckleBelted", "leftRearInflatableBelted", "rightRearInflatableBelted", "middleRow1BeltDeployed", "middleRow1BuckleBelted"])
         }
     }
@@ -1102,21 +1102,21 @@ public struct SDLGrid: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.col, forKey: "col")
         writer.encode(self.row, forKey: "row")
-        writer.encodeIfPresent(self.level, forKey: "level", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.colspan, forKey: "colspan", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rowspan, forKey: "rowspan", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.levelspan, forKey: "levelspan", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.level, forKey: "level", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.colspan, forKey: "colspan", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rowspan, forKey: "rowspan", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.levelspan, forKey: "levelspan", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.col, "col", min: -1, max: 100)
         validator.integer(self.row, "row", min: -1, max: 100)
-        if let value = self.level { validator.integer(value, "level", min: -1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "level") }
-        if let value = self.colspan { validator.integer(value, "colspan", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "colspan") }
-        if let value = self.rowspan { validator.integer(value, "rowspan", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rowspan") }
-        if let value = self.levelspan { validator.integer(value, "levelspan", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "levelspan") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.level { validator.integer(value, "level", min: -1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "level") }
+        if let value = self.colspan { validator.integer(value, "colspan", min: 1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "colspan") }
+        if let value = self.rowspan { validator.integer(value, "rowspan", min: 1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rowspan") }
+        if let value = self.levelspan { validator.integer(value, "levelspan", min: 1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "levelspan") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["col", "row", "level", "colspan", "rowspan", "levelspan"])
         }
     }
@@ -1169,13 +1169,13 @@ public struct SDLDoorStatus: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.location, forKey: "location")
         writer.encode(self.status, forKey: "status")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
         validator.enumeration(self.status, "status")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["location", "status"])
         }
     }
@@ -1228,13 +1228,13 @@ public struct SDLGateStatus: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.location, forKey: "location")
         writer.encode(self.status, forKey: "status")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
         validator.enumeration(self.status, "status")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["location", "status"])
         }
     }
@@ -1287,13 +1287,13 @@ public struct SDLWindowState: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.approximatePosition, forKey: "approximatePosition")
         writer.encode(self.deviation, forKey: "deviation")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.approximatePosition, "approximatePosition", min: 0, max: 100)
         validator.integer(self.deviation, "deviation", min: 0, max: 100)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["approximatePosition", "deviation"])
         }
     }
@@ -1366,15 +1366,15 @@ public struct SDLRoofStatus: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.location, forKey: "location")
         writer.encode(self.status, forKey: "status")
-        writer.encodeIfPresent(self.state, forKey: "state", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.state, forKey: "state", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
         validator.enumeration(self.status, "status")
-        if let value = self.state { validator.structure(value, "state") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "state") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.state { validator.structure(value, "state") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "state") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["location", "status", "state"])
         }
     }
@@ -1498,27 +1498,27 @@ public struct SDLBodyInformation: RPCStruct {
         writer.encode(self.parkBrakeActive, forKey: "parkBrakeActive")
         writer.encode(self.ignitionStableStatus, forKey: "ignitionStableStatus")
         writer.encode(self.ignitionStatus, forKey: "ignitionStatus")
-        writer.encodeIfPresent(self.driverDoorAjar, forKey: "driverDoorAjar", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.passengerDoorAjar, forKey: "passengerDoorAjar", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rearLeftDoorAjar, forKey: "rearLeftDoorAjar", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rearRightDoorAjar, forKey: "rearRightDoorAjar", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.doorStatuses, forKey: "doorStatuses", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.gateStatuses, forKey: "gateStatuses", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.roofStatuses, forKey: "roofStatuses", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.driverDoorAjar, forKey: "driverDoorAjar", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.passengerDoorAjar, forKey: "passengerDoorAjar", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rearLeftDoorAjar, forKey: "rearLeftDoorAjar", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rearRightDoorAjar, forKey: "rearRightDoorAjar", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.doorStatuses, forKey: "doorStatuses", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.gateStatuses, forKey: "gateStatuses", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.roofStatuses, forKey: "roofStatuses", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.ignitionStableStatus, "ignitionStableStatus")
         validator.enumeration(self.ignitionStatus, "ignitionStatus")
-        if self.driverDoorAjar == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverDoorAjar") }
-        if self.passengerDoorAjar == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "passengerDoorAjar") }
-        if self.rearLeftDoorAjar == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rearLeftDoorAjar") }
-        if self.rearRightDoorAjar == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rearRightDoorAjar") }
-        if let value = self.doorStatuses { validator.structures(value, "doorStatuses", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "doorStatuses") }
-        if let value = self.gateStatuses { validator.structures(value, "gateStatuses", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "gateStatuses") }
-        if let value = self.roofStatuses { validator.structures(value, "roofStatuses", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "roofStatuses") }
-        if !self.unknownParameters.isEmpty {
+        if self.driverDoorAjar == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverDoorAjar") }
+        if self.passengerDoorAjar == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "passengerDoorAjar") }
+        if self.rearLeftDoorAjar == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rearLeftDoorAjar") }
+        if self.rearRightDoorAjar == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rearRightDoorAjar") }
+        if let value = self.doorStatuses { validator.structures(value, "doorStatuses", minSize: 0, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "doorStatuses") }
+        if let value = self.gateStatuses { validator.structures(value, "gateStatuses", minSize: 0, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "gateStatuses") }
+        if let value = self.roofStatuses { validator.structures(value, "roofStatuses", minSize: 0, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "roofStatuses") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["parkBrakeActive", "ignitionStableStatus", "ignitionStatus", "driverDoorAjar", "passengerDoorAjar", "rearLeftDoorAjar", "rearRightDoorAjar", "doorStatuses", "gateStatuses", "roofStatuses"])
         }
     }
@@ -1643,14 +1643,14 @@ public struct SDLDeviceStatus: RPCStruct {
         writer.encode(self.signalLevelStatus, forKey: "signalLevelStatus")
         writer.encode(self.primaryAudioSource, forKey: "primaryAudioSource")
         writer.encode(self.eCallEventActive, forKey: "eCallEventActive")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.battLevelStatus, "battLevelStatus")
         validator.enumeration(self.signalLevelStatus, "signalLevelStatus")
         validator.enumeration(self.primaryAudioSource, "primaryAudioSource")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["voiceRecOn", "btIconOn", "callActive", "phoneRoaming", "textMsgAvailable", "battLevelStatus", "stereoAudioOutputMuted", "monoAudioOutputMuted", "signalLevelStatus", "primaryAudioSource", "eCallEventActive"])
         }
     }
@@ -1723,13 +1723,13 @@ public struct SDLHeadLampStatus: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.lowBeamsOn, forKey: "lowBeamsOn")
         writer.encode(self.highBeamsOn, forKey: "highBeamsOn")
-        writer.encodeIfPresent(self.ambientLightSensorStatus, forKey: "ambientLightSensorStatus", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.ambientLightSensorStatus, forKey: "ambientLightSensorStatus", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.ambientLightSensorStatus { validator.enumeration(value, "ambientLightSensorStatus") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ambientLightSensorStatus") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.ambientLightSensorStatus { validator.enumeration(value, "ambientLightSensorStatus") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ambientLightSensorStatus") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["lowBeamsOn", "highBeamsOn", "ambientLightSensorStatus"])
         }
     }
@@ -1811,16 +1811,16 @@ public struct SDLAppInfo: RPCStruct {
         writer.encode(self.appDisplayName, forKey: "appDisplayName")
         writer.encode(self.appBundleID, forKey: "appBundleID")
         writer.encode(self.appVersion, forKey: "appVersion")
-        writer.encodeIfPresent(self.appIcon, forKey: "appIcon", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.appIcon, forKey: "appIcon", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.appDisplayName, "appDisplayName", minLength: 1, maxLength: 100)
         validator.string(self.appBundleID, "appBundleID", minLength: 1, maxLength: 256)
         validator.string(self.appVersion, "appVersion", minLength: 1, maxLength: 256)
-        if let value = self.appIcon { validator.string(value, "appIcon", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appIcon") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.appIcon { validator.string(value, "appIcon", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "appIcon") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["appDisplayName", "appBundleID", "appVersion", "appIcon"])
         }
     }
@@ -1881,14 +1881,14 @@ public struct SDLECallInfo: RPCStruct {
         writer.encode(self.eCallNotificationStatus, forKey: "eCallNotificationStatus")
         writer.encode(self.auxECallNotificationStatus, forKey: "auxECallNotificationStatus")
         writer.encode(self.eCallConfirmationStatus, forKey: "eCallConfirmationStatus")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.eCallNotificationStatus, "eCallNotificationStatus")
         validator.enumeration(self.auxECallNotificationStatus, "auxECallNotificationStatus")
         validator.enumeration(self.eCallConfirmationStatus, "eCallConfirmationStatus")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["eCallNotificationStatus", "auxECallNotificationStatus", "eCallConfirmationStatus"])
         }
     }
@@ -1989,7 +1989,7 @@ public struct SDLAirbagStatus: RPCStruct {
         writer.encode(self.driverKneeAirbagDeployed, forKey: "driverKneeAirbagDeployed")
         writer.encode(self.passengerSideAirbagDeployed, forKey: "passengerSideAirbagDeployed")
         writer.encode(self.passengerKneeAirbagDeployed, forKey: "passengerKneeAirbagDeployed")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
@@ -2001,7 +2001,7 @@ public struct SDLAirbagStatus: RPCStruct {
         validator.enumeration(self.driverKneeAirbagDeployed, "driverKneeAirbagDeployed")
         validator.enumeration(self.passengerSideAirbagDeployed, "passengerSideAirbagDeployed")
         validator.enumeration(self.passengerKneeAirbagDeployed, "passengerKneeAirbagDeployed")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["driverAirbagDeployed", "driverSideAirbagDeployed", "driverCurtainAirbagDeployed", "passengerAirbagDeployed", "passengerCurtainAirbagDeployed", "driverKneeAirbagDeployed", "passengerSideAirbagDeployed", "passengerKneeAirbagDeployed"])
         }
     }
@@ -2078,7 +2078,7 @@ public struct SDLEmergencyEvent: RPCStruct {
         writer.encode(self.rolloverEvent, forKey: "rolloverEvent")
         writer.encode(self.maximumChangeVelocity, forKey: "maximumChangeVelocity")
         writer.encode(self.multipleEvents, forKey: "multipleEvents")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
@@ -2087,7 +2087,7 @@ public struct SDLEmergencyEvent: RPCStruct {
         validator.enumeration(self.rolloverEvent, "rolloverEvent")
         validator.integer(self.maximumChangeVelocity, "maximumChangeVelocity", min: 0, max: 255)
         validator.enumeration(self.multipleEvents, "multipleEvents")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["emergencyEventType", "fuelCutoffStatus", "rolloverEvent", "maximumChangeVelocity", "multipleEvents"])
         }
     }
@@ -2156,14 +2156,14 @@ public struct SDLClusterModeStatus: RPCStruct {
         writer.encode(self.powerModeQualificationStatus, forKey: "powerModeQualificationStatus")
         writer.encode(self.carModeStatus, forKey: "carModeStatus")
         writer.encode(self.powerModeStatus, forKey: "powerModeStatus")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.powerModeQualificationStatus, "powerModeQualificationStatus")
         validator.enumeration(self.carModeStatus, "carModeStatus")
         validator.enumeration(self.powerModeStatus, "powerModeStatus")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["powerModeActive", "powerModeQualificationStatus", "carModeStatus", "powerModeStatus"])
         }
     }
@@ -2208,12 +2208,12 @@ public struct SDLMyKey: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.e911Override, forKey: "e911Override")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.e911Override, "e911Override")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["e911Override"])
         }
     }
@@ -2310,25 +2310,25 @@ public struct SDLTireStatus: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.pressureTelltale, forKey: "pressureTelltale", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.leftFront, forKey: "leftFront", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rightFront, forKey: "rightFront", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.leftRear, forKey: "leftRear", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rightRear, forKey: "rightRear", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.innerLeftRear, forKey: "innerLeftRear", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.innerRightRear, forKey: "innerRightRear", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.pressureTelltale, forKey: "pressureTelltale", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.leftFront, forKey: "leftFront", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rightFront, forKey: "rightFront", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.leftRear, forKey: "leftRear", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rightRear, forKey: "rightRear", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.innerLeftRear, forKey: "innerLeftRear", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.innerRightRear, forKey: "innerRightRear", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.pressureTelltale { validator.enumeration(value, "pressureTelltale") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pressureTelltale") }
-        if let value = self.leftFront { validator.structure(value, "leftFront") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "leftFront") }
-        if let value = self.rightFront { validator.structure(value, "rightFront") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rightFront") }
-        if let value = self.leftRear { validator.structure(value, "leftRear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "leftRear") }
-        if let value = self.rightRear { validator.structure(value, "rightRear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rightRear") }
-        if let value = self.innerLeftRear { validator.structure(value, "innerLeftRear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "innerLeftRear") }
-        if let value = self.innerRightRear { validator.structure(value, "innerRightRear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "innerRightRear") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.pressureTelltale { validator.enumeration(value, "pressureTelltale") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "pressureTelltale") }
+        if let value = self.leftFront { validator.structure(value, "leftFront") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "leftFront") }
+        if let value = self.rightFront { validator.structure(value, "rightFront") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rightFront") }
+        if let value = self.leftRear { validator.structure(value, "leftRear") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "leftRear") }
+        if let value = self.rightRear { validator.structure(value, "rightRear") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rightRear") }
+        if let value = self.innerLeftRear { validator.structure(value, "innerLeftRear") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "innerLeftRear") }
+        if let value = self.innerRightRear { validator.structure(value, "innerRightRear") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "innerRightRear") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["pressureTelltale", "leftFront", "rightFront", "leftRear", "rightRear", "innerLeftRear", "innerRightRear"])
         }
     }
@@ -2390,15 +2390,15 @@ public struct SDLStabilityControlsStatus: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.escSystem, forKey: "escSystem", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.trailerSwayControl, forKey: "trailerSwayControl", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.escSystem, forKey: "escSystem", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.trailerSwayControl, forKey: "trailerSwayControl", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.escSystem { validator.enumeration(value, "escSystem") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "escSystem") }
-        if let value = self.trailerSwayControl { validator.enumeration(value, "trailerSwayControl") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "trailerSwayControl") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.escSystem { validator.enumeration(value, "escSystem") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "escSystem") }
+        if let value = self.trailerSwayControl { validator.enumeration(value, "trailerSwayControl") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "trailerSwayControl") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["escSystem", "trailerSwayControl"])
         }
     }
@@ -2583,47 +2583,47 @@ public struct SDLGPSData: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.longitudeDegrees, forKey: "longitudeDegrees")
         writer.encode(self.latitudeDegrees, forKey: "latitudeDegrees")
-        writer.encodeIfPresent(self.utcYear, forKey: "utcYear", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.utcMonth, forKey: "utcMonth", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.utcDay, forKey: "utcDay", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.utcHours, forKey: "utcHours", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.utcMinutes, forKey: "utcMinutes", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.utcSeconds, forKey: "utcSeconds", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.compassDirection, forKey: "compassDirection", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.pdop, forKey: "pdop", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.hdop, forKey: "hdop", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.vdop, forKey: "vdop", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.actual, forKey: "actual", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.satellites, forKey: "satellites", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.dimension, forKey: "dimension", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.altitude, forKey: "altitude", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heading, forKey: "heading", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.shifted, forKey: "shifted", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.utcYear, forKey: "utcYear", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.utcMonth, forKey: "utcMonth", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.utcDay, forKey: "utcDay", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.utcHours, forKey: "utcHours", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.utcMinutes, forKey: "utcMinutes", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.utcSeconds, forKey: "utcSeconds", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.compassDirection, forKey: "compassDirection", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.pdop, forKey: "pdop", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.hdop, forKey: "hdop", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.vdop, forKey: "vdop", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.actual, forKey: "actual", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.satellites, forKey: "satellites", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.dimension, forKey: "dimension", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.altitude, forKey: "altitude", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heading, forKey: "heading", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.speed, forKey: "speed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.shifted, forKey: "shifted", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.float(self.longitudeDegrees, "longitudeDegrees", min: -180, max: 180)
         validator.float(self.latitudeDegrees, "latitudeDegrees", min: -90, max: 90)
-        if let value = self.utcYear { validator.integer(value, "utcYear", min: 2010, max: 2100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcYear") }
-        if let value = self.utcMonth { validator.integer(value, "utcMonth", min: 1, max: 12) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcMonth") }
-        if let value = self.utcDay { validator.integer(value, "utcDay", min: 1, max: 31) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcDay") }
-        if let value = self.utcHours { validator.integer(value, "utcHours", min: 0, max: 23) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcHours") }
-        if let value = self.utcMinutes { validator.integer(value, "utcMinutes", min: 0, max: 59) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcMinutes") }
-        if let value = self.utcSeconds { validator.integer(value, "utcSeconds", min: 0, max: 59) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "utcSeconds") }
-        if let value = self.compassDirection { validator.enumeration(value, "compassDirection") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "compassDirection") }
-        if let value = self.pdop { validator.float(value, "pdop", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pdop") }
-        if let value = self.hdop { validator.float(value, "hdop", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdop") }
-        if let value = self.vdop { validator.float(value, "vdop", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "vdop") }
-        if self.actual == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "actual") }
-        if let value = self.satellites { validator.integer(value, "satellites", min: 0, max: 31) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "satellites") }
-        if let value = self.dimension { validator.enumeration(value, "dimension") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dimension") }
-        if let value = self.altitude { validator.float(value, "altitude", min: -10000, max: 10000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "altitude") }
-        if let value = self.heading { validator.float(value, "heading", min: 0, max: 359.99) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heading") }
-        if let value = self.speed { validator.float(value, "speed", min: 0, max: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "speed") }
-        if self.shifted == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "shifted") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.utcYear { validator.integer(value, "utcYear", min: 2010, max: 2100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "utcYear") }
+        if let value = self.utcMonth { validator.integer(value, "utcMonth", min: 1, max: 12) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "utcMonth") }
+        if let value = self.utcDay { validator.integer(value, "utcDay", min: 1, max: 31) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "utcDay") }
+        if let value = self.utcHours { validator.integer(value, "utcHours", min: 0, max: 23) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "utcHours") }
+        if let value = self.utcMinutes { validator.integer(value, "utcMinutes", min: 0, max: 59) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "utcMinutes") }
+        if let value = self.utcSeconds { validator.integer(value, "utcSeconds", min: 0, max: 59) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "utcSeconds") }
+        if let value = self.compassDirection { validator.enumeration(value, "compassDirection") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "compassDirection") }
+        if let value = self.pdop { validator.float(value, "pdop", min: 0, max: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "pdop") }
+        if let value = self.hdop { validator.float(value, "hdop", min: 0, max: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hdop") }
+        if let value = self.vdop { validator.float(value, "vdop", min: 0, max: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "vdop") }
+        if self.actual == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "actual") }
+        if let value = self.satellites { validator.integer(value, "satellites", min: 0, max: 31) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "satellites") }
+        if let value = self.dimension { validator.enumeration(value, "dimension") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dimension") }
+        if let value = self.altitude { validator.float(value, "altitude", min: -10000, max: 10000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "altitude") }
+        if let value = self.heading { validator.float(value, "heading", min: 0, max: 359.99) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heading") }
+        if let value = self.speed { validator.float(value, "speed", min: 0, max: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "speed") }
+        if self.shifted == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "shifted") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["longitudeDegrees", "latitudeDegrees", "utcYear", "utcMonth", "utcDay", "utcHours", "utcMinutes", "utcSeconds", "compassDirection", "pdop", "hdop", "vdop", "actual", "satellites", "dimension", "altitude", "heading", "speed", "shifted"])
         }
     }
@@ -2696,15 +2696,15 @@ public struct SDLVehicleDataResult: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.dataType, forKey: "dataType")
         writer.encode(self.resultCode, forKey: "resultCode")
-        writer.encodeIfPresent(self.oemCustomDataType, forKey: "oemCustomDataType", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.oemCustomDataType, forKey: "oemCustomDataType", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.dataType, "dataType")
         validator.enumeration(self.resultCode, "resultCode")
-        if let value = self.oemCustomDataType { validator.string(value, "oemCustomDataType", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "oemCustomDataType") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.oemCustomDataType { validator.string(value, "oemCustomDataType", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "oemCustomDataType") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["dataType", "resultCode", "oemCustomDataType"])
         }
     }
@@ -2777,15 +2777,15 @@ public struct SDLDIDResult: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.resultCode, forKey: "resultCode")
         writer.encode(self.didLocation, forKey: "didLocation")
-        writer.encodeIfPresent(self.data, forKey: "data", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.data, forKey: "data", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.resultCode, "resultCode")
         validator.integer(self.didLocation, "didLocation", min: 0, max: 65535)
-        if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 5000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "data") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.data { validator.string(value, "data", minLength: 1, maxLength: 5000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "data") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["resultCode", "didLocation", "data"])
         }
     }
@@ -2846,14 +2846,14 @@ public struct SDLStartTime: RPCStruct {
         writer.encode(self.hours, forKey: "hours")
         writer.encode(self.minutes, forKey: "minutes")
         writer.encode(self.seconds, forKey: "seconds")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.hours, "hours", min: 0, max: 59)
         validator.integer(self.minutes, "minutes", min: 0, max: 59)
         validator.integer(self.seconds, "seconds", min: 0, max: 59)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["hours", "minutes", "seconds"])
         }
     }
@@ -2922,7 +2922,7 @@ public struct SDLTextField: RPCStruct {
         writer.encode(self.characterSet, forKey: "characterSet")
         writer.encode(self.width, forKey: "width")
         writer.encode(self.rows, forKey: "rows")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
@@ -2930,7 +2930,7 @@ public struct SDLTextField: RPCStruct {
         validator.enumeration(self.characterSet, "characterSet")
         validator.integer(self.width, "width", min: 1, max: 500)
         validator.integer(self.rows, "rows", min: 1, max: 8)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["name", "characterSet", "width", "rows"])
         }
     }
@@ -2983,13 +2983,13 @@ public struct SDLImageResolution: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.resolutionWidth, forKey: "resolutionWidth")
         writer.encode(self.resolutionHeight, forKey: "resolutionHeight")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.resolutionWidth, "resolutionWidth", min: 1, max: 10000)
         validator.integer(self.resolutionHeight, "resolutionHeight", min: 1, max: 10000)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["resolutionWidth", "resolutionHeight"])
         }
     }
@@ -3061,16 +3061,16 @@ public struct SDLImageField: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.name, forKey: "name")
-        writer.encodeArray(self.imageTypeSupported, forKey: "imageTypeSupported", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.imageResolution, forKey: "imageResolution", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.imageTypeSupported, forKey: "imageTypeSupported", merging: self.extraParameters)
+        writer.encodeIfPresent(self.imageResolution, forKey: "imageResolution", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.name, "name")
-        validator.enumerations(self.imageTypeSupported, "imageTypeSupported", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
-        if let value = self.imageResolution { validator.structure(value, "imageResolution") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "imageResolution") }
-        if !self.unknownParameters.isEmpty {
+        validator.enumerations(self.imageTypeSupported, "imageTypeSupported", minSize: 1, maxSize: 100, dropped: self.extraParameters)
+        if let value = self.imageResolution { validator.structure(value, "imageResolution") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "imageResolution") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["name", "imageTypeSupported", "imageResolution"])
         }
     }
@@ -3123,13 +3123,13 @@ public struct SDLTouchCoord: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.x, forKey: "x")
         writer.encode(self.y, forKey: "y")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.x, "x", min: 0, max: 10000)
         validator.integer(self.y, "y", min: 0, max: 10000)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["x", "y"])
         }
     }
@@ -3202,16 +3202,16 @@ public struct SDLTouchEvent: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.id, forKey: "id")
-        writer.encodeArray(self.ts, forKey: "ts", merging: self.droppedParameters)
-        writer.encodeArray(self.c, forKey: "c", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.ts, forKey: "ts", merging: self.extraParameters)
+        writer.encodeArray(self.c, forKey: "c", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.id, "id", min: 0, max: 9)
-        validator.integers(self.ts, "ts", minSize: 1, maxSize: 1000, min: 0, max: 2000000000, dropped: self.droppedParameters)
-        validator.structures(self.c, "c", minSize: 1, maxSize: 1000, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.integers(self.ts, "ts", minSize: 1, maxSize: 1000, min: 0, max: 2000000000, dropped: self.extraParameters)
+        validator.structures(self.c, "c", minSize: 1, maxSize: 1000, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["id", "ts", "c"])
         }
     }
@@ -3272,11 +3272,11 @@ public struct SDLTouchEventCapabilities: RPCStruct {
         writer.encode(self.pressAvailable, forKey: "pressAvailable")
         writer.encode(self.multiTouchAvailable, forKey: "multiTouchAvailable")
         writer.encode(self.doublePressAvailable, forKey: "doublePressAvailable")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["pressAvailable", "multiTouchAvailable", "doublePressAvailable"])
         }
     }
@@ -3340,14 +3340,14 @@ public struct SDLScreenParams: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.resolution, forKey: "resolution")
-        writer.encodeIfPresent(self.touchEventAvailable, forKey: "touchEventAvailable", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.touchEventAvailable, forKey: "touchEventAvailable", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.resolution, "resolution")
-        if let value = self.touchEventAvailable { validator.structure(value, "touchEventAvailable") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "touchEventAvailable") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.touchEventAvailable { validator.structure(value, "touchEventAvailable") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "touchEventAvailable") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["resolution", "touchEventAvailable"])
         }
     }
@@ -3411,15 +3411,15 @@ public struct SDLHMIPermissions: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArray(self.allowed, forKey: "allowed", merging: self.droppedParameters)
-        writer.encodeArray(self.userDisallowed, forKey: "userDisallowed", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.allowed, forKey: "allowed", merging: self.extraParameters)
+        writer.encodeArray(self.userDisallowed, forKey: "userDisallowed", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.enumerations(self.allowed, "allowed", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
-        validator.enumerations(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.enumerations(self.allowed, "allowed", minSize: 0, maxSize: 100, dropped: self.extraParameters)
+        validator.enumerations(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["allowed", "userDisallowed"])
         }
     }
@@ -3483,15 +3483,15 @@ public struct SDLParameterPermissions: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArray(self.allowed, forKey: "allowed", merging: self.droppedParameters)
-        writer.encodeArray(self.userDisallowed, forKey: "userDisallowed", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.allowed, forKey: "allowed", merging: self.extraParameters)
+        writer.encodeArray(self.userDisallowed, forKey: "userDisallowed", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.strings(self.allowed, "allowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.droppedParameters)
-        validator.strings(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.strings(self.allowed, "allowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.extraParameters)
+        validator.strings(self.userDisallowed, "userDisallowed", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["allowed", "userDisallowed"])
         }
     }
@@ -3573,16 +3573,16 @@ public struct SDLPermissionItem: RPCStruct {
         writer.encode(self.rpcName, forKey: "rpcName")
         writer.encode(self.hmiPermissions, forKey: "hmiPermissions")
         writer.encode(self.parameterPermissions, forKey: "parameterPermissions")
-        writer.encodeIfPresent(self.requireEncryption, forKey: "requireEncryption", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.requireEncryption, forKey: "requireEncryption", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.rpcName, "rpcName", minLength: 1, maxLength: 100)
         validator.structure(self.hmiPermissions, "hmiPermissions")
         validator.structure(self.parameterPermissions, "parameterPermissions")
-        if self.requireEncryption == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "requireEncryption") }
-        if !self.unknownParameters.isEmpty {
+        if self.requireEncryption == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "requireEncryption") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["rpcName", "hmiPermissions", "parameterPermissions", "requireEncryption"])
         }
     }
@@ -3698,27 +3698,27 @@ public struct SDLDisplayCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.displayType, forKey: "displayType")
-        writer.encodeIfPresent(self.displayName, forKey: "displayName", orDropped: self.droppedParameters)
-        writer.encodeArray(self.textFields, forKey: "textFields", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.imageFields, forKey: "imageFields", merging: self.droppedParameters)
-        writer.encodeArray(self.mediaClockFormats, forKey: "mediaClockFormats", merging: self.droppedParameters)
+        writer.encodeIfPresent(self.displayName, forKey: "displayName", orDropped: self.extraParameters)
+        writer.encodeArray(self.textFields, forKey: "textFields", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.imageFields, forKey: "imageFields", merging: self.extraParameters)
+        writer.encodeArray(self.mediaClockFormats, forKey: "mediaClockFormats", merging: self.extraParameters)
         writer.encode(self.graphicSupported, forKey: "graphicSupported")
-        writer.encodeArrayIfPresent(self.templatesAvailable, forKey: "templatesAvailable", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.screenParams, forKey: "screenParams", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.numCustomPresetsAvailable, forKey: "numCustomPresetsAvailable", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.templatesAvailable, forKey: "templatesAvailable", merging: self.extraParameters)
+        writer.encodeIfPresent(self.screenParams, forKey: "screenParams", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.numCustomPresetsAvailable, forKey: "numCustomPresetsAvailable", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.displayType, "displayType")
-        if let value = self.displayName { validator.string(value, "displayName", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayName") }
-        validator.structures(self.textFields, "textFields", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
-        if let value = self.imageFields { validator.structures(value, "imageFields", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "imageFields") }
-        validator.enumerations(self.mediaClockFormats, "mediaClockFormats", minSize: 0, maxSize: 100, dropped: self.droppedParameters)
-        if let value = self.templatesAvailable { validator.strings(value, "templatesAvailable", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "templatesAvailable") }
-        if let value = self.screenParams { validator.structure(value, "screenParams") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "screenParams") }
-        if let value = self.numCustomPresetsAvailable { validator.integer(value, "numCustomPresetsAvailable", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "numCustomPresetsAvailable") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.displayName { validator.string(value, "displayName", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "displayName") }
+        validator.structures(self.textFields, "textFields", minSize: 1, maxSize: 100, dropped: self.extraParameters)
+        if let value = self.imageFields { validator.structures(value, "imageFields", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "imageFields") }
+        validator.enumerations(self.mediaClockFormats, "mediaClockFormats", minSize: 0, maxSize: 100, dropped: self.extraParameters)
+        if let value = self.templatesAvailable { validator.strings(value, "templatesAvailable", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "templatesAvailable") }
+        if let value = self.screenParams { validator.structure(value, "screenParams") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "screenParams") }
+        if let value = self.numCustomPresetsAvailable { validator.integer(value, "numCustomPresetsAvailable", min: 1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "numCustomPresetsAvailable") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["displayType", "displayName", "textFields", "imageFields", "mediaClockFormats", "graphicSupported", "templatesAvailable", "screenParams", "numCustomPresetsAvailable"])
         }
     }
@@ -3771,13 +3771,13 @@ public struct SDLWindowStatus: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.location, forKey: "location")
         writer.encode(self.state, forKey: "state")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
         validator.structure(self.state, "state")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["location", "state"])
         }
     }
@@ -3855,18 +3855,18 @@ public struct SDLModuleInfo: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleId, forKey: "moduleId")
-        writer.encodeIfPresent(self.location, forKey: "location", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.serviceArea, forKey: "serviceArea", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.allowMultipleAccess, forKey: "allowMultipleAccess", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.location, forKey: "location", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.serviceArea, forKey: "serviceArea", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.allowMultipleAccess, forKey: "allowMultipleAccess", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleId, "moduleId", minLength: 1, maxLength: 100)
-        if let value = self.location { validator.structure(value, "location") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "location") }
-        if let value = self.serviceArea { validator.structure(value, "serviceArea") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceArea") }
-        if self.allowMultipleAccess == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "allowMultipleAccess") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.location { validator.structure(value, "location") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "location") }
+        if let value = self.serviceArea { validator.structure(value, "serviceArea") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "serviceArea") }
+        if self.allowMultipleAccess == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "allowMultipleAccess") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleId", "location", "serviceArea", "allowMultipleAccess"])
         }
     }
@@ -3954,17 +3954,17 @@ public struct SDLButtonCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.name, forKey: "name")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.extraParameters)
         writer.encode(self.shortPressAvailable, forKey: "shortPressAvailable")
         writer.encode(self.longPressAvailable, forKey: "longPressAvailable")
         writer.encode(self.upDownAvailable, forKey: "upDownAvailable")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.name, "name")
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleInfo") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["name", "moduleInfo", "shortPressAvailable", "longPressAvailable", "upDownAvailable"])
         }
     }
@@ -4055,13 +4055,13 @@ public struct SDLSoftButtonCapabilities: RPCStruct {
         writer.encode(self.longPressAvailable, forKey: "longPressAvailable")
         writer.encode(self.upDownAvailable, forKey: "upDownAvailable")
         writer.encode(self.imageSupported, forKey: "imageSupported")
-        writer.encodeIfPresent(self.textSupported, forKey: "textSupported", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.textSupported, forKey: "textSupported", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.textSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "textSupported") }
-        if !self.unknownParameters.isEmpty {
+        if self.textSupported == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "textSupported") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["shortPressAvailable", "longPressAvailable", "upDownAvailable", "imageSupported", "textSupported"])
         }
     }
@@ -4106,11 +4106,11 @@ public struct SDLPresetBankCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.onScreenPresetsAvailable, forKey: "onScreenPresetsAvailable")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["onScreenPresetsAvailable"])
         }
     }
@@ -4172,15 +4172,15 @@ public struct SDLDynamicUpdateCapabilities: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.supportedDynamicImageFieldNames, forKey: "supportedDynamicImageFieldNames", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.supportsDynamicSubMenus, forKey: "supportsDynamicSubMenus", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.supportedDynamicImageFieldNames, forKey: "supportedDynamicImageFieldNames", merging: self.extraParameters)
+        writer.encodeIfPresent(self.supportsDynamicSubMenus, forKey: "supportsDynamicSubMenus", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.supportedDynamicImageFieldNames { validator.enumerations(value, "supportedDynamicImageFieldNames", minSize: 1, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportedDynamicImageFieldNames") }
-        if self.supportsDynamicSubMenus == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportsDynamicSubMenus") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.supportedDynamicImageFieldNames { validator.enumerations(value, "supportedDynamicImageFieldNames", minSize: 1, maxSize: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "supportedDynamicImageFieldNames") }
+        if self.supportsDynamicSubMenus == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "supportsDynamicSubMenus") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["supportedDynamicImageFieldNames", "supportsDynamicSubMenus"])
         }
     }
@@ -4233,13 +4233,13 @@ public struct SDLKeyboardLayoutCapability: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.keyboardLayout, forKey: "keyboardLayout")
         writer.encode(self.numConfigurableKeys, forKey: "numConfigurableKeys")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.keyboardLayout, "keyboardLayout")
         validator.integer(self.numConfigurableKeys, "numConfigurableKeys", min: 0, max: 10)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["keyboardLayout", "numConfigurableKeys"])
         }
     }
@@ -4301,15 +4301,15 @@ public struct SDLKeyboardCapabilities: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.maskInputCharactersSupported, forKey: "maskInputCharactersSupported", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.supportedKeyboards, forKey: "supportedKeyboards", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.maskInputCharactersSupported, forKey: "maskInputCharactersSupported", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.supportedKeyboards, forKey: "supportedKeyboards", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.maskInputCharactersSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maskInputCharactersSupported") }
-        if let value = self.supportedKeyboards { validator.structures(value, "supportedKeyboards", minSize: 1, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportedKeyboards") }
-        if !self.unknownParameters.isEmpty {
+        if self.maskInputCharactersSupported == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "maskInputCharactersSupported") }
+        if let value = self.supportedKeyboards { validator.structures(value, "supportedKeyboards", minSize: 1, maxSize: 1000, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "supportedKeyboards") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["maskInputCharactersSupported", "supportedKeyboards"])
         }
     }
@@ -4434,33 +4434,33 @@ public struct SDLWindowCapability: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.windowID, forKey: "windowID", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.textFields, forKey: "textFields", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.imageFields, forKey: "imageFields", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.imageTypeSupported, forKey: "imageTypeSupported", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.templatesAvailable, forKey: "templatesAvailable", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.numCustomPresetsAvailable, forKey: "numCustomPresetsAvailable", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.menuLayoutsAvailable, forKey: "menuLayoutsAvailable", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.dynamicUpdateCapabilities, forKey: "dynamicUpdateCapabilities", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.keyboardCapabilities, forKey: "keyboardCapabilities", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.windowID, forKey: "windowID", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.textFields, forKey: "textFields", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.imageFields, forKey: "imageFields", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.imageTypeSupported, forKey: "imageTypeSupported", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.templatesAvailable, forKey: "templatesAvailable", merging: self.extraParameters)
+        writer.encodeIfPresent(self.numCustomPresetsAvailable, forKey: "numCustomPresetsAvailable", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.softButtonCapabilities, forKey: "softButtonCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.menuLayoutsAvailable, forKey: "menuLayoutsAvailable", merging: self.extraParameters)
+        writer.encodeIfPresent(self.dynamicUpdateCapabilities, forKey: "dynamicUpdateCapabilities", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.keyboardCapabilities, forKey: "keyboardCapabilities", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.windowID == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowID") }
-        if let value = self.textFields { validator.structures(value, "textFields", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "textFields") }
-        if let value = self.imageFields { validator.structures(value, "imageFields", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "imageFields") }
-        if let value = self.imageTypeSupported { validator.enumerations(value, "imageTypeSupported", minSize: 0, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "imageTypeSupported") }
-        if let value = self.templatesAvailable { validator.strings(value, "templatesAvailable", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "templatesAvailable") }
-        if let value = self.numCustomPresetsAvailable { validator.integer(value, "numCustomPresetsAvailable", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "numCustomPresetsAvailable") }
-        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "buttonCapabilities") }
-        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "softButtonCapabilities") }
-        if let value = self.menuLayoutsAvailable { validator.enumerations(value, "menuLayoutsAvailable", minSize: 1, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuLayoutsAvailable") }
-        if let value = self.dynamicUpdateCapabilities { validator.structure(value, "dynamicUpdateCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dynamicUpdateCapabilities") }
-        if let value = self.keyboardCapabilities { validator.structure(value, "keyboardCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keyboardCapabilities") }
-        if !self.unknownParameters.isEmpty {
+        if self.windowID == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowID") }
+        if let value = self.textFields { validator.structures(value, "textFields", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "textFields") }
+        if let value = self.imageFields { validator.structures(value, "imageFields", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "imageFields") }
+        if let value = self.imageTypeSupported { validator.enumerations(value, "imageTypeSupported", minSize: 0, maxSize: 1000, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "imageTypeSupported") }
+        if let value = self.templatesAvailable { validator.strings(value, "templatesAvailable", minSize: 0, maxSize: 100, minLength: 1, maxLength: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "templatesAvailable") }
+        if let value = self.numCustomPresetsAvailable { validator.integer(value, "numCustomPresetsAvailable", min: 1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "numCustomPresetsAvailable") }
+        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "buttonCapabilities") }
+        if let value = self.softButtonCapabilities { validator.structures(value, "softButtonCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "softButtonCapabilities") }
+        if let value = self.menuLayoutsAvailable { validator.enumerations(value, "menuLayoutsAvailable", minSize: 1, maxSize: 1000, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "menuLayoutsAvailable") }
+        if let value = self.dynamicUpdateCapabilities { validator.structure(value, "dynamicUpdateCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dynamicUpdateCapabilities") }
+        if let value = self.keyboardCapabilities { validator.structure(value, "keyboardCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "keyboardCapabilities") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["windowID", "textFields", "imageFields", "imageTypeSupported", "templatesAvailable", "numCustomPresetsAvailable", "buttonCapabilities", "softButtonCapabilities", "menuLayoutsAvailable", "dynamicUpdateCapabilities", "keyboardCapabilities"])
         }
     }
@@ -4513,12 +4513,12 @@ public struct SDLWindowTypeCapabilities: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.type, forKey: "type")
         writer.encode(self.maximumNumberOfWindows, forKey: "maximumNumberOfWindows")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["type", "maximumNumberOfWindows"])
         }
     }
@@ -4587,17 +4587,17 @@ public struct SDLDisplayCapability: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.displayName, forKey: "displayName", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.windowTypeSupported, forKey: "windowTypeSupported", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.windowCapabilities, forKey: "windowCapabilities", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.displayName, forKey: "displayName", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.windowTypeSupported, forKey: "windowTypeSupported", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.windowCapabilities, forKey: "windowCapabilities", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.displayName { validator.string(value, "displayName", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayName") }
-        if let value = self.windowTypeSupported { validator.structures(value, "windowTypeSupported", minSize: 1, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowTypeSupported") }
-        if let value = self.windowCapabilities { validator.structures(value, "windowCapabilities", minSize: 1, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windowCapabilities") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.displayName { validator.string(value, "displayName", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "displayName") }
+        if let value = self.windowTypeSupported { validator.structures(value, "windowTypeSupported", minSize: 1, maxSize: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowTypeSupported") }
+        if let value = self.windowCapabilities { validator.structures(value, "windowCapabilities", minSize: 1, maxSize: 1000, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windowCapabilities") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["displayName", "windowTypeSupported", "windowCapabilities"])
         }
     }
@@ -4701,27 +4701,27 @@ public struct SDLHMICapabilities: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.navigation, forKey: "navigation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.phoneCall, forKey: "phoneCall", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.videoStreaming, forKey: "videoStreaming", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.remoteControl, forKey: "remoteControl", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.appServices, forKey: "appServices", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.displays, forKey: "displays", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatLocation, forKey: "seatLocation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.driverDistraction, forKey: "driverDistraction", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.navigation, forKey: "navigation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.phoneCall, forKey: "phoneCall", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.videoStreaming, forKey: "videoStreaming", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.remoteControl, forKey: "remoteControl", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.appServices, forKey: "appServices", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.displays, forKey: "displays", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatLocation, forKey: "seatLocation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.driverDistraction, forKey: "driverDistraction", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.navigation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigation") }
-        if self.phoneCall == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "phoneCall") }
-        if self.videoStreaming == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "videoStreaming") }
-        if self.remoteControl == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "remoteControl") }
-        if self.appServices == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServices") }
-        if self.displays == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displays") }
-        if self.seatLocation == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatLocation") }
-        if self.driverDistraction == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverDistraction") }
-        if !self.unknownParameters.isEmpty {
+        if self.navigation == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "navigation") }
+        if self.phoneCall == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "phoneCall") }
+        if self.videoStreaming == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "videoStreaming") }
+        if self.remoteControl == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "remoteControl") }
+        if self.appServices == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "appServices") }
+        if self.displays == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "displays") }
+        if self.seatLocation == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatLocation") }
+        if self.driverDistraction == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverDistraction") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["navigation", "phoneCall", "videoStreaming", "remoteControl", "appServices", "displays", "seatLocation", "driverDistraction"])
         }
     }
@@ -4805,21 +4805,21 @@ public struct SDLMenuParams: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.parentID, forKey: "parentID", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.position, forKey: "position", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.parentID, forKey: "parentID", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.position, forKey: "position", orDropped: self.extraParameters)
         writer.encode(self.menuName, forKey: "menuName")
-        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.secondaryText, forKey: "secondaryText", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tertiaryText, forKey: "tertiaryText", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.parentID { validator.integer(value, "parentID", min: 0, max: 2000000000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "parentID") }
-        if let value = self.position { validator.integer(value, "position", min: 0, max: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "position") }
+        if let value = self.parentID { validator.integer(value, "parentID", min: 0, max: 2000000000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "parentID") }
+        if let value = self.position { validator.integer(value, "position", min: 0, max: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "position") }
         validator.string(self.menuName, "menuName", minLength: 1, maxLength: 500)
-        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryText") }
-        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tertiaryText") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.secondaryText { validator.string(value, "secondaryText", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "secondaryText") }
+        if let value = self.tertiaryText { validator.string(value, "tertiaryText", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tertiaryText") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["parentID", "position", "menuName", "secondaryText", "tertiaryText"])
         }
     }
@@ -4872,13 +4872,13 @@ public struct SDLTTSChunk: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.text, forKey: "text")
         writer.encode(self.type, forKey: "type")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.text, "text", minLength: 0, maxLength: 500)
         validator.enumeration(self.type, "type")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["text", "type"])
         }
     }
@@ -4940,15 +4940,15 @@ public struct SDLTurn: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.navigationText, forKey: "navigationText", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.turnIcon, forKey: "turnIcon", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.navigationText, forKey: "navigationText", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.turnIcon, forKey: "turnIcon", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.navigationText { validator.string(value, "navigationText", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationText") }
-        if let value = self.turnIcon { validator.structure(value, "turnIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "turnIcon") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.navigationText { validator.string(value, "navigationText", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "navigationText") }
+        if let value = self.turnIcon { validator.structure(value, "turnIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "turnIcon") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["navigationText", "turnIcon"])
         }
     }
@@ -5024,19 +5024,19 @@ public struct SDLVehicleType: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.make, forKey: "make", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.model, forKey: "model", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.modelYear, forKey: "modelYear", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.trim, forKey: "trim", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.make, forKey: "make", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.model, forKey: "model", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.modelYear, forKey: "modelYear", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.trim, forKey: "trim", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.make { validator.string(value, "make", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "make") }
-        if let value = self.model { validator.string(value, "model", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "model") }
-        if let value = self.modelYear { validator.string(value, "modelYear", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "modelYear") }
-        if let value = self.trim { validator.string(value, "trim", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "trim") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.make { validator.string(value, "make", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "make") }
+        if let value = self.model { validator.string(value, "model", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "model") }
+        if let value = self.modelYear { validator.string(value, "modelYear", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "modelYear") }
+        if let value = self.trim { validator.string(value, "trim", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "trim") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["make", "model", "modelYear", "trim"])
         }
     }
@@ -5140,27 +5140,27 @@ public struct SDLKeyboardProperties: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.language, forKey: "language", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.keyboardLayout, forKey: "keyboardLayout", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.keypressMode, forKey: "keypressMode", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.limitedCharacterList, forKey: "limitedCharacterList", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.autoCompleteText, forKey: "autoCompleteText", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.autoCompleteList, forKey: "autoCompleteList", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.maskInputCharacters, forKey: "maskInputCharacters", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.customKeys, forKey: "customKeys", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.language, forKey: "language", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.keyboardLayout, forKey: "keyboardLayout", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.keypressMode, forKey: "keypressMode", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.limitedCharacterList, forKey: "limitedCharacterList", merging: self.extraParameters)
+        writer.encodeIfPresent(self.autoCompleteText, forKey: "autoCompleteText", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.autoCompleteList, forKey: "autoCompleteList", merging: self.extraParameters)
+        writer.encodeIfPresent(self.maskInputCharacters, forKey: "maskInputCharacters", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.customKeys, forKey: "customKeys", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.language { validator.enumeration(value, "language") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "language") }
-        if let value = self.keyboardLayout { validator.enumeration(value, "keyboardLayout") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keyboardLayout") }
-        if let value = self.keypressMode { validator.enumeration(value, "keypressMode") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keypressMode") }
-        if let value = self.limitedCharacterList { validator.strings(value, "limitedCharacterList", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "limitedCharacterList") }
-        if let value = self.autoCompleteText { validator.string(value, "autoCompleteText", minLength: 1, maxLength: 1000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "autoCompleteText") }
-        if let value = self.autoCompleteList { validator.strings(value, "autoCompleteList", minSize: 0, maxSize: 100, minLength: 1, maxLength: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "autoCompleteList") }
-        if let value = self.maskInputCharacters { validator.enumeration(value, "maskInputCharacters") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maskInputCharacters") }
-        if let value = self.customKeys { validator.strings(value, "customKeys", minSize: 1, maxSize: 10, minLength: 1, maxLength: 1, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "customKeys") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.language { validator.enumeration(value, "language") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "language") }
+        if let value = self.keyboardLayout { validator.enumeration(value, "keyboardLayout") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "keyboardLayout") }
+        if let value = self.keypressMode { validator.enumeration(value, "keypressMode") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "keypressMode") }
+        if let value = self.limitedCharacterList { validator.strings(value, "limitedCharacterList", minSize: 1, maxSize: 100, minLength: 1, maxLength: 1, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "limitedCharacterList") }
+        if let value = self.autoCompleteText { validator.string(value, "autoCompleteText", minLength: 1, maxLength: 1000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "autoCompleteText") }
+        if let value = self.autoCompleteList { validator.strings(value, "autoCompleteList", minSize: 0, maxSize: 100, minLength: 1, maxLength: 1000, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "autoCompleteList") }
+        if let value = self.maskInputCharacters { validator.enumeration(value, "maskInputCharacters") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "maskInputCharacters") }
+        if let value = self.customKeys { validator.strings(value, "customKeys", minSize: 1, maxSize: 10, minLength: 1, maxLength: 1, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "customKeys") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["language", "keyboardLayout", "keypressMode", "limitedCharacterList", "autoCompleteText", "autoCompleteList", "maskInputCharacters", "customKeys"])
         }
     }
@@ -5250,23 +5250,23 @@ public struct SDLDeviceInfo: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.hardware, forKey: "hardware", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.firmwareRev, forKey: "firmwareRev", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.os, forKey: "os", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.osVersion, forKey: "osVersion", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.carrier, forKey: "carrier", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.maxNumberRFCOMMPorts, forKey: "maxNumberRFCOMMPorts", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.hardware, forKey: "hardware", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.firmwareRev, forKey: "firmwareRev", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.os, forKey: "os", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.osVersion, forKey: "osVersion", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.carrier, forKey: "carrier", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.maxNumberRFCOMMPorts, forKey: "maxNumberRFCOMMPorts", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.hardware { validator.string(value, "hardware", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hardware") }
-        if let value = self.firmwareRev { validator.string(value, "firmwareRev", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "firmwareRev") }
-        if let value = self.os { validator.string(value, "os", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "os") }
-        if let value = self.osVersion { validator.string(value, "osVersion", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "osVersion") }
-        if let value = self.carrier { validator.string(value, "carrier", minLength: 0, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "carrier") }
-        if let value = self.maxNumberRFCOMMPorts { validator.integer(value, "maxNumberRFCOMMPorts", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxNumberRFCOMMPorts") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.hardware { validator.string(value, "hardware", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hardware") }
+        if let value = self.firmwareRev { validator.string(value, "firmwareRev", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "firmwareRev") }
+        if let value = self.os { validator.string(value, "os", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "os") }
+        if let value = self.osVersion { validator.string(value, "osVersion", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "osVersion") }
+        if let value = self.carrier { validator.string(value, "carrier", minLength: 0, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "carrier") }
+        if let value = self.maxNumberRFCOMMPorts { validator.integer(value, "maxNumberRFCOMMPorts", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "maxNumberRFCOMMPorts") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["hardware", "firmwareRev", "os", "osVersion", "carrier", "maxNumberRFCOMMPorts"])
         }
     }
@@ -5377,29 +5377,29 @@ public struct SDLDateTime: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.millisecond, forKey: "millisecond", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.second, forKey: "second", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.minute, forKey: "minute", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.hour, forKey: "hour", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.day, forKey: "day", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.month, forKey: "month", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.year, forKey: "year", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tz_hour, forKey: "tz_hour", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.tz_minute, forKey: "tz_minute", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.millisecond, forKey: "millisecond", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.second, forKey: "second", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.minute, forKey: "minute", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.hour, forKey: "hour", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.day, forKey: "day", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.month, forKey: "month", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.year, forKey: "year", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tz_hour, forKey: "tz_hour", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.tz_minute, forKey: "tz_minute", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.millisecond { validator.integer(value, "millisecond", min: 0, max: 999) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "millisecond") }
-        if let value = self.second { validator.integer(value, "second", min: 0, max: 60) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "second") }
-        if let value = self.minute { validator.integer(value, "minute", min: 0, max: 59) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "minute") }
-        if let value = self.hour { validator.integer(value, "hour", min: 0, max: 23) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hour") }
-        if let value = self.day { validator.integer(value, "day", min: 1, max: 31) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "day") }
-        if let value = self.month { validator.integer(value, "month", min: 1, max: 12) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "month") }
-        if let value = self.year { validator.integer(value, "year", min: nil, max: 4095) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "year") }
-        if let value = self.tz_hour { validator.integer(value, "tz_hour", min: -12, max: 14) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tz_hour") }
-        if let value = self.tz_minute { validator.integer(value, "tz_minute", min: 0, max: 59) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "tz_minute") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.millisecond { validator.integer(value, "millisecond", min: 0, max: 999) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "millisecond") }
+        if let value = self.second { validator.integer(value, "second", min: 0, max: 60) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "second") }
+        if let value = self.minute { validator.integer(value, "minute", min: 0, max: 59) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "minute") }
+        if let value = self.hour { validator.integer(value, "hour", min: 0, max: 23) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hour") }
+        if let value = self.day { validator.integer(value, "day", min: 1, max: 31) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "day") }
+        if let value = self.month { validator.integer(value, "month", min: 1, max: 12) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "month") }
+        if let value = self.year { validator.integer(value, "year", min: nil, max: 4095) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "year") }
+        if let value = self.tz_hour { validator.integer(value, "tz_hour", min: -12, max: 14) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tz_hour") }
+        if let value = self.tz_minute { validator.integer(value, "tz_minute", min: 0, max: 59) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "tz_minute") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["millisecond", "second", "minute", "hour", "day", "month", "year", "tz_hour", "tz_minute"])
         }
     }
@@ -5452,13 +5452,13 @@ public struct SDLCoordinate: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.latitudeDegrees, forKey: "latitudeDegrees")
         writer.encode(self.longitudeDegrees, forKey: "longitudeDegrees")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.float(self.latitudeDegrees, "latitudeDegrees", min: -90, max: 90)
         validator.float(self.longitudeDegrees, "longitudeDegrees", min: -180, max: 180)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["latitudeDegrees", "longitudeDegrees"])
         }
     }
@@ -5569,29 +5569,29 @@ public struct SDLOASISAddress: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.countryName, forKey: "countryName", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.countryCode, forKey: "countryCode", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.postalCode, forKey: "postalCode", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.administrativeArea, forKey: "administrativeArea", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.subAdministrativeArea, forKey: "subAdministrativeArea", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.locality, forKey: "locality", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.subLocality, forKey: "subLocality", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.thoroughfare, forKey: "thoroughfare", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.subThoroughfare, forKey: "subThoroughfare", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.countryName, forKey: "countryName", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.countryCode, forKey: "countryCode", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.postalCode, forKey: "postalCode", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.administrativeArea, forKey: "administrativeArea", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.subAdministrativeArea, forKey: "subAdministrativeArea", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.locality, forKey: "locality", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.subLocality, forKey: "subLocality", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.thoroughfare, forKey: "thoroughfare", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.subThoroughfare, forKey: "subThoroughfare", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.countryName { validator.string(value, "countryName", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "countryName") }
-        if let value = self.countryCode { validator.string(value, "countryCode", minLength: 0, maxLength: 50) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "countryCode") }
-        if let value = self.postalCode { validator.string(value, "postalCode", minLength: 0, maxLength: 16) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "postalCode") }
-        if let value = self.administrativeArea { validator.string(value, "administrativeArea", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "administrativeArea") }
-        if let value = self.subAdministrativeArea { validator.string(value, "subAdministrativeArea", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subAdministrativeArea") }
-        if let value = self.locality { validator.string(value, "locality", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locality") }
-        if let value = self.subLocality { validator.string(value, "subLocality", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subLocality") }
-        if let value = self.thoroughfare { validator.string(value, "thoroughfare", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "thoroughfare") }
-        if let value = self.subThoroughfare { validator.string(value, "subThoroughfare", minLength: 0, maxLength: 200) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subThoroughfare") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.countryName { validator.string(value, "countryName", minLength: 0, maxLength: 200) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "countryName") }
+        if let value = self.countryCode { validator.string(value, "countryCode", minLength: 0, maxLength: 50) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "countryCode") }
+        if let value = self.postalCode { validator.string(value, "postalCode", minLength: 0, maxLength: 16) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "postalCode") }
+        if let value = self.administrativeArea { validator.string(value, "administrativeArea", minLength: 0, maxLength: 200) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "administrativeArea") }
+        if let value = self.subAdministrativeArea { validator.string(value, "subAdministrativeArea", minLength: 0, maxLength: 200) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "subAdministrativeArea") }
+        if let value = self.locality { validator.string(value, "locality", minLength: 0, maxLength: 200) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "locality") }
+        if let value = self.subLocality { validator.string(value, "subLocality", minLength: 0, maxLength: 200) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "subLocality") }
+        if let value = self.thoroughfare { validator.string(value, "thoroughfare", minLength: 0, maxLength: 200) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "thoroughfare") }
+        if let value = self.subThoroughfare { validator.string(value, "subThoroughfare", minLength: 0, maxLength: 200) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "subThoroughfare") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["countryName", "countryCode", "postalCode", "administrativeArea", "subAdministrativeArea", "locality", "subLocality", "thoroughfare", "subThoroughfare"])
         }
     }
@@ -5688,25 +5688,25 @@ public struct SDLLocationDetails: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.coordinate, forKey: "coordinate", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.locationName, forKey: "locationName", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.addressLines, forKey: "addressLines", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.locationDescription, forKey: "locationDescription", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.phoneNumber, forKey: "phoneNumber", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.locationImage, forKey: "locationImage", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.searchAddress, forKey: "searchAddress", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.coordinate, forKey: "coordinate", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.locationName, forKey: "locationName", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.addressLines, forKey: "addressLines", merging: self.extraParameters)
+        writer.encodeIfPresent(self.locationDescription, forKey: "locationDescription", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.phoneNumber, forKey: "phoneNumber", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.locationImage, forKey: "locationImage", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.searchAddress, forKey: "searchAddress", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.coordinate { validator.structure(value, "coordinate") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coordinate") }
-        if let value = self.locationName { validator.string(value, "locationName", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationName") }
-        if let value = self.addressLines { validator.strings(value, "addressLines", minSize: 0, maxSize: 4, minLength: 1, maxLength: 500, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "addressLines") }
-        if let value = self.locationDescription { validator.string(value, "locationDescription", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationDescription") }
-        if let value = self.phoneNumber { validator.string(value, "phoneNumber", minLength: 1, maxLength: 500) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "phoneNumber") }
-        if let value = self.locationImage { validator.structure(value, "locationImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "locationImage") }
-        if let value = self.searchAddress { validator.structure(value, "searchAddress") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "searchAddress") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.coordinate { validator.structure(value, "coordinate") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "coordinate") }
+        if let value = self.locationName { validator.string(value, "locationName", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "locationName") }
+        if let value = self.addressLines { validator.strings(value, "addressLines", minSize: 0, maxSize: 4, minLength: 1, maxLength: 500, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "addressLines") }
+        if let value = self.locationDescription { validator.string(value, "locationDescription", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "locationDescription") }
+        if let value = self.phoneNumber { validator.string(value, "phoneNumber", minLength: 1, maxLength: 500) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "phoneNumber") }
+        if let value = self.locationImage { validator.structure(value, "locationImage") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "locationImage") }
+        if let value = self.searchAddress { validator.structure(value, "searchAddress") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "searchAddress") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["coordinate", "locationName", "addressLines", "locationDescription", "phoneNumber", "locationImage", "searchAddress"])
         }
     }
@@ -5768,15 +5768,15 @@ public struct SDLNavigationCapability: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.sendLocationEnabled, forKey: "sendLocationEnabled", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.getWayPointsEnabled, forKey: "getWayPointsEnabled", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.sendLocationEnabled, forKey: "sendLocationEnabled", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.getWayPointsEnabled, forKey: "getWayPointsEnabled", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.sendLocationEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sendLocationEnabled") }
-        if self.getWayPointsEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "getWayPointsEnabled") }
-        if !self.unknownParameters.isEmpty {
+        if self.sendLocationEnabled == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "sendLocationEnabled") }
+        if self.getWayPointsEnabled == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "getWayPointsEnabled") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["sendLocationEnabled", "getWayPointsEnabled"])
         }
     }
@@ -5831,13 +5831,13 @@ public struct SDLPhoneCapability: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.dialNumberEnabled, forKey: "dialNumberEnabled", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.dialNumberEnabled, forKey: "dialNumberEnabled", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.dialNumberEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dialNumberEnabled") }
-        if !self.unknownParameters.isEmpty {
+        if self.dialNumberEnabled == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dialNumberEnabled") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["dialNumberEnabled"])
         }
     }
@@ -5890,13 +5890,13 @@ public struct SDLVideoStreamingFormat: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.`protocol`, forKey: "protocol")
         writer.encode(self.codec, forKey: "codec")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.`protocol`, "protocol")
         validator.enumeration(self.codec, "codec")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["protocol", "codec"])
         }
     }
@@ -6007,29 +6007,29 @@ public struct SDLVideoStreamingCapability: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.preferredResolution, forKey: "preferredResolution", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.maxBitrate, forKey: "maxBitrate", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.supportedFormats, forKey: "supportedFormats", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.hapticSpatialDataSupported, forKey: "hapticSpatialDataSupported", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.diagonalScreenSize, forKey: "diagonalScreenSize", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.pixelPerInch, forKey: "pixelPerInch", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.scale, forKey: "scale", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.preferredFPS, forKey: "preferredFPS", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.additionalVideoStreamingCapabilities, forKey: "additionalVideoStreamingCapabilities", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.preferredResolution, forKey: "preferredResolution", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.maxBitrate, forKey: "maxBitrate", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.supportedFormats, forKey: "supportedFormats", merging: self.extraParameters)
+        writer.encodeIfPresent(self.hapticSpatialDataSupported, forKey: "hapticSpatialDataSupported", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.diagonalScreenSize, forKey: "diagonalScreenSize", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.pixelPerInch, forKey: "pixelPerInch", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.scale, forKey: "scale", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.preferredFPS, forKey: "preferredFPS", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.additionalVideoStreamingCapabilities, forKey: "additionalVideoStreamingCapabilities", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.preferredResolution { validator.structure(value, "preferredResolution") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "preferredResolution") }
-        if let value = self.maxBitrate { validator.integer(value, "maxBitrate", min: 0, max: 2147483647) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxBitrate") }
-        if let value = self.supportedFormats { validator.structures(value, "supportedFormats", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "supportedFormats") }
-        if self.hapticSpatialDataSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hapticSpatialDataSupported") }
-        if let value = self.diagonalScreenSize { validator.float(value, "diagonalScreenSize", min: 0, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "diagonalScreenSize") }
-        if let value = self.pixelPerInch { validator.float(value, "pixelPerInch", min: 0, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "pixelPerInch") }
-        if let value = self.scale { validator.float(value, "scale", min: 1, max: 10) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "scale") }
-        if let value = self.preferredFPS { validator.integer(value, "preferredFPS", min: 0, max: 2147483647) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "preferredFPS") }
-        if let value = self.additionalVideoStreamingCapabilities { validator.structures(value, "additionalVideoStreamingCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "additionalVideoStreamingCapabilities") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.preferredResolution { validator.structure(value, "preferredResolution") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "preferredResolution") }
+        if let value = self.maxBitrate { validator.integer(value, "maxBitrate", min: 0, max: 2147483647) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "maxBitrate") }
+        if let value = self.supportedFormats { validator.structures(value, "supportedFormats", minSize: nil, maxSize: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "supportedFormats") }
+        if self.hapticSpatialDataSupported == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hapticSpatialDataSupported") }
+        if let value = self.diagonalScreenSize { validator.float(value, "diagonalScreenSize", min: 0, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "diagonalScreenSize") }
+        if let value = self.pixelPerInch { validator.float(value, "pixelPerInch", min: 0, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "pixelPerInch") }
+        if let value = self.scale { validator.float(value, "scale", min: 1, max: 10) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "scale") }
+        if let value = self.preferredFPS { validator.integer(value, "preferredFPS", min: 0, max: 2147483647) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "preferredFPS") }
+        if let value = self.additionalVideoStreamingCapabilities { validator.structures(value, "additionalVideoStreamingCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "additionalVideoStreamingCapabilities") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["preferredResolution", "maxBitrate", "supportedFormats", "hapticSpatialDataSupported", "diagonalScreenSize", "pixelPerInch", "scale", "preferredFPS", "additionalVideoStreamingCapabilities"])
         }
     }
@@ -6091,15 +6091,15 @@ public struct SDLDriverDistractionCapability: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.menuLength, forKey: "menuLength", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.subMenuDepth, forKey: "subMenuDepth", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.menuLength, forKey: "menuLength", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.subMenuDepth, forKey: "subMenuDepth", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.menuLength == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "menuLength") }
-        if let value = self.subMenuDepth { validator.integer(value, "subMenuDepth", min: 1, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "subMenuDepth") }
-        if !self.unknownParameters.isEmpty {
+        if self.menuLength == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "menuLength") }
+        if let value = self.subMenuDepth { validator.integer(value, "subMenuDepth", min: 1, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "subMenuDepth") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["menuLength", "subMenuDepth"])
         }
     }
@@ -6160,14 +6160,14 @@ public struct SDLRGBColor: RPCStruct {
         writer.encode(self.red, forKey: "red")
         writer.encode(self.green, forKey: "green")
         writer.encode(self.blue, forKey: "blue")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.red, "red", min: 0, max: 255)
         validator.integer(self.green, "green", min: 0, max: 255)
         validator.integer(self.blue, "blue", min: 0, max: 255)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["red", "green", "blue"])
         }
     }
@@ -6236,17 +6236,17 @@ public struct SDLTemplateColorScheme: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.primaryColor, forKey: "primaryColor", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.secondaryColor, forKey: "secondaryColor", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.backgroundColor, forKey: "backgroundColor", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.primaryColor, forKey: "primaryColor", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.secondaryColor, forKey: "secondaryColor", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.backgroundColor, forKey: "backgroundColor", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.primaryColor { validator.structure(value, "primaryColor") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "primaryColor") }
-        if let value = self.secondaryColor { validator.structure(value, "secondaryColor") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "secondaryColor") }
-        if let value = self.backgroundColor { validator.structure(value, "backgroundColor") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backgroundColor") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.primaryColor { validator.structure(value, "primaryColor") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "primaryColor") }
+        if let value = self.secondaryColor { validator.structure(value, "secondaryColor") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "secondaryColor") }
+        if let value = self.backgroundColor { validator.structure(value, "backgroundColor") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "backgroundColor") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["primaryColor", "secondaryColor", "backgroundColor"])
         }
     }
@@ -6317,16 +6317,16 @@ public struct SDLTemplateConfiguration: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.template, forKey: "template")
-        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.dayColorScheme, forKey: "dayColorScheme", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.nightColorScheme, forKey: "nightColorScheme", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.template, "template", minLength: 1, maxLength: 500)
-        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dayColorScheme") }
-        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nightColorScheme") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.dayColorScheme { validator.structure(value, "dayColorScheme") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dayColorScheme") }
+        if let value = self.nightColorScheme { validator.structure(value, "nightColorScheme") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nightColorScheme") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["template", "dayColorScheme", "nightColorScheme"])
         }
     }
@@ -6381,13 +6381,13 @@ public struct SDLSeatLocation: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.grid, forKey: "grid", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.grid, forKey: "grid", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.grid { validator.structure(value, "grid") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "grid") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.grid { validator.structure(value, "grid") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "grid") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["grid"])
         }
     }
@@ -6463,19 +6463,19 @@ public struct SDLSeatLocationCapability: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.rows, forKey: "rows", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.columns, forKey: "columns", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.levels, forKey: "levels", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.seats, forKey: "seats", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.rows, forKey: "rows", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.columns, forKey: "columns", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.levels, forKey: "levels", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.seats, forKey: "seats", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.rows { validator.integer(value, "rows", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rows") }
-        if let value = self.columns { validator.integer(value, "columns", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "columns") }
-        if let value = self.levels { validator.integer(value, "levels", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "levels") }
-        if let value = self.seats { validator.structures(value, "seats", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seats") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.rows { validator.integer(value, "rows", min: 1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rows") }
+        if let value = self.columns { validator.integer(value, "columns", min: 1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "columns") }
+        if let value = self.levels { validator.integer(value, "levels", min: 1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "levels") }
+        if let value = self.seats { validator.structures(value, "seats", minSize: nil, maxSize: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seats") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["rows", "columns", "levels", "seats"])
         }
     }
@@ -6528,13 +6528,13 @@ public struct SDLMassageModeData: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.massageZone, forKey: "massageZone")
         writer.encode(self.massageMode, forKey: "massageMode")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.massageZone, "massageZone")
         validator.enumeration(self.massageMode, "massageMode")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["massageZone", "massageMode"])
         }
     }
@@ -6587,13 +6587,13 @@ public struct SDLMassageCushionFirmness: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.cushion, forKey: "cushion")
         writer.encode(self.firmness, forKey: "firmness")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.cushion, "cushion")
         validator.integer(self.firmness, "firmness", min: 0, max: 100)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["cushion", "firmness"])
         }
     }
@@ -6665,16 +6665,16 @@ public struct SDLSeatMemoryAction: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.id, forKey: "id")
-        writer.encodeIfPresent(self.label, forKey: "label", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.label, forKey: "label", orDropped: self.extraParameters)
         writer.encode(self.action, forKey: "action")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.id, "id", min: 1, max: 10)
-        if let value = self.label { validator.string(value, "label", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "label") }
+        if let value = self.label { validator.string(value, "label", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "label") }
         validator.enumeration(self.action, "action")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["id", "label", "action"])
         }
     }
@@ -6836,42 +6836,42 @@ public struct SDLSeatControlData: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.id, forKey: "id")
-        writer.encodeIfPresent(self.heatingEnabled, forKey: "heatingEnabled", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.coolingEnabled, forKey: "coolingEnabled", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatingLevel, forKey: "heatingLevel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.coolingLevel, forKey: "coolingLevel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.horizontalPosition, forKey: "horizontalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.verticalPosition, forKey: "verticalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.frontVerticalPosition, forKey: "frontVerticalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.backVerticalPosition, forKey: "backVerticalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.backTiltAngle, forKey: "backTiltAngle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headSupportHorizontalPosition, forKey: "headSupportHorizontalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headSupportVerticalPosition, forKey: "headSupportVerticalPosition", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.massageEnabled, forKey: "massageEnabled", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.massageMode, forKey: "massageMode", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.massageCushionFirmness, forKey: "massageCushionFirmness", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.memory, forKey: "memory", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.heatingEnabled, forKey: "heatingEnabled", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.coolingEnabled, forKey: "coolingEnabled", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatingLevel, forKey: "heatingLevel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.coolingLevel, forKey: "coolingLevel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.horizontalPosition, forKey: "horizontalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.verticalPosition, forKey: "verticalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.frontVerticalPosition, forKey: "frontVerticalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.backVerticalPosition, forKey: "backVerticalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.backTiltAngle, forKey: "backTiltAngle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headSupportHorizontalPosition, forKey: "headSupportHorizontalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headSupportVerticalPosition, forKey: "headSupportVerticalPosition", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.massageEnabled, forKey: "massageEnabled", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.massageMode, forKey: "massageMode", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.massageCushionFirmness, forKey: "massageCushionFirmness", merging: self.extraParameters)
+        writer.encodeIfPresent(self.memory, forKey: "memory", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.id, "id")
-        if self.heatingEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatingEnabled") }
-        if self.coolingEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coolingEnabled") }
-        if let value = self.heatingLevel { validator.integer(value, "heatingLevel", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatingLevel") }
-        if let value = self.coolingLevel { validator.integer(value, "coolingLevel", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coolingLevel") }
-        if let value = self.horizontalPosition { validator.integer(value, "horizontalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "horizontalPosition") }
-        if let value = self.verticalPosition { validator.integer(value, "verticalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "verticalPosition") }
-        if let value = self.frontVerticalPosition { validator.integer(value, "frontVerticalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "frontVerticalPosition") }
-        if let value = self.backVerticalPosition { validator.integer(value, "backVerticalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backVerticalPosition") }
-        if let value = self.backTiltAngle { validator.integer(value, "backTiltAngle", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backTiltAngle") }
-        if let value = self.headSupportHorizontalPosition { validator.integer(value, "headSupportHorizontalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headSupportHorizontalPosition") }
-        if let value = self.headSupportVerticalPosition { validator.integer(value, "headSupportVerticalPosition", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headSupportVerticalPosition") }
-        if self.massageEnabled == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageEnabled") }
-        if let value = self.massageMode { validator.structures(value, "massageMode", minSize: 1, maxSize: 2, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageMode") }
-        if let value = self.massageCushionFirmness { validator.structures(value, "massageCushionFirmness", minSize: 1, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageCushionFirmness") }
-        if let value = self.memory { validator.structure(value, "memory") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "memory") }
-        if !self.unknownParameters.isEmpty {
+        if self.heatingEnabled == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatingEnabled") }
+        if self.coolingEnabled == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "coolingEnabled") }
+        if let value = self.heatingLevel { validator.integer(value, "heatingLevel", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatingLevel") }
+        if let value = self.coolingLevel { validator.integer(value, "coolingLevel", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "coolingLevel") }
+        if let value = self.horizontalPosition { validator.integer(value, "horizontalPosition", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "horizontalPosition") }
+        if let value = self.verticalPosition { validator.integer(value, "verticalPosition", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "verticalPosition") }
+        if let value = self.frontVerticalPosition { validator.integer(value, "frontVerticalPosition", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "frontVerticalPosition") }
+        if let value = self.backVerticalPosition { validator.integer(value, "backVerticalPosition", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "backVerticalPosition") }
+        if let value = self.backTiltAngle { validator.integer(value, "backTiltAngle", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "backTiltAngle") }
+        if let value = self.headSupportHorizontalPosition { validator.integer(value, "headSupportHorizontalPosition", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headSupportHorizontalPosition") }
+        if let value = self.headSupportVerticalPosition { validator.integer(value, "headSupportVerticalPosition", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headSupportVerticalPosition") }
+        if self.massageEnabled == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "massageEnabled") }
+        if let value = self.massageMode { validator.structures(value, "massageMode", minSize: 1, maxSize: 2, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "massageMode") }
+        if let value = self.massageCushionFirmness { validator.structures(value, "massageCushionFirmness", minSize: 1, maxSize: 5, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "massageCushionFirmness") }
+        if let value = self.memory { validator.structure(value, "memory") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "memory") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["id", "heatingEnabled", "coolingEnabled", "heatingLevel", "coolingLevel", "horizontalPosition", "verticalPosition", "frontVerticalPosition", "backVerticalPosition", "backTiltAngle", "headSupportHorizontalPosition", "headSupportVerticalPosition", "massageEnabled", "massageMode", "massageCushionFirmness", "memory"])
         }
     }
@@ -7040,44 +7040,44 @@ public struct SDLSeatControlCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatingEnabledAvailable, forKey: "heatingEnabledAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.coolingEnabledAvailable, forKey: "coolingEnabledAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatingLevelAvailable, forKey: "heatingLevelAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.coolingLevelAvailable, forKey: "coolingLevelAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.horizontalPositionAvailable, forKey: "horizontalPositionAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.verticalPositionAvailable, forKey: "verticalPositionAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.frontVerticalPositionAvailable, forKey: "frontVerticalPositionAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.backVerticalPositionAvailable, forKey: "backVerticalPositionAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.backTiltAngleAvailable, forKey: "backTiltAngleAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headSupportHorizontalPositionAvailable, forKey: "headSupportHorizontalPositionAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.headSupportVerticalPositionAvailable, forKey: "headSupportVerticalPositionAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.massageEnabledAvailable, forKey: "massageEnabledAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.massageModeAvailable, forKey: "massageModeAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.massageCushionFirmnessAvailable, forKey: "massageCushionFirmnessAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.memoryAvailable, forKey: "memoryAvailable", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatingEnabledAvailable, forKey: "heatingEnabledAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.coolingEnabledAvailable, forKey: "coolingEnabledAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatingLevelAvailable, forKey: "heatingLevelAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.coolingLevelAvailable, forKey: "coolingLevelAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.horizontalPositionAvailable, forKey: "horizontalPositionAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.verticalPositionAvailable, forKey: "verticalPositionAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.frontVerticalPositionAvailable, forKey: "frontVerticalPositionAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.backVerticalPositionAvailable, forKey: "backVerticalPositionAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.backTiltAngleAvailable, forKey: "backTiltAngleAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headSupportHorizontalPositionAvailable, forKey: "headSupportHorizontalPositionAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.headSupportVerticalPositionAvailable, forKey: "headSupportVerticalPositionAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.massageEnabledAvailable, forKey: "massageEnabledAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.massageModeAvailable, forKey: "massageModeAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.massageCushionFirmnessAvailable, forKey: "massageCushionFirmnessAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.memoryAvailable, forKey: "memoryAvailable", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
-        if self.heatingEnabledAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatingEnabledAvailable") }
-        if self.coolingEnabledAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coolingEnabledAvailable") }
-        if self.heatingLevelAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatingLevelAvailable") }
-        if self.coolingLevelAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "coolingLevelAvailable") }
-        if self.horizontalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "horizontalPositionAvailable") }
-        if self.verticalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "verticalPositionAvailable") }
-        if self.frontVerticalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "frontVerticalPositionAvailable") }
-        if self.backVerticalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backVerticalPositionAvailable") }
-        if self.backTiltAngleAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "backTiltAngleAvailable") }
-        if self.headSupportHorizontalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headSupportHorizontalPositionAvailable") }
-        if self.headSupportVerticalPositionAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "headSupportVerticalPositionAvailable") }
-        if self.massageEnabledAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageEnabledAvailable") }
-        if self.massageModeAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageModeAvailable") }
-        if self.massageCushionFirmnessAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "massageCushionFirmnessAvailable") }
-        if self.memoryAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "memoryAvailable") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleInfo") }
+        if self.heatingEnabledAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatingEnabledAvailable") }
+        if self.coolingEnabledAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "coolingEnabledAvailable") }
+        if self.heatingLevelAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatingLevelAvailable") }
+        if self.coolingLevelAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "coolingLevelAvailable") }
+        if self.horizontalPositionAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "horizontalPositionAvailable") }
+        if self.verticalPositionAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "verticalPositionAvailable") }
+        if self.frontVerticalPositionAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "frontVerticalPositionAvailable") }
+        if self.backVerticalPositionAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "backVerticalPositionAvailable") }
+        if self.backTiltAngleAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "backTiltAngleAvailable") }
+        if self.headSupportHorizontalPositionAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headSupportHorizontalPositionAvailable") }
+        if self.headSupportVerticalPositionAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "headSupportVerticalPositionAvailable") }
+        if self.massageEnabledAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "massageEnabledAvailable") }
+        if self.massageModeAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "massageModeAvailable") }
+        if self.massageCushionFirmnessAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "massageCushionFirmnessAvailable") }
+        if self.memoryAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "memoryAvailable") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "heatingEnabledAvailable", "coolingEnabledAvailable", "heatingLevelAvailable", "coolingLevelAvailable", "horizontalPositionAvailable", "verticalPositionAvailable", "frontVerticalPositionAvailable", "backVerticalPositionAvailable", "backTiltAngleAvailable", "headSupportHorizontalPositionAvailable", "headSupportVerticalPositionAvailable", "massageEnabledAvailable", "massageModeAvailable", "massageCushionFirmnessAvailable", "memoryAvailable"])
         }
     }
@@ -7130,13 +7130,13 @@ public struct SDLTemperature: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.unit, forKey: "unit")
         writer.encode(self.value, forKey: "value")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.unit, "unit")
         validator.float(self.value, "value", min: nil, max: nil)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["unit", "value"])
         }
     }
@@ -7240,27 +7240,27 @@ public struct SDLRdsData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.PS, forKey: "PS", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.RT, forKey: "RT", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.CT, forKey: "CT", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.PI, forKey: "PI", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.PTY, forKey: "PTY", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.TP, forKey: "TP", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.TA, forKey: "TA", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.REG, forKey: "REG", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.PS, forKey: "PS", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.RT, forKey: "RT", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.CT, forKey: "CT", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.PI, forKey: "PI", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.PTY, forKey: "PTY", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.TP, forKey: "TP", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.TA, forKey: "TA", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.REG, forKey: "REG", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.PS { validator.string(value, "PS", minLength: 0, maxLength: 8) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "PS") }
-        if let value = self.RT { validator.string(value, "RT", minLength: 0, maxLength: 64) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "RT") }
-        if let value = self.CT { validator.string(value, "CT", minLength: 24, maxLength: 24) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "CT") }
-        if let value = self.PI { validator.string(value, "PI", minLength: 0, maxLength: 6) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "PI") }
-        if let value = self.PTY { validator.integer(value, "PTY", min: 0, max: 31) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "PTY") }
-        if self.TP == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "TP") }
-        if self.TA == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "TA") }
-        if let value = self.REG { validator.string(value, "REG", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "REG") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.PS { validator.string(value, "PS", minLength: 0, maxLength: 8) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "PS") }
+        if let value = self.RT { validator.string(value, "RT", minLength: 0, maxLength: 64) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "RT") }
+        if let value = self.CT { validator.string(value, "CT", minLength: 24, maxLength: 24) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "CT") }
+        if let value = self.PI { validator.string(value, "PI", minLength: 0, maxLength: 6) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "PI") }
+        if let value = self.PTY { validator.integer(value, "PTY", min: 0, max: 31) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "PTY") }
+        if self.TP == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "TP") }
+        if self.TA == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "TA") }
+        if let value = self.REG { validator.string(value, "REG", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "REG") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["PS", "RT", "CT", "PI", "PTY", "TP", "TA", "REG"])
         }
     }
@@ -7322,15 +7322,15 @@ public struct SDLStationIDNumber: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.countryCode, forKey: "countryCode", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fccFacilityId, forKey: "fccFacilityId", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.countryCode, forKey: "countryCode", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fccFacilityId, forKey: "fccFacilityId", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.countryCode { validator.integer(value, "countryCode", min: 0, max: 999) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "countryCode") }
-        if let value = self.fccFacilityId { validator.integer(value, "fccFacilityId", min: 0, max: 999999) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fccFacilityId") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.countryCode { validator.integer(value, "countryCode", min: 0, max: 999) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "countryCode") }
+        if let value = self.fccFacilityId { validator.integer(value, "fccFacilityId", min: 0, max: 999999) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fccFacilityId") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["countryCode", "fccFacilityId"])
         }
     }
@@ -7413,21 +7413,21 @@ public struct SDLSisData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.stationShortName, forKey: "stationShortName", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stationIDNumber, forKey: "stationIDNumber", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stationLongName, forKey: "stationLongName", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stationLocation, forKey: "stationLocation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stationMessage, forKey: "stationMessage", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.stationShortName, forKey: "stationShortName", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stationIDNumber, forKey: "stationIDNumber", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stationLongName, forKey: "stationLongName", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stationLocation, forKey: "stationLocation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stationMessage, forKey: "stationMessage", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.stationShortName { validator.string(value, "stationShortName", minLength: 4, maxLength: 7) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationShortName") }
-        if let value = self.stationIDNumber { validator.structure(value, "stationIDNumber") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationIDNumber") }
-        if let value = self.stationLongName { validator.string(value, "stationLongName", minLength: 0, maxLength: 56) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationLongName") }
-        if let value = self.stationLocation { validator.structure(value, "stationLocation") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationLocation") }
-        if let value = self.stationMessage { validator.string(value, "stationMessage", minLength: 0, maxLength: 56) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stationMessage") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.stationShortName { validator.string(value, "stationShortName", minLength: 4, maxLength: 7) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stationShortName") }
+        if let value = self.stationIDNumber { validator.structure(value, "stationIDNumber") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stationIDNumber") }
+        if let value = self.stationLongName { validator.string(value, "stationLongName", minLength: 0, maxLength: 56) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stationLongName") }
+        if let value = self.stationLocation { validator.structure(value, "stationLocation") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stationLocation") }
+        if let value = self.stationMessage { validator.string(value, "stationMessage", minLength: 0, maxLength: 56) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stationMessage") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["stationShortName", "stationIDNumber", "stationLongName", "stationLocation", "stationMessage"])
         }
     }
@@ -7566,37 +7566,37 @@ public struct SDLRadioControlData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.frequencyInteger, forKey: "frequencyInteger", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.frequencyFraction, forKey: "frequencyFraction", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.band, forKey: "band", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rdsData, forKey: "rdsData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.hdRadioEnable, forKey: "hdRadioEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.availableHDs, forKey: "availableHDs", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.availableHdChannels, forKey: "availableHdChannels", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.hdChannel, forKey: "hdChannel", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.signalStrength, forKey: "signalStrength", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.signalChangeThreshold, forKey: "signalChangeThreshold", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.radioEnable, forKey: "radioEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.state, forKey: "state", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.sisData, forKey: "sisData", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.frequencyInteger, forKey: "frequencyInteger", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.frequencyFraction, forKey: "frequencyFraction", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.band, forKey: "band", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rdsData, forKey: "rdsData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.hdRadioEnable, forKey: "hdRadioEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.availableHDs, forKey: "availableHDs", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.availableHdChannels, forKey: "availableHdChannels", merging: self.extraParameters)
+        writer.encodeIfPresent(self.hdChannel, forKey: "hdChannel", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.signalStrength, forKey: "signalStrength", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.signalChangeThreshold, forKey: "signalChangeThreshold", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.radioEnable, forKey: "radioEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.state, forKey: "state", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.sisData, forKey: "sisData", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.frequencyInteger { validator.integer(value, "frequencyInteger", min: 0, max: 1710) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "frequencyInteger") }
-        if let value = self.frequencyFraction { validator.integer(value, "frequencyFraction", min: 0, max: 9) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "frequencyFraction") }
-        if let value = self.band { validator.enumeration(value, "band") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "band") }
-        if let value = self.rdsData { validator.structure(value, "rdsData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rdsData") }
-        if self.hdRadioEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdRadioEnable") }
-        if let value = self.availableHDs { validator.integer(value, "availableHDs", min: 1, max: 7) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "availableHDs") }
-        if let value = self.availableHdChannels { validator.integers(value, "availableHdChannels", minSize: 0, maxSize: 8, min: 0, max: 7, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "availableHdChannels") }
-        if let value = self.hdChannel { validator.integer(value, "hdChannel", min: 0, max: 7) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdChannel") }
-        if let value = self.signalStrength { validator.integer(value, "signalStrength", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "signalStrength") }
-        if let value = self.signalChangeThreshold { validator.integer(value, "signalChangeThreshold", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "signalChangeThreshold") }
-        if self.radioEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioEnable") }
-        if let value = self.state { validator.enumeration(value, "state") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "state") }
-        if let value = self.sisData { validator.structure(value, "sisData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sisData") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.frequencyInteger { validator.integer(value, "frequencyInteger", min: 0, max: 1710) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "frequencyInteger") }
+        if let value = self.frequencyFraction { validator.integer(value, "frequencyFraction", min: 0, max: 9) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "frequencyFraction") }
+        if let value = self.band { validator.enumeration(value, "band") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "band") }
+        if let value = self.rdsData { validator.structure(value, "rdsData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rdsData") }
+        if self.hdRadioEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hdRadioEnable") }
+        if let value = self.availableHDs { validator.integer(value, "availableHDs", min: 1, max: 7) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "availableHDs") }
+        if let value = self.availableHdChannels { validator.integers(value, "availableHdChannels", minSize: 0, maxSize: 8, min: 0, max: 7, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "availableHdChannels") }
+        if let value = self.hdChannel { validator.integer(value, "hdChannel", min: 0, max: 7) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hdChannel") }
+        if let value = self.signalStrength { validator.integer(value, "signalStrength", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "signalStrength") }
+        if let value = self.signalChangeThreshold { validator.integer(value, "signalChangeThreshold", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "signalChangeThreshold") }
+        if self.radioEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "radioEnable") }
+        if let value = self.state { validator.enumeration(value, "state") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "state") }
+        if let value = self.sisData { validator.structure(value, "sisData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "sisData") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["frequencyInteger", "frequencyFraction", "band", "rdsData", "hdRadioEnable", "availableHDs", "availableHdChannels", "hdChannel", "signalStrength", "signalChangeThreshold", "radioEnable", "state", "sisData"])
         }
     }
@@ -7749,41 +7749,41 @@ public struct SDLClimateControlData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.fanSpeed, forKey: "fanSpeed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.currentTemperature, forKey: "currentTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.desiredTemperature, forKey: "desiredTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.acEnable, forKey: "acEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.circulateAirEnable, forKey: "circulateAirEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.autoModeEnable, forKey: "autoModeEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.defrostZone, forKey: "defrostZone", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.dualModeEnable, forKey: "dualModeEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.acMaxEnable, forKey: "acMaxEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.ventilationMode, forKey: "ventilationMode", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatedSteeringWheelEnable, forKey: "heatedSteeringWheelEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatedWindshieldEnable, forKey: "heatedWindshieldEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatedRearWindowEnable, forKey: "heatedRearWindowEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatedMirrorsEnable, forKey: "heatedMirrorsEnable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.climateEnable, forKey: "climateEnable", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.fanSpeed, forKey: "fanSpeed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.currentTemperature, forKey: "currentTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.desiredTemperature, forKey: "desiredTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.acEnable, forKey: "acEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.circulateAirEnable, forKey: "circulateAirEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.autoModeEnable, forKey: "autoModeEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.defrostZone, forKey: "defrostZone", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.dualModeEnable, forKey: "dualModeEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.acMaxEnable, forKey: "acMaxEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.ventilationMode, forKey: "ventilationMode", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatedSteeringWheelEnable, forKey: "heatedSteeringWheelEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatedWindshieldEnable, forKey: "heatedWindshieldEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatedRearWindowEnable, forKey: "heatedRearWindowEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatedMirrorsEnable, forKey: "heatedMirrorsEnable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.climateEnable, forKey: "climateEnable", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.fanSpeed { validator.integer(value, "fanSpeed", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fanSpeed") }
-        if let value = self.currentTemperature { validator.structure(value, "currentTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentTemperature") }
-        if let value = self.desiredTemperature { validator.structure(value, "desiredTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "desiredTemperature") }
-        if self.acEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acEnable") }
-        if self.circulateAirEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "circulateAirEnable") }
-        if self.autoModeEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "autoModeEnable") }
-        if let value = self.defrostZone { validator.enumeration(value, "defrostZone") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "defrostZone") }
-        if self.dualModeEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dualModeEnable") }
-        if self.acMaxEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acMaxEnable") }
-        if let value = self.ventilationMode { validator.enumeration(value, "ventilationMode") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ventilationMode") }
-        if self.heatedSteeringWheelEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedSteeringWheelEnable") }
-        if self.heatedWindshieldEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedWindshieldEnable") }
-        if self.heatedRearWindowEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedRearWindowEnable") }
-        if self.heatedMirrorsEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedMirrorsEnable") }
-        if self.climateEnable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateEnable") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.fanSpeed { validator.integer(value, "fanSpeed", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fanSpeed") }
+        if let value = self.currentTemperature { validator.structure(value, "currentTemperature") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "currentTemperature") }
+        if let value = self.desiredTemperature { validator.structure(value, "desiredTemperature") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "desiredTemperature") }
+        if self.acEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "acEnable") }
+        if self.circulateAirEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "circulateAirEnable") }
+        if self.autoModeEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "autoModeEnable") }
+        if let value = self.defrostZone { validator.enumeration(value, "defrostZone") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "defrostZone") }
+        if self.dualModeEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dualModeEnable") }
+        if self.acMaxEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "acMaxEnable") }
+        if let value = self.ventilationMode { validator.enumeration(value, "ventilationMode") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ventilationMode") }
+        if self.heatedSteeringWheelEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatedSteeringWheelEnable") }
+        if self.heatedWindshieldEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatedWindshieldEnable") }
+        if self.heatedRearWindowEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatedRearWindowEnable") }
+        if self.heatedMirrorsEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatedMirrorsEnable") }
+        if self.climateEnable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateEnable") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["fanSpeed", "currentTemperature", "desiredTemperature", "acEnable", "circulateAirEnable", "autoModeEnable", "defrostZone", "dualModeEnable", "acMaxEnable", "ventilationMode", "heatedSteeringWheelEnable", "heatedWindshieldEnable", "heatedRearWindowEnable", "heatedMirrorsEnable", "climateEnable"])
         }
     }
@@ -7938,40 +7938,40 @@ public struct SDLRadioControlCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.radioEnableAvailable, forKey: "radioEnableAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.radioBandAvailable, forKey: "radioBandAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.radioFrequencyAvailable, forKey: "radioFrequencyAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.hdChannelAvailable, forKey: "hdChannelAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rdsDataAvailable, forKey: "rdsDataAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.availableHDsAvailable, forKey: "availableHDsAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.availableHdChannelsAvailable, forKey: "availableHdChannelsAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.stateAvailable, forKey: "stateAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.signalStrengthAvailable, forKey: "signalStrengthAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.signalChangeThresholdAvailable, forKey: "signalChangeThresholdAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.sisDataAvailable, forKey: "sisDataAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.hdRadioEnableAvailable, forKey: "hdRadioEnableAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.siriusxmRadioAvailable, forKey: "siriusxmRadioAvailable", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.radioEnableAvailable, forKey: "radioEnableAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.radioBandAvailable, forKey: "radioBandAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.radioFrequencyAvailable, forKey: "radioFrequencyAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.hdChannelAvailable, forKey: "hdChannelAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rdsDataAvailable, forKey: "rdsDataAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.availableHDsAvailable, forKey: "availableHDsAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.availableHdChannelsAvailable, forKey: "availableHdChannelsAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.stateAvailable, forKey: "stateAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.signalStrengthAvailable, forKey: "signalStrengthAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.signalChangeThresholdAvailable, forKey: "signalChangeThresholdAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.sisDataAvailable, forKey: "sisDataAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.hdRadioEnableAvailable, forKey: "hdRadioEnableAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.siriusxmRadioAvailable, forKey: "siriusxmRadioAvailable", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
-        if self.radioEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioEnableAvailable") }
-        if self.radioBandAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioBandAvailable") }
-        if self.radioFrequencyAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioFrequencyAvailable") }
-        if self.hdChannelAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdChannelAvailable") }
-        if self.rdsDataAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rdsDataAvailable") }
-        if self.availableHDsAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "availableHDsAvailable") }
-        if self.availableHdChannelsAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "availableHdChannelsAvailable") }
-        if self.stateAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "stateAvailable") }
-        if self.signalStrengthAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "signalStrengthAvailable") }
-        if self.signalChangeThresholdAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "signalChangeThresholdAvailable") }
-        if self.sisDataAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sisDataAvailable") }
-        if self.hdRadioEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hdRadioEnableAvailable") }
-        if self.siriusxmRadioAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "siriusxmRadioAvailable") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleInfo") }
+        if self.radioEnableAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "radioEnableAvailable") }
+        if self.radioBandAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "radioBandAvailable") }
+        if self.radioFrequencyAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "radioFrequencyAvailable") }
+        if self.hdChannelAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hdChannelAvailable") }
+        if self.rdsDataAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rdsDataAvailable") }
+        if self.availableHDsAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "availableHDsAvailable") }
+        if self.availableHdChannelsAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "availableHdChannelsAvailable") }
+        if self.stateAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "stateAvailable") }
+        if self.signalStrengthAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "signalStrengthAvailable") }
+        if self.signalChangeThresholdAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "signalChangeThresholdAvailable") }
+        if self.sisDataAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "sisDataAvailable") }
+        if self.hdRadioEnableAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hdRadioEnableAvailable") }
+        if self.siriusxmRadioAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "siriusxmRadioAvailable") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "radioEnableAvailable", "radioBandAvailable", "radioFrequencyAvailable", "hdChannelAvailable", "rdsDataAvailable", "availableHDsAvailable", "availableHdChannelsAvailable", "stateAvailable", "signalStrengthAvailable", "signalChangeThresholdAvailable", "sisDataAvailable", "hdRadioEnableAvailable", "siriusxmRadioAvailable"])
         }
     }
@@ -8154,48 +8154,48 @@ public struct SDLClimateControlCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.currentTemperatureAvailable, forKey: "currentTemperatureAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.fanSpeedAvailable, forKey: "fanSpeedAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.desiredTemperatureAvailable, forKey: "desiredTemperatureAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.acEnableAvailable, forKey: "acEnableAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.acMaxEnableAvailable, forKey: "acMaxEnableAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.circulateAirEnableAvailable, forKey: "circulateAirEnableAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.autoModeEnableAvailable, forKey: "autoModeEnableAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.dualModeEnableAvailable, forKey: "dualModeEnableAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.defrostZoneAvailable, forKey: "defrostZoneAvailable", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.defrostZone, forKey: "defrostZone", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.ventilationModeAvailable, forKey: "ventilationModeAvailable", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.ventilationMode, forKey: "ventilationMode", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.heatedSteeringWheelAvailable, forKey: "heatedSteeringWheelAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatedWindshieldAvailable, forKey: "heatedWindshieldAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatedRearWindowAvailable, forKey: "heatedRearWindowAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.heatedMirrorsAvailable, forKey: "heatedMirrorsAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.climateEnableAvailable, forKey: "climateEnableAvailable", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.currentTemperatureAvailable, forKey: "currentTemperatureAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.fanSpeedAvailable, forKey: "fanSpeedAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.desiredTemperatureAvailable, forKey: "desiredTemperatureAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.acEnableAvailable, forKey: "acEnableAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.acMaxEnableAvailable, forKey: "acMaxEnableAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.circulateAirEnableAvailable, forKey: "circulateAirEnableAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.autoModeEnableAvailable, forKey: "autoModeEnableAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.dualModeEnableAvailable, forKey: "dualModeEnableAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.defrostZoneAvailable, forKey: "defrostZoneAvailable", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.defrostZone, forKey: "defrostZone", merging: self.extraParameters)
+        writer.encodeIfPresent(self.ventilationModeAvailable, forKey: "ventilationModeAvailable", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.ventilationMode, forKey: "ventilationMode", merging: self.extraParameters)
+        writer.encodeIfPresent(self.heatedSteeringWheelAvailable, forKey: "heatedSteeringWheelAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatedWindshieldAvailable, forKey: "heatedWindshieldAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatedRearWindowAvailable, forKey: "heatedRearWindowAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.heatedMirrorsAvailable, forKey: "heatedMirrorsAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.climateEnableAvailable, forKey: "climateEnableAvailable", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
-        if self.currentTemperatureAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentTemperatureAvailable") }
-        if self.fanSpeedAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "fanSpeedAvailable") }
-        if self.desiredTemperatureAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "desiredTemperatureAvailable") }
-        if self.acEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acEnableAvailable") }
-        if self.acMaxEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acMaxEnableAvailable") }
-        if self.circulateAirEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "circulateAirEnableAvailable") }
-        if self.autoModeEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "autoModeEnableAvailable") }
-        if self.dualModeEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "dualModeEnableAvailable") }
-        if self.defrostZoneAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "defrostZoneAvailable") }
-        if let value = self.defrostZone { validator.enumerations(value, "defrostZone", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "defrostZone") }
-        if self.ventilationModeAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ventilationModeAvailable") }
-        if let value = self.ventilationMode { validator.enumerations(value, "ventilationMode", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "ventilationMode") }
-        if self.heatedSteeringWheelAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedSteeringWheelAvailable") }
-        if self.heatedWindshieldAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedWindshieldAvailable") }
-        if self.heatedRearWindowAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedRearWindowAvailable") }
-        if self.heatedMirrorsAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "heatedMirrorsAvailable") }
-        if self.climateEnableAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateEnableAvailable") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleInfo") }
+        if self.currentTemperatureAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "currentTemperatureAvailable") }
+        if self.fanSpeedAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "fanSpeedAvailable") }
+        if self.desiredTemperatureAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "desiredTemperatureAvailable") }
+        if self.acEnableAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "acEnableAvailable") }
+        if self.acMaxEnableAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "acMaxEnableAvailable") }
+        if self.circulateAirEnableAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "circulateAirEnableAvailable") }
+        if self.autoModeEnableAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "autoModeEnableAvailable") }
+        if self.dualModeEnableAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "dualModeEnableAvailable") }
+        if self.defrostZoneAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "defrostZoneAvailable") }
+        if let value = self.defrostZone { validator.enumerations(value, "defrostZone", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "defrostZone") }
+        if self.ventilationModeAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ventilationModeAvailable") }
+        if let value = self.ventilationMode { validator.enumerations(value, "ventilationMode", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "ventilationMode") }
+        if self.heatedSteeringWheelAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatedSteeringWheelAvailable") }
+        if self.heatedWindshieldAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatedWindshieldAvailable") }
+        if self.heatedRearWindowAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatedRearWindowAvailable") }
+        if self.heatedMirrorsAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "heatedMirrorsAvailable") }
+        if self.climateEnableAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateEnableAvailable") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "currentTemperatureAvailable", "fanSpeedAvailable", "desiredTemperatureAvailable", "acEnableAvailable", "acMaxEnableAvailable", "circulateAirEnableAvailable", "autoModeEnableAvailable", "dualModeEnableAvailable", "defrostZoneAvailable", "defrostZone", "ventilationModeAvailable", "ventilationMode", "heatedSteeringWheelAvailable", "heatedWindshieldAvailable", "heatedRearWindowAvailable", "heatedMirrorsAvailable", "climateEnableAvailable"])
         }
     }
@@ -8267,16 +8267,16 @@ public struct SDLEqualizerSettings: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.channelId, forKey: "channelId")
-        writer.encodeIfPresent(self.channelName, forKey: "channelName", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.channelName, forKey: "channelName", orDropped: self.extraParameters)
         writer.encode(self.channelSetting, forKey: "channelSetting")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.channelId, "channelId", min: 1, max: 100)
-        if let value = self.channelName { validator.string(value, "channelName", minLength: 1, maxLength: 50) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "channelName") }
+        if let value = self.channelName { validator.string(value, "channelName", minLength: 1, maxLength: 50) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "channelName") }
         validator.integer(self.channelSetting, "channelSetting", min: 0, max: 100)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["channelId", "channelName", "channelSetting"])
         }
     }
@@ -8352,19 +8352,19 @@ public struct SDLAudioControlData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.source, forKey: "source", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.keepContext, forKey: "keepContext", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.volume, forKey: "volume", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.equalizerSettings, forKey: "equalizerSettings", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.source, forKey: "source", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.keepContext, forKey: "keepContext", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.volume, forKey: "volume", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.equalizerSettings, forKey: "equalizerSettings", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.source { validator.enumeration(value, "source") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "source") }
-        if self.keepContext == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keepContext") }
-        if let value = self.volume { validator.integer(value, "volume", min: 0, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "volume") }
-        if let value = self.equalizerSettings { validator.structures(value, "equalizerSettings", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "equalizerSettings") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.source { validator.enumeration(value, "source") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "source") }
+        if self.keepContext == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "keepContext") }
+        if let value = self.volume { validator.integer(value, "volume", min: 0, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "volume") }
+        if let value = self.equalizerSettings { validator.structures(value, "equalizerSettings", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "equalizerSettings") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["source", "keepContext", "volume", "equalizerSettings"])
         }
     }
@@ -8463,24 +8463,24 @@ public struct SDLAudioControlCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.sourceAvailable, forKey: "sourceAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.keepContextAvailable, forKey: "keepContextAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.volumeAvailable, forKey: "volumeAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.equalizerAvailable, forKey: "equalizerAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.equalizerMaxChannelId, forKey: "equalizerMaxChannelId", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.sourceAvailable, forKey: "sourceAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.keepContextAvailable, forKey: "keepContextAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.volumeAvailable, forKey: "volumeAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.equalizerAvailable, forKey: "equalizerAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.equalizerMaxChannelId, forKey: "equalizerMaxChannelId", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
-        if self.sourceAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "sourceAvailable") }
-        if self.keepContextAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "keepContextAvailable") }
-        if self.volumeAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "volumeAvailable") }
-        if self.equalizerAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "equalizerAvailable") }
-        if let value = self.equalizerMaxChannelId { validator.integer(value, "equalizerMaxChannelId", min: 1, max: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "equalizerMaxChannelId") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleInfo") }
+        if self.sourceAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "sourceAvailable") }
+        if self.keepContextAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "keepContextAvailable") }
+        if self.volumeAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "volumeAvailable") }
+        if self.equalizerAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "equalizerAvailable") }
+        if let value = self.equalizerMaxChannelId { validator.integer(value, "equalizerMaxChannelId", min: 1, max: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "equalizerMaxChannelId") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "sourceAvailable", "keepContextAvailable", "volumeAvailable", "equalizerAvailable", "equalizerMaxChannelId"])
         }
     }
@@ -8558,18 +8558,18 @@ public struct SDLLightCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.name, forKey: "name")
-        writer.encodeIfPresent(self.statusAvailable, forKey: "statusAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.densityAvailable, forKey: "densityAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rgbColorSpaceAvailable, forKey: "rgbColorSpaceAvailable", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.statusAvailable, forKey: "statusAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.densityAvailable, forKey: "densityAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rgbColorSpaceAvailable, forKey: "rgbColorSpaceAvailable", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.name, "name")
-        if self.statusAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "statusAvailable") }
-        if self.densityAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "densityAvailable") }
-        if self.rgbColorSpaceAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rgbColorSpaceAvailable") }
-        if !self.unknownParameters.isEmpty {
+        if self.statusAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "statusAvailable") }
+        if self.densityAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "densityAvailable") }
+        if self.rgbColorSpaceAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rgbColorSpaceAvailable") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["name", "statusAvailable", "densityAvailable", "rgbColorSpaceAvailable"])
         }
     }
@@ -8641,16 +8641,16 @@ public struct SDLLightControlCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
-        writer.encodeArray(self.supportedLights, forKey: "supportedLights", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.extraParameters)
+        writer.encodeArray(self.supportedLights, forKey: "supportedLights", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
-        validator.structures(self.supportedLights, "supportedLights", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleInfo") }
+        validator.structures(self.supportedLights, "supportedLights", minSize: 1, maxSize: 100, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "supportedLights"])
         }
     }
@@ -8730,17 +8730,17 @@ public struct SDLLightState: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.id, forKey: "id")
         writer.encode(self.status, forKey: "status")
-        writer.encodeIfPresent(self.density, forKey: "density", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.color, forKey: "color", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.density, forKey: "density", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.color, forKey: "color", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.id, "id")
         validator.enumeration(self.status, "status")
-        if let value = self.density { validator.float(value, "density", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "density") }
-        if let value = self.color { validator.structure(value, "color") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "color") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.density { validator.float(value, "density", min: 0, max: 1) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "density") }
+        if let value = self.color { validator.structure(value, "color") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "color") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["id", "status", "density", "color"])
         }
     }
@@ -8796,13 +8796,13 @@ public struct SDLLightControlData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArray(self.lightState, forKey: "lightState", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArray(self.lightState, forKey: "lightState", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        validator.structures(self.lightState, "lightState", minSize: 1, maxSize: 100, dropped: self.droppedParameters)
-        if !self.unknownParameters.isEmpty {
+        validator.structures(self.lightState, "lightState", minSize: 1, maxSize: 100, dropped: self.extraParameters)
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["lightState"])
         }
     }
@@ -8871,17 +8871,17 @@ public struct SDLHMISettingsControlData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.displayMode, forKey: "displayMode", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.temperatureUnit, forKey: "temperatureUnit", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.distanceUnit, forKey: "distanceUnit", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.displayMode, forKey: "displayMode", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.temperatureUnit, forKey: "temperatureUnit", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.distanceUnit, forKey: "distanceUnit", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.displayMode { validator.enumeration(value, "displayMode") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayMode") }
-        if let value = self.temperatureUnit { validator.enumeration(value, "temperatureUnit") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "temperatureUnit") }
-        if let value = self.distanceUnit { validator.enumeration(value, "distanceUnit") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "distanceUnit") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.displayMode { validator.enumeration(value, "displayMode") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "displayMode") }
+        if let value = self.temperatureUnit { validator.enumeration(value, "temperatureUnit") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "temperatureUnit") }
+        if let value = self.distanceUnit { validator.enumeration(value, "distanceUnit") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "distanceUnit") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["displayMode", "temperatureUnit", "distanceUnit"])
         }
     }
@@ -8966,20 +8966,20 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleName, forKey: "moduleName")
-        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.distanceUnitAvailable, forKey: "distanceUnitAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.temperatureUnitAvailable, forKey: "temperatureUnitAvailable", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.displayModeUnitAvailable, forKey: "displayModeUnitAvailable", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.moduleInfo, forKey: "moduleInfo", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.distanceUnitAvailable, forKey: "distanceUnitAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.temperatureUnitAvailable, forKey: "temperatureUnitAvailable", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.displayModeUnitAvailable, forKey: "displayModeUnitAvailable", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.moduleName, "moduleName", minLength: 1, maxLength: 100)
-        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleInfo") }
-        if self.distanceUnitAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "distanceUnitAvailable") }
-        if self.temperatureUnitAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "temperatureUnitAvailable") }
-        if self.displayModeUnitAvailable == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayModeUnitAvailable") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleInfo { validator.structure(value, "moduleInfo") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleInfo") }
+        if self.distanceUnitAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "distanceUnitAvailable") }
+        if self.temperatureUnitAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "temperatureUnitAvailable") }
+        if self.displayModeUnitAvailable == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "displayModeUnitAvailable") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleName", "moduleInfo", "distanceUnitAvailable", "temperatureUnitAvailable", "displayModeUnitAvailable"])
         }
     }
@@ -9085,26 +9085,26 @@ public struct SDLModuleData: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.moduleType, forKey: "moduleType")
-        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.radioControlData, forKey: "radioControlData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.climateControlData, forKey: "climateControlData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatControlData, forKey: "seatControlData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.audioControlData, forKey: "audioControlData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.lightControlData, forKey: "lightControlData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.hmiSettingsControlData, forKey: "hmiSettingsControlData", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.moduleId, forKey: "moduleId", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.radioControlData, forKey: "radioControlData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.climateControlData, forKey: "climateControlData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatControlData, forKey: "seatControlData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.audioControlData, forKey: "audioControlData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.lightControlData, forKey: "lightControlData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.hmiSettingsControlData, forKey: "hmiSettingsControlData", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.moduleType, "moduleType")
-        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moduleId") }
-        if let value = self.radioControlData { validator.structure(value, "radioControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioControlData") }
-        if let value = self.climateControlData { validator.structure(value, "climateControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateControlData") }
-        if let value = self.seatControlData { validator.structure(value, "seatControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatControlData") }
-        if let value = self.audioControlData { validator.structure(value, "audioControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioControlData") }
-        if let value = self.lightControlData { validator.structure(value, "lightControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "lightControlData") }
-        if let value = self.hmiSettingsControlData { validator.structure(value, "hmiSettingsControlData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiSettingsControlData") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.moduleId { validator.string(value, "moduleId", minLength: 1, maxLength: 100) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moduleId") }
+        if let value = self.radioControlData { validator.structure(value, "radioControlData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "radioControlData") }
+        if let value = self.climateControlData { validator.structure(value, "climateControlData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateControlData") }
+        if let value = self.seatControlData { validator.structure(value, "seatControlData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatControlData") }
+        if let value = self.audioControlData { validator.structure(value, "audioControlData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "audioControlData") }
+        if let value = self.lightControlData { validator.structure(value, "lightControlData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "lightControlData") }
+        if let value = self.hmiSettingsControlData { validator.structure(value, "hmiSettingsControlData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hmiSettingsControlData") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["moduleType", "moduleId", "radioControlData", "climateControlData", "seatControlData", "audioControlData", "lightControlData", "hmiSettingsControlData"])
         }
     }
@@ -9201,25 +9201,25 @@ public struct SDLRemoteControlCapabilities: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.climateControlCapabilities, forKey: "climateControlCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.radioControlCapabilities, forKey: "radioControlCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.audioControlCapabilities, forKey: "audioControlCapabilities", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.hmiSettingsControlCapabilities, forKey: "hmiSettingsControlCapabilities", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.lightControlCapabilities, forKey: "lightControlCapabilities", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.seatControlCapabilities, forKey: "seatControlCapabilities", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.climateControlCapabilities, forKey: "climateControlCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.radioControlCapabilities, forKey: "radioControlCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.buttonCapabilities, forKey: "buttonCapabilities", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.audioControlCapabilities, forKey: "audioControlCapabilities", merging: self.extraParameters)
+        writer.encodeIfPresent(self.hmiSettingsControlCapabilities, forKey: "hmiSettingsControlCapabilities", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.lightControlCapabilities, forKey: "lightControlCapabilities", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.seatControlCapabilities, forKey: "seatControlCapabilities", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.climateControlCapabilities { validator.structures(value, "climateControlCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "climateControlCapabilities") }
-        if let value = self.radioControlCapabilities { validator.structures(value, "radioControlCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "radioControlCapabilities") }
-        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "buttonCapabilities") }
-        if let value = self.audioControlCapabilities { validator.structures(value, "audioControlCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "audioControlCapabilities") }
-        if let value = self.hmiSettingsControlCapabilities { validator.structure(value, "hmiSettingsControlCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hmiSettingsControlCapabilities") }
-        if let value = self.lightControlCapabilities { validator.structure(value, "lightControlCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "lightControlCapabilities") }
-        if let value = self.seatControlCapabilities { validator.structures(value, "seatControlCapabilities", minSize: 1, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatControlCapabilities") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.climateControlCapabilities { validator.structures(value, "climateControlCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "climateControlCapabilities") }
+        if let value = self.radioControlCapabilities { validator.structures(value, "radioControlCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "radioControlCapabilities") }
+        if let value = self.buttonCapabilities { validator.structures(value, "buttonCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "buttonCapabilities") }
+        if let value = self.audioControlCapabilities { validator.structures(value, "audioControlCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "audioControlCapabilities") }
+        if let value = self.hmiSettingsControlCapabilities { validator.structure(value, "hmiSettingsControlCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hmiSettingsControlCapabilities") }
+        if let value = self.lightControlCapabilities { validator.structure(value, "lightControlCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "lightControlCapabilities") }
+        if let value = self.seatControlCapabilities { validator.structures(value, "seatControlCapabilities", minSize: 1, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatControlCapabilities") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["climateControlCapabilities", "radioControlCapabilities", "buttonCapabilities", "audioControlCapabilities", "hmiSettingsControlCapabilities", "lightControlCapabilities", "seatControlCapabilities"])
         }
     }
@@ -9295,19 +9295,19 @@ public struct SDLMetadataTags: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.mainField1, forKey: "mainField1", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.mainField2, forKey: "mainField2", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.mainField3, forKey: "mainField3", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.mainField4, forKey: "mainField4", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.mainField1, forKey: "mainField1", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.mainField2, forKey: "mainField2", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.mainField3, forKey: "mainField3", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.mainField4, forKey: "mainField4", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.mainField1 { validator.enumerations(value, "mainField1", minSize: 0, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField1") }
-        if let value = self.mainField2 { validator.enumerations(value, "mainField2", minSize: 0, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField2") }
-        if let value = self.mainField3 { validator.enumerations(value, "mainField3", minSize: 0, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField3") }
-        if let value = self.mainField4 { validator.enumerations(value, "mainField4", minSize: 0, maxSize: 5, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mainField4") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.mainField1 { validator.enumerations(value, "mainField1", minSize: 0, maxSize: 5, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mainField1") }
+        if let value = self.mainField2 { validator.enumerations(value, "mainField2", minSize: 0, maxSize: 5, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mainField2") }
+        if let value = self.mainField3 { validator.enumerations(value, "mainField3", minSize: 0, maxSize: 5, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mainField3") }
+        if let value = self.mainField4 { validator.enumerations(value, "mainField4", minSize: 0, maxSize: 5, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mainField4") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["mainField1", "mainField2", "mainField3", "mainField4"])
         }
     }
@@ -9376,7 +9376,7 @@ public struct SDLRectangle: RPCStruct {
         writer.encode(self.y, forKey: "y")
         writer.encode(self.width, forKey: "width")
         writer.encode(self.height, forKey: "height")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
@@ -9384,7 +9384,7 @@ public struct SDLRectangle: RPCStruct {
         validator.float(self.y, "y", min: nil, max: nil)
         validator.float(self.width, "width", min: nil, max: nil)
         validator.float(self.height, "height", min: nil, max: nil)
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["x", "y", "width", "height"])
         }
     }
@@ -9437,13 +9437,13 @@ public struct SDLHapticRect: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.id, forKey: "id")
         writer.encode(self.rect, forKey: "rect")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.integer(self.id, "id", min: 0, max: 2000000000)
         validator.structure(self.rect, "rect")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["id", "rect"])
         }
     }
@@ -9478,11 +9478,11 @@ public struct SDLMediaServiceManifest: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: [])
         }
     }
@@ -9621,37 +9621,37 @@ public struct SDLMediaServiceData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.mediaType, forKey: "mediaType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.mediaTitle, forKey: "mediaTitle", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.mediaArtist, forKey: "mediaArtist", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.mediaAlbum, forKey: "mediaAlbum", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.playlistName, forKey: "playlistName", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.isExplicit, forKey: "isExplicit", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.trackPlaybackProgress, forKey: "trackPlaybackProgress", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.trackPlaybackDuration, forKey: "trackPlaybackDuration", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.queuePlaybackProgress, forKey: "queuePlaybackProgress", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.queuePlaybackDuration, forKey: "queuePlaybackDuration", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.queueCurrentTrackNumber, forKey: "queueCurrentTrackNumber", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.queueTotalTrackCount, forKey: "queueTotalTrackCount", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.mediaImage, forKey: "mediaImage", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.mediaType, forKey: "mediaType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.mediaTitle, forKey: "mediaTitle", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.mediaArtist, forKey: "mediaArtist", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.mediaAlbum, forKey: "mediaAlbum", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.playlistName, forKey: "playlistName", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.isExplicit, forKey: "isExplicit", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.trackPlaybackProgress, forKey: "trackPlaybackProgress", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.trackPlaybackDuration, forKey: "trackPlaybackDuration", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.queuePlaybackProgress, forKey: "queuePlaybackProgress", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.queuePlaybackDuration, forKey: "queuePlaybackDuration", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.queueCurrentTrackNumber, forKey: "queueCurrentTrackNumber", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.queueTotalTrackCount, forKey: "queueTotalTrackCount", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.mediaImage, forKey: "mediaImage", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.mediaType { validator.enumeration(value, "mediaType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaType") }
-        if let value = self.mediaTitle { validator.string(value, "mediaTitle", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaTitle") }
-        if let value = self.mediaArtist { validator.string(value, "mediaArtist", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaArtist") }
-        if let value = self.mediaAlbum { validator.string(value, "mediaAlbum", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaAlbum") }
-        if let value = self.playlistName { validator.string(value, "playlistName", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "playlistName") }
-        if self.isExplicit == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "isExplicit") }
-        if self.trackPlaybackProgress == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "trackPlaybackProgress") }
-        if self.trackPlaybackDuration == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "trackPlaybackDuration") }
-        if self.queuePlaybackProgress == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "queuePlaybackProgress") }
-        if self.queuePlaybackDuration == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "queuePlaybackDuration") }
-        if self.queueCurrentTrackNumber == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "queueCurrentTrackNumber") }
-        if self.queueTotalTrackCount == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "queueTotalTrackCount") }
-        if let value = self.mediaImage { validator.structure(value, "mediaImage") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaImage") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.mediaType { validator.enumeration(value, "mediaType") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mediaType") }
+        if let value = self.mediaTitle { validator.string(value, "mediaTitle", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mediaTitle") }
+        if let value = self.mediaArtist { validator.string(value, "mediaArtist", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mediaArtist") }
+        if let value = self.mediaAlbum { validator.string(value, "mediaAlbum", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mediaAlbum") }
+        if let value = self.playlistName { validator.string(value, "playlistName", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "playlistName") }
+        if self.isExplicit == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "isExplicit") }
+        if self.trackPlaybackProgress == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "trackPlaybackProgress") }
+        if self.trackPlaybackDuration == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "trackPlaybackDuration") }
+        if self.queuePlaybackProgress == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "queuePlaybackProgress") }
+        if self.queuePlaybackDuration == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "queuePlaybackDuration") }
+        if self.queueCurrentTrackNumber == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "queueCurrentTrackNumber") }
+        if self.queueTotalTrackCount == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "queueTotalTrackCount") }
+        if let value = self.mediaImage { validator.structure(value, "mediaImage") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mediaImage") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["mediaType", "mediaTitle", "mediaArtist", "mediaAlbum", "playlistName", "isExplicit", "trackPlaybackProgress", "trackPlaybackDuration", "queuePlaybackProgress", "queuePlaybackDuration", "queueCurrentTrackNumber", "queueTotalTrackCount", "mediaImage"])
         }
     }
@@ -9734,21 +9734,21 @@ public struct SDLWeatherServiceManifest: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.currentForecastSupported, forKey: "currentForecastSupported", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.maxMultidayForecastAmount, forKey: "maxMultidayForecastAmount", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.maxHourlyForecastAmount, forKey: "maxHourlyForecastAmount", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.maxMinutelyForecastAmount, forKey: "maxMinutelyForecastAmount", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.weatherForLocationSupported, forKey: "weatherForLocationSupported", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.currentForecastSupported, forKey: "currentForecastSupported", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.maxMultidayForecastAmount, forKey: "maxMultidayForecastAmount", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.maxHourlyForecastAmount, forKey: "maxHourlyForecastAmount", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.maxMinutelyForecastAmount, forKey: "maxMinutelyForecastAmount", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.weatherForLocationSupported, forKey: "weatherForLocationSupported", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.currentForecastSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentForecastSupported") }
-        if self.maxMultidayForecastAmount == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxMultidayForecastAmount") }
-        if self.maxHourlyForecastAmount == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxHourlyForecastAmount") }
-        if self.maxMinutelyForecastAmount == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "maxMinutelyForecastAmount") }
-        if self.weatherForLocationSupported == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherForLocationSupported") }
-        if !self.unknownParameters.isEmpty {
+        if self.currentForecastSupported == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "currentForecastSupported") }
+        if self.maxMultidayForecastAmount == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "maxMultidayForecastAmount") }
+        if self.maxHourlyForecastAmount == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "maxHourlyForecastAmount") }
+        if self.maxMinutelyForecastAmount == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "maxMinutelyForecastAmount") }
+        if self.weatherForLocationSupported == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "weatherForLocationSupported") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["currentForecastSupported", "maxMultidayForecastAmount", "maxHourlyForecastAmount", "maxMinutelyForecastAmount", "weatherForLocationSupported"])
         }
     }
@@ -9838,23 +9838,23 @@ public struct SDLWeatherAlert: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.title, forKey: "title", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.summary, forKey: "summary", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.expires, forKey: "expires", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.regions, forKey: "regions", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.severity, forKey: "severity", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.timeIssued, forKey: "timeIssued", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.title, forKey: "title", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.summary, forKey: "summary", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.expires, forKey: "expires", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.regions, forKey: "regions", merging: self.extraParameters)
+        writer.encodeIfPresent(self.severity, forKey: "severity", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.timeIssued, forKey: "timeIssued", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.title { validator.string(value, "title", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "title") }
-        if let value = self.summary { validator.string(value, "summary", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "summary") }
-        if let value = self.expires { validator.structure(value, "expires") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "expires") }
-        if let value = self.regions { validator.strings(value, "regions", minSize: 1, maxSize: 99, minLength: 1, maxLength: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "regions") }
-        if let value = self.severity { validator.string(value, "severity", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "severity") }
-        if let value = self.timeIssued { validator.structure(value, "timeIssued") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "timeIssued") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.title { validator.string(value, "title", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "title") }
+        if let value = self.summary { validator.string(value, "summary", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "summary") }
+        if let value = self.expires { validator.structure(value, "expires") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "expires") }
+        if let value = self.regions { validator.strings(value, "regions", minSize: 1, maxSize: 99, minLength: 1, maxLength: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "regions") }
+        if let value = self.severity { validator.string(value, "severity", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "severity") }
+        if let value = self.timeIssued { validator.structure(value, "timeIssued") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "timeIssued") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["title", "summary", "expires", "regions", "severity", "timeIssued"])
         }
     }
@@ -10056,55 +10056,55 @@ public struct SDLWeatherData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.currentTemperature, forKey: "currentTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.temperatureHigh, forKey: "temperatureHigh", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.temperatureLow, forKey: "temperatureLow", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.apparentTemperature, forKey: "apparentTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.apparentTemperatureHigh, forKey: "apparentTemperatureHigh", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.apparentTemperatureLow, forKey: "apparentTemperatureLow", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.weatherSummary, forKey: "weatherSummary", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.time, forKey: "time", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.humidity, forKey: "humidity", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cloudCover, forKey: "cloudCover", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.moonPhase, forKey: "moonPhase", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windBearing, forKey: "windBearing", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windGust, forKey: "windGust", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.windSpeed, forKey: "windSpeed", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.nearestStormBearing, forKey: "nearestStormBearing", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.nearestStormDistance, forKey: "nearestStormDistance", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.precipAccumulation, forKey: "precipAccumulation", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.precipIntensity, forKey: "precipIntensity", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.precipProbability, forKey: "precipProbability", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.precipType, forKey: "precipType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.visibility, forKey: "visibility", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.weatherIcon, forKey: "weatherIcon", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.currentTemperature, forKey: "currentTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.temperatureHigh, forKey: "temperatureHigh", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.temperatureLow, forKey: "temperatureLow", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.apparentTemperature, forKey: "apparentTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.apparentTemperatureHigh, forKey: "apparentTemperatureHigh", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.apparentTemperatureLow, forKey: "apparentTemperatureLow", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.weatherSummary, forKey: "weatherSummary", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.time, forKey: "time", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.humidity, forKey: "humidity", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cloudCover, forKey: "cloudCover", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.moonPhase, forKey: "moonPhase", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windBearing, forKey: "windBearing", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windGust, forKey: "windGust", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.windSpeed, forKey: "windSpeed", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.nearestStormBearing, forKey: "nearestStormBearing", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.nearestStormDistance, forKey: "nearestStormDistance", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.precipAccumulation, forKey: "precipAccumulation", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.precipIntensity, forKey: "precipIntensity", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.precipProbability, forKey: "precipProbability", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.precipType, forKey: "precipType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.visibility, forKey: "visibility", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.weatherIcon, forKey: "weatherIcon", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.currentTemperature { validator.structure(value, "currentTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentTemperature") }
-        if let value = self.temperatureHigh { validator.structure(value, "temperatureHigh") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "temperatureHigh") }
-        if let value = self.temperatureLow { validator.structure(value, "temperatureLow") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "temperatureLow") }
-        if let value = self.apparentTemperature { validator.structure(value, "apparentTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "apparentTemperature") }
-        if let value = self.apparentTemperatureHigh { validator.structure(value, "apparentTemperatureHigh") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "apparentTemperatureHigh") }
-        if let value = self.apparentTemperatureLow { validator.structure(value, "apparentTemperatureLow") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "apparentTemperatureLow") }
-        if let value = self.weatherSummary { validator.string(value, "weatherSummary", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherSummary") }
-        if let value = self.time { validator.structure(value, "time") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "time") }
-        if let value = self.humidity { validator.float(value, "humidity", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "humidity") }
-        if let value = self.cloudCover { validator.float(value, "cloudCover", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cloudCover") }
-        if let value = self.moonPhase { validator.float(value, "moonPhase", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "moonPhase") }
-        if self.windBearing == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windBearing") }
-        if let value = self.windGust { validator.float(value, "windGust", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windGust") }
-        if let value = self.windSpeed { validator.float(value, "windSpeed", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "windSpeed") }
-        if self.nearestStormBearing == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nearestStormBearing") }
-        if self.nearestStormDistance == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nearestStormDistance") }
-        if let value = self.precipAccumulation { validator.float(value, "precipAccumulation", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "precipAccumulation") }
-        if let value = self.precipIntensity { validator.float(value, "precipIntensity", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "precipIntensity") }
-        if let value = self.precipProbability { validator.float(value, "precipProbability", min: 0, max: 1) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "precipProbability") }
-        if let value = self.precipType { validator.string(value, "precipType", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "precipType") }
-        if let value = self.visibility { validator.float(value, "visibility", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "visibility") }
-        if let value = self.weatherIcon { validator.structure(value, "weatherIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherIcon") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.currentTemperature { validator.structure(value, "currentTemperature") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "currentTemperature") }
+        if let value = self.temperatureHigh { validator.structure(value, "temperatureHigh") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "temperatureHigh") }
+        if let value = self.temperatureLow { validator.structure(value, "temperatureLow") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "temperatureLow") }
+        if let value = self.apparentTemperature { validator.structure(value, "apparentTemperature") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "apparentTemperature") }
+        if let value = self.apparentTemperatureHigh { validator.structure(value, "apparentTemperatureHigh") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "apparentTemperatureHigh") }
+        if let value = self.apparentTemperatureLow { validator.structure(value, "apparentTemperatureLow") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "apparentTemperatureLow") }
+        if let value = self.weatherSummary { validator.string(value, "weatherSummary", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "weatherSummary") }
+        if let value = self.time { validator.structure(value, "time") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "time") }
+        if let value = self.humidity { validator.float(value, "humidity", min: 0, max: 1) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "humidity") }
+        if let value = self.cloudCover { validator.float(value, "cloudCover", min: 0, max: 1) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cloudCover") }
+        if let value = self.moonPhase { validator.float(value, "moonPhase", min: 0, max: 1) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "moonPhase") }
+        if self.windBearing == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windBearing") }
+        if let value = self.windGust { validator.float(value, "windGust", min: nil, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windGust") }
+        if let value = self.windSpeed { validator.float(value, "windSpeed", min: nil, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "windSpeed") }
+        if self.nearestStormBearing == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nearestStormBearing") }
+        if self.nearestStormDistance == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nearestStormDistance") }
+        if let value = self.precipAccumulation { validator.float(value, "precipAccumulation", min: nil, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "precipAccumulation") }
+        if let value = self.precipIntensity { validator.float(value, "precipIntensity", min: nil, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "precipIntensity") }
+        if let value = self.precipProbability { validator.float(value, "precipProbability", min: 0, max: 1) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "precipProbability") }
+        if let value = self.precipType { validator.string(value, "precipType", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "precipType") }
+        if let value = self.visibility { validator.float(value, "visibility", min: nil, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "visibility") }
+        if let value = self.weatherIcon { validator.structure(value, "weatherIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "weatherIcon") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["currentTemperature", "temperatureHigh", "temperatureLow", "apparentTemperature", "apparentTemperatureHigh", "apparentTemperatureLow", "weatherSummary", "time", "humidity", "cloudCover", "moonPhase", "windBearing", "windGust", "windSpeed", "nearestStormBearing", "nearestStormDistance", "precipAccumulation", "precipIntensity", "precipProbability", "precipType", "visibility", "weatherIcon"])
         }
     }
@@ -10196,22 +10196,22 @@ public struct SDLWeatherServiceData: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.location, forKey: "location")
-        writer.encodeIfPresent(self.currentForecast, forKey: "currentForecast", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.minuteForecast, forKey: "minuteForecast", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.hourlyForecast, forKey: "hourlyForecast", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.multidayForecast, forKey: "multidayForecast", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.alerts, forKey: "alerts", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.currentForecast, forKey: "currentForecast", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.minuteForecast, forKey: "minuteForecast", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.hourlyForecast, forKey: "hourlyForecast", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.multidayForecast, forKey: "multidayForecast", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.alerts, forKey: "alerts", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.location, "location")
-        if let value = self.currentForecast { validator.structure(value, "currentForecast") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "currentForecast") }
-        if let value = self.minuteForecast { validator.structures(value, "minuteForecast", minSize: 15, maxSize: 60, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "minuteForecast") }
-        if let value = self.hourlyForecast { validator.structures(value, "hourlyForecast", minSize: 1, maxSize: 96, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "hourlyForecast") }
-        if let value = self.multidayForecast { validator.structures(value, "multidayForecast", minSize: 1, maxSize: 30, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "multidayForecast") }
-        if let value = self.alerts { validator.structures(value, "alerts", minSize: 1, maxSize: 10, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "alerts") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.currentForecast { validator.structure(value, "currentForecast") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "currentForecast") }
+        if let value = self.minuteForecast { validator.structures(value, "minuteForecast", minSize: 15, maxSize: 60, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "minuteForecast") }
+        if let value = self.hourlyForecast { validator.structures(value, "hourlyForecast", minSize: 1, maxSize: 96, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "hourlyForecast") }
+        if let value = self.multidayForecast { validator.structures(value, "multidayForecast", minSize: 1, maxSize: 30, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "multidayForecast") }
+        if let value = self.alerts { validator.structures(value, "alerts", minSize: 1, maxSize: 10, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "alerts") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["location", "currentForecast", "minuteForecast", "hourlyForecast", "multidayForecast", "alerts"])
         }
     }
@@ -10266,13 +10266,13 @@ public struct SDLNavigationServiceManifest: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.acceptsWayPoints, forKey: "acceptsWayPoints", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.acceptsWayPoints, forKey: "acceptsWayPoints", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if self.acceptsWayPoints == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "acceptsWayPoints") }
-        if !self.unknownParameters.isEmpty {
+        if self.acceptsWayPoints == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "acceptsWayPoints") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["acceptsWayPoints"])
         }
     }
@@ -10380,25 +10380,25 @@ public struct SDLNavigationInstruction: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.locationDetails, forKey: "locationDetails")
         writer.encode(self.action, forKey: "action")
-        writer.encodeIfPresent(self.eta, forKey: "eta", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.bearing, forKey: "bearing", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.junctionType, forKey: "junctionType", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.drivingSide, forKey: "drivingSide", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.details, forKey: "details", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.eta, forKey: "eta", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.bearing, forKey: "bearing", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.junctionType, forKey: "junctionType", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.drivingSide, forKey: "drivingSide", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.details, forKey: "details", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.image, forKey: "image", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.locationDetails, "locationDetails")
         validator.enumeration(self.action, "action")
-        if let value = self.eta { validator.structure(value, "eta") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "eta") }
-        if let value = self.bearing { validator.integer(value, "bearing", min: 0, max: 359) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "bearing") }
-        if let value = self.junctionType { validator.enumeration(value, "junctionType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "junctionType") }
-        if let value = self.drivingSide { validator.enumeration(value, "drivingSide") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "drivingSide") }
-        if let value = self.details { validator.string(value, "details", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "details") }
-        if let value = self.image { validator.structure(value, "image") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "image") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.eta { validator.structure(value, "eta") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "eta") }
+        if let value = self.bearing { validator.integer(value, "bearing", min: 0, max: 359) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "bearing") }
+        if let value = self.junctionType { validator.enumeration(value, "junctionType") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "junctionType") }
+        if let value = self.drivingSide { validator.enumeration(value, "drivingSide") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "drivingSide") }
+        if let value = self.details { validator.string(value, "details", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "details") }
+        if let value = self.image { validator.structure(value, "image") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "image") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["locationDetails", "action", "eta", "bearing", "junctionType", "drivingSide", "details", "image"])
         }
     }
@@ -10511,28 +10511,28 @@ public struct SDLNavigationServiceData: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.timeStamp, forKey: "timeStamp")
-        writer.encodeIfPresent(self.origin, forKey: "origin", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.destination, forKey: "destination", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.destinationETA, forKey: "destinationETA", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.instructions, forKey: "instructions", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.nextInstructionETA, forKey: "nextInstructionETA", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.nextInstructionDistance, forKey: "nextInstructionDistance", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.nextInstructionDistanceScale, forKey: "nextInstructionDistanceScale", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.prompt, forKey: "prompt", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.origin, forKey: "origin", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.destination, forKey: "destination", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.destinationETA, forKey: "destinationETA", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.instructions, forKey: "instructions", merging: self.extraParameters)
+        writer.encodeIfPresent(self.nextInstructionETA, forKey: "nextInstructionETA", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.nextInstructionDistance, forKey: "nextInstructionDistance", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.nextInstructionDistanceScale, forKey: "nextInstructionDistanceScale", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.prompt, forKey: "prompt", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.timeStamp, "timeStamp")
-        if let value = self.origin { validator.structure(value, "origin") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "origin") }
-        if let value = self.destination { validator.structure(value, "destination") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "destination") }
-        if let value = self.destinationETA { validator.structure(value, "destinationETA") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "destinationETA") }
-        if let value = self.instructions { validator.structures(value, "instructions", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "instructions") }
-        if let value = self.nextInstructionETA { validator.structure(value, "nextInstructionETA") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nextInstructionETA") }
-        if let value = self.nextInstructionDistance { validator.float(value, "nextInstructionDistance", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nextInstructionDistance") }
-        if let value = self.nextInstructionDistanceScale { validator.float(value, "nextInstructionDistanceScale", min: nil, max: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "nextInstructionDistanceScale") }
-        if let value = self.prompt { validator.string(value, "prompt", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "prompt") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.origin { validator.structure(value, "origin") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "origin") }
+        if let value = self.destination { validator.structure(value, "destination") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "destination") }
+        if let value = self.destinationETA { validator.structure(value, "destinationETA") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "destinationETA") }
+        if let value = self.instructions { validator.structures(value, "instructions", minSize: nil, maxSize: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "instructions") }
+        if let value = self.nextInstructionETA { validator.structure(value, "nextInstructionETA") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nextInstructionETA") }
+        if let value = self.nextInstructionDistance { validator.float(value, "nextInstructionDistance", min: nil, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nextInstructionDistance") }
+        if let value = self.nextInstructionDistanceScale { validator.float(value, "nextInstructionDistanceScale", min: nil, max: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "nextInstructionDistanceScale") }
+        if let value = self.prompt { validator.string(value, "prompt", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "prompt") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["timeStamp", "origin", "destination", "destinationETA", "instructions", "nextInstructionETA", "nextInstructionDistance", "nextInstructionDistanceScale", "prompt"])
         }
     }
@@ -10644,29 +10644,29 @@ public struct SDLAppServiceManifest: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.serviceName, forKey: "serviceName", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.serviceName, forKey: "serviceName", orDropped: self.extraParameters)
         writer.encode(self.serviceType, forKey: "serviceType")
-        writer.encodeIfPresent(self.serviceIcon, forKey: "serviceIcon", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.allowAppConsumers, forKey: "allowAppConsumers", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.rpcSpecVersion, forKey: "rpcSpecVersion", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.handledRPCs, forKey: "handledRPCs", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.mediaServiceManifest, forKey: "mediaServiceManifest", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.weatherServiceManifest, forKey: "weatherServiceManifest", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.navigationServiceManifest, forKey: "navigationServiceManifest", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.serviceIcon, forKey: "serviceIcon", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.allowAppConsumers, forKey: "allowAppConsumers", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.rpcSpecVersion, forKey: "rpcSpecVersion", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.handledRPCs, forKey: "handledRPCs", merging: self.extraParameters)
+        writer.encodeIfPresent(self.mediaServiceManifest, forKey: "mediaServiceManifest", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.weatherServiceManifest, forKey: "weatherServiceManifest", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.navigationServiceManifest, forKey: "navigationServiceManifest", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.serviceName { validator.string(value, "serviceName", minLength: 1, maxLength: nil) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceName") }
+        if let value = self.serviceName { validator.string(value, "serviceName", minLength: 1, maxLength: nil) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "serviceName") }
         validator.string(self.serviceType, "serviceType", minLength: 1, maxLength: nil)
-        if let value = self.serviceIcon { validator.structure(value, "serviceIcon") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "serviceIcon") }
-        if self.allowAppConsumers == nil, !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "allowAppConsumers") }
-        if let value = self.rpcSpecVersion { validator.structure(value, "rpcSpecVersion") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "rpcSpecVersion") }
-        if let value = self.handledRPCs { validator.integers(value, "handledRPCs", minSize: nil, maxSize: nil, min: nil, max: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "handledRPCs") }
-        if let value = self.mediaServiceManifest { validator.structure(value, "mediaServiceManifest") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaServiceManifest") }
-        if let value = self.weatherServiceManifest { validator.structure(value, "weatherServiceManifest") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherServiceManifest") }
-        if let value = self.navigationServiceManifest { validator.structure(value, "navigationServiceManifest") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationServiceManifest") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.serviceIcon { validator.structure(value, "serviceIcon") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "serviceIcon") }
+        if self.allowAppConsumers == nil, !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "allowAppConsumers") }
+        if let value = self.rpcSpecVersion { validator.structure(value, "rpcSpecVersion") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "rpcSpecVersion") }
+        if let value = self.handledRPCs { validator.integers(value, "handledRPCs", minSize: nil, maxSize: nil, min: nil, max: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "handledRPCs") }
+        if let value = self.mediaServiceManifest { validator.structure(value, "mediaServiceManifest") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mediaServiceManifest") }
+        if let value = self.weatherServiceManifest { validator.structure(value, "weatherServiceManifest") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "weatherServiceManifest") }
+        if let value = self.navigationServiceManifest { validator.structure(value, "navigationServiceManifest") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "navigationServiceManifest") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceName", "serviceType", "serviceIcon", "allowAppConsumers", "rpcSpecVersion", "handledRPCs", "mediaServiceManifest", "weatherServiceManifest", "navigationServiceManifest"])
         }
     }
@@ -10735,13 +10735,13 @@ public struct SDLAppServiceRecord: RPCStruct {
         writer.encode(self.serviceManifest, forKey: "serviceManifest")
         writer.encode(self.servicePublished, forKey: "servicePublished")
         writer.encode(self.serviceActive, forKey: "serviceActive")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceID, "serviceID", minLength: 1, maxLength: nil)
         validator.structure(self.serviceManifest, "serviceManifest")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceID", "serviceManifest", "servicePublished", "serviceActive"])
         }
     }
@@ -10828,19 +10828,19 @@ public struct SDLAppServiceData: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.serviceType, forKey: "serviceType")
         writer.encode(self.serviceID, forKey: "serviceID")
-        writer.encodeIfPresent(self.mediaServiceData, forKey: "mediaServiceData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.weatherServiceData, forKey: "weatherServiceData", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.navigationServiceData, forKey: "navigationServiceData", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.mediaServiceData, forKey: "mediaServiceData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.weatherServiceData, forKey: "weatherServiceData", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.navigationServiceData, forKey: "navigationServiceData", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.string(self.serviceType, "serviceType", minLength: 1, maxLength: nil)
         validator.string(self.serviceID, "serviceID", minLength: 1, maxLength: nil)
-        if let value = self.mediaServiceData { validator.structure(value, "mediaServiceData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "mediaServiceData") }
-        if let value = self.weatherServiceData { validator.structure(value, "weatherServiceData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "weatherServiceData") }
-        if let value = self.navigationServiceData { validator.structure(value, "navigationServiceData") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationServiceData") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.mediaServiceData { validator.structure(value, "mediaServiceData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "mediaServiceData") }
+        if let value = self.weatherServiceData { validator.structure(value, "weatherServiceData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "weatherServiceData") }
+        if let value = self.navigationServiceData { validator.structure(value, "navigationServiceData") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "navigationServiceData") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["serviceType", "serviceID", "mediaServiceData", "weatherServiceData", "navigationServiceData"])
         }
     }
@@ -10903,15 +10903,15 @@ public struct SDLAppServiceCapability: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.updateReason, forKey: "updateReason", orDropped: self.droppedParameters)
+        writer.encodeIfPresent(self.updateReason, forKey: "updateReason", orDropped: self.extraParameters)
         writer.encode(self.updatedAppServiceRecord, forKey: "updatedAppServiceRecord")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.updateReason { validator.enumeration(value, "updateReason") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "updateReason") }
+        if let value = self.updateReason { validator.enumeration(value, "updateReason") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "updateReason") }
         validator.structure(self.updatedAppServiceRecord, "updatedAppServiceRecord")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["updateReason", "updatedAppServiceRecord"])
         }
     }
@@ -10966,13 +10966,13 @@ public struct SDLAppServicesCapabilities: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.appServices, forKey: "appServices", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.appServices, forKey: "appServices", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.appServices { validator.structures(value, "appServices", minSize: nil, maxSize: nil, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServices") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.appServices { validator.structures(value, "appServices", minSize: nil, maxSize: nil, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "appServices") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["appServices"])
         }
     }
@@ -11085,28 +11085,28 @@ public struct SDLSystemCapability: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.systemCapabilityType, forKey: "systemCapabilityType")
-        writer.encodeIfPresent(self.navigationCapability, forKey: "navigationCapability", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.phoneCapability, forKey: "phoneCapability", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.videoStreamingCapability, forKey: "videoStreamingCapability", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.remoteControlCapability, forKey: "remoteControlCapability", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.appServicesCapabilities, forKey: "appServicesCapabilities", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.seatLocationCapability, forKey: "seatLocationCapability", orDropped: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.displayCapabilities, forKey: "displayCapabilities", merging: self.droppedParameters)
-        writer.encodeIfPresent(self.driverDistractionCapability, forKey: "driverDistractionCapability", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.navigationCapability, forKey: "navigationCapability", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.phoneCapability, forKey: "phoneCapability", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.videoStreamingCapability, forKey: "videoStreamingCapability", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.remoteControlCapability, forKey: "remoteControlCapability", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.appServicesCapabilities, forKey: "appServicesCapabilities", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.seatLocationCapability, forKey: "seatLocationCapability", orDropped: self.extraParameters)
+        writer.encodeArrayIfPresent(self.displayCapabilities, forKey: "displayCapabilities", merging: self.extraParameters)
+        writer.encodeIfPresent(self.driverDistractionCapability, forKey: "driverDistractionCapability", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.systemCapabilityType, "systemCapabilityType")
-        if let value = self.navigationCapability { validator.structure(value, "navigationCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "navigationCapability") }
-        if let value = self.phoneCapability { validator.structure(value, "phoneCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "phoneCapability") }
-        if let value = self.videoStreamingCapability { validator.structure(value, "videoStreamingCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "videoStreamingCapability") }
-        if let value = self.remoteControlCapability { validator.structure(value, "remoteControlCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "remoteControlCapability") }
-        if let value = self.appServicesCapabilities { validator.structure(value, "appServicesCapabilities") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "appServicesCapabilities") }
-        if let value = self.seatLocationCapability { validator.structure(value, "seatLocationCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatLocationCapability") }
-        if let value = self.displayCapabilities { validator.structures(value, "displayCapabilities", minSize: 1, maxSize: 1000, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "displayCapabilities") }
-        if let value = self.driverDistractionCapability { validator.structure(value, "driverDistractionCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "driverDistractionCapability") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.navigationCapability { validator.structure(value, "navigationCapability") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "navigationCapability") }
+        if let value = self.phoneCapability { validator.structure(value, "phoneCapability") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "phoneCapability") }
+        if let value = self.videoStreamingCapability { validator.structure(value, "videoStreamingCapability") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "videoStreamingCapability") }
+        if let value = self.remoteControlCapability { validator.structure(value, "remoteControlCapability") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "remoteControlCapability") }
+        if let value = self.appServicesCapabilities { validator.structure(value, "appServicesCapabilities") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "appServicesCapabilities") }
+        if let value = self.seatLocationCapability { validator.structure(value, "seatLocationCapability") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatLocationCapability") }
+        if let value = self.displayCapabilities { validator.structures(value, "displayCapabilities", minSize: 1, maxSize: 1000, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "displayCapabilities") }
+        if let value = self.driverDistractionCapability { validator.structure(value, "driverDistractionCapability") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "driverDistractionCapability") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["systemCapabilityType", "navigationCapability", "phoneCapability", "videoStreamingCapability", "remoteControlCapability", "appServicesCapabilities", "seatLocationCapability", "displayCapabilities", "driverDistractionCapability"])
         }
     }
@@ -11175,17 +11175,17 @@ public struct SDLClimateData: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.cabinTemperature, forKey: "cabinTemperature", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.atmosphericPressure, forKey: "atmosphericPressure", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.externalTemperature, forKey: "externalTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.cabinTemperature, forKey: "cabinTemperature", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.atmosphericPressure, forKey: "atmosphericPressure", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "externalTemperature") }
-        if let value = self.cabinTemperature { validator.structure(value, "cabinTemperature") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "cabinTemperature") }
-        if let value = self.atmosphericPressure { validator.float(value, "atmosphericPressure", min: 0, max: 2000) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "atmosphericPressure") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.externalTemperature { validator.structure(value, "externalTemperature") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "externalTemperature") }
+        if let value = self.cabinTemperature { validator.structure(value, "cabinTemperature") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "cabinTemperature") }
+        if let value = self.atmosphericPressure { validator.float(value, "atmosphericPressure", min: 0, max: 2000) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "atmosphericPressure") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["externalTemperature", "cabinTemperature", "atmosphericPressure"])
         }
     }
@@ -11254,17 +11254,17 @@ public struct SDLGearStatus: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeIfPresent(self.userSelectedGear, forKey: "userSelectedGear", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.actualGear, forKey: "actualGear", orDropped: self.droppedParameters)
-        writer.encodeIfPresent(self.transmissionType, forKey: "transmissionType", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.userSelectedGear, forKey: "userSelectedGear", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.actualGear, forKey: "actualGear", orDropped: self.extraParameters)
+        writer.encodeIfPresent(self.transmissionType, forKey: "transmissionType", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.userSelectedGear { validator.enumeration(value, "userSelectedGear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "userSelectedGear") }
-        if let value = self.actualGear { validator.enumeration(value, "actualGear") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "actualGear") }
-        if let value = self.transmissionType { validator.enumeration(value, "transmissionType") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "transmissionType") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.userSelectedGear { validator.enumeration(value, "userSelectedGear") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "userSelectedGear") }
+        if let value = self.actualGear { validator.enumeration(value, "actualGear") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "actualGear") }
+        if let value = self.transmissionType { validator.enumeration(value, "transmissionType") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "transmissionType") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["userSelectedGear", "actualGear", "transmissionType"])
         }
     }
@@ -11317,12 +11317,12 @@ public struct SDLSeatStatus: RPCStruct {
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.seatLocation, forKey: "seatLocation")
         writer.encode(self.conditionActive, forKey: "conditionActive")
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.structure(self.seatLocation, "seatLocation")
-        if !self.unknownParameters.isEmpty {
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["seatLocation", "conditionActive"])
         }
     }
@@ -11384,15 +11384,15 @@ public struct SDLSeatOccupancy: RPCStruct {
     }
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
-        writer.encodeArrayIfPresent(self.seatsOccupied, forKey: "seatsOccupied", merging: self.droppedParameters)
-        writer.encodeArrayIfPresent(self.seatsBelted, forKey: "seatsBelted", merging: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeArrayIfPresent(self.seatsOccupied, forKey: "seatsOccupied", merging: self.extraParameters)
+        writer.encodeArrayIfPresent(self.seatsBelted, forKey: "seatsBelted", merging: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
-        if let value = self.seatsOccupied { validator.structures(value, "seatsOccupied", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatsOccupied") }
-        if let value = self.seatsBelted { validator.structures(value, "seatsBelted", minSize: 0, maxSize: 100, dropped: self.droppedParameters) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seatsBelted") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.seatsOccupied { validator.structures(value, "seatsOccupied", minSize: 0, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatsOccupied") }
+        if let value = self.seatsBelted { validator.structures(value, "seatsBelted", minSize: 0, maxSize: 100, dropped: self.extraParameters) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seatsBelted") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["seatsOccupied", "seatsBelted"])
         }
     }
@@ -11456,14 +11456,14 @@ public struct SDLSeekStreamingIndicator: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.type, forKey: "type")
-        writer.encodeIfPresent(self.seekTime, forKey: "seekTime", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.seekTime, forKey: "seekTime", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.type, "type")
-        if let value = self.seekTime { validator.integer(value, "seekTime", min: 1, max: 99) } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "seekTime") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.seekTime { validator.integer(value, "seekTime", min: 1, max: 99) } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "seekTime") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["type", "seekTime"])
         }
     }
@@ -11527,14 +11527,14 @@ public struct SDLAppCapability: RPCStruct {
 
     public func encodeParameters<Writer: RPCParameterWriter>(to writer: inout Writer) {
         writer.encode(self.appCapabilityType, forKey: "appCapabilityType")
-        writer.encodeIfPresent(self.videoStreamingCapability, forKey: "videoStreamingCapability", orDropped: self.droppedParameters)
-        writer.encodeUnknown(self.unknownParameters)
+        writer.encodeIfPresent(self.videoStreamingCapability, forKey: "videoStreamingCapability", orDropped: self.extraParameters)
+        writer.encodeUnknown(self.extraParameters)
     }
 
     public func validate(into validator: inout RPCValidator) {
         validator.enumeration(self.appCapabilityType, "appCapabilityType")
-        if let value = self.videoStreamingCapability { validator.structure(value, "videoStreamingCapability") } else if !self.droppedParameters.isEmpty { validator.droppedParameter(self.droppedParameters, "videoStreamingCapability") }
-        if !self.unknownParameters.isEmpty {
+        if let value = self.videoStreamingCapability { validator.structure(value, "videoStreamingCapability") } else if !self.extraParameters.isEmpty { validator.droppedParameter(self.extraParameters, "videoStreamingCapability") }
+        if self.extraParameters.hasUnknown {
             validator.unknownParameters(self.unknownParameters, knownNames: ["appCapabilityType", "videoStreamingCapability"])
         }
     }

@@ -1,0 +1,124 @@
+import NIOCore
+import SDLProtocol
+import SDLSession
+
+/// What the harness knows of one session of one engine, from the calls it made and the events
+/// the engine reported.
+struct SessionTrack {
+    var started = false
+    var ended = false
+    var failed = false
+    /// App role: `endSession` was called (a session still starting then ends without starting).
+    var endRequested = false
+    var sessionID: SessionID?
+    var transport: TransportID?
+    /// Audio and video services reported running.
+    var services: Set<UInt8> = []
+
+    var isLive: Bool { self.started && !self.ended }
+}
+
+/// One engine as an I/O layer drives it: actions drained after every input, writes pulled into
+/// an outbox per transport (the bytes "on the wire" not yet handed to the peer), connection
+/// requests, closes and the armed timer kept for the harness.
+struct Side {
+    let name: String
+    var engine: SessionEngine
+    var tracks: [SessionHandle: SessionTrack] = [:]
+    /// Handles in the order they became known.
+    var handles: [SessionHandle] = []
+    var outbox: [TransportID: ByteBuffer] = [:]
+    var wantsWrite: Set<TransportID> = []
+    var connects: [ConnectRequest] = []
+    /// Transports this engine closed, not yet reported to the peer.
+    var closedByEngine: [TransportID] = []
+    var timer: NIODeadline?
+    /// Per sender handle and service, the last sequence number received (isolation checks).
+    var lastSequence: [UInt64: UInt32] = [:]
+    /// The peer's handle each of this side's handles received from, and the reverse.
+    var boundFrom: [SessionHandle: SessionHandle] = [:]
+    var boundTo: [SessionHandle: SessionHandle] = [:]
+
+    init(name: String, configuration: SessionConfiguration) {
+        self.name = name
+        self.engine = SessionEngine(configuration: configuration)
+    }
+
+    func live(_ handle: SessionHandle) -> Bool { self.tracks[handle]?.isLive == true }
+
+    /// Live sessions' handles whose primary transport is `transport` (all when nil).
+    func liveHandles(on transport: TransportID? = nil) -> [SessionHandle] {
+        self.handles.filter { handle in
+            guard let track = self.tracks[handle], track.isLive else { return false }
+            return transport == nil || track.transport == transport
+        }
+    }
+
+    mutating func addHandle(_ handle: SessionHandle) {
+        precondition(self.tracks[handle] == nil, "\(self.name): handle \(handle) reused")
+        self.tracks[handle] = SessionTrack()
+        self.handles.append(handle)
+    }
+
+    /// Pulls up to `maxBytes` of a transport's frames into its outbox.
+    mutating func pull(_ transport: TransportID, maxBytes: Int) {
+        var buffer = self.outbox[transport] ?? ByteBuffer()
+        _ = self.engine.nextWrite(on: transport, maxBytes: maxBytes, into: &buffer)
+        self.outbox[transport] = buffer
+        if !self.engine.hasPendingWrites(on: transport) { self.wantsWrite.remove(transport) }
+    }
+
+    /// Takes up to `count` bytes of a transport's outbox.
+    mutating func take(_ transport: TransportID, upTo count: Int) -> ByteBuffer? {
+        guard var buffer = self.outbox[transport], buffer.readableBytes > 0 else { return nil }
+        let slice = buffer.readSlice(length: min(count, buffer.readableBytes))!
+        self.outbox[transport] = buffer.readableBytes == 0 ? nil : buffer
+        return slice
+    }
+}
+
+/// The control frames one direction of a transport carried, counted by service and frame info,
+/// read back by the harness's own decoder: the engine's output must be well-formed frames.
+struct WireCount {
+    var decoder: FrameDecoder
+    var counts: [UInt16: Int] = [:]
+
+    init() {
+        var limits = ProtocolLimits()
+        limits.maxFramePayloadSize = 1 << 24
+        limits.maxMessageSize = 1 << 24
+        self.decoder = FrameDecoder(limits: limits, invalidHeaderPolicy: .fail)
+    }
+
+    subscript(service: ServiceType, info: ControlFrameInfo) -> Int {
+        self.counts[UInt16(service.rawValue) << 8 | UInt16(info.rawValue)] ?? 0
+    }
+
+    mutating func add(_ bytes: ByteBuffer, what: String) {
+        self.decoder.append(bytes)
+        while true {
+            let frame: ProtocolFrame?
+            do {
+                frame = try self.decoder.nextFrame(mtus: wideMTUs)
+            } catch {
+                preconditionFailure("\(what): an engine wrote a malformed frame: \(error)")
+            }
+            guard let frame else { return }
+            if frame.header.frameType == .control {
+                self.counts[UInt16(frame.header.serviceType.rawValue) << 8 | UInt16(frame.header.frameInfo), default: 0] += 1
+            }
+        }
+    }
+}
+
+/// Every session's every service at the largest MTU: the harness reads what engines write
+/// whatever they negotiated.
+let wideMTUs: MTUTable = {
+    var table = MTUTable()
+    for session in 0...255 {
+        for service in ServiceType.known {
+            table[SessionID(UInt8(session)), service, .receive] = 1 << 24
+        }
+    }
+    return table
+}()

@@ -1,0 +1,133 @@
+import NIOCore
+import SDLProtocol
+import SDLRPC
+import SDLSession
+
+/// Every setting of an ``SDLHeadUnitServer``, each with a documented default. The session
+/// defaults are SESSION.md section D's (``HeadUnitSettings``).
+public struct SDLHeadUnitConfiguration: Sendable {
+    /// The address the server listens on. Default "127.0.0.1".
+    public var host = "127.0.0.1"
+
+    /// The port apps connect to; 0 picks a free one (``SDLHeadUnitServer/primaryPort`` tells
+    /// which). Default 12345, SDL Core's.
+    public var primaryPort = 12345
+
+    /// The port of the secondary transport, offered to sessions at 5.1.0 or later in
+    /// TransportEventUpdate (protocol spec 5.4.1 §3.1.7); 0 picks a free one; nil offers no
+    /// secondary transport (multiple transports off). Default nil.
+    public var secondaryPort: Int?
+
+    /// The address sent in TransportEventUpdate for the secondary transport; nil sends ``host``
+    /// (set it when listening on "0.0.0.0"). Default nil.
+    public var secondaryAddress: String?
+
+    /// The port sent in TransportEventUpdate for the secondary transport; nil sends the port the
+    /// secondary listener is bound to. Set it when apps reach that listener through a forwarder
+    /// (port forwarding, a NAT, `adb reverse`, a test proxy). Default nil.
+    public var secondaryAdvertisedPort: Int?
+
+    /// Where audio and video may run when a secondary transport is offered, in order of
+    /// preference. Default primary, then secondary (SDL Core's default lists).
+    public var audioServiceTransports: [TransportSlot] = [.primary, .secondary]
+    /// See ``audioServiceTransports``.
+    public var videoServiceTransports: [TransportSlot] = [.primary, .secondary]
+
+    /// The session engine's settings (head unit role). The secondary transport offer is made from
+    /// ``secondaryPort`` and the lists above.
+    public var session: SessionConfiguration = SessionConfiguration(role: .headUnit)
+
+    /// How bytes move between the sockets and the engine, and the back-pressure bounds.
+    public var transport = SDLTransportConfiguration()
+
+    /// How RPCs from apps are decoded: strictly, validated against the spec; a request that
+    /// breaks it is answered INVALID_DATA, as SDL Core does. Default `.default`.
+    public var receiveOptions: RPCCodingOptions = .default
+
+    /// How our own RPCs are encoded: validated before they are written. Default `.default`.
+    public var sendOptions: RPCCodingOptions = .default
+
+    /// Requests of one app being handled at once; more are answered TOO_MANY_PENDING_REQUESTS
+    /// without reaching the handler. Default 100.
+    public var maxPendingRequestsPerApp = 100
+
+    /// Events and requests waiting for the handler beyond which the server stops reading from
+    /// every connection until the handler catches up (below half of it). Default 64.
+    public var handlerBacklog = 64
+
+    /// Audio or video messages a media stream holds unread beyond which the server stops reading
+    /// from the transport carrying them until the reader catches up (below a quarter of it).
+    /// Default 16.
+    public var mediaBacklog = 16
+
+    /// The defaults.
+    public init() {}
+}
+
+/// The application logic of a head unit: answers registrations and requests, hears everything
+/// else as events. Its methods are called from tasks of the server; events arrive one at a time
+/// and in order, requests concurrently (each in its own task).
+public protocol SDLHeadUnitHandler: Sendable {
+    /// Answers an app's RegisterAppInterface (read strictly). A `success` response registers the
+    /// app: its other requests reach ``respond(to:from:)`` from then on, and audio and video may
+    /// start. The default accepts every app, answering RPC version 8.0.0 (the spec's).
+    func registerApp(_ request: SDLRegisterAppInterfaceRequest, from app: SDLConnectedApp) async -> SDLRegisterAppInterfaceResponse
+
+    /// Answers a request of a registered app (read strictly; requests that break the spec are
+    /// answered INVALID_DATA without reaching here; UnregisterAppInterface is answered by the
+    /// server). The response must be of the request's
+    /// function; nil answers UNSUPPORTED_REQUEST, as SDL Core answers what it does not implement.
+    /// The default answers nil.
+    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)?
+
+    /// Hears what happens: apps connecting, registering, disconnecting, services, notifications.
+    /// The server stops reading from the apps while too many events wait
+    /// (``SDLHeadUnitConfiguration/handlerBacklog``): a slow handler slows the apps down, it does
+    /// not make the server's memory grow. The default ignores events.
+    func handle(_ event: SDLHeadUnitEvent) async
+}
+
+extension SDLHeadUnitHandler {
+    /// Accepts the app with RPC version 8.0.0.
+    public func registerApp(_ request: SDLRegisterAppInterfaceRequest, from app: SDLConnectedApp) async -> SDLRegisterAppInterfaceResponse {
+        SDLRegisterAppInterfaceResponse(
+            success: true, resultCode: .success,
+            syncMsgVersion: SDLSyncMsgVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0))
+    }
+
+    /// Answers nil: UNSUPPORTED_REQUEST.
+    public func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? { nil }
+
+    /// Ignores the event.
+    public func handle(_ event: SDLHeadUnitEvent) async {}
+}
+
+/// What a head unit server reports to its handler.
+public enum SDLHeadUnitEvent: Sendable {
+    /// An app started a session (StartService RPC answered with ACK).
+    case appConnected(SDLConnectedApp)
+    /// An app's RegisterAppInterface was answered with success.
+    case appRegistered(SDLConnectedApp, SDLRegisterAppInterfaceRequest)
+    /// An app unregistered (UnregisterAppInterface, answered by the server with success); its
+    /// session stays and it may register again.
+    case appUnregistered(SDLConnectedApp)
+    /// An app's session ended; its services were reported ended before.
+    case appDisconnected(SDLConnectedApp, SessionEndReason)
+    /// An app started audio or video. Its messages arrive on `stream`: read it, or drop it to
+    /// discard them. While more than ``SDLHeadUnitConfiguration/mediaBacklog`` messages wait
+    /// unread, the transport carrying them is not read (the app's writer waits).
+    case serviceStarted(SDLConnectedApp, ServiceType, ServiceInfo, SDLMediaStream)
+    /// An app's audio or video service stopped; its stream ends.
+    case serviceEnded(SDLConnectedApp, ServiceType, ServiceEndReason)
+    /// A notification from an app.
+    case notification(SDLConnectedApp, AnyRPCMessage)
+    /// An RPC from an app that could not be read. A request was answered (INVALID_DATA, or
+    /// UNSUPPORTED_REQUEST for an unknown function); anything else was dropped.
+    case unreadableMessage(SDLConnectedApp, RPCError)
+    /// A response of the handler that could not be sent (wrong function, breaks the spec); the
+    /// app was answered GENERIC_ERROR instead.
+    case handlerError(SDLConnectedApp, SDLConnectionError)
+    /// Anything else the session engine reported: anomalies, protocol errors, refused starts,
+    /// transports closing.
+    case session(SessionEvent)
+}

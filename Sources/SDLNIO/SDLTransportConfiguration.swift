@@ -1,0 +1,36 @@
+import NIOCore
+
+/// How the TCP transports of a runtime move bytes between the sockets and the session engine:
+/// chunk sizes and the bounds that keep a slow peer from making us hold more memory.
+public struct SDLTransportConfiguration: Hashable, Sendable {
+    /// How many bytes of frames are pulled from the engine per socket write while the socket is
+    /// writable (whole frames: a pull may exceed it by one frame). Frames are chosen at write
+    /// time, so a smaller value keeps priorities sharper at the socket and a larger one costs
+    /// fewer writes. Default 64 KiB.
+    public var writeChunkSize: Int = 64 * 1024
+
+    /// The channel's write buffer watermarks: above `high` bytes written and not yet taken by the
+    /// kernel the channel is not writable and no frame is pulled from the engine until it drains
+    /// below `low`. What a transport holds in its channel is at most `high` plus one chunk.
+    /// Default 32 KiB / 64 KiB (NIO's).
+    public var writeBufferLowWatermark: Int = 32 * 1024
+    /// See ``writeBufferLowWatermark``.
+    public var writeBufferHighWatermark: Int = 64 * 1024
+
+    /// How many bytes of one service's messages (RPC, audio, video) may wait in the engine's queue
+    /// for one session before a sender is suspended: a sender that writes faster than the peer
+    /// reads waits instead of queueing without bound. A single message larger than this is still
+    /// sent, alone. Default 256 KiB.
+    public var maxQueuedBytesPerService: Int = 256 * 1024
+
+    /// How long a TCP connection attempt may take (the app's primary and secondary transports).
+    /// Default 10 s.
+    public var connectTimeout: TimeAmount = .seconds(10)
+
+    /// How long a transport closed on purpose may take to hand its last frames (an EndService, an
+    /// ACK) to the kernel before the socket is closed anyway. Default 2 s.
+    public var closeTimeout: TimeAmount = .seconds(2)
+
+    /// The defaults.
+    public init() {}
+}

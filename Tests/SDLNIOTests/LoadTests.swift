@@ -1,0 +1,153 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import SDLNIO
+import SDLProtocol
+import SDLRPC
+import SDLSession
+import Testing
+
+/// Many apps on one head unit, and an app that stops reading.
+@Suite(.timeLimit(.minutes(2)))
+struct LoadTests {
+    @Test func fiftyAppsOnOneHeadUnit() async throws {
+        try await within(90) {
+            let handler = RecordingHandler()
+            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
+            let count = 50
+            let sessionIDs = try await withThrowingTaskGroup(of: UInt8.self) { group in
+                for index in 0..<count {
+                    group.addTask {
+                        let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+                        let hashes = app.notifications(of: SDLOnHashChange.self)
+                        try await app.register(registration("App \(index)", appID: "app-\(index)"))
+                        for _ in 0..<5 {
+                            let files: SDLListFilesResponse = try await app.send(SDLListFilesRequest())
+                            #expect(files.filenames == ["a.png", "b.png"])
+                        }
+                        // The head unit greets every app by name once all are registered.
+                        var iterator = hashes.makeAsyncIterator()
+                        let greeting = await iterator.next()
+                        #expect(greeting?.hashID == "App \(index)")
+                        await app.disconnect()
+                        return app.sessionInfo.sessionID.rawValue
+                    }
+                }
+                var registered = 0
+                while registered < count {
+                    if case .appRegistered = await handler.next({ $0 }) { registered += 1 }
+                }
+                for app in await server.connectedApps {
+                    let name = try #require(await app.registration?.appName)
+                    try await app.sendNotification(SDLOnHashChange(hashID: name))
+                }
+                var ids: [UInt8] = []
+                for try await id in group { ids.append(id) }
+                return ids
+            }
+            // Every app had its own session id.
+            #expect(Set(sessionIDs) == Set(1...UInt8(count)))
+            while await !server.connectedApps.isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let names = handler.events.map(\.name)
+            #expect(names.filter { $0 == "appConnected" }.count == count)
+            #expect(names.filter { $0 == "appRegistered" }.count == count)
+            #expect(names.filter { $0 == "appDisconnected(peer)" }.count == count)
+            #expect(handler.requests.withLockedValue { $0.count } == count * 5)
+            await server.shutdown()
+        }
+    }
+
+    @Test func anAppThatStopsReadingStopsTheHeadUnitsNotificationsNotItsMemory() async throws {
+        try await within(60) {
+            let handler = RecordingHandler()
+            var configuration = testHeadUnitConfiguration()
+            configuration.transport.maxQueuedBytesPerService = 64 * 1024
+            let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)
+            let peer = try await RawPeer.connect(port: server.primaryPort)
+            var frames = peer.frames()
+            try await peer.send(RawFrames.startSession)
+            let session = try #require(try await frames.next()).header.sessionID.rawValue
+            try await peer.send(RawFrames.register(session: session))
+            _ = try #require(try await frames.next { $0.header.serviceType == .rpc })
+            try await peer.stopReading()
+            let app = try #require(await server.connectedApps.first)
+
+            // The head unit sends ~1 KiB notifications as fast as it may.
+            let hash = String(repeating: "h", count: 100)
+            let sent = NIOLockedValueBox(0)
+            let sender = Task { () async -> SDLConnectionError.Code? in
+                do throws(SDLConnectionError) {
+                    while true {
+                        try await app.sendNotification(SDLOnHashChange(hashID: hash))
+                        sent.withLockedValue { $0 += 1 }
+                    }
+                } catch {
+                    return error.code
+                }
+            }
+            var last = -1
+            while true {
+                try await Task.sleep(for: .milliseconds(500))
+                let now = sent.withLockedValue { $0 }
+                if now == last { break }
+                last = now
+            }
+            // Stalled: the kernel buffers hold some, the head unit at most its bound plus one.
+            let queued = await server.queuedBytes
+            #expect(queued > 0)
+            #expect(queued <= configuration.transport.maxQueuedBytesPerService + 1024)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(sent.withLockedValue { $0 } == last)
+
+            // The app vanishes: the blocked sender fails, the session ends, nothing is left queued.
+            await peer.close()
+            #expect(await sender.value == .disconnected)
+            while await !server.connectedApps.isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(await server.queuedBytes == 0)
+            await server.shutdown()
+        }
+    }
+
+    @Test func twoSessionsOnOneConnection() async throws {
+        try await within {
+            let handler = RecordingHandler()
+            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
+            // A router: two apps' sessions on one connection, each started and registered in turn.
+            let peer = try await RawPeer.connect(port: server.primaryPort)
+            var frames = peer.frames()
+            var sessions: [UInt8] = []
+            for _ in 0..<2 {
+                try await peer.send(RawFrames.startSession)
+                let ack = try #require(try await frames.next { $0.header.frameType == .control && $0.header.serviceType == .rpc })
+                #expect(ack.header.frameInfo == ControlFrameInfo.startServiceACK.rawValue)
+                sessions.append(ack.header.sessionID.rawValue)
+            }
+            #expect(sessions == [1, 2])
+            for session in sessions {
+                try await peer.send(RawFrames.register(session: session, correlationID: UInt32(session)))
+                // Skipping the OnHMIStatus the handler sends after each registration.
+                let response = try #require(
+                    try await frames.next {
+                        $0.header.serviceType == .rpc && $0.header.frameType == .single
+                            && (try? RPCPayload(parsing: $0.payload).header.rpcType) == .response
+                    })
+                #expect(response.header.sessionID.rawValue == session)
+                #expect(try AnyRPCMessage(payload: response.payload).correlationID == UInt32(session))
+            }
+            let apps = await server.connectedApps
+            #expect(apps.map(\.sessionInfo.sessionID.rawValue) == [1, 2])
+            #expect(apps[0].sessionInfo.transport == apps[1].sessionInfo.transport)
+            await peer.close()
+            while await !server.connectedApps.isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let names = handler.events.map(\.name)
+            #expect(names.filter { $0 == "appDisconnected(transportLost)" }.count == 2)
+            await server.shutdown()
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import SDLNIO
+import SDLProtocol
+import SDLRPC
+import SDLSession
+import Testing
+
+/// A test exceeded its time bound.
+struct TimedOut: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out: \(self.what)" }
+}
+
+/// Runs `body`, failing after `seconds`: every end-to-end test is bounded in time.
+func within<T: Sendable>(
+    _ seconds: Double = 30, _ what: String = "test", _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw TimedOut(what: what)
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}
+
+/// A head-unit handler for the tests: records every event in order (readable as a stream and as a
+/// list), registers every app, answers ListFiles with two file names and everything else with
+/// UNSUPPORTED_REQUEST, and after a registration sends OnHMIStatus FULL.
+final class RecordingHandler: SDLHeadUnitHandler {
+    let stream: AsyncStream<SDLHeadUnitEvent>
+    private let continuation: AsyncStream<SDLHeadUnitEvent>.Continuation
+    private let log = NIOLockedValueBox<[SDLHeadUnitEvent]>([])
+    let requests = NIOLockedValueBox<[String]>([])
+    /// Delay before a ListFiles response (tests of timeouts and cancellation).
+    let listFilesDelay: Duration
+    /// Whether events are handled slowly (tests of the handler backlog).
+    let eventDelay: Duration
+
+    init(listFilesDelay: Duration = .zero, eventDelay: Duration = .zero) {
+        (self.stream, self.continuation) = AsyncStream.makeStream()
+        self.listFilesDelay = listFilesDelay
+        self.eventDelay = eventDelay
+    }
+
+    var events: [SDLHeadUnitEvent] { self.log.withLockedValue { $0 } }
+
+    func registerApp(_ request: SDLRegisterAppInterfaceRequest, from app: SDLConnectedApp) async -> SDLRegisterAppInterfaceResponse {
+        SDLRegisterAppInterfaceResponse(
+            success: true, resultCode: .success, info: "welcome \(request.appName)",
+            syncMsgVersion: SDLSyncMsgVersion(majorVersion: 7, minorVersion: 1, patchVersion: 0))
+    }
+
+    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
+        self.requests.withLockedValue { $0.append(request.functionName) }
+        if request.message is SDLListFilesRequest {
+            if self.listFilesDelay > .zero {
+                try? await Task.sleep(for: self.listFilesDelay)
+            }
+            return SDLListFilesResponse(success: true, resultCode: .success, filenames: ["a.png", "b.png"])
+        }
+        return nil
+    }
+
+    func handle(_ event: SDLHeadUnitEvent) async {
+        if self.eventDelay > .zero {
+            try? await Task.sleep(for: self.eventDelay)
+        }
+        self.log.withLockedValue { $0.append(event) }
+        self.continuation.yield(event)
+        if case .appRegistered(let app, _) = event {
+            try? await app.sendNotification(SDLOnHMIStatus(hmiLevel: .full, audioStreamingState: .notAudible, systemContext: .main))
+        }
+    }
+
+    /// The next event that `match` accepts (earlier ones are skipped).
+    func next<T: Sendable>(_ match: @Sendable (SDLHeadUnitEvent) -> T?) async -> T? {
+        for await event in self.stream {
+            if let value = match(event) { return value }
+        }
+        return nil
+    }
+}
+
+extension SDLHeadUnitEvent {
+    var name: String {
+        switch self {
+        case .appConnected: return "appConnected"
+        case .appRegistered: return "appRegistered"
+        case .appUnregistered: return "appUnregistered"
+        case .appDisconnected(_, let reason): return "appDisconnected(\(reason))"
+        case .serviceStarted(_, let service, _, _): return "serviceStarted(\(service))"
+        case .serviceEnded(_, let service, let reason): return "serviceEnded(\(service), \(reason))"
+        case .notification(_, let message): return "notification(\(message.functionName))"
+        case .unreadableMessage(_, let error): return "unreadableMessage(\(error.code))"
+        case .handlerError: return "handlerError"
+        case .session: return "session"
+        }
+    }
+}
+
+/// A RegisterAppInterface request of a test app.
+func registration(_ name: String = "Test App", appID: String = "1234", hmiTypes: [SDLAppHMIType]? = [.navigation]) -> SDLRegisterAppInterfaceRequest {
+    SDLRegisterAppInterfaceRequest(
+        syncMsgVersion: SDLSyncMsgVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0), appName: name,
+        isMediaApplication: true, languageDesired: .enUs, hmiDisplayLanguageDesired: .enUs, appHMIType: hmiTypes, appID: appID)
+}
+
+/// A head-unit configuration on loopback with free ports.
+func testHeadUnitConfiguration(secondary: Bool = false, videoTransports: [TransportSlot] = [.primary, .secondary]) -> SDLHeadUnitConfiguration {
+    var configuration = SDLHeadUnitConfiguration()
+    configuration.primaryPort = 0
+    configuration.secondaryPort = secondary ? 0 : nil
+    configuration.videoServiceTransports = videoTransports
+    configuration.session.headUnit.hashSeed = 7
+    return configuration
+}
+
+/// Deterministic bytes: a video stream whose every byte depends on its offset.
+func patternBytes(offset: Int, count: Int) -> ByteBuffer {
+    var buffer = ByteBuffer()
+    buffer.reserveCapacity(count)
+    buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+        for index in 0..<count {
+            let position = offset + index
+            pointer[index] = UInt8(truncatingIfNeeded: position &* 31 &+ position >> 11)
+        }
+        return count
+    }
+    return buffer
+}

@@ -1,0 +1,77 @@
+import NIOCore
+import SDLProtocol
+import Testing
+
+@testable import SDLSession
+
+/// What FuzzSession found in the engine, as tests (its inputs in Fuzz/FailCases/FuzzSession/ are
+/// programs for the fuzz target; each case is rebuilt here from what the program did).
+@Suite struct FuzzFailCaseTests {
+    /// A head unit and an app of `appVersion` on one link, the session started and registered.
+    static func pair(appVersion: SDLVersion, advertisedMTU: Int64) -> (EnginePair, app: SessionHandle, hu: SessionHandle) {
+        var appConfiguration = SessionConfiguration(role: .app)
+        appConfiguration.maxProtocolVersion = appVersion
+        var huConfiguration = EnginePair.headUnitDefaults()
+        huConfiguration.headUnit.advertisedMTU = advertisedMTU
+        var pair = EnginePair(app: appConfiguration, headUnit: huConfiguration)
+        let link = pair.openPrimary()
+        let app = try! pair.app.engine.startSession(on: link, now: pair.now)
+        pair.pump()
+        let hu = pair.hu.events.compactMap { event -> SessionHandle? in
+            if case .sessionStarted(let handle, _) = event { return handle }
+            return nil
+        }
+        #expect(hu.count == 1)
+        return (pair, app, hu[0])
+    }
+
+    static func protocolErrors(_ driver: EngineDriver) -> [SDLProtocolError] {
+        driver.events.compactMap { if case .protocolError(_, let error) = $0 { return error } else { return nil } }
+    }
+
+    /// `pre-v5-session-at-an-advertised-mtu`: a head unit advertising an MTU of 17 took it as its
+    /// receive limit for a version 3 session too, though only a version 5 ACK carries `mtu`: the
+    /// app, sending at its version's default MTU, had its frames refused as too large. Below
+    /// version 5 the head unit now accepts what the version's default MTU allows, and reports no
+    /// MTU for the session or its services.
+    @Test(arguments: [17, 200, 1500] as [Int64])
+    func preV5SessionIgnoresTheAdvertisedMTU(advertised: Int64) throws {
+        var (pair, app, hu) = Self.pair(appVersion: SDLVersion(major: 4), advertisedMTU: advertised)
+        #expect(pair.hu.engine.sessionInfo(hu)?.frameVersion == .v4)
+        #expect(pair.hu.engine.sessionInfo(hu)?.mtu == nil)
+        #expect(pair.app.engine.sessionInfo(app)?.mtu == nil)
+        let payload = ByteBuffer(bytes: (0..<3000).map { UInt8(truncatingIfNeeded: $0) })
+        try pair.app.engine.send(payload, on: .rpc, of: app, now: pair.now)
+        pair.pump()
+        // One frame: 3,000 bytes fit the version 4 default MTU.
+        #expect(pair.app.frames(on: TransportID(1)).filter { $0.header.frameType == .single }.count == 1)
+        #expect(Self.protocolErrors(pair.hu).isEmpty)
+        #expect(pair.hu.receivedMessages(hu).map(\.payload) == [payload])
+        // Audio on the same session: its ACK carries no MTU either.
+        try pair.app.engine.sessionRegistered(app, now: pair.now)
+        try pair.hu.engine.sessionRegistered(hu, now: pair.now)
+        try pair.app.engine.startService(.audio, of: app, now: pair.now)
+        pair.pump()
+        #expect(pair.hu.engine.serviceInfo(.audio, of: hu)?.mtu == nil)
+        try pair.app.engine.send(payload, on: .audio, of: app, now: pair.now)
+        pair.pump()
+        #expect(Self.protocolErrors(pair.hu).isEmpty)
+        #expect(pair.hu.receivedMessages(hu).map(\.payload) == [payload, payload])
+    }
+
+    /// The version 5 counterpart: the ACK gives the MTU, the app fragments to it, and the head
+    /// unit holds it to it.
+    @Test func v5SessionKeepsTheAdvertisedMTU() throws {
+        var (pair, app, hu) = Self.pair(appVersion: SDLVersion(major: 5, minor: 4, patch: 1), advertisedMTU: 200)
+        #expect(pair.hu.engine.sessionInfo(hu)?.mtu == 200)
+        #expect(pair.app.engine.sessionInfo(app)?.mtu == 200)
+        let payload = ByteBuffer(bytes: (0..<3000).map { UInt8(truncatingIfNeeded: $0) })
+        try pair.app.engine.send(payload, on: .rpc, of: app, now: pair.now)
+        pair.pump()
+        let frames = pair.app.frames(on: TransportID(1)).filter { $0.header.serviceType == .rpc && $0.header.frameType != .control }
+        #expect(frames.count == 1 + (3000 + 187) / 188)
+        #expect(frames.allSatisfy { $0.payload.readableBytes <= 188 })
+        #expect(Self.protocolErrors(pair.hu).isEmpty)
+        #expect(pair.hu.receivedMessages(hu).map(\.payload) == [payload])
+    }
+}
