@@ -59,12 +59,25 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // The loopback transports: SDLNIO's app and head unit over 127.0.0.1 (video against a plain
+        // NIO copy, RPC round trips, idle memory per app).
+        .target(
+            name: "TransportWorkloads",
+            dependencies: [
+                "ComparisonKit", "CHeapInUse",
+                .product(name: "SDLNIO", package: "swift-sdl"),
+                .product(name: "SDLRPC", package: "swift-sdl"),
+                .product(name: "SDLSession", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // Every comparison in one process, interleaved: the table, JSON and SVG chart of
         // scripts/benchmark-report.
         .executableTarget(
             name: "BenchmarkReport",
             dependencies: [
-                "ComparisonKit", "FrameWorkloads", "BSONWorkloads", "RPCWorkloads", "SessionBenchSupport",
+                "ComparisonKit", "FrameWorkloads", "BSONWorkloads", "RPCWorkloads", "SessionBenchSupport", "TransportWorkloads",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
@@ -134,6 +147,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/SessionBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "TransportBenchmarks",
+            dependencies: ["ComparisonRows", "TransportWorkloads", .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/TransportBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],

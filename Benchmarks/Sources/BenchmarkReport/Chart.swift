@@ -1,8 +1,9 @@
+import ComparisonKit
 import Foundation
 
 // The SVG chart of the ratios, written by hand: one bar per comparison on a logarithmic axis, a
 // line at 1× (as fast as the reference), each row's goal as a tick on its bar, and the machine and
-// date it was measured on.
+// date it was measured on. Rows without a reference and the figures are listed under the chart.
 
 private func escaped(_ text: String) -> String {
     text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
@@ -11,7 +12,13 @@ private func escaped(_ text: String) -> String {
 
 private func number(_ value: Double) -> String { String(format: "%.1f", value) }
 
-func svg(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> String {
+func svg(_ allResults: [Result], figures: [Figure], machine: Machine, plan: MeasurementPlan) -> String {
+    let results = allResults.filter { $0.ratio != nil }
+    let alone =
+        allResults.filter { $0.ratio == nil }.map { result in
+            let (unit, ours, _) = result.presented
+            return "\(result.comparison.name), \(result.comparison.ours.name): \(String(format: "%.0f", ours)) \(unit)"
+        } + figures.map { "\($0.name): \(String(format: "%.0f", $0.value)) \($0.unit)" }
     let labelWidth = 470.0
     let plotWidth = 520.0
     let valueWidth = 90.0
@@ -27,7 +34,9 @@ func svg(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> String
         return labelWidth + (decade - lowDecade) / (highDecade - lowDecade) * plotWidth
     }
     let groups = Set(results.map(\.comparison.group)).count
+    let noteHeight = 16.0
     let height = top + Double(results.count) * rowHeight + Double(groups) * groupHeight + 60
+        + (alone.isEmpty ? 0 : Double(alone.count + 1) * noteHeight + 10)
 
     var body: [String] = []
     body.append(
@@ -53,7 +62,8 @@ func svg(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> String
             case nil: "#9aa3ad"
             }
         let start = x(1)
-        let end = x(result.ratio)
+        let ratio = result.ratio!
+        let end = x(ratio)
         let barTop = y + 2
         rows.append("<text x=\"\(number(labelWidth - 8))\" y=\"\(number(y + 12))\" class=\"label\">\(escaped(result.comparison.name))</text>")
         rows.append(
@@ -63,8 +73,8 @@ func svg(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> String
             rows.append(
                 "<line x1=\"\(number(goalX))\" y1=\"\(number(barTop - 1))\" x2=\"\(number(goalX))\" y2=\"\(number(barTop + rowHeight - 3))\" class=\"goal\"/>")
         }
-        let ratio = result.ratio >= 10 ? String(format: "%.1f×", result.ratio) : String(format: "%.2f×", result.ratio)
-        rows.append("<text x=\"\(number(labelWidth + plotWidth + 8))\" y=\"\(number(y + 12))\" class=\"value\">\(ratio)</text>")
+        let ratioText = ratio >= 10 ? String(format: "%.1f×", ratio) : String(format: "%.2f×", ratio)
+        rows.append("<text x=\"\(number(labelWidth + plotWidth + 8))\" y=\"\(number(y + 12))\" class=\"value\">\(ratioText)</text>")
         y += rowHeight
     }
 
@@ -78,6 +88,14 @@ func svg(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> String
     }
     let one = x(1)
     rows.append("<line x1=\"\(number(one))\" y1=\"\(number(top))\" x2=\"\(number(one))\" y2=\"\(number(y + 4))\" class=\"one\"/>")
+    if !alone.isEmpty {
+        var noteY = y + 50
+        rows.append("<text x=\"10\" y=\"\(number(noteY))\" class=\"group\">Measured alone (no reference does the same work)</text>")
+        for line in alone {
+            noteY += noteHeight
+            rows.append("<text x=\"10\" y=\"\(number(noteY))\" class=\"note\">\(escaped(line))</text>")
+        }
+    }
 
     return """
         <svg xmlns="http://www.w3.org/2000/svg" width="\(number(width))" height="\(number(height))" viewBox="0 0 \(number(width)) \(number(height))" font-family="Helvetica, Arial, sans-serif">

@@ -6,17 +6,18 @@ struct Result {
     let comparison: Comparison
     /// Median nanoseconds per operation.
     let oursNanoseconds: Double
-    let referenceNanoseconds: Double
+    /// Nil for a row without a reference.
+    let referenceNanoseconds: Double?
     /// Allocations per item; nil when the allocator is not interposed.
     let oursAllocations: Double?
     let referenceAllocations: Double?
 
     /// The reference's time over ours: above 1, ours is faster.
-    var ratio: Double { self.referenceNanoseconds / self.oursNanoseconds }
+    var ratio: Double? { self.referenceNanoseconds.map { $0 / self.oursNanoseconds } }
 
     var goalMet: Bool? {
-        guard let goal = self.comparison.goal else { return nil }
-        return self.ratio >= goal.minimum
+        guard let goal = self.comparison.goal, let ratio = self.ratio else { return nil }
+        return ratio >= goal.minimum
     }
 
     /// Whether our allocations per item stay within the stated bound, at the precision reported
@@ -87,16 +88,19 @@ private func allocations(_ run: (Int) -> Void, count: Int) -> Double? {
 /// alternates), `plan.runs` times each, and keeps the medians.
 func measure(_ comparison: Comparison, _ plan: MeasurementPlan) -> Result {
     let ours = comparison.ours.prepare()
-    let reference = comparison.reference.prepare()
+    let reference = comparison.reference?.prepare()
     ours(1)
-    reference(1)
+    reference?(1)
     let oursCount = plan.operations ?? calibrate(ours, plan)
-    let referenceCount = plan.operations ?? calibrate(reference, plan)
+    let referenceCount = reference.map { plan.operations ?? calibrate($0, plan) } ?? 0
     var oursTimes: [Double] = []
     var referenceTimes: [Double] = []
     for round in 0..<plan.runs {
         let measureOurs = { oursTimes.append(nanoseconds { ours(oursCount) } / Double(oursCount)) }
-        let measureReference = { referenceTimes.append(nanoseconds { reference(referenceCount) } / Double(referenceCount)) }
+        let measureReference = {
+            guard let reference else { return }
+            referenceTimes.append(nanoseconds { reference(referenceCount) } / Double(referenceCount))
+        }
         if round % 2 == 0 {
             measureOurs()
             measureReference()
@@ -109,7 +113,7 @@ func measure(_ comparison: Comparison, _ plan: MeasurementPlan) -> Result {
     return Result(
         comparison: comparison,
         oursNanoseconds: median(oursTimes),
-        referenceNanoseconds: median(referenceTimes),
+        referenceNanoseconds: reference == nil ? nil : median(referenceTimes),
         oursAllocations: allocations(ours, count: oursCount).map { $0 / items },
-        referenceAllocations: allocations(reference, count: referenceCount).map { $0 / items })
+        referenceAllocations: reference.flatMap { allocations($0, count: referenceCount) }.map { $0 / items })
 }

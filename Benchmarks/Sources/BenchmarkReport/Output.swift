@@ -26,13 +26,20 @@ struct Machine {
 }
 
 extension Result {
-    /// The row's unit and both sides' values in it: MB/s for bandwidth rows, else ns per item.
-    var presented: (unit: String, ours: Double, reference: Double) {
-        if let bytes = self.comparison.bytesPerOperation {
-            return ("MB/s", Double(bytes) * 1e3 / self.oursNanoseconds, Double(bytes) * 1e3 / self.referenceNanoseconds)
-        }
+    /// The row's unit and both sides' values in it: MB/s for bandwidth rows, items per second for
+    /// throughput rows, else ns per item.
+    var presented: (unit: String, ours: Double, reference: Double?) {
         let items = Double(self.comparison.items.count)
-        return ("ns/\(self.comparison.items.noun)", self.oursNanoseconds / items, self.referenceNanoseconds / items)
+        let value: (Double) -> Double
+        let unit: String
+        if let bytes = self.comparison.bytesPerOperation {
+            (unit, value) = ("MB/s", { Double(bytes) * 1e3 / $0 })
+        } else if self.comparison.perSecond {
+            (unit, value) = ("\(self.comparison.items.noun)s/s", { items * 1e9 / $0 })
+        } else {
+            (unit, value) = ("ns/\(self.comparison.items.noun)", { $0 / items })
+        }
+        return (unit, value(self.oursNanoseconds), self.referenceNanoseconds.map(value))
     }
 }
 
@@ -57,8 +64,9 @@ private func padded(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
 }
 
-/// The text table: ours, the reference, the ratio and the goal, then allocations per item.
-func table(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> String {
+/// The text table: ours, the reference, the ratio and the goal, then allocations per item; the
+/// figures last.
+func table(_ results: [Result], figures: [Figure], machine: Machine, plan: MeasurementPlan) -> String {
     var lines = [
         "swift-sdl benchmark report — \(machine.summary); medians of \(plan.runs) interleaved runs",
         "ratio = reference time / our time (above 1×: ours is faster); allocs = mallocs per item, ours / reference",
@@ -80,19 +88,28 @@ func table(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> Stri
         if let bound = result.comparison.allocationGoal {
             allocations += " (goal ≤ \(format(bound)) " + (result.allocationGoalMet == false ? "MISSED)" : "met)")
         }
+        let referenceText = result.comparison.reference.map { "\($0.name) \(reference.map(format) ?? "")" } ?? "(no reference)"
         lines.append(
             padded(result.comparison.name, nameWidth)
-                + padded("\(format(ours)) \(unit)", 18)
-                + padded("\(result.comparison.reference.name) \(format(reference))", 36)
-                + padded(formatRatio(result.ratio), 9)
+                + padded("\(format(ours)) \(unit)", 22)
+                + padded(referenceText, 36)
+                + padded(result.ratio.map(formatRatio) ?? "", 9)
                 + padded(goal, 22) + allocations)
+    }
+    for figure in figures {
+        if figure.group != group {
+            group = figure.group
+            lines.append("== \(group)")
+        }
+        lines.append(padded(figure.name, nameWidth) + padded("\(format(figure.value)) \(figure.unit)", 26) + figure.note)
     }
     return lines.joined(separator: "\n")
 }
 
 /// The rows as a JSON array of `{name, ours, reference, referenceName, unit, ratio}`, each with
-/// the group, our side's name, the goal, the allocations per item, the machine and the date.
-func json(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> String {
+/// the group, our side's name, the goal, the allocations per item, the machine and the date; a
+/// row without a reference and a figure have null `reference`, `referenceName` and `ratio`.
+func json(_ results: [Result], figures: [Figure], machine: Machine, plan: MeasurementPlan) -> String {
     let rows: [[String: Any]] = results.map { result in
         let (unit, ours, reference) = result.presented
         var row: [String: Any] = [
@@ -100,10 +117,10 @@ func json(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> Strin
             "group": result.comparison.group,
             "ours": ours,
             "oursName": result.comparison.ours.name,
-            "reference": reference,
-            "referenceName": result.comparison.reference.name,
+            "reference": reference ?? NSNull(),
+            "referenceName": result.comparison.reference?.name ?? NSNull(),
             "unit": unit,
-            "ratio": result.ratio,
+            "ratio": result.ratio ?? NSNull(),
             "allocationsPer": result.comparison.items.noun,
             "runs": plan.runs,
             "machine": "\(machine.cpu), \(machine.cores) cores",
@@ -121,6 +138,13 @@ func json(_ results: [Result], machine: Machine, plan: MeasurementPlan) -> Strin
         }
         return row
     }
-    let data = try! JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys])
+    let figureRows: [[String: Any]] = figures.map { figure in
+        [
+            "name": figure.name, "group": figure.group, "ours": figure.value, "reference": NSNull(),
+            "referenceName": NSNull(), "unit": figure.unit, "ratio": NSNull(), "note": figure.note,
+            "machine": "\(machine.cpu), \(machine.cores) cores", "date": machine.date,
+        ]
+    }
+    let data = try! JSONSerialization.data(withJSONObject: rows + figureRows, options: [.prettyPrinted, .sortedKeys])
     return String(decoding: data, as: UTF8.self)
 }

@@ -4,6 +4,7 @@ import Foundation
 import FrameWorkloads
 import RPCWorkloads
 import SessionBenchSupport
+import TransportWorkloads
 
 // BenchmarkReport: every comparison of Benchmarks/ in one process, ours and the reference
 // interleaved, the medians of several runs of each, printed as a table (default), as JSON
@@ -18,15 +19,19 @@ import SessionBenchSupport
 let usage = "usage: BenchmarkReport [--json] [--svg PATH] [--runs N] [--run-ms MS] [--operations N] [--filter TEXT]... [--list]"
 
 /// Every comparison, in report order.
-///
-/// The loopback transports (SDLNIO, not merged yet) join here: a `TransportWorkloads` target
-/// depending on SDLNIO whose comparisons move the engine pair's 1,000 RPC messages and the video
-/// load through an app and a head unit connected over loopback TCP, against the same bytes through
-/// a plain socket pair (write + read, no protocol). Add its target to Package.swift, list it here
-/// and register it in a `TransportBenchmarks` suite (threshold files then follow from
-/// `scripts/benchmark-thresholds update`).
 func allComparisons() -> [Comparison] {
     FrameWorkloads.comparisons + BSONWorkloads.comparisons + RPCWorkloads.comparisons + SessionWorkloads.comparisons
+        + TransportWorkloads.comparisons
+}
+
+/// Idle registered apps for the memory figures.
+let idleApps = 50
+
+// The apps' side of the idle-memory figures: this executable run again as a child process.
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == IdleMemory.childFlag,
+    let port = Int(CommandLine.arguments[2]), let apps = Int(CommandLine.arguments[3])
+{
+    IdleMemory.runChild(port: port, apps: apps)
 }
 
 var plan = MeasurementPlan()
@@ -66,8 +71,13 @@ while let argument = arguments.popFirst() {
 let comparisons = allComparisons().filter { comparison in
     filters.isEmpty || filters.contains { comparison.name.lowercased().contains($0) || comparison.group.lowercased() == $0 }
 }
+// The figures (not timings) are filtered as a row of this name.
+let figuresName = "Loopback: idle registered apps' memory, \(idleApps) apps"
+let figuresWanted =
+    filters.isEmpty || filters.contains { figuresName.lowercased().contains($0) || TransportWorkloads.group.lowercased() == $0 }
 if listOnly {
-    comparisons.forEach { print("\($0.group): \($0.name) — \($0.ours.name) vs \($0.reference.name)") }
+    comparisons.forEach { print("\($0.group): \($0.name) — \($0.ours.name) vs \($0.reference?.name ?? "no reference")") }
+    if figuresWanted { print("\(TransportWorkloads.group): \(figuresName) (figures)") }
     exit(0)
 }
 if !allocationsCounted {
@@ -82,11 +92,17 @@ for (index, comparison) in comparisons.enumerated() {
     results.append(measure(comparison, plan))
 }
 
+var figures: [Figure] = []
+if figuresWanted {
+    FileHandle.standardError.write(Data("[figures] \(figuresName)\n".utf8))
+    figures = IdleMemory.figures(apps: idleApps)
+}
+
 if printJSON {
-    print(json(results, machine: machine, plan: plan))
+    print(json(results, figures: figures, machine: machine, plan: plan))
 } else {
-    print(table(results, machine: machine, plan: plan))
+    print(table(results, figures: figures, machine: machine, plan: plan))
 }
 if let svgPath {
-    try! svg(results, machine: machine, plan: plan).write(toFile: svgPath, atomically: true, encoding: .utf8)
+    try! svg(results, figures: figures, machine: machine, plan: plan).write(toFile: svgPath, atomically: true, encoding: .utf8)
 }

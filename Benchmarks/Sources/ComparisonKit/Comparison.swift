@@ -38,18 +38,25 @@ public struct RatioGoal: Sendable {
 
 /// Our implementation of an operation next to a reference implementation of the same operation on
 /// the same bytes. Its ratio is the reference's time divided by ours: above 1, ours is faster.
+///
+/// A row without a reference (RPC round trips through a head unit: nothing else does the same
+/// work) reports our figure alone.
 public struct Comparison: Sendable {
     /// The operation, e.g. "Frame header parse".
     public var name: String
     /// The area it belongs to ("Frames", "BSON", "RPC", "Session"), for grouping.
     public var group: String
     public var ours: Workload
-    public var reference: Workload
+    /// Nil for a row measured alone.
+    public var reference: Workload?
     /// What one operation handles, e.g. (10_000, "frame"): times and allocations are reported per
     /// item.
     public var items: (count: Int, noun: String)
     /// For bandwidth rows, the bytes one operation moves: the report then shows MB/s.
     public var bytesPerOperation: Int?
+    /// Whether the report shows items per second instead of nanoseconds per item (throughput
+    /// rows such as round trips).
+    public var perSecond: Bool
     /// The issue's goal for this ratio, if it states one.
     public var goal: RatioGoal?
     /// The most allocations per item the issue allows on our side, if it states a bound.
@@ -58,8 +65,8 @@ public struct Comparison: Sendable {
     public var scale: OperationsPerIteration
 
     public init(
-        _ name: String, group: String, ours: Workload, reference: Workload, items: (count: Int, noun: String) = (1, "op"),
-        bytesPerOperation: Int? = nil, goal: RatioGoal? = nil, allocationGoal: Double? = nil,
+        _ name: String, group: String, ours: Workload, reference: Workload?, items: (count: Int, noun: String) = (1, "op"),
+        bytesPerOperation: Int? = nil, perSecond: Bool = false, goal: RatioGoal? = nil, allocationGoal: Double? = nil,
         scale: OperationsPerIteration = .one
     ) {
         self.name = name
@@ -68,9 +75,31 @@ public struct Comparison: Sendable {
         self.reference = reference
         self.items = items
         self.bytesPerOperation = bytesPerOperation
+        self.perSecond = perSecond
         self.goal = goal
         self.allocationGoal = allocationGoal
         self.scale = scale
+    }
+}
+
+/// A figure that is not a timing: measured once, reported beside the comparisons (memory an idle
+/// connection holds, for instance).
+public struct Figure: Sendable {
+    /// What was measured, e.g. "Idle registered app, head unit side (50 apps)".
+    public var name: String
+    public var group: String
+    public var value: Double
+    /// The value's unit, e.g. "heap bytes/app".
+    public var unit: String
+    /// How it was measured, for the table and the JSON.
+    public var note: String
+
+    public init(_ name: String, group: String, value: Double, unit: String, note: String) {
+        self.name = name
+        self.group = group
+        self.value = value
+        self.unit = unit
+        self.note = note
     }
 }
 

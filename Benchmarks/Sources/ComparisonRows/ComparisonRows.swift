@@ -19,7 +19,7 @@ extension Comparison {
         let configuration = Benchmark.Configuration(
             metrics: [.wallClock, .mallocCountTotal], warmupIterations: mallocOnly ? 1 : 3, scalingFactor: scalingFactor,
             maxDuration: mallocOnly ? .milliseconds(200) : .seconds(2), maxIterations: mallocOnly ? 5 : 100_000)
-        for side in [self.ours, self.reference] {
+        for side in [self.ours] + (self.reference.map { [$0] } ?? []) {
             let prepared = PreparedWorkload(side)
             Benchmark("\(self.name) — \(side.name)", configuration: configuration) { benchmark in
                 let run = prepared.runner()
