@@ -42,7 +42,7 @@ func svg(_ allResults: [Result], figures: [Figure], machine: Machine, plan: Meas
     body.append(
         "<text x=\"10\" y=\"22\" class=\"title\">swift-sdl against reference implementations: reference time / our time (log scale, higher is better)</text>")
     body.append(
-        "<text x=\"10\" y=\"42\" class=\"note\">Measured on \(escaped(machine.cpu)), \(machine.cores) cores, \(machine.date); medians of \(plan.runs) interleaved runs in one process (Benchmarks/BenchmarkReport).</text>")
+        "<text x=\"10\" y=\"42\" class=\"note\">Measured on \(escaped(machine.cpu)), \(machine.cores) cores, \(machine.date) (load average \(machine.load) at the start); medians of \(plan.runs) interleaved runs in one process (Benchmarks/BenchmarkReport).</text>")
     body.append(
         "<text x=\"10\" y=\"58\" class=\"note\">Green: goal met; red: goal missed (the black tick marks the goal); grey: no goal stated.</text>")
 

@@ -6,6 +6,9 @@ struct Machine {
     let cpu: String
     let cores: Int
     let date: String
+    /// The 1-minute load average when the report started: above the core count, other processes
+    /// shared the cores and the times are noisier (the ratios less so: both sides share alike).
+    let load: String
 
     static func current() -> Machine {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
@@ -17,12 +20,13 @@ struct Machine {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd"
+        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init)
         return Machine(
             cpu: model ?? "unknown CPU", cores: ProcessInfo.processInfo.activeProcessorCount,
-            date: formatter.string(from: Date()))
+            date: formatter.string(from: Date()), load: load ?? "unknown")
     }
 
-    var summary: String { "\(self.cpu), \(self.cores) cores, \(self.date)" }
+    var summary: String { "\(self.cpu), \(self.cores) cores, \(self.date), load average \(self.load) at the start" }
 }
 
 extension Result {
@@ -125,6 +129,7 @@ func json(_ results: [Result], figures: [Figure], machine: Machine, plan: Measur
             "runs": plan.runs,
             "machine": "\(machine.cpu), \(machine.cores) cores",
             "date": machine.date,
+            "loadAverage": machine.load,
         ]
         row["oursAllocations"] = result.oursAllocations ?? NSNull()
         row["referenceAllocations"] = result.referenceAllocations ?? NSNull()

@@ -18,7 +18,7 @@ public enum IdleMemory {
     public static func figures(apps: Int) -> [Figure] {
         let (server, _) = blocking { try await BenchmarkHeadUnit.start(secondary: false) }
         let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        child.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
         child.arguments = [childFlag, "\(server.primaryPort)", "\(apps)"]
         let toChild = Pipe()
         let fromChild = Pipe()
