@@ -1,3 +1,4 @@
+import Foundation
 import ComparisonKit
 import MallocInterposerSwift
 
@@ -41,16 +42,35 @@ struct MeasurementPlan {
 
 private let clock = ContinuousClock()
 
-private func nanoseconds(_ body: () -> Void) -> Double {
+private func wallNanoseconds(_ body: () -> Void) -> Double {
     let elapsed = clock.measure(body)
     return Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
 }
 
+private func threadCPUNanoseconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) * 1e9 + Double(time.tv_nsec)
+}
+
+/// The CPU time this thread spent running `body`: on a shared machine a run that is descheduled
+/// is not charged for the time others had the core, so the two sides of a comparison are not
+/// judged by their luck with the scheduler.
+private func cpuNanoseconds(_ body: () -> Void) -> Double {
+    let start = threadCPUNanoseconds()
+    body()
+    return threadCPUNanoseconds() - start
+}
+
+private func nanoseconds(wallClock: Bool, _ body: () -> Void) -> Double {
+    wallClock ? wallNanoseconds(body) : cpuNanoseconds(body)
+}
+
 /// The number of operations that makes one run last about `plan.runNanoseconds`.
-private func calibrate(_ run: (Int) -> Void, _ plan: MeasurementPlan) -> Int {
+private func calibrate(_ run: (Int) -> Void, _ plan: MeasurementPlan, wallClock: Bool) -> Int {
     var count = 1
     while true {
-        let elapsed = nanoseconds { run(count) }
+        let elapsed = nanoseconds(wallClock: wallClock) { run(count) }
         if elapsed >= plan.runNanoseconds / 4 || count >= 1 << 30 {
             return max(1, Int((Double(count) * plan.runNanoseconds / max(elapsed, 1)).rounded(.up)))
         }
@@ -85,21 +105,24 @@ private func allocations(_ run: (Int) -> Void, count: Int) -> Double? {
 }
 
 /// Runs both sides of `comparison` in this process, interleaved (the side that goes first
-/// alternates), `plan.runs` times each, and keeps the medians.
+/// alternates), `plan.runs` times each, and keeps the medians. A side that runs on this thread
+/// alone is timed in this thread's CPU time; one that works on other threads (the loopback rows)
+/// in wall-clock time.
 func measure(_ comparison: Comparison, _ plan: MeasurementPlan) -> Result {
+    let wallClock = comparison.usesOtherThreads
     let ours = comparison.ours.prepare()
     let reference = comparison.reference?.prepare()
     ours(1)
     reference?(1)
-    let oursCount = plan.operations ?? calibrate(ours, plan)
-    let referenceCount = reference.map { plan.operations ?? calibrate($0, plan) } ?? 0
+    let oursCount = plan.operations ?? calibrate(ours, plan, wallClock: wallClock)
+    let referenceCount = reference.map { plan.operations ?? calibrate($0, plan, wallClock: wallClock) } ?? 0
     var oursTimes: [Double] = []
     var referenceTimes: [Double] = []
     for round in 0..<plan.runs {
-        let measureOurs = { oursTimes.append(nanoseconds { ours(oursCount) } / Double(oursCount)) }
+        let measureOurs = { oursTimes.append(nanoseconds(wallClock: wallClock) { ours(oursCount) } / Double(oursCount)) }
         let measureReference = {
             guard let reference else { return }
-            referenceTimes.append(nanoseconds { reference(referenceCount) } / Double(referenceCount))
+            referenceTimes.append(nanoseconds(wallClock: wallClock) { reference(referenceCount) } / Double(referenceCount))
         }
         if round % 2 == 0 {
             measureOurs()

@@ -63,11 +63,14 @@ public struct Comparison: Sendable {
     public var allocationGoal: Double?
     /// Operations per package-benchmark iteration.
     public var scale: OperationsPerIteration
+    /// Whether the work runs on other threads than the caller's (event loops, tasks): the report
+    /// then times it by the wall clock instead of the calling thread's CPU time.
+    public var usesOtherThreads: Bool
 
     public init(
         _ name: String, group: String, ours: Workload, reference: Workload?, items: (count: Int, noun: String) = (1, "op"),
         bytesPerOperation: Int? = nil, perSecond: Bool = false, goal: RatioGoal? = nil, allocationGoal: Double? = nil,
-        scale: OperationsPerIteration = .one
+        scale: OperationsPerIteration = .one, usesOtherThreads: Bool = false
     ) {
         self.name = name
         self.group = group
@@ -79,6 +82,7 @@ public struct Comparison: Sendable {
         self.goal = goal
         self.allocationGoal = allocationGoal
         self.scale = scale
+        self.usesOtherThreads = usesOtherThreads
     }
 }
 

@@ -61,7 +61,8 @@ public enum TransportWorkloads {
                     }
                 }
             },
-            bytesPerOperation: videoBytes, goal: RatioGoal(0.5, "≥ 50% of a plain NIO loopback copy (issue 11)"))
+            bytesPerOperation: videoBytes, goal: RatioGoal(0.5, "≥ 50% of a plain NIO loopback copy (issue 11)"),
+            usesOtherThreads: true)
     }
 
     /// ListFiles round trips from `apps` registered apps at once (each waits for its response
@@ -95,6 +96,6 @@ public enum TransportWorkloads {
                     }
                 }
             },
-            reference: nil, items: (1, "round trip"), perSecond: true, scale: .kilo)
+            reference: nil, items: (1, "round trip"), perSecond: true, scale: .kilo, usesOtherThreads: true)
     }
 }
