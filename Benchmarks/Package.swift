@@ -11,6 +11,9 @@ let package = Package(
         .package(name: "swift-sdl", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // The allocation counter package-benchmark uses, for the report's allocation columns
+        // (the same URL as package-benchmark's, so that it resolves to one package).
+        .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
     ],
     targets: [
         // libbson, the reference implementation; the root package keeps its own CLibBSON
@@ -20,11 +23,70 @@ let package = Package(
             pkgConfig: "libbson-1.0",
             providers: [.apt(["libbson-dev"])]
         ),
+        // The comparison type shared by the suites and the report: our side and a reference side
+        // of the same operation on the same bytes.
+        .target(name: "ComparisonKit"),
+        // Registers comparisons as package-benchmark rows.
+        .target(
+            name: "ComparisonRows",
+            dependencies: ["ComparisonKit", .product(name: "Benchmark", package: "benchmark")]
+        ),
+        // The C reference of the frame header rows: a minimal parse and write loop.
+        .target(name: "CFrameHeaderLoop"),
+        .target(
+            name: "FrameWorkloads",
+            dependencies: [
+                "ComparisonKit", "CFrameHeaderLoop",
+                .product(name: "SDLProtocol", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "BSONWorkloads",
+            dependencies: [
+                "ComparisonKit", "CLibBSONBench",
+                .product(name: "SDLBSON", package: "swift-sdl"),
+                .product(name: "SDLProtocol", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "RPCWorkloads",
+            dependencies: [
+                "ComparisonKit", "BSONWorkloads", "CLibBSONBench",
+                .product(name: "SDLRPC", package: "swift-sdl"),
+                .product(name: "SDLBSON", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The loopback transports: SDLNIO's app and head unit over 127.0.0.1 (video against a plain
+        // NIO copy, RPC round trips, idle memory per app).
+        .target(
+            name: "TransportWorkloads",
+            dependencies: [
+                "ComparisonKit", "CHeapInUse",
+                .product(name: "SDLNIO", package: "swift-sdl"),
+                .product(name: "SDLRPC", package: "swift-sdl"),
+                .product(name: "SDLSession", package: "swift-sdl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // Every comparison in one process, interleaved: the table, JSON and SVG chart of
+        // scripts/benchmark-report.
+        .executableTarget(
+            name: "BenchmarkReport",
+            dependencies: [
+                "ComparisonKit", "FrameWorkloads", "BSONWorkloads", "RPCWorkloads", "SessionBenchSupport", "TransportWorkloads",
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            ]
+        ),
         // A plain loop for callgrind profiles of the SDLBSON side (and of the typed control
         // payloads built on it).
         .executableTarget(
             name: "BSONProfile",
             dependencies: [
+                "BSONWorkloads",
                 .product(name: "SDLBSON", package: "swift-sdl"),
                 .product(name: "SDLProtocol", package: "swift-sdl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -33,35 +95,24 @@ let package = Package(
         // A plain loop over one RPC coding operation, for callgrind and quick readings.
         .executableTarget(
             name: "RPCProfile",
-            dependencies: [.product(name: "SDLRPC", package: "swift-sdl"), .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["RPCWorkloads", .product(name: "SDLRPC", package: "swift-sdl"), .product(name: "NIOCore", package: "swift-nio")]
         ),
         .executableTarget(
             name: "BSONBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "SDLBSON", package: "swift-sdl"),
-                .product(name: "SDLProtocol", package: "swift-sdl"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                "CLibBSONBench",
-            ],
+            dependencies: ["ComparisonRows", "BSONWorkloads", .product(name: "Benchmark", package: "benchmark")],
             path: "Benchmarks/BSONBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
             name: "RPCBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "SDLRPC", package: "swift-sdl"),
-                .product(name: "SDLBSON", package: "swift-sdl"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                "CLibBSONBench",
-            ],
+            dependencies: ["ComparisonRows", "RPCWorkloads", .product(name: "Benchmark", package: "benchmark")],
             path: "Benchmarks/RPCBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
             name: "FrameBenchmarks",
             dependencies: [
+                "ComparisonRows", "FrameWorkloads",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "SDLProtocol", package: "swift-sdl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -75,7 +126,7 @@ let package = Package(
         .target(
             name: "SessionBenchSupport",
             dependencies: [
-                "CHeapInUse",
+                "CHeapInUse", "ComparisonKit",
                 .product(name: "SDLSession", package: "swift-sdl"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -89,13 +140,19 @@ let package = Package(
         .executableTarget(
             name: "SessionBenchmarks",
             dependencies: [
-                "SessionBenchSupport",
+                "SessionBenchSupport", "ComparisonRows",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "SDLSession", package: "swift-sdl"),
                 .product(name: "SDLProtocol", package: "swift-sdl"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/SessionBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "TransportBenchmarks",
+            dependencies: ["ComparisonRows", "TransportWorkloads", .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/TransportBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import RPCWorkloads
 import SDLRPC
 
 // A plain loop over one RPC coding operation, for instruction profiles (callgrind) and quick
@@ -31,6 +32,6 @@ func run<M: RPCStruct>(_ message: M) -> (Int, Duration) {
     return (sink, elapsed)
 }
 
-let (sink, elapsed) = weather ? run(ProfileData.onAppServiceData()) : run(ProfileData.publishAppService())
+let (sink, elapsed) = weather ? run(RPCSamples.onAppServiceData()) : run(RPCSamples.publishAppService())
 let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
 print("\(operation) \(weather ? "weather" : "publish"): \(Int(ns / Double(iterations))) ns/op (\(sink))")

@@ -1,6 +1,13 @@
 import CHeapInUse
+import ComparisonKit
 import NIOCore
 import SDLSession
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// An app engine and a head-unit engine joined in memory, as a test or a router would run them:
 /// bytes the app writes are handed to the head unit whole, and the head unit's actions are drained
@@ -121,4 +128,72 @@ public func idleBytesPerSession() -> (session: Int, transport: Int) {
     let transportsOnly = heapInUse() - beforeEmpty
     withExtendedLifetime((engine, empty)) {}
     return (max(0, withSessions - transportsOnly) / 255, transportsOnly / 255)
+}
+
+/// memcpy of `pieces` pieces of `pieceSize` bytes into one existing buffer: the reference of the
+/// engine pair rows (the least any stack does with the bytes it moves).
+func memcpyPieces(_ pieces: Int, of pieceSize: Int) -> (Int) -> Void {
+    let source = [UInt8](repeating: 0x17, count: pieceSize)
+    let destination = UnsafeMutableRawPointer.allocate(byteCount: pieces * pieceSize, alignment: 16)
+    return { count in
+        source.withUnsafeBytes { raw in
+            for _ in 0..<count {
+                for piece in 0..<pieces {
+                    _ = memcpy(destination + piece * pieceSize, raw.baseAddress!, pieceSize)
+                }
+                sink(destination)
+            }
+        }
+    }
+}
+
+/// The session engine's comparisons: an app and a head-unit engine joined in memory.
+public enum SessionWorkloads {
+    public static var comparisons: [Comparison] {
+        [
+            // One operation: the app queues 1,000 RPC messages of 1 KiB, they are written in
+            // 64 KiB writes and delivered by the head unit.
+            Comparison(
+                "Engine pair: 1,000 RPC messages of 1 KiB, app to head unit", group: "Session",
+                ours: Workload("SDLSession engine pair") {
+                    let state = RunState(EnginePair(sessions: 1, video: false))
+                    let payload = ByteBuffer(repeating: 0x42, count: 1024)
+                    return { count in
+                        state.withValue { pair in
+                            let session = pair.appSessions[0]
+                            for _ in 0..<count {
+                                for _ in 0..<1000 {
+                                    try! pair.app.send(payload, on: .rpc, of: session, now: pair.now)
+                                }
+                                precondition(pair.transfer(chunk: 64 << 10) == 1000 * 1024)
+                            }
+                        }
+                    }
+                },
+                reference: Workload("memcpy in 1 KiB pieces") { memcpyPieces(1000, of: 1024) },
+                items: (1000, "message"), bytesPerOperation: 1000 * 1024),
+            // One operation: 8 sessions each send 16 video frames of 128 KiB (16 MiB in all),
+            // written in 256 KiB writes (frames span writes and are gathered, as from a socket).
+            Comparison(
+                "Engine pair: video, 8 sessions × 16 frames of 128 KiB", group: "Session",
+                ours: Workload("SDLSession engine pair") {
+                    let state = RunState(EnginePair(sessions: 8, video: true))
+                    let frame = ByteBuffer(repeating: 0x17, count: 128 << 10)
+                    return { count in
+                        state.withValue { pair in
+                            for _ in 0..<count {
+                                for _ in 0..<16 {
+                                    for session in pair.appSessions {
+                                        try! pair.app.send(frame, on: .video, of: session, now: pair.now)
+                                    }
+                                }
+                                precondition(pair.transfer(chunk: 256 << 10) == 16 << 20)
+                            }
+                        }
+                    }
+                },
+                reference: Workload("memcpy in 128 KiB pieces") { memcpyPieces(128, of: 128 << 10) },
+                bytesPerOperation: 16 << 20),
+        ]
+    }
 }

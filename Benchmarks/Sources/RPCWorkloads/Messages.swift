@@ -1,13 +1,15 @@
 import SDLRPC
 
-/// The two messages of the RPC benchmarks: PublishAppService with a fully populated manifest, and
-/// OnAppServiceData carrying a WeatherServiceData with 24 hourly forecasts.
-enum MeasurementData {
+/// The messages of the RPC rows: PublishAppService with a fully populated manifest,
+/// OnAppServiceData carrying a WeatherServiceData with 24 hourly forecasts, a
+/// GetInteriorVehicleData response with every climate field, and an OnInteriorVehicleData with
+/// every seat field.
+public enum RPCSamples {
     static func image(_ name: String) -> SDLImage {
         SDLImage(value: name, imageType: .dynamic, isTemplate: false)
     }
 
-    static func publishAppService() -> SDLPublishAppServiceRequest {
+    public static func publishAppService() -> SDLPublishAppServiceRequest {
         SDLPublishAppServiceRequest(appServiceManifest: SDLAppServiceManifest(
             serviceName: "Weather Radar Pro",
             serviceType: "WEATHER",
@@ -38,7 +40,7 @@ enum MeasurementData {
             precipProbability: 0.3, precipType: "rain", visibility: 10.5, weatherIcon: image("partly_cloudy.png"))
     }
 
-    static func onAppServiceData() -> SDLOnAppServiceData {
+    public static func onAppServiceData() -> SDLOnAppServiceData {
         let location = SDLLocationDetails(
             coordinate: SDLCoordinate(latitudeDegrees: 42.331429, longitudeDegrees: -83.045753),
             locationName: "Detroit", addressLines: ["1 Woodward Ave"], locationDescription: "Downtown",
@@ -53,5 +55,39 @@ enum MeasurementData {
                 location: location, currentForecast: weather(hour: 12),
                 hourlyForecast: (0..<24).map { weather(hour: $0) })))
     }
-}
 
+    public static func getInteriorVehicleDataResponse() -> SDLGetInteriorVehicleDataResponse {
+        SDLGetInteriorVehicleDataResponse(
+            moduleData: SDLModuleData(
+                moduleType: .climate, moduleId: "34045662-a9dc-4823-8435-91056d4c26cb",
+                climateControlData: SDLClimateControlData(
+                    fanSpeed: 55, currentTemperature: temperature(21.5), desiredTemperature: temperature(22),
+                    acEnable: true, circulateAirEnable: false, autoModeEnable: true, defrostZone: .front,
+                    dualModeEnable: true, acMaxEnable: false, ventilationMode: .upper, heatedSteeringWheelEnable: false,
+                    heatedWindshieldEnable: false, heatedRearWindowEnable: true, heatedMirrorsEnable: false,
+                    climateEnable: true)),
+            resultCode: .success, info: "climate module data", success: true, isSubscribed: true)
+    }
+
+    public static func onInteriorVehicleData() -> SDLOnInteriorVehicleData {
+        SDLOnInteriorVehicleData(moduleData: SDLModuleData(
+            moduleType: .seat, moduleId: "a42bf1e0-e02e-4462-912a-7d4230815f73",
+            seatControlData: SDLSeatControlData(
+                id: .driver, heatingEnabled: true, coolingEnabled: false, heatingLevel: 40, coolingLevel: 0,
+                horizontalPosition: 55, verticalPosition: 30, frontVerticalPosition: 25, backVerticalPosition: 35,
+                backTiltAngle: 60, headSupportHorizontalPosition: 50, headSupportVerticalPosition: 45,
+                massageEnabled: true,
+                massageMode: [
+                    SDLMassageModeData(massageZone: .lumbar, massageMode: .high),
+                    SDLMassageModeData(massageZone: .seatCushion, massageMode: .low),
+                ],
+                massageCushionFirmness: [
+                    SDLMassageCushionFirmness(cushion: .topLumbar, firmness: 30),
+                    SDLMassageCushionFirmness(cushion: .middleLumbar, firmness: 40),
+                    SDLMassageCushionFirmness(cushion: .bottomLumbar, firmness: 50),
+                    SDLMassageCushionFirmness(cushion: .backBolsters, firmness: 60),
+                    SDLMassageCushionFirmness(cushion: .seatBolsters, firmness: 70),
+                ],
+                memory: SDLSeatMemoryAction(id: 2, label: "Driver 2", action: .restore))))
+    }
+}

@@ -83,3 +83,42 @@ struct CodableAppServiceData: Codable {
     var weatherServiceData: CodableWeatherServiceData?
 }
 struct CodableOnAppServiceData: Codable { var serviceData: CodableAppServiceData }
+
+struct CodableClimateControlData: Codable {
+    var fanSpeed: Int32?
+    var currentTemperature: CodableTemperature?, desiredTemperature: CodableTemperature?
+    var acEnable: Bool?, circulateAirEnable: Bool?, autoModeEnable: Bool?
+    var defrostZone: String?
+    var dualModeEnable: Bool?, acMaxEnable: Bool?
+    var ventilationMode: String?
+    var heatedSteeringWheelEnable: Bool?, heatedWindshieldEnable: Bool?, heatedRearWindowEnable: Bool?
+    var heatedMirrorsEnable: Bool?, climateEnable: Bool?
+}
+struct CodableMassageModeData: Codable { var massageZone: String; var massageMode: String }
+struct CodableMassageCushionFirmness: Codable { var cushion: String; var firmness: Int32 }
+struct CodableSeatMemoryAction: Codable { var id: Int32; var label: String?; var action: String }
+struct CodableSeatControlData: Codable {
+    var id: String
+    var heatingEnabled: Bool?, coolingEnabled: Bool?
+    var heatingLevel: Int32?, coolingLevel: Int32?
+    var horizontalPosition: Int32?, verticalPosition: Int32?, frontVerticalPosition: Int32?, backVerticalPosition: Int32?
+    var backTiltAngle: Int32?, headSupportHorizontalPosition: Int32?, headSupportVerticalPosition: Int32?
+    var massageEnabled: Bool?
+    var massageMode: [CodableMassageModeData]?
+    var massageCushionFirmness: [CodableMassageCushionFirmness]?
+    var memory: CodableSeatMemoryAction?
+}
+struct CodableModuleData: Codable {
+    var moduleType: String
+    var moduleId: String?
+    var climateControlData: CodableClimateControlData?
+    var seatControlData: CodableSeatControlData?
+}
+struct CodableGetInteriorVehicleDataResponse: Codable {
+    var moduleData: CodableModuleData?
+    var resultCode: String
+    var info: String?
+    var success: Bool
+    var isSubscribed: Bool?
+}
+struct CodableOnInteriorVehicleData: Codable { var moduleData: CodableModuleData }
