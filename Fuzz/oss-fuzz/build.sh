@@ -8,10 +8,11 @@
 . precompile_swift
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # $SWIFTFLAGS carries `-Xswiftc -sanitize=fuzzer,$SANITIZER`, which SwiftPM places after its
-# own -sanitize flags, so Swift code gets both (see Fuzz/run). Its -parse-as-library is what SwiftPM already
-# passes a one-file executable target not named main.swift, and a release build links no
-# renamed entry point, so libFuzzer's `main` is the one linked.
-flags=(-c release $SWIFTFLAGS -Xswiftc -DFUZZING --scratch-path .build-oss-fuzz)
+# own -sanitize flags, so Swift code gets both (see Fuzz/run). It gives SwiftPM only
+# --sanitize=$SANITIZER, though, and SwiftPM then links each executable with `--defsym
+# main=TARGET_main`, a symbol no target has under -DFUZZING (the link fails); with
+# --sanitize=fuzzer it leaves `main` to libFuzzer, as in Fuzz/run.
+flags=(-c release $SWIFTFLAGS --sanitize=fuzzer -Xswiftc -DFUZZING --scratch-path .build-oss-fuzz)
 swift build "${flags[@]}"
 bin=$(swift build "${flags[@]}" --show-bin-path)
 if [ -d ../../shared ]; then
