@@ -122,4 +122,23 @@ import Testing
         }
         #expect(failures == [.serviceStartFailed(handle, .audio, .sessionEnded)])
     }
+
+    /// `cancelled-start-answered-after-its-timeout`: the app ended a session whose StartService was
+    /// out, and no answer came within the start timeout; the session was dropped but the transport
+    /// stayed open, so the head unit's late ACK started a session there that the app ignored and
+    /// never ended (the two engines disagreed on the sessions of the transport). As for any
+    /// unanswered start, the transport now closes at the timeout; the cancelled session is
+    /// reported ended, as before.
+    @Test func aCancelledStartStillUnansweredAtItsTimeoutClosesTheTransport() throws {
+        var app = AppUnderTest { $0.app.sessionStartTimeout = .seconds(2) }
+        let handle = app.start()
+        #expect(app.newFrames().map(\.header.frameInfo) == [ControlFrameInfo.startService.rawValue])
+        try app.driver.engine.endSession(handle, now: app.now)
+        app.driver.drain()
+        #expect(!app.driver.events.contains(.sessionEnded(handle, .local)), "ended only once its wait is over")
+        app.advance(by: .seconds(3))
+        #expect(app.driver.events.filter { $0.handle == handle } == [.sessionEnded(handle, .local)])
+        #expect(app.driver.closed.map(\.0) == [app.link])
+        #expect(app.newFrames().isEmpty)
+    }
 }
