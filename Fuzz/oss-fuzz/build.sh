@@ -1,20 +1,18 @@
 #!/bin/bash -eu
 # Builds every fuzz target of Fuzz/ into $OUT, the way OSS-Fuzz and ClusterFuzzLite build a
-# project (base-builder-swift image: `precompile_swift` sets $SWIFT6_2FLAGS, for packages of
-# tools version 6, with $SANITIZER, the fuzzer and a static Swift runtime). For each target: the
+# project (base-builder-swift image: `precompile_swift` sets $SWIFTFLAGS for $SANITIZER, the
+# fuzzer and a static Swift runtime; it sets no other flags variable). For each target: the
 # binary, its dictionary, its seed corpus (Fuzz/Corpus/TARGET, plus the seeds Fuzz/make-corpus
 # builds when ../shared is next to the checkout) and its libFuzzer options. Run from anywhere;
 # the checkout is found from here.
 . precompile_swift
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# Not $SWIFTFLAGS: its -parse-as-library leaves an executable target without the entry point
-# SwiftPM links it against (the replay `main` is compiled out under -DFUZZING).
-flags=(-c release $SWIFT6_2FLAGS -Xswiftc -DFUZZING --scratch-path .build-oss-fuzz)
-if [ "$SANITIZER" != coverage ]; then
-  # As in Fuzz/run: `--sanitize=fuzzer --sanitize=X` gives swiftc two -sanitize flags and the
-  # Swift frontend keeps the last; one combined flag, last, gives Swift code both.
-  flags+=(-Xswiftc "-sanitize=fuzzer,$SANITIZER")
-fi
+# $SWIFTFLAGS carries `-Xswiftc -sanitize=fuzzer,$SANITIZER`, which SwiftPM places after its
+# own -sanitize flags, so Swift code gets both (see Fuzz/run). It gives SwiftPM only
+# --sanitize=$SANITIZER, though, and SwiftPM then links each executable with `--defsym
+# main=TARGET_main`, a symbol no target has under -DFUZZING (the link fails); with
+# --sanitize=fuzzer it leaves `main` to libFuzzer, as in Fuzz/run.
+flags=(-c release $SWIFTFLAGS --sanitize=fuzzer -Xswiftc -DFUZZING --scratch-path .build-oss-fuzz)
 swift build "${flags[@]}"
 bin=$(swift build "${flags[@]}" --show-bin-path)
 if [ -d ../../shared ]; then

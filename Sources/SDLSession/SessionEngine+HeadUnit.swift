@@ -379,7 +379,23 @@ extension SessionEngine {
     /// on its primary, then everything is released at once.
     mutating func endSessionByHeadUnit(_ handle: SessionHandle, reason: SessionEndReason, now: NIODeadline) {
         guard let session = self.sessions[handle], session.isRunning else { return }
+        self.refuseHeldStarts(of: handle)
         self.sendEndService(.rpc, of: handle, on: session.primary, now: now)
         self.endSessionNow(handle, reason: reason, now: now)
+    }
+
+    /// Starts held for a protection handshake still get their one answer (D.9) when their service
+    /// or session ends first: a NAK, queued before the EndService or EndServiceACK that ends them,
+    /// so that the app reads the answers in the order of its requests (its session id may be given
+    /// out again right after). Whoever ends the service reports it. Head unit role only: an app's
+    /// starts are its own requests.
+    mutating func refuseHeldStarts(of handle: SessionHandle, services: [ServiceType] = [.rpc, .audio, .video]) {
+        guard self.role == .headUnit, let session = self.sessions[handle] else { return }
+        for service in services {
+            guard case .starting(let starting) = session[service: service] else { continue }
+            self.sendStartServiceNAK(
+                service: service, session: session.id, version: session.frameVersion, fullVersion: session.version,
+                messageID: starting.messageID, refusal: .protectionFailed, on: starting.transport)
+        }
     }
 }

@@ -307,11 +307,13 @@ extension SessionEngine {
                     refuse(&self, .wrongHashID)
                     return
                 }
+                self.refuseHeldStarts(of: handle)
                 ack(&self)
                 self.endSessionNow(handle, reason: .peer, now: now)
             case .audio, .video:
                 switch session[service: service] {
                 case .running, .starting:
+                    self.refuseHeldStarts(of: handle, services: [service])
                     ack(&self)
                     self.stopService(service, of: handle, reason: .peer, now: now)
                 case .draining(let until, let reported):

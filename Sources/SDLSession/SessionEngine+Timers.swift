@@ -30,6 +30,15 @@ extension SessionEngine {
             self.sessionStartTimedOut(on: session.primary, now: now)
             return
         case .ending(let deadline) where deadline <= now:
+            if self.role == .app, self.transports[session.primary]?.pendingStarts.first == handle {
+                // Cancelled while its StartService was out, and still unanswered: as for any
+                // unanswered start, the transport goes. Kept open, a late ACK would start a
+                // session on the head unit that nothing here knows or ends.
+                self.sessions[handle] = nil
+                self.emit(.sessionEnded(handle, .local))
+                self.sessionStartTimedOut(on: session.primary, now: now)
+                return
+            }
             self.endSessionNow(handle, reason: .local, now: now)
             return
         default:

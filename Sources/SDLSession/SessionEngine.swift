@@ -188,7 +188,8 @@ public struct SessionEngine: Sendable {
 
     /// Ends a session: app role, EndService(RPC) with the session's hash, and the session ends
     /// when it is answered (or after ``SessionConfiguration/serviceEndTimeout``); head unit role,
-    /// EndService(RPC) and the session ends at once.
+    /// EndService(RPC) and the session ends at once (a start held for its protection handshake is
+    /// NAKed first: every StartService gets its answer).
     public mutating func endSession(_ handle: SessionHandle, now: NIODeadline) throws(SessionError) {
         guard let session = self.sessions[handle] else { throw SessionError(.unknownSession, "\(handle)") }
         switch session.phase {
@@ -201,6 +202,7 @@ public struct SessionEngine: Sendable {
         case .ending:
             return
         }
+        self.refuseHeldStarts(of: handle)
         self.sendEndService(.rpc, of: handle, on: session.primary, now: now)
         if self.role == .headUnit {
             self.endSessionNow(handle, reason: .local, now: now)

@@ -74,4 +74,71 @@ import Testing
         #expect(Self.protocolErrors(pair.hu).isEmpty)
         #expect(pair.hu.receivedMessages(hu).map(\.payload) == [payload])
     }
+
+    /// How a held start's session or service ended in `held-protected-start-at-session-end`.
+    enum HeldStartEnd: CaseIterable, Sendable { case headUnitEndsSession, appEndsSession, appEndsService }
+
+    /// `held-protected-start-at-session-end`: the head unit held a protected StartService(audio)
+    /// for its handshake and ended the session (here through `endSession`; a flood, a timeout or
+    /// the app's EndService(RPC) end it the same way) before the handshake finished: the start
+    /// was reported failed locally but never answered on the wire, against D.9, and the app then
+    /// got its session id again for a new session with an answer still owed. The NAK now goes out
+    /// first, then the frame that ends the session or service.
+    @Test(arguments: HeldStartEnd.allCases)
+    func aStartHeldForItsHandshakeIsAnsweredBeforeItsSessionEnds(end: HeldStartEnd) throws {
+        var hu = HeadUnitUnderTest { $0.makeSecurityProvider = { _ in FakeSecurityProvider(role: .client) } }
+        let link = hu.accept()
+        let (handle, info) = hu.startSession(on: link)
+        let hash = Int32(bitPattern: try #require(info.hashID))
+        hu.feed(control(.startService, encrypted: true, service: .audio, session: 1, messageID: 7), on: link)
+        // Only the handshake's first query: the start is held.
+        let held = hu.newFrames(on: link)
+        #expect(held.map(\.header.serviceType) == [.control])
+        #expect(held.map(\.header.frameType) == [.single])
+        let endInfo: UInt8
+        switch end {
+        case .headUnitEndsSession:
+            try hu.driver.engine.endSession(handle, now: hu.now)
+            hu.driver.drain()
+            endInfo = ControlFrameInfo.endService.rawValue
+        case .appEndsSession:
+            hu.feed(control(.endService, service: .rpc, session: 1, messageID: 8, payload: bson { $0.appendInt32("hashId", hash) }), on: link)
+            endInfo = ControlFrameInfo.endServiceACK.rawValue
+        case .appEndsService:
+            hu.feed(control(.endService, service: .audio, session: 1, messageID: 8), on: link)
+            endInfo = ControlFrameInfo.endServiceACK.rawValue
+        }
+        let frames = hu.newFrames(on: link).filter { $0.header.frameType == .control }
+        #expect(frames.map(\.header.frameInfo) == [ControlFrameInfo.startServiceNAK.rawValue, endInfo])
+        let nak = try #require(frames.first)
+        #expect(nak.header.serviceType == .audio)
+        #expect(nak.header.sessionID == SessionID(1))
+        #expect(nak.header.messageID == MessageID(7))
+        #expect(document(nak)["reason"]?.stringValue == "protection handshake failed")
+        #expect(frames.last?.header.serviceType == (end == .appEndsService ? .audio : .rpc))
+        // Locally the start still fails once, as the end of its session or service.
+        let failures = hu.driver.events.filter {
+            if case .serviceStartFailed(handle, .audio, _) = $0 { return true } else { return false }
+        }
+        #expect(failures == [.serviceStartFailed(handle, .audio, .sessionEnded)])
+    }
+
+    /// `cancelled-start-answered-after-its-timeout`: the app ended a session whose StartService was
+    /// out, and no answer came within the start timeout; the session was dropped but the transport
+    /// stayed open, so the head unit's late ACK started a session there that the app ignored and
+    /// never ended (the two engines disagreed on the sessions of the transport). As for any
+    /// unanswered start, the transport now closes at the timeout; the cancelled session is
+    /// reported ended, as before.
+    @Test func aCancelledStartStillUnansweredAtItsTimeoutClosesTheTransport() throws {
+        var app = AppUnderTest { $0.app.sessionStartTimeout = .seconds(2) }
+        let handle = app.start()
+        #expect(app.newFrames().map(\.header.frameInfo) == [ControlFrameInfo.startService.rawValue])
+        try app.driver.engine.endSession(handle, now: app.now)
+        app.driver.drain()
+        #expect(!app.driver.events.contains(.sessionEnded(handle, .local)), "ended only once its wait is over")
+        app.advance(by: .seconds(3))
+        #expect(app.driver.events.filter { $0.handle == handle } == [.sessionEnded(handle, .local)])
+        #expect(app.driver.closed.map(\.0) == [app.link])
+        #expect(app.newFrames().isEmpty)
+    }
 }
