@@ -230,7 +230,7 @@ extension ScriptedApp {
     }
 
     /// `ping`: ListFiles round trips for `duration`, at least one (any answer counts; Core answers
-    /// success, the test head unit UNSUPPORTED_REQUEST).
+    /// success, and so does the test head unit).
     func runPingScript(for duration: TimeAmount) async throws(AppScriptFailure) {
         try await self.step("ListFiles round trips") {
             let start = NIODeadline.now()

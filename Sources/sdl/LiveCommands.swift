@@ -16,7 +16,8 @@ struct HeadUnitCommand: AsyncParsableCommand {
         abstract: "Run a test head unit on TCP that answers apps as SDL Core 8.2 does; print a transcript.",
         discussion: """
             Negotiates protocol v1-v5, registers apps (OnHMIStatus NONE, activation, OnPermissionsChange), \
-            serves app services and remote control, answers every other request UNSUPPORTED_REQUEST, \
+            serves app services, remote control, files, menus, choice sets and the screen as Core does, \
+            answers every other request UNSUPPORTED_REQUEST, \
             accepts audio and video on either transport and counts their bytes. Stops on Ctrl-C \
             (SIGINT), SIGTERM or after --duration.
             """)

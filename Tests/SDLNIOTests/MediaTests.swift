@@ -144,12 +144,16 @@ struct MediaTests {
                     accepted.withLockedValue { $0 = offset }
                 }
             }
-            // Wait until the writer stalls: no progress for half a second.
+            // Wait until the writer stalls: its queue full and no progress over two checks in a
+            // row (a writer that is only starved of CPU on a loaded machine has room left).
             var last = -1
-            while true {
-                try await Task.sleep(for: .milliseconds(500))
+            var stableChecks = 0
+            let nearlyFull = appConfiguration.transport.maxQueuedBytesPerService - appConfiguration.maxMediaMessageSize
+            while stableChecks < 2 {
+                try await Task.sleep(for: .milliseconds(250))
                 let now = accepted.withLockedValue { $0 }
-                if now == last { break }
+                let queued = await app.statistics.queuedBytes
+                stableChecks = now == last && queued >= nearlyFull ? stableChecks + 1 : 0
                 last = now
             }
             let stalledAt = accepted.withLockedValue { $0 }

@@ -36,8 +36,8 @@ struct HeadUnitRuntimeTests {
             appServiceManifest: PublishedServiceKind.weather.manifest(name: "Probe")))
         #expect(publish.success == (version >= .v5_1))
         #expect(publish.resultCode == (version >= .v5_1 ? .success : .unsupportedRequest))
-        let command: SDLAddCommandResponse = try await app.send(SDLAddCommandRequest(cmdID: 1, menuParams: SDLMenuParams(menuName: "Go")))
-        #expect(!command.success && command.resultCode == .unsupportedRequest)
+        let slider: SDLSliderResponse = try await app.send(SDLSliderRequest(numTicks: 3, position: 1, sliderHeader: "x"))
+        #expect(!slider.success && slider.resultCode == .unsupportedRequest)
         await app.disconnect()
         await headUnit.shutdown()
     }
