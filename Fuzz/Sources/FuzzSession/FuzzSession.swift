@@ -295,6 +295,16 @@ struct Pair {
             self[fromApp].tracks[handle]!.sessionID = info.sessionID
             self[fromApp].tracks[handle]!.transport = info.transport
             precondition(info.sessionID.rawValue != 0, "\(side): a session with id 0")
+            // Core's lowest-free order gives an id out again at once. When the head unit ended its
+            // previous session there, the app's frames for that session still on the way (sent
+            // before it read the EndService) reach the new one: the protocol cannot tell them
+            // apart, which is why D.4's default order reuses an id as late as possible. The
+            // transport's messages are then no longer checked.
+            if !fromApp, self.app.tracks.values.contains(where: {
+                $0.started && !$0.endRequested && $0.transport == info.transport && $0.sessionID == info.sessionID
+            }) {
+                self.tainted.insert(info.transport)
+            }
         case .sessionStartFailed(let handle, _):
             let before = track(handle, live: false)
             precondition(fromApp && !before.started && !before.failed, "\(side): \(event) for a session not starting")
