@@ -296,12 +296,12 @@ struct Pair {
             self[fromApp].tracks[handle]!.transport = info.transport
             precondition(info.sessionID.rawValue != 0, "\(side): a session with id 0")
             // Core's lowest-free order gives an id out again at once. When the head unit ended its
-            // previous session there, the app's frames for that session still on the way (sent
-            // before it read the EndService) reach the new one: the protocol cannot tell them
-            // apart, which is why D.4's default order reuses an id as late as possible. The
-            // transport's messages are then no longer checked.
-            if !fromApp, self.app.tracks.values.contains(where: {
-                $0.started && !$0.endRequested && $0.transport == info.transport && $0.sessionID == info.sessionID
+            // previous session there on its own, the app's frames for that session still on the
+            // way (sent before it read the EndService, its own crossing EndService included)
+            // reach the new one: the protocol cannot tell them apart, which is why D.4's default
+            // order reuses an id as late as possible. The transport is then no longer checked.
+            if !fromApp, self.hu.tracks.values.contains(where: {
+                $0.ended && !$0.endedByPeer && $0.transport == info.transport && $0.sessionID == info.sessionID
             }) {
                 self.tainted.insert(info.transport)
             }
@@ -309,12 +309,13 @@ struct Pair {
             let before = track(handle, live: false)
             precondition(fromApp && !before.started && !before.failed, "\(side): \(event) for a session not starting")
             self[fromApp].tracks[handle]!.failed = true
-        case .sessionEnded(let handle, _):
+        case .sessionEnded(let handle, let reason):
             // A start the app cancelled (endSession before the ACK) ends without starting.
             let before = track(handle, live: !(fromApp && self.app.tracks[handle]?.endRequested == true))
             precondition(!before.ended && !before.failed, "\(side): \(handle) ended twice")
             precondition(before.services.isEmpty, "\(side): \(handle) ended with services \(before.services) not reported ended")
             self[fromApp].tracks[handle]!.ended = true
+            self[fromApp].tracks[handle]!.endedByPeer = reason == .peer
         case .serviceStarted(let handle, let service, _):
             _ = track(handle)
             if service == .audio || service == .video {

@@ -10,6 +10,8 @@ struct SessionTrack {
     var failed = false
     /// App role: `endSession` was called (a session still starting then ends without starting).
     var endRequested = false
+    /// Ended by the peer's EndService (not on this side's initiative).
+    var endedByPeer = false
     var sessionID: SessionID?
     var transport: TransportID?
     /// Audio and video services reported running.
