@@ -80,6 +80,26 @@ struct RealCoreTests {
         }
     }
 
+    @Test func requestsTheAppCannotReadAreAnsweredNotDropped() async throws {
+        try await within {
+            let headUnit = try await CoreLikeHeadUnit.start(framePayload: 131_072 - 12, unreadableRequests: true)
+            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: headUnit.port)
+            try await app.register(registration("Core client", appID: "core-1"))
+            // After the registration the head unit sends a GetAppServiceData whose JSON is cut
+            // short and a request of a function id no spec has: each gets a response of its
+            // function id and correlation id.
+            while headUnit.answers.withLockedValue({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            let answers = headUnit.answers.withLockedValue { $0 }
+            #expect(answers.map(\.functionID) == [FunctionID.getAppServiceData.rawValue, 0x7777])
+            #expect(answers.map(\.correlationID) == [901, 902])
+            #expect(answers.map(\.text).map { $0.contains("\"resultCode\":\"INVALID_DATA\"") } == [true, false])
+            #expect(answers.map(\.text).map { $0.contains("\"resultCode\":\"UNSUPPORTED_REQUEST\"") } == [false, true])
+            #expect(await app.statistics.unreadableMessages == 2)
+            await app.close()
+            await headUnit.stop()
+        }
+    }
+
     @Test func theStrictPolicyRefusesCoresRegistration() async throws {
         try await within {
             let headUnit = try await CoreLikeHeadUnit.start(framePayload: 131_072 - 12)
@@ -105,25 +125,28 @@ struct CoreLikeHeadUnit: Sendable {
     let port: Int
     /// The correlation id of the app's RegisterAppInterface.
     let registrationCorrelationID: NIOLockedValueBox<UInt32>
+    /// The app's responses to the head unit's requests: function id, correlation id, JSON text.
+    let answers: NIOLockedValueBox<[(functionID: UInt32, correlationID: UInt32, text: String)]>
 
     static func body(_ name: String) throws -> ByteBuffer {
         ByteBuffer(bytes: try SharedData.bytes("vectors/core82/\(name).json"))
     }
 
-    static func start(framePayload: Int) async throws -> CoreLikeHeadUnit {
+    static func start(framePayload: Int, unreadableRequests: Bool = false) async throws -> CoreLikeHeadUnit {
         let bodies = try (
             register: body("RegisterAppInterface.response"), status: body("OnHMIStatus.notification"),
             permissions: body("OnPermissionsChange.notification"), capability: body("GetSystemCapability.response"))
         let box = NIOLockedValueBox<UInt32>(0)
+        let answers = NIOLockedValueBox<[(functionID: UInt32, correlationID: UInt32, text: String)]>([])
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        Responder(bodies: [bodies.register, bodies.status, bodies.permissions, bodies.capability], framePayload: framePayload, registration: box))
+                        Responder(bodies: [bodies.register, bodies.status, bodies.permissions, bodies.capability], framePayload: framePayload, registration: box, answers: answers, unreadableRequests: unreadableRequests))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return CoreLikeHeadUnit(server: server, port: server.localAddress!.port!, registrationCorrelationID: box)
+        return CoreLikeHeadUnit(server: server, port: server.localAddress!.port!, registrationCorrelationID: box, answers: answers)
     }
 
     func stop() async {
@@ -137,11 +160,19 @@ struct CoreLikeHeadUnit: Sendable {
         let bodies: [ByteBuffer]
         let framePayload: Int
         let registration: NIOLockedValueBox<UInt32>
+        let answers: NIOLockedValueBox<[(functionID: UInt32, correlationID: UInt32, text: String)]>
+        /// Whether two requests the app cannot read follow the registration.
+        let unreadableRequests: Bool
         var decoder = FrameDecoder(invalidHeaderPolicy: .fail)
         var reassembler = Reassembler()
         var messageID: UInt32 = 100
 
-        init(bodies: [ByteBuffer], framePayload: Int, registration: NIOLockedValueBox<UInt32>) {
+        init(
+            bodies: [ByteBuffer], framePayload: Int, registration: NIOLockedValueBox<UInt32>,
+            answers: NIOLockedValueBox<[(functionID: UInt32, correlationID: UInt32, text: String)]>, unreadableRequests: Bool
+        ) {
+            self.unreadableRequests = unreadableRequests
+            self.answers = answers
             self.bodies = bodies
             self.framePayload = framePayload
             self.registration = registration
@@ -177,13 +208,24 @@ struct CoreLikeHeadUnit: Sendable {
                 return
             }
             guard let message = try self.reassembler.process(frame, now: .now()) else { return }
-            let request = try RPCPayload(parsing: message.payload).header
+            let parsed = try RPCPayload(parsing: message.payload)
+            let request = parsed.header
+            if request.rpcType == .response {
+                self.answers.withLockedValue {
+                    $0.append((request.functionID, request.correlationID, String(buffer: parsed.parameters)))
+                }
+                return
+            }
             switch request.functionID {
             case FunctionID.registerAppInterface.rawValue:
                 self.registration.withLockedValue { $0 = request.correlationID }
                 self.send(self.bodies[0], functionID: request.functionID, rpcType: 1, correlationID: request.correlationID, context: context)
                 self.send(self.bodies[1], functionID: FunctionID.onHMIStatus.rawValue, rpcType: 2, correlationID: .max, context: context)
                 self.send(self.bodies[2], functionID: FunctionID.onPermissionsChange.rawValue, rpcType: 2, correlationID: .max, context: context)
+                // Two requests the app cannot read: JSON cut short, and an unknown function.
+                guard self.unreadableRequests else { return }
+                self.send(ByteBuffer(string: "{\"serviceType\":"), functionID: FunctionID.getAppServiceData.rawValue, rpcType: 0, correlationID: 901, context: context)
+                self.send(ByteBuffer(string: "{}"), functionID: 0x7777, rpcType: 0, correlationID: 902, context: context)
             case FunctionID.getSystemCapability.rawValue:
                 self.send(self.bodies[3], functionID: request.functionID, rpcType: 1, correlationID: request.correlationID, context: context)
             default:
