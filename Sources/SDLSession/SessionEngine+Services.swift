@@ -170,7 +170,9 @@ extension SessionEngine {
         if header.serviceType == .rpc {
             if let handle = self.sessionHandle(header.sessionID, on: transport), case .starting = self.sessions[handle]?.rpcUpgrade {
                 self.serviceStartAnswered(.rpc, of: handle, frame: frame, isACK: isACK, on: transport, now: now)
-            } else if self.transports[existing: transport].startSent {
+            } else if self.transports[existing: transport].startSent, isACK || header.sessionID.rawValue == 0 {
+                // A NAK of the session-0 StartService names session 0; one naming a session is a
+                // late refusal of that session's start, never the answer to the one on its way.
                 self.sessionStartAnswered(frame, isACK: isACK, on: transport, now: now)
             } else {
                 self.anomaly(.unsolicitedAnswer, transport: transport, "\(isACK ? "ACK" : "NAK") for an RPC start nobody sent")

@@ -141,4 +141,45 @@ import Testing
         #expect(app.driver.closed.map(\.0) == [app.link])
         #expect(app.newFrames().isEmpty)
     }
+
+    /// `lowest-free-id-reused-under-in-flight-frames` (a finding about FuzzSession's invariant):
+    /// with Core's lowest-free order the head unit gives a session's id out again as soon as it
+    /// ends the session, so the app's frames for the old session, sent before it read the
+    /// EndService, reach the new one; nothing in the protocol tells them apart. The default
+    /// least-recently-freed order gives the next session another id (D.4), which is what keeps
+    /// such frames out. FuzzSession no longer checks messages on a transport where the first
+    /// order reused an id under the app's feet.
+    @Test(arguments: [(SessionIDPolicy.lowestFree, 1), (.leastRecentlyFreed, 2)] as [(SessionIDPolicy, UInt8)])
+    func anIDEndedByTheHeadUnitIsReusedPerItsPolicy(policy: SessionIDPolicy, nextID: UInt8) throws {
+        var hu = HeadUnitUnderTest { $0.headUnit.sessionIDPolicy = policy }
+        let link = hu.accept()
+        let (first, info) = hu.startSession(on: link)
+        #expect(info.sessionID == SessionID(1))
+        try hu.driver.engine.endSession(first, now: hu.now)
+        hu.driver.drain()
+        let (second, next) = hu.startSession(on: link)
+        #expect(second != first)
+        #expect(next.sessionID == SessionID(nextID))
+        // A frame the app sent on its old session before reading the EndService.
+        hu.feed(frameBytes(type: .single, service: .rpc, session: 1, messageID: 5, payload: [1, 2, 3]), on: link)
+        let delivered = hu.driver.receivedMessages(second).map { Array($0.payload.readableBytesView) }
+        #expect(delivered == (policy == .lowestFree ? [[1, 2, 3]] : []))
+    }
+
+    /// `late-rpc-nak-of-an-ended-session`: the app's protected RPC start of a session the head
+    /// unit had just ended was refused ("session not found") while the app waited for the answer
+    /// to a new session's StartService; the app took that NAK, for session 2, as the refusal of
+    /// the new session, and the head unit's ACK that followed started a session the app never
+    /// knew. Only a NAK naming session 0 answers a session start now.
+    @Test func aLateRPCNAKNamingASessionDoesNotAnswerASessionStart() throws {
+        var app = AppUnderTest()
+        let pending = app.start()
+        #expect(app.newFrames().map(\.header.sessionID) == [SessionID(0)])
+        app.feed(control(.startServiceNAK, service: .rpc, session: 2, payload: bson { $0.appendString("reason", "session not found") }))
+        #expect(!app.driver.events.contains { if case .sessionStartFailed = $0 { return true } else { return false } })
+        #expect(app.driver.anomalies() == [.unsolicitedAnswer])
+        app.feed(control(.startServiceACK, service: .rpc, session: 1, payload: bson { $0.appendString("protocolVersion", "5.4.1") }))
+        #expect(app.driver.events.compactMap(\.startedInfo).map(\.sessionID) == [SessionID(1)])
+        #expect(app.driver.events.last { $0.startedInfo != nil }?.handle == pending)
+    }
 }
