@@ -273,6 +273,11 @@ extension SessionEngine {
             }
         }
         self.transports[transport]?.scheduler.removeStream(session: session.id, service: service)
+        if service == .rpc {
+            // Bulk data (0x0F) belongs to the RPC service: nothing of the session may follow its
+            // EndService, or a head unit that hands the id out again delivers it to the next app.
+            self.transports[transport]?.scheduler.removeStream(session: session.id, service: .hybrid)
+        }
         self.sendControl(
             .endService, service: service, session: session.id, version: session.frameVersion,
             messageID: self.sessions[existing: handle].takeMessageID(), payload: payload, on: transport)

@@ -182,4 +182,27 @@ import Testing
         #expect(app.driver.events.compactMap(\.startedInfo).map(\.sessionID) == [SessionID(1)])
         #expect(app.driver.events.last { $0.startedInfo != nil }?.handle == pending)
     }
+
+    /// `hybrid-message-after-its-sessions-end`: an app ended a session with a bulk (0x0F) message
+    /// still queued; the EndService(RPC) dropped the queued RPC frames but not the bulk ones, which
+    /// went out after it, and Core's lowest-free order had already given the id to the next app's
+    /// session. Nothing of a session follows its EndService now (a service's queued frames go when
+    /// it ends, SESSION.md).
+    @Test(arguments: [ServiceType.rpc, .hybrid])
+    func nothingOfASessionFollowsItsEndService(service: ServiceType) throws {
+        var app = AppUnderTest()
+        let handle = app.start()
+        _ = app.newFrames()
+        app.feed(control(.startServiceACK, service: .rpc, session: 1, payload: bson { $0.appendString("protocolVersion", "5.4.1") }))
+        #expect(app.driver.events.compactMap(\.startedInfo).map(\.sessionID) == [SessionID(1)])
+        app.driver.autoWrite = false
+        try app.driver.engine.send(ByteBuffer(bytes: [7, 7, 7]), on: service, of: handle, now: app.now)
+        try app.driver.engine.endSession(handle, now: app.now)
+        app.driver.drain()
+        app.driver.pull(app.link)
+        let frames = app.newFrames()
+        #expect(frames.map(\.header.frameType) == [.control])
+        #expect(frames.map(\.header.serviceType) == [.rpc])
+        #expect(frames.map(\.header.controlFrameInfo) == [.endService])
+    }
 }
