@@ -82,6 +82,12 @@ extension SessionEngine {
                 if starting.request.isProtected, case .handshaking = self.sessions[existing: handle].security.state {
                     self.resetSecurity(of: handle)
                 }
+                if service != .rpc, self.transports.contains(starting.transport) {
+                    // The StartService may still be answered: a late ACK would leave the service
+                    // running on the head unit alone. The EndService withdraws it; its answer, ACK
+                    // or NAK, finds the service stopped and changes nothing.
+                    self.sendEndService(service, of: handle, on: starting.transport, now: now)
+                }
                 self.emit(.serviceStartFailed(handle, service, .timeout))
                 self.placeWaitingServices(of: handle, now: now)
             }

@@ -205,4 +205,38 @@ import Testing
         #expect(frames.map(\.header.serviceType) == [.rpc])
         #expect(frames.map(\.header.controlFrameInfo) == [.endService])
     }
+
+    /// `video-start-acked-after-its-timeout`: the app gave up a video start at its timeout and
+    /// took the ACK that came later as unsolicited; the head unit ran a video service the app
+    /// did not know, and refused the app's next start ("service already started"). The app now
+    /// withdraws a start it gave up with an EndService, so both sides agree it is stopped, and the
+    /// next start runs.
+    @Test func aVideoStartGivenUpAtItsTimeoutIsWithdrawn() throws {
+        var app = AppUnderTest()
+        let handle = app.start()
+        app.feed(control(.startServiceACK, service: .rpc, session: 1, payload: bson { $0.appendString("protocolVersion", "5.4.1") }))
+        try app.driver.engine.sessionRegistered(handle, now: app.now)
+        _ = app.newFrames()
+        try app.driver.engine.startService(.video, of: handle, video: nil, protection: .none, now: app.now)
+        app.driver.drain()
+        #expect(app.newFrames().map(\.header.controlFrameInfo) == [.startService])
+        app.advance(by: .seconds(11))
+        #expect(app.driver.events.contains(.serviceStartFailed(handle, .video, .timeout)))
+        let withdrawal = app.newFrames()
+        #expect(withdrawal.map(\.header.controlFrameInfo) == [.endService])
+        #expect(withdrawal.map(\.header.serviceType) == [.video])
+        // The head unit's late ACK, then its answer to the EndService.
+        _ = app.driver.takeEvents()
+        app.feed(control(.startServiceACK, service: .video, session: 1, payload: bson { $0.appendInt64("mtu", 131_072) }))
+        app.feed(control(.endServiceACK, service: .video, session: 1))
+        #expect(app.driver.anomalies() == [.unsolicitedAnswer])
+        #expect(!app.driver.events.contains { if case .serviceStarted = $0 { return true } else { return false } })
+        #expect(app.driver.engine.serviceInfo(.video, of: handle) == nil)
+        // The next start is answered and runs.
+        try app.driver.engine.startService(.video, of: handle, video: nil, protection: .none, now: app.now)
+        app.driver.drain()
+        #expect(app.newFrames().map(\.header.controlFrameInfo) == [.startService])
+        app.feed(control(.startServiceACK, service: .video, session: 1, payload: bson { $0.appendInt64("mtu", 131_072) }))
+        #expect(app.driver.engine.serviceInfo(.video, of: handle)?.mtu == 131_072)
+    }
 }
