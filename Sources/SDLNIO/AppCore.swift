@@ -673,16 +673,46 @@ final class AppCore: SessionDriverDelegate {
         }
     }
 
-    /// Queues one media message once the service's stream has room; completes when the engine has
-    /// it.
-    func writeMedia(_ service: ServiceType, _ payload: ByteBuffer, completion: Completion<Void>) {
-        guard !completion.isCompleted else { return }
-        let send: OutboundBudget.Waiter = { [self] result in
-            if case .failure(let error) = result {
-                completion.complete(.failure(error))
+    /// Queues a media write as messages of at most `maxMessageSize` bytes, one after another while
+    /// the service's stream has room and without a hop per message; when it has none, the rest
+    /// waits for room. Completes when the engine has the last message; a write whose task was
+    /// cancelled stops before its next message.
+    func writeMedia(_ service: ServiceType, _ bytes: ByteBuffer, maxMessageSize: Int, completion: Completion<Void>) {
+        var remaining = bytes
+        while !completion.isCompleted {
+            guard remaining.readableBytes > 0 else {
+                completion.succeed(())
                 return
             }
-            self.enqueue(payload, on: service) { completion.complete($0) }
+            let message = remaining.readSlice(length: min(maxMessageSize, remaining.readableBytes))!
+            let rest = remaining
+            var waited = false
+            var queued = false
+            self.writeMediaMessage(service, message) { [self] result in
+                switch result {
+                case .failure(let error):
+                    completion.complete(.failure(error))
+                case .success where waited:
+                    self.writeMedia(service, rest, maxMessageSize: maxMessageSize, completion: completion)
+                case .success:
+                    queued = true
+                }
+            }
+            waited = true
+            // Failed, or waiting for room: the callback goes on from there.
+            guard queued else { return }
+        }
+    }
+
+    /// Queues one media message once the service's stream has room; `done` is called when the
+    /// engine has it.
+    private func writeMediaMessage(_ service: ServiceType, _ payload: ByteBuffer, done: @escaping (Result<Void, SDLConnectionError>) -> Void) {
+        let send: OutboundBudget.Waiter = { [self] result in
+            if case .failure = result {
+                done(result)
+                return
+            }
+            self.enqueue(payload, on: service, done: done)
         }
         switch self.media[service] {
         case .running:
@@ -691,7 +721,7 @@ final class AppCore: SessionDriverDelegate {
             waiters.append(send)
             self.media[service] = .moving(waiters)
         default:
-            completion.fail(.serviceFailed, "\(service) is not running")
+            done(.failure(SDLConnectionError(.serviceFailed, "\(service) is not running")))
         }
     }
 

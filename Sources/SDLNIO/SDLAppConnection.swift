@@ -388,13 +388,13 @@ public struct SDLMediaWriter: Sendable {
     /// ``SDLConnectionError/Code/cancelled`` when the task is cancelled (bytes written before stay
     /// written).
     public func write(_ bytes: ByteBuffer) async throws(SDLConnectionError) {
-        var remaining = bytes
+        guard bytes.readableBytes > 0 else { return }
         let service = self.service
-        while remaining.readableBytes > 0 {
-            let message = remaining.readSlice(length: min(self.maxMessageSize, remaining.readableBytes))!
-            try await self.core.run { core, completion in
-                core.writeMedia(service, message, completion: completion)
-            }
+        let maxMessageSize = self.maxMessageSize
+        // One hop to the event loop per write, not per message: the loop cuts and queues the
+        // messages while the stream has room.
+        try await self.core.run { core, completion in
+            core.writeMedia(service, bytes, maxMessageSize: maxMessageSize, completion: completion)
         }
     }
 
