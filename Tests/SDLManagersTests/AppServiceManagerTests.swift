@@ -66,6 +66,7 @@ struct AppServiceManagerTests {
         let provider = try await ServiceApp.start(on: headUnit, name: "Weather", appID: "weather-1")
         let consumer = try await ServiceApp.start(on: headUnit, name: "Dashboard", appID: "dash-1")
         let origins = NIOLockedValueBox<[String]>([])
+        let served = await provider.manager.servedRequests()
         let record = try await provider.manager.publish(
             Self.manifest,
             handlers: SDLAppServiceHandlers(interaction: { request in
@@ -113,6 +114,19 @@ struct AppServiceManagerTests {
             "GetSystemCapability APP_SERVICES subscribe=true", "GetAppServiceData WEATHER subscribe=nil",
             "GetAppServiceData WEATHER subscribe=nil", "GetAppServiceData WEATHER subscribe=true",
             "PerformAppServiceInteraction weather-1 weather://refresh", "GetAppServiceData WEATHER subscribe=false",
+        ])
+        // Every answer (a failure included) counts, on each side; the provider's log has what
+        // it answered, in order.
+        #expect(consumer.manager.answeredRequests == 6)
+        #expect(provider.manager.answeredRequests == 2)
+        var log: [String] = []
+        for await answer in served {
+            log.append("\(answer.request.functionName) #\(answer.request.correlationID) \(answer.resultCode?.wireName ?? "nil") \(answer.answered)")
+            if log.count == 5 { break }
+        }
+        #expect(log == [
+            "GetAppServiceData #1 DATA_NOT_AVAILABLE true", "GetAppServiceData #2 SUCCESS true", "GetAppServiceData #3 SUCCESS true",
+            "PerformAppServiceInteraction #4 SUCCESS true", "GetAppServiceData #5 SUCCESS true",
         ])
         // Data of a service this app does not publish is refused before sending.
         await #expect(throws: SDLManagerError(.unknownService, "")) { try await consumer.manager.updateData(weather("weather-1", "Paris", 9)) }

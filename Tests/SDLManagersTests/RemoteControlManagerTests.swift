@@ -90,6 +90,7 @@ struct RemoteControlManagerTests {
             expected.append("GetSystemCapability SEAT_LOCATION subscribe=true")
         }
         #expect(headUnit.handler.sent() == expected)
+        #expect(app.manager.answeredRequests == expected.count)
 
         // Typed per-module capabilities, the default module reached by `.default`.
         #expect(capabilities.climate()?.moduleName == "front climate")
@@ -361,6 +362,8 @@ struct RemoteControlManagerTests {
             #expect(error?.code == .requestFailed)
             #expect(error?.resultCode == .inUse)
             #expect(headUnit.handler.sent(from: second.handle).last == "SetInteriorVehicleData CLIMATE nil")
+            // The refusal is an answer all the same.
+            #expect(second.manager.answeredRequests == headUnit.handler.sent(from: second.handle).count)
         }
         await first.connection.close()
         await second.connection.close()

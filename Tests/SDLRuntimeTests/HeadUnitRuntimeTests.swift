@@ -1,5 +1,6 @@
 import NIOCore
 import SDLHeadUnitRuntime
+import SDLManagers
 import SDLNIO
 import SDLRPC
 import SDLSession
@@ -70,15 +71,15 @@ struct HeadUnitRuntimeTests {
         ("subscribe", { try await $0.subscribeToAppServices() }),
         ("publish", { _ = try await $0.publish(.weather) }),
         ("capability", { _ = try await $0.remoteControlModules() }),
-        ("consent", { try await $0.askConsent(for: RemoteModule(type: .climate, id: "climate.front")) }),
-        ("read climate", { _ = try await $0.readAndSubscribe(RemoteModule(type: .climate, id: "climate.front")) }),
+        ("consent", { try await $0.askConsent(for: SDLRCModule(.climate, "climate.front")) }),
+        ("read climate", { _ = try await $0.readAndSubscribe(SDLRCModule(.climate, "climate.front")) }),
         ("set climate", {
             try await $0.set(
-                RemoteModule(type: .climate, id: "climate.front"),
+                SDLRCModule(.climate, "climate.front"),
                 SDLModuleData(moduleType: .climate, moduleId: "climate.front", climateControlData: SDLClimateControlData(fanSpeed: speed)),
                 what: "fan speed \(speed)", shows: { $0.climateControlData?.fanSpeed == speed })
         }),
-        ("read radio", { _ = try await $0.readAndSubscribe(RemoteModule(type: .radio, id: "radio")) }),
+        ("read radio", { _ = try await $0.readAndSubscribe(SDLRCModule(.radio, "radio")) }),
         ("video", { app in
             let writer = try await app.connection.startVideo()
             try await writer.write(ByteBuffer(repeating: 1, count: 4096))
@@ -113,7 +114,10 @@ struct HeadUnitRuntimeTests {
         let (headUnit, _) = try await startHeadUnit()
         let provider = try await scriptedApp("Music", to: headUnit)
         let consumer = try await scriptedApp("Dash", to: headUnit).connection
-        _ = try await provider.publish(.media)
+        // Published by hand: the manager would answer the request this test keeps waiting.
+        let published: SDLPublishAppServiceResponse = try await provider.connection.send(
+            SDLPublishAppServiceRequest(appServiceManifest: PublishedServiceKind.media.manifest(name: "Music")))
+        #expect(published.success)
         let asked = provider.connection.incomingRequests(of: [.getAppServiceData])
         let started = NIODeadline.now()
         async let answer: SDLGetAppServiceDataResponse = consumer.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"))
