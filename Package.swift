@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "SDLManagersTests",
             dependencies: [
-                "SDLManagers", "SDLNIO", "SDLRPC", "SDLTestHeadUnit", "SDLTestSupport",
+                "SDLManagers", "SDLHeadUnitRuntime", "SDLNIO", "SDLRPC", "SDLTestHeadUnit", "SDLTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]

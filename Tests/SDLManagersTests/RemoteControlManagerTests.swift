@@ -29,10 +29,10 @@ func describe(_ message: AnyRPCMessage) -> String {
     }
 }
 
-extension SimulatedHandler {
+extension TestHeadUnit {
     /// The requests sent after registration, described, optionally from one app.
     func sent(from app: AppHandle? = nil) -> [String] {
-        self.requestLog(from: app).filter { !($0.message is SDLRegisterAppInterfaceRequest) }.map(describe)
+        self.log.requests(from: app).filter { !($0.message is SDLRegisterAppInterfaceRequest) }.map(describe)
     }
 }
 
@@ -48,7 +48,7 @@ struct RCApp {
         let (connection, request) = try await headUnit.connect(name, appID: appID)
         let manager = SDLRemoteControlManager(connection: connection, registeredWith: request)
         try await connection.register(request)
-        let handle = headUnit.handler.appHandles.last!
+        let handle = headUnit.lastRegisteredApp!
         if start {
             try await manager.start()
         }
@@ -89,7 +89,7 @@ struct RemoteControlManagerTests {
         if version >= .v6_0 {
             expected.append("GetSystemCapability SEAT_LOCATION subscribe=true")
         }
-        #expect(headUnit.handler.sent() == expected)
+        #expect(headUnit.sent() == expected)
         #expect(app.manager.answeredRequests == expected.count)
 
         // Typed per-module capabilities, the default module reached by `.default`.
@@ -127,7 +127,7 @@ struct RemoteControlManagerTests {
         try await connection.register(request)
         await #expect(throws: SDLManagerError(.notRemoteControlApp, "")) { try await manager.start() }
         await #expect(throws: SDLManagerError(.notRemoteControlApp, "")) { try await manager.moduleData(.climate) }
-        #expect(headUnit.handler.sent() == [])
+        #expect(headUnit.sent() == [])
         await connection.close()
 
         // Not registered yet: fails, then starts once registered.
@@ -146,7 +146,7 @@ struct RemoteControlManagerTests {
         #expect(error?.code == .remoteControlUnavailable)
         #expect(error?.detail == "the head unit's hmiCapabilities.remoteControl is false")
         await #expect(throws: SDLManagerError(.remoteControlUnavailable, "")) { try await app.manager.setModuleData(SDLModuleData(moduleType: .climate, climateControlData: climate(fan: 10))) }
-        #expect(noRC.handler.sent() == [])
+        #expect(noRC.sent() == [])
         await app.connection.close()
         await noRC.stop()
 
@@ -156,7 +156,7 @@ struct RemoteControlManagerTests {
         let oldError = await #expect(throws: SDLManagerError.self) { try await oldApp.manager.start() }
         #expect(oldError?.code == .unsupportedVersion)
         #expect(oldError?.detail == "remote control needs RPC 4.5; the head unit speaks 4.0.0")
-        #expect(old.handler.sent() == [])
+        #expect(old.sent() == [])
         await oldApp.connection.close()
         await old.stop()
     }
@@ -165,28 +165,30 @@ struct RemoteControlManagerTests {
     func allowedAndPermissions() async throws {
         let headUnit = try await TestHeadUnit.start()
         let app = try await RCApp.start(on: headUnit)
-        headUnit.handler.notify(app.handle, SDLOnRCStatus(allowed: false, allocatedModules: [], freeModules: []))
+        #expect(await headUnit.server.notify(app.handle, SDLOnRCStatus(allowed: false, allocatedModules: [], freeModules: [])))
+        // An app that is not connected gets nothing.
+        #expect(await !headUnit.server.notify(AppHandle(99), SDLOnRCStatus(allowed: false, allocatedModules: [], freeModules: [])))
         try await eventually("allowed false") { await app.manager.status?.allowed == false }
         await #expect(throws: SDLManagerError(.notAllowed, "")) { try await app.manager.moduleData(.climate) }
         await #expect(throws: SDLManagerError(.notAllowed, "")) { try await app.manager.pressButton(.ac) }
 
-        headUnit.handler.notify(app.handle, SDLOnRCStatus(allowed: true, allocatedModules: [], freeModules: []))
+        await headUnit.server.notify(app.handle, SDLOnRCStatus(allowed: true, allocatedModules: [], freeModules: []))
         let item = { (name: String) in
             SDLPermissionItem(
                 rpcName: name, hmiPermissions: SDLHMIPermissions(allowed: [.full], userDisallowed: []),
                 parameterPermissions: SDLParameterPermissions(allowed: [], userDisallowed: []))
         }
-        headUnit.handler.notify(app.handle, SDLOnPermissionsChange(permissionItem: [item("ButtonPress")]))
+        await headUnit.server.notify(app.handle, SDLOnPermissionsChange(permissionItem: [item("ButtonPress")]))
         try await eventually("narrow permissions") { await app.connection.permissions?.permissionItem.count == 1 }
         let error = await #expect(throws: SDLManagerError.self) { try await app.manager.pressButton(.ac) }
         #expect(error?.code == .disallowed)
         #expect(error?.detail == "the app's permissions do not allow GetInteriorVehicleData in HMI level FULL")
 
-        headUnit.handler.notify(app.handle, SDLOnPermissionsChange(permissionItem: [item("ButtonPress"), item("GetInteriorVehicleData")]))
+        await headUnit.server.notify(app.handle, SDLOnPermissionsChange(permissionItem: [item("ButtonPress"), item("GetInteriorVehicleData")]))
         try await eventually("permissions back") { await app.connection.permissions?.permissionItem.count == 2 }
         try await app.manager.pressButton(.ac)
         await #expect(throws: SDLManagerError(.disallowed, "")) { try await app.manager.setModuleData(SDLModuleData(moduleType: .climate, climateControlData: climate(fan: 10))) }
-        #expect(headUnit.handler.sent().dropFirst(2) == ["ButtonPress AC CLIMATE climate.front SHORT"])
+        #expect(headUnit.sent().dropFirst(2) == ["ButtonPress AC CLIMATE climate.front SHORT"])
         await app.connection.close()
         await headUnit.stop()
     }
@@ -198,7 +200,7 @@ struct RemoteControlManagerTests {
         let data = try await app.manager.moduleData(.climate)
         #expect(data.climateControlData?.desiredTemperature?.value == 22)
         let id = version >= .v6_0 ? "climate.front" : "nil"
-        #expect(headUnit.handler.sent().last == "GetInteriorVehicleData CLIMATE \(id) subscribe=nil")
+        #expect(headUnit.sent().last == "GetInteriorVehicleData CLIMATE \(id) subscribe=nil")
         #expect(await app.manager.cachedData(.climate)?.climateControlData?.fanSpeed == 30)
         let key = SDLRCModule(.climate, version >= .v6_0 ? "climate.front" : .default)
         #expect(await app.manager.cachedModules.keys.sorted { $0.description < $1.description } == [key])
@@ -209,13 +211,13 @@ struct RemoteControlManagerTests {
             #expect(await app.manager.cachedModules.count == 2)
         }
         // An id the capability does not name is refused before sending.
-        let count = headUnit.handler.sent().count
+        let count = headUnit.sent().count
         let error = await #expect(throws: SDLManagerError.self) { try await app.manager.moduleData(.climate, "climate.roof") }
         #expect(error?.code == .unknownModule)
         if version < .v5_0 {
             await #expect(throws: SDLManagerError(.unknownModule, "")) { try await app.manager.moduleData(.seat) }
         }
-        #expect(headUnit.handler.sent().count == count)
+        #expect(headUnit.sent().count == count)
         await app.connection.close()
         await headUnit.stop()
     }
@@ -225,23 +227,23 @@ struct RemoteControlManagerTests {
         let headUnit = try await TestHeadUnit.start(version: version)
         let app = try await RCApp.start(on: headUnit)
         let id = version >= .v6_0 ? "climate.front" : "nil"
-        let before = headUnit.handler.sent().count
+        let before = headUnit.sent().count
 
         var first = app.manager.moduleDataUpdates(.climate).makeAsyncIterator()
         // Nothing is sent before the first use.
-        #expect(headUnit.handler.sent().count == before)
+        #expect(headUnit.sent().count == before)
         #expect(try await first.next()?.climateControlData?.fanSpeed == 30)
-        #expect(headUnit.handler.sent().dropFirst(before) == ["GetInteriorVehicleData CLIMATE \(id) subscribe=true"])
+        #expect(headUnit.sent().dropFirst(before) == ["GetInteriorVehicleData CLIMATE \(id) subscribe=true"])
         var second = app.manager.moduleDataUpdates(.climate).makeAsyncIterator()
         #expect(try await second.next()?.climateControlData?.fanSpeed == 30)
         #expect(await app.manager.subscribedModules.count == 1)
 
         // A one-time read of a subscribed module sends nothing.
         #expect(try await app.manager.moduleData(.climate).climateControlData?.fanSpeed == 30)
-        #expect(headUnit.handler.sent().count == before + 1)
+        #expect(headUnit.sent().count == before + 1)
 
         // The vehicle changes: both observers and the cache see it (only the fan speed is sent).
-        headUnit.handler.act { $0.changeVehicleData(SDLModuleData(moduleType: .climate, climateControlData: climate(fan: 60))) }
+        await headUnit.server.act { $0.changeVehicleData(SDLModuleData(moduleType: .climate, climateControlData: climate(fan: 60))) }
         let update = try await first.next()
         #expect(update?.climateControlData?.fanSpeed == 60)
         #expect(update?.climateControlData?.desiredTemperature?.value == 22)
@@ -251,10 +253,10 @@ struct RemoteControlManagerTests {
         // The first observer leaves: the subscription stays; the last leaves: unsubscribed.
         first = app.manager.moduleDataUpdates(.radio).makeAsyncIterator()
         try await Task.sleep(for: .milliseconds(50))
-        #expect(headUnit.handler.sent().count == before + 1)
+        #expect(headUnit.sent().count == before + 1)
         second = app.manager.moduleDataUpdates(.radio).makeAsyncIterator()
         try await eventually("unsubscribe") { await app.manager.subscribedModules.isEmpty }
-        #expect(headUnit.handler.sent().dropFirst(before) == [
+        #expect(headUnit.sent().dropFirst(before) == [
             "GetInteriorVehicleData CLIMATE \(id) subscribe=true", "GetInteriorVehicleData CLIMATE \(id) subscribe=false",
         ])
         _ = (first, second)
@@ -266,7 +268,7 @@ struct RemoteControlManagerTests {
     func setRefusals(version: RPCVersion) async throws {
         let headUnit = try await TestHeadUnit.start(version: version)
         let app = try await RCApp.start(on: headUnit)
-        let before = headUnit.handler.sent()
+        let before = headUnit.sent()
         let mismatched = SDLModuleData(moduleType: .climate, radioControlData: SDLRadioControlData(frequencyInteger: 99))
         let error = await #expect(throws: SDLManagerError.self) { try await app.manager.setModuleData(mismatched) }
         #expect(error?.code == .mismatchedModuleData)
@@ -275,7 +277,7 @@ struct RemoteControlManagerTests {
         await #expect(throws: SDLManagerError(.mismatchedModuleData, "")) { try await app.manager.setModuleData(two) }
         let unknown = SDLModuleData(moduleType: .climate, moduleId: "climate.roof", climateControlData: climate(fan: 1))
         await #expect(throws: SDLManagerError(.unknownModule, "")) { try await app.manager.setModuleData(unknown) }
-        #expect(headUnit.handler.sent() == before)
+        #expect(headUnit.sent() == before)
         await app.connection.close()
         await headUnit.stop()
     }
@@ -284,7 +286,7 @@ struct RemoteControlManagerTests {
     func setWithConsent(version: RPCVersion) async throws {
         let headUnit = try await TestHeadUnit.start(version: version)
         let app = try await RCApp.start(on: headUnit)
-        let before = headUnit.handler.sent().count
+        let before = headUnit.sent().count
         let answer = try await app.manager.setModuleData(SDLModuleData(moduleType: .climate, climateControlData: climate(desired: 24)))
         #expect(answer?.climateControlData?.desiredTemperature?.value == 24)
         let id = version >= .v6_0 ? "climate.front" : "nil"
@@ -295,8 +297,8 @@ struct RemoteControlManagerTests {
         } else {
             #expect(await app.manager.consentStatus == [:])
         }
-        #expect(headUnit.handler.sent().dropFirst(before) == expected[...])
-        #expect(headUnit.handler.read { $0.currentVehicle.modules[0].data.climateControlData?.desiredTemperature?.value } == 24)
+        #expect(headUnit.sent().dropFirst(before) == expected[...])
+        #expect(await headUnit.server.inspect { $0.currentVehicle.modules[0].data.climateControlData?.desiredTemperature?.value } == 24)
         if version >= .v5_0 {
             let module = SDLRCModule(.climate, version >= .v6_0 ? "climate.front" : .default)
             try await eventually("allocated") { await app.manager.allocatedModules == [module] }
@@ -304,8 +306,8 @@ struct RemoteControlManagerTests {
         }
         // Consent known: the second set asks nothing.
         try await app.manager.setModuleData(SDLModuleData(moduleType: .climate, climateControlData: climate(fan: 70)))
-        #expect(headUnit.handler.sent().last == "SetInteriorVehicleData CLIMATE \(id)")
-        #expect(headUnit.handler.sent().count == before + expected.count + 1)
+        #expect(headUnit.sent().last == "SetInteriorVehicleData CLIMATE \(id)")
+        #expect(headUnit.sent().count == before + expected.count + 1)
         await app.connection.close()
         await headUnit.stop()
     }
@@ -317,16 +319,16 @@ struct RemoteControlManagerTests {
             $0.driverConsent = .refuseModules(["radio"])
         }
         let app = try await RCApp.start(on: headUnit)
-        let before = headUnit.handler.sent().count
+        let before = headUnit.sent().count
         let radio = SDLModuleData(moduleType: .radio, radioControlData: SDLRadioControlData(frequencyInteger: 99, frequencyFraction: 5, band: .fm))
         let error = await #expect(throws: SDLManagerError.self) { try await app.manager.setModuleData(radio) }
         #expect(error?.code == .consentRefused)
         #expect(error?.detail == "the user refused consent for RADIO/radio")
-        #expect(headUnit.handler.sent().dropFirst(before) == ["GetInteriorVehicleDataConsent RADIO [\"radio\"]"])
+        #expect(headUnit.sent().dropFirst(before) == ["GetInteriorVehicleDataConsent RADIO [\"radio\"]"])
         #expect(await app.manager.consentStatus == [SDLRCModule(.radio, "radio"): false])
         // Refused stays refused until asked again: nothing is sent.
         await #expect(throws: SDLManagerError(.consentRefused, "")) { try await app.manager.setModuleData(radio) }
-        #expect(headUnit.handler.sent().count == before + 1)
+        #expect(headUnit.sent().count == before + 1)
         // Explicit consent for several modules at once.
         let answers = try await app.manager.requestConsent(.climate, ["climate.front", "climate.rear"])
         #expect(answers == [SDLRCModule(.climate, "climate.front"): true, SDLRCModule(.climate, "climate.rear"): false])
@@ -350,7 +352,7 @@ struct RemoteControlManagerTests {
         let error = await #expect(throws: SDLManagerError.self) { try await second.manager.setModuleData(data) }
         if version >= .v6_0 {
             #expect(error?.code == .consentRefused)
-            #expect(headUnit.handler.sent(from: second.handle).last == "GetInteriorVehicleDataConsent CLIMATE [\"climate.front\"]")
+            #expect(headUnit.sent(from: second.handle).last == "GetInteriorVehicleDataConsent CLIMATE [\"climate.front\"]")
             // The holder releases; the second asks again and takes it.
             try await first.manager.releaseModule(.climate)
             try await eventually("free again") { await second.manager.freeModules?.contains(module) == true }
@@ -361,9 +363,9 @@ struct RemoteControlManagerTests {
         } else {
             #expect(error?.code == .requestFailed)
             #expect(error?.resultCode == .inUse)
-            #expect(headUnit.handler.sent(from: second.handle).last == "SetInteriorVehicleData CLIMATE nil")
+            #expect(headUnit.sent(from: second.handle).last == "SetInteriorVehicleData CLIMATE nil")
             // The refusal is an answer all the same.
-            #expect(second.manager.answeredRequests == headUnit.handler.sent(from: second.handle).count)
+            #expect(second.manager.answeredRequests == headUnit.sent(from: second.handle).count)
         }
         await first.connection.close()
         await second.connection.close()
@@ -374,7 +376,7 @@ struct RemoteControlManagerTests {
     func seatsButtonsRelease(version: RPCVersion) async throws {
         let headUnit = try await TestHeadUnit.start(version: version)
         let app = try await RCApp.start(on: headUnit)
-        let before = headUnit.handler.sent().count
+        let before = headUnit.sent().count
         let passenger = SDLGrid(col: 2, row: 0)
         try await app.manager.pressButton(.ac)
         try await app.manager.pressButton(.volumeUp, mode: .long)
@@ -382,13 +384,13 @@ struct RemoteControlManagerTests {
             try await app.manager.setUserSeat(passenger)
             #expect(await app.manager.userSeat == passenger)
             // The press took the radio: released once, then IGNORED.
-            #expect(headUnit.handler.read { $0.holder(of: .radio, id: "radio") } == app.handle)
+            #expect(await headUnit.server.inspect { $0.holder(of: .radio, id: "radio") } == app.handle)
             try await app.manager.releaseModule(.radio)
-            #expect(headUnit.handler.read { $0.holder(of: .radio, id: "radio") } == nil)
+            #expect(await headUnit.server.inspect { $0.holder(of: .radio, id: "radio") } == nil)
             let error = await #expect(throws: SDLManagerError.self) { try await app.manager.releaseModule(.radio) }
             #expect(error?.code == .requestFailed)
             #expect(error?.resultCode == .ignored)
-            #expect(headUnit.handler.sent().dropFirst(before) == [
+            #expect(headUnit.sent().dropFirst(before) == [
                 "ButtonPress AC CLIMATE climate.front SHORT", "ButtonPress VOLUME_UP RADIO radio LONG",
                 "SetGlobalProperties userLocation=2,0", "ReleaseInteriorVehicleDataModule RADIO radio",
                 "ReleaseInteriorVehicleDataModule RADIO radio",
@@ -397,12 +399,12 @@ struct RemoteControlManagerTests {
             await #expect(throws: SDLManagerError(.unsupportedVersion, "")) { try await app.manager.setUserSeat(passenger) }
             await #expect(throws: SDLManagerError(.unsupportedVersion, "")) { try await app.manager.releaseModule(.radio) }
             await #expect(throws: SDLManagerError(.unsupportedVersion, "")) { try await app.manager.requestConsent(.radio, [.default]) }
-            #expect(headUnit.handler.sent().dropFirst(before) == [
+            #expect(headUnit.sent().dropFirst(before) == [
                 "ButtonPress AC CLIMATE nil SHORT", "ButtonPress VOLUME_UP RADIO nil LONG",
             ])
         }
         await #expect(throws: SDLManagerError(.unknownModule, "")) { try await app.manager.pressButton(.ok) }
-        #expect(headUnit.handler.read { $0.currentVehicle.modules[0].data.climateControlData?.acEnable } == false)
+        #expect(await headUnit.server.inspect { $0.currentVehicle.modules[0].data.climateControlData?.acEnable } == false)
         await app.connection.close()
         await headUnit.stop()
     }
@@ -446,7 +448,7 @@ struct RemoteControlLifecycleTests {
         let reduced = SDLRemoteControlCapabilities(climateControlCapabilities: [
             SDLClimateControlCapabilities(moduleName: "only climate", moduleInfo: SDLModuleInfo(moduleId: "climate.front"))
         ])
-        headUnit.handler.notify(
+        await headUnit.server.notify(
             app.handle,
             SDLOnSystemCapabilityUpdated(
                 systemCapability: SDLSystemCapability(systemCapabilityType: .remoteControl, remoteControlCapability: reduced)))
@@ -454,9 +456,9 @@ struct RemoteControlLifecycleTests {
             await app.manager.capabilities?.modules == [SDLRCModule(.climate, "climate.front")]
         }
         #expect(await app.manager.capabilities?.climate()?.moduleName == "only climate")
-        let before = headUnit.handler.sent().count
+        let before = headUnit.sent().count
         await #expect(throws: SDLManagerError(.unknownModule, "")) { try await app.manager.moduleData(.radio) }
-        #expect(headUnit.handler.sent().count == before)
+        #expect(headUnit.sent().count == before)
         await app.connection.close()
         await headUnit.stop()
     }
@@ -474,7 +476,7 @@ struct RemoteControlLifecycleTests {
             #expect(try await updates.next()?.climateControlData?.fanSpeed == 30)
         }
         try await eventually("freed") { reference.object == nil }
-        try await eventually("unsubscribed") { headUnit.handler.sent().last == "GetInteriorVehicleData CLIMATE climate.front subscribe=false" }
+        try await eventually("unsubscribed") { headUnit.sent().last == "GetInteriorVehicleData CLIMATE climate.front subscribe=false" }
         await connection.close()
         await headUnit.stop()
     }
