@@ -68,12 +68,12 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // `sdl app` as a library: scripted app sessions (app services, remote control, video, ping)
-        // over SDLAppConnection, step by step with a transcript. No product.
+        // `sdl app` as a library: scripted app sessions (app services and remote control on the
+        // managers, video, ping) over SDLAppConnection, step by step with a transcript. No product.
         .target(
             name: "SDLAppScripts",
             dependencies: [
-                "SDLNIO", "SDLSession", "SDLProtocol", "SDLRPC",
+                "SDLManagers", "SDLNIO", "SDLSession", "SDLProtocol", "SDLRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "SDLManagersTests",
             dependencies: [
-                "SDLManagers", "SDLNIO", "SDLRPC", "SDLTestHeadUnit", "SDLTestSupport",
+                "SDLManagers", "SDLHeadUnitRuntime", "SDLNIO", "SDLRPC", "SDLTestHeadUnit", "SDLTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
@@ -180,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "SDLRuntimeTests",
             dependencies: [
-                "SDLHeadUnitRuntime", "SDLAppScripts", "SDLTestHeadUnit", "SDLNIO", "SDLSession", "SDLRPC",
+                "SDLHeadUnitRuntime", "SDLAppScripts", "SDLManagers", "SDLTestHeadUnit", "SDLNIO", "SDLSession", "SDLRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]

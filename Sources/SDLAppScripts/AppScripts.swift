@@ -1,5 +1,5 @@
-import NIOConcurrencyHelpers
 import NIOCore
+import SDLManagers
 import SDLNIO
 import SDLRPC
 import SDLSession
@@ -120,9 +120,15 @@ public enum AppScriptRunner {
             case .video: ("Navigator", [.navigation], false)
             case .ping, .all: ("Ping", [.default_], false)
             }
+        let managers: ScriptManagers =
+            switch script {
+            case .appservice: .appServices
+            case .rc: .remoteControl
+            case .video, .ping, .all: []
+            }
         let app = try await ScriptedApp.connectAndRegister(
             name: "\(name)-\(number)", to: configuration.host, port: configuration.port, types: types, isMedia: isMedia,
-            configuration: configuration.connection, transcript: transcript, counters: counters)
+            managers: managers, configuration: configuration.connection, transcript: transcript, counters: counters)
         do {
             try await app.waitForActivation()
             switch script {
@@ -140,26 +146,25 @@ public enum AppScriptRunner {
 }
 
 extension ScriptedApp {
-    /// `appservice`: subscribe to service updates, publish, answer consumers, update the data,
-    /// consume it (through the head unit, which forwards to the provider: this app), interact,
-    /// unpublish (RPC 6.0).
+    /// `appservice` on the app-service manager: discover the services, publish (the manager
+    /// answers consumers), update the data, consume it (through the head unit, which forwards to
+    /// the provider: this app) with a subscription, interact, unsubscribe, unpublish (RPC 6.0).
     func runAppServiceScript(_ kind: PublishedServiceKind) async throws(AppScriptFailure) {
         guard await self.speaks(5, 1) else {
             self.skip("app services", "RPC \(await self.rpcVersion) has none (5.1 and later)")
             return
         }
         try await self.subscribeToAppServices()
-        let serviceID = ServiceIDBox()
-        let responder = self.answerConsumers(kind: kind) { serviceID.value }
-        defer { responder.cancel() }
+        let answers = try await self.recordAnswers()
+        defer { answers.cancel() }
         let record = try await self.publish(kind)
-        serviceID.value = record.serviceID
         try await self.updateData(kind, of: record, number: 1)
-        let data = try await self.consumeData(kind)
+        let (data, subscription) = try await self.consumeData(kind)
         try self.expect(data.serviceID == record.serviceID, "GetAppServiceData", "data of \(data.serviceID), not \(record.serviceID)")
         // The head unit sends the update to the other subscribers, not back to its provider.
         try await self.updateData(kind, of: record, number: 2)
         _ = try await self.interact(with: record, uri: "\(kind.rawValue)://refresh")
+        try await self.unsubscribe(from: kind, ending: subscription)
         if await self.speaks(6, 0) {
             try await self.unpublish(record)
         } else {
@@ -167,30 +172,34 @@ extension ScriptedApp {
         }
     }
 
-    /// `rc`: capability, consent (6.0), climate and radio read, subscribed and set, a button
-    /// pressed, modules released (6.0), subscriptions ended.
+    /// `rc` on the remote control manager: capability, consent (6.0), climate and radio read,
+    /// subscribed and set, a button pressed, subscriptions ended, modules released (6.0).
     func runRemoteControlScript() async throws(AppScriptFailure) {
         let (climate, radio) = try await self.remoteControlModules()
         let consent = await self.speaks(6, 0)
         if consent {
+            // Asked for each module before its first set, as the manager would on its own.
             try await self.askConsent(for: climate)
+            try await self.askConsent(for: radio)
         } else {
             self.skip("GetInteriorVehicleDataConsent", "RPC 6.0 and later")
         }
-        let climateData = try await self.readAndSubscribe(climate)
+        let (climateData, climateUpdates) = try await self.readAndSubscribe(climate)
         let fanSpeed: Int32 = (climateData.climateControlData?.fanSpeed ?? 30) >= 90 ? 20 : (climateData.climateControlData?.fanSpeed ?? 30) + 10
         try await self.set(
-            climate, SDLModuleData(moduleType: .climate, moduleId: climate.id, climateControlData: SDLClimateControlData(fanSpeed: fanSpeed)),
+            climate, SDLModuleData(moduleType: .climate, moduleId: climate.id.wireValue, climateControlData: SDLClimateControlData(fanSpeed: fanSpeed)),
             what: "fan speed \(fanSpeed)", shows: { $0.climateControlData?.fanSpeed == fanSpeed })
-        let radioData = try await self.readAndSubscribe(radio)
+        let (radioData, radioUpdates) = try await self.readAndSubscribe(radio)
         let frequency: Int32 = radioData.radioControlData?.frequencyInteger == 99 ? 101 : 99
         try await self.set(
             radio,
-            SDLModuleData(moduleType: .radio, moduleId: radio.id, radioControlData: SDLRadioControlData(frequencyInteger: frequency, frequencyFraction: 5)),
+            SDLModuleData(
+                moduleType: .radio, moduleId: radio.id.wireValue,
+                radioControlData: SDLRadioControlData(frequencyInteger: frequency, frequencyFraction: 5)),
             what: "frequency \(frequency).5", shows: { $0.radioControlData?.frequencyInteger == frequency })
         try await self.press(.fanUp, of: climate)
-        try await self.unsubscribe(climate)
-        try await self.unsubscribe(radio)
+        try await self.unsubscribe(climate, ending: climateUpdates)
+        try await self.unsubscribe(radio, ending: radioUpdates)
         if consent {
             try await self.release(climate)
             try await self.release(radio)
@@ -243,16 +252,6 @@ extension ScriptedApp {
             let seconds = Double((NIODeadline.now() - start).nanoseconds) / 1e9
             return ((), "\(count) in \(formatted(seconds)) s (\(formatted(seconds > 0 ? Double(count) / seconds : 0))/s)")
         }
-    }
-}
-
-/// The service id the responder answers with, set once PublishAppService returned it.
-final class ServiceIDBox: Sendable {
-    private let box = NIOLockedValueBox("")
-
-    var value: String {
-        get { self.box.withLockedValue { $0 } }
-        set { self.box.withLockedValue { $0 = newValue } }
     }
 }
 

@@ -1,4 +1,5 @@
 import NIOCore
+import SDLManagers
 import SDLNIO
 import SDLRPC
 
@@ -44,102 +45,99 @@ public enum PublishedServiceKind: String, CaseIterable, Sendable {
     }
 }
 
-/// The app-service steps: publish, answer consumers, update the data, consume it, interact,
-/// unpublish.
+/// The app-service steps, each a call of the app's ``SDLAppServiceManager``: discover, publish
+/// (answering consumers), update the data, consume it, interact, unsubscribe, unpublish.
 extension ScriptedApp {
-    /// Subscribes to APP_SERVICES capability updates (GetSystemCapability with subscribe, RPC 5.1).
+    /// Discovers the published services and subscribes to APP_SERVICES capability updates
+    /// (GetSystemCapability with subscribe, RPC 5.1).
     func subscribeToAppServices() async throws(AppScriptFailure) {
-        try await self.step("GetSystemCapability APP_SERVICES, subscribe") {
-            let response: SDLGetSystemCapabilityResponse = try await self.request(
-                SDLGetSystemCapabilityRequest(systemCapabilityType: .appServices, subscribe: true))
-            try self.expect(response.success, "GetSystemCapability APP_SERVICES", "\(response.resultCode)")
-            let count = response.systemCapability?.appServicesCapabilities?.appServices?.count ?? 0
-            return ((), "\(count) service(s) published")
+        let step = "GetSystemCapability APP_SERVICES, subscribe"
+        let manager = try self.appServiceManager(step)
+        try await self.step(step) {
+            let services = try await manager.discoverServices()
+            return ((), "\(services.count) service(s) published")
         }
-    }
-
-    /// Answers what the head unit forwards to the app as a provider: GetAppServiceData with the
-    /// current data, PerformAppServiceInteraction with a result naming the URI. Runs until the
-    /// returned task is cancelled or the session ends.
-    func answerConsumers(kind: PublishedServiceKind, serviceID: @escaping @Sendable () -> String) -> Task<Void, Never> {
-        let requests = self.connection.incomingRequests(of: [.getAppServiceData, .performAppServiceInteraction])
-        return Task {
-            var answered = 0
-            for await request in requests {
-                answered += 1
-                let response: any RPCMessage
-                switch request.message.message {
-                case is SDLGetAppServiceDataRequest:
-                    response = SDLGetAppServiceDataResponse(
-                        success: true, resultCode: .success, serviceData: kind.data(serviceID: serviceID(), number: answered))
-                case let interaction as SDLPerformAppServiceInteractionRequest:
-                    response = SDLPerformAppServiceInteractionResponse(
-                        success: true, resultCode: .success, serviceSpecificResult: "done: \(interaction.serviceUri)")
-                default:
-                    continue
-                }
-                do {
-                    try await self.connection.respond(response, to: request)
-                    self.skipCounted("answer \(request.functionName) #\(request.correlationID)", "answered")
-                } catch {
-                    self.skipCounted("answer \(request.functionName) #\(request.correlationID)", "not sent: \(error)")
-                }
-            }
-        }
-    }
-
-    private func skipCounted(_ step: String, _ outcome: String) {
-        self.counters.update { $0.steps += 1 }
-        self.transcript(AppTranscriptLine(app: self.name, step: step, ok: true, outcome: outcome))
     }
 
     /// Publishes the service (PublishAppService) and returns its record; the service must be
-    /// published, and active once the app is in FULL.
+    /// published, and active once the app is in FULL. The manager answers what consumers send it:
+    /// GetAppServiceData with the data last given to ``updateData(_:of:number:)``,
+    /// PerformAppServiceInteraction with a result naming the URI.
     func publish(_ kind: PublishedServiceKind) async throws(AppScriptFailure) -> SDLAppServiceRecord {
         let step = "PublishAppService \(kind.serviceType)"
+        let manager = try self.appServiceManager(step)
         return try await self.step(step) {
-            let response: SDLPublishAppServiceResponse = try await self.request(
-                SDLPublishAppServiceRequest(appServiceManifest: kind.manifest(name: self.name)))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            guard let record = response.appServiceRecord else {
-                throw AppScriptFailure(line: AppTranscriptLine(app: self.name, step: step, ok: false, outcome: "no appServiceRecord"))
-            }
+            let handlers = SDLAppServiceHandlers(interaction: { interaction in
+                SDLPerformAppServiceInteractionResponse(
+                    success: true, resultCode: .success, serviceSpecificResult: "done: \(interaction.serviceUri)")
+            })
+            let record = try await manager.publish(kind.manifest(name: self.name), handlers: handlers)
             try self.expect(record.servicePublished, step, "servicePublished false")
             return (record, "service \(record.serviceID) published\(record.serviceActive ? " and active" : "")")
         }
     }
 
+    /// Writes a transcript line for every request the manager answers for the app's services,
+    /// until the returned task is cancelled or the session ends.
+    func recordAnswers() async throws(AppScriptFailure) -> Task<Void, Never> {
+        let manager = try self.appServiceManager("answer consumers")
+        let served = await manager.servedRequests()
+        return Task {
+            for await answer in served {
+                let step = "answer \(answer.request.functionName) #\(answer.request.correlationID)"
+                if let error = answer.sendError {
+                    self.record(step, ok: true, "not sent: \(error)")
+                } else {
+                    self.record(step, ok: true, answer.resultCode.map { "answered \($0)" } ?? "no response in the spec")
+                }
+            }
+        }
+    }
+
     /// Sends new data of the service (OnAppServiceData) to its subscribers.
     func updateData(_ kind: PublishedServiceKind, of record: SDLAppServiceRecord, number: Int) async throws(AppScriptFailure) {
-        try await self.step("OnAppServiceData #\(number)") {
-            try await self.connection.sendNotification(SDLOnAppServiceData(serviceData: kind.data(serviceID: record.serviceID, number: number)))
+        let step = "OnAppServiceData #\(number)"
+        let manager = try self.appServiceManager(step)
+        try await self.step(step) {
+            try await manager.updateData(kind.data(serviceID: record.serviceID, number: number))
             return ((), "sent")
         }
     }
 
-    /// Reads the service's data as a consumer (GetAppServiceData, forwarded to the provider) and
-    /// subscribes to it.
-    func consumeData(_ kind: PublishedServiceKind) async throws(AppScriptFailure) -> SDLAppServiceData {
+    /// Reads the service's data as a consumer and subscribes to it (the manager's first observer
+    /// of the type: GetAppServiceData with `subscribe`, forwarded to the provider). The returned
+    /// observation keeps the subscription until ``unsubscribe(from:ending:)``.
+    func consumeData(_ kind: PublishedServiceKind) async throws(AppScriptFailure) -> (SDLAppServiceData, Observation<SDLAppServiceData>) {
         let step = "GetAppServiceData \(kind.serviceType), subscribe"
+        let manager = try self.appServiceManager(step)
         return try await self.step(step) {
-            let response: SDLGetAppServiceDataResponse = try await self.request(
-                SDLGetAppServiceDataRequest(serviceType: kind.serviceType, subscribe: true))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            guard let data = response.serviceData else {
-                throw AppScriptFailure(line: AppTranscriptLine(app: self.name, step: step, ok: false, outcome: "no serviceData"))
+            let observation = Observation(manager.serviceDataUpdates(ofType: kind.serviceType))
+            guard let data = try await observation.first(within: .seconds(10)) else {
+                throw self.failure(step, "no serviceData within 10 s")
             }
-            return (data, "data of \(data.serviceID)")
+            return ((data, observation), "data of \(data.serviceID)")
+        }
+    }
+
+    /// Ends the subscription to a service type's data: the script's observer stops, and the
+    /// manager, its last observer gone, unsubscribes (GetAppServiceData, subscribe false).
+    func unsubscribe(from kind: PublishedServiceKind, ending observation: Observation<SDLAppServiceData>) async throws(AppScriptFailure) {
+        let step = "GetAppServiceData \(kind.serviceType), unsubscribe"
+        let manager = try self.appServiceManager(step)
+        try await self.step(step) {
+            await observation.stop()
+            let ended = await holds(within: .seconds(10)) { await !manager.subscribedServiceTypes.contains(kind.serviceType) }
+            try self.expect(ended, step, "still subscribed after 10 s")
+            return ((), "subscribed false")
         }
     }
 
     /// Asks the provider for an interaction (PerformAppServiceInteraction).
     func interact(with record: SDLAppServiceRecord, uri: String) async throws(AppScriptFailure) -> String {
         let step = "PerformAppServiceInteraction \(uri)"
+        let manager = try self.appServiceManager(step)
         return try await self.step(step) {
-            let response: SDLPerformAppServiceInteractionResponse = try await self.request(
-                SDLPerformAppServiceInteractionRequest(serviceUri: uri, serviceID: record.serviceID, originApp: self.name.lowercased()))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            let result = response.serviceSpecificResult ?? ""
+            let result = try await manager.performInteraction(serviceID: record.serviceID, uri: uri) ?? ""
             return (result, "result \"\(result)\"")
         }
     }
@@ -147,9 +145,9 @@ extension ScriptedApp {
     /// Removes the service (UnpublishAppService, RPC 6.0).
     func unpublish(_ record: SDLAppServiceRecord) async throws(AppScriptFailure) {
         let step = "UnpublishAppService \(record.serviceID)"
+        let manager = try self.appServiceManager(step)
         try await self.step(step) {
-            let response: SDLUnpublishAppServiceResponse = try await self.request(SDLUnpublishAppServiceRequest(serviceID: record.serviceID))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
+            try await manager.unpublish(record.serviceID)
             return ((), "unpublished")
         }
     }

@@ -1,114 +1,110 @@
 import NIOCore
+import SDLManagers
 import SDLNIO
 import SDLRPC
 
-/// A module the `rc` script works with: its type and, from RPC 6.0, its id as the head unit's
-/// REMOTE_CONTROL capability names it.
-struct RemoteModule: Hashable, Sendable, CustomStringConvertible {
-    var type: SDLModuleType
-    var id: String?
-
-    var description: String { self.id ?? "\(self.type)" }
+/// A module's name in the steps: its id (RPC 6.0+), or its type where the head unit names none.
+func label(_ module: SDLRCModule) -> String {
+    module.id.wireValue ?? module.type.wireName
 }
 
-/// The remote-control steps: capability, consent, read and subscribe, set, button press, release.
+/// The remote-control steps, each a call of the app's ``SDLRemoteControlManager``: capability,
+/// consent, read and subscribe, set, button press, unsubscribe, release.
 extension ScriptedApp {
-    /// Reads the REMOTE_CONTROL capability (GetSystemCapability) and returns the first climate and
-    /// radio modules it lists (their ids are nil before RPC 6.0, where modules have none).
-    func remoteControlModules() async throws(AppScriptFailure) -> (climate: RemoteModule, radio: RemoteModule) {
+    /// Starts the remote control manager (GetSystemCapability REMOTE_CONTROL, SEAT_LOCATION too
+    /// from RPC 6.0) and returns the default climate and radio modules (their ids are
+    /// ``SDLModuleID/default`` before 6.0, where modules have none).
+    func remoteControlModules() async throws(AppScriptFailure) -> (climate: SDLRCModule, radio: SDLRCModule) {
         let step = "GetSystemCapability REMOTE_CONTROL"
+        let manager = try self.remoteControlManager(step)
         return try await self.step(step) {
-            let response: SDLGetSystemCapabilityResponse = try await self.request(
-                SDLGetSystemCapabilityRequest(systemCapabilityType: .remoteControl))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            guard let rc = response.systemCapability?.remoteControlCapability else {
-                throw AppScriptFailure(line: AppTranscriptLine(app: self.name, step: step, ok: false, outcome: "no remoteControlCapability"))
-            }
-            try self.expect(rc.climateControlCapabilities?.isEmpty == false, step, "no climate module")
-            try self.expect(rc.radioControlCapabilities?.isEmpty == false, step, "no radio module")
-            let climate = RemoteModule(type: .climate, id: rc.climateControlCapabilities?.first?.moduleInfo?.moduleId)
-            let radio = RemoteModule(type: .radio, id: rc.radioControlCapabilities?.first?.moduleInfo?.moduleId)
-            let buttons = rc.buttonCapabilities?.count ?? 0
-            return ((climate, radio), "climate \(climate), radio \(radio), \(buttons) button(s)")
+            let modules = try await manager.start()
+            guard let climate = modules.module(.climate) else { throw self.failure(step, "no climate module") }
+            guard let radio = modules.module(.radio) else { throw self.failure(step, "no radio module") }
+            let seats = await manager.seatLocations.map { ", \($0.seats?.count ?? 0) seat(s)" } ?? ""
+            return ((climate, radio), "climate \(label(climate)), radio \(label(radio)), \(modules.buttons.count) button(s)\(seats)")
         }
     }
 
-    /// Asks the driver's consent to control modules (GetInteriorVehicleDataConsent, RPC 6.0);
-    /// every module must be allowed.
-    func askConsent(for module: RemoteModule) async throws(AppScriptFailure) {
-        let step = "GetInteriorVehicleDataConsent \(module)"
+    /// Asks the driver's consent to control a module (GetInteriorVehicleDataConsent, RPC 6.0),
+    /// which must be allowed.
+    func askConsent(for module: SDLRCModule) async throws(AppScriptFailure) {
+        let step = "GetInteriorVehicleDataConsent \(label(module))"
+        let manager = try self.remoteControlManager(step)
         try await self.step(step) {
-            let response: SDLGetInteriorVehicleDataConsentResponse = try await self.request(
-                SDLGetInteriorVehicleDataConsentRequest(moduleType: module.type, moduleIds: [module.id ?? ""]))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            try self.expect(response.allowed == [true], step, "allowed \(response.allowed.map { "\($0)" } ?? "nil")")
+            let answers = try await manager.requestConsent(module.type, [module.id])
+            try self.expect(answers[module] == true, step, "allowed \(answers[module].map { "\($0)" } ?? "nil")")
             return ((), "allowed")
         }
     }
 
-    /// Reads a module's data and subscribes to its changes (GetInteriorVehicleData).
-    func readAndSubscribe(_ module: RemoteModule) async throws(AppScriptFailure) -> SDLModuleData {
-        let step = "GetInteriorVehicleData \(module), subscribe"
+    /// Reads a module's data and subscribes to its changes (the manager's first observer of the
+    /// module: GetInteriorVehicleData with `subscribe`). The returned observation keeps the
+    /// subscription until ``unsubscribe(_:ending:)``.
+    func readAndSubscribe(_ module: SDLRCModule) async throws(AppScriptFailure) -> (SDLModuleData, Observation<SDLModuleData>) {
+        let step = "GetInteriorVehicleData \(label(module)), subscribe"
+        let manager = try self.remoteControlManager(step)
         return try await self.step(step) {
-            let response: SDLGetInteriorVehicleDataResponse = try await self.request(
-                SDLGetInteriorVehicleDataRequest(moduleType: module.type, moduleId: module.id, subscribe: true))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            guard let data = response.moduleData else {
-                throw AppScriptFailure(line: AppTranscriptLine(app: self.name, step: step, ok: false, outcome: "no moduleData"))
+            let observation = Observation(manager.moduleDataUpdates(module.type, module.id))
+            guard let data = try await observation.first(within: .seconds(10)) else {
+                throw self.failure(step, "no moduleData within 10 s")
             }
-            return (data, "subscribed \(response.isSubscribed.map { "\($0)" } ?? "?"), \(Self.summary(of: data))")
+            let subscribed = await manager.subscribedModules.contains(module)
+            return ((data, observation), "subscribed \(subscribed), \(Self.summary(of: data))")
         }
     }
 
     /// Sets a module's data (SetInteriorVehicleData) and waits for the OnInteriorVehicleData the
-    /// subscription brings; `check` says whether data shows the change.
+    /// subscription brings, read by an observer of its own that joins the subscription first;
+    /// `check` says whether data shows the change.
     func set(
-        _ module: RemoteModule, _ data: SDLModuleData, what: String, shows check: @escaping @Sendable (SDLModuleData) -> Bool
+        _ module: SDLRCModule, _ data: SDLModuleData, what: String, shows check: @escaping @Sendable (SDLModuleData) -> Bool
     ) async throws(AppScriptFailure) {
-        let step = "SetInteriorVehicleData \(module) \(what)"
-        let updates = self.connection.notifications(of: SDLOnInteriorVehicleData.self)
+        let step = "SetInteriorVehicleData \(label(module)) \(what)"
+        let manager = try self.remoteControlManager(step)
         try await self.step(step) {
-            let response: SDLSetInteriorVehicleDataResponse = try await self.request(SDLSetInteriorVehicleDataRequest(moduleData: data))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            try self.expect(response.moduleData.map(check) == true, step, "the response does not show \(what)")
-            let notified = await firstElement(of: updates, within: .seconds(10)) {
-                $0.moduleData.moduleType == module.type && check($0.moduleData)
-            }
+            let updates = Observation(manager.moduleDataUpdates(module.type, module.id))
+            // The observer's first update is the data it joins with: from then on it hears every change.
+            guard try await updates.first(within: .seconds(10)) != nil else { throw self.failure(step, "no moduleData within 10 s") }
+            let answer = try await manager.setModuleData(data)
+            try self.expect(answer.map(check) == true, step, "the response does not show \(what)")
+            let notified = try await updates.first(within: .seconds(10), where: check)
             try self.expect(notified != nil, step, "no OnInteriorVehicleData showing \(what)")
-            return ((), "\(response.resultCode), OnInteriorVehicleData received")
+            await updates.stop()
+            return ((), "success, OnInteriorVehicleData received")
         }
     }
 
     /// Presses a button of a module (ButtonPress, short press).
-    func press(_ button: SDLButtonName, of module: RemoteModule) async throws(AppScriptFailure) {
-        let step = "ButtonPress \(button) on \(module)"
+    func press(_ button: SDLButtonName, of module: SDLRCModule) async throws(AppScriptFailure) {
+        let step = "ButtonPress \(button) on \(label(module))"
+        let manager = try self.remoteControlManager(step)
         try await self.step(step) {
-            let response: SDLButtonPressResponse = try await self.request(
-                SDLButtonPressRequest(moduleType: module.type, moduleId: module.id, buttonName: button, buttonPressMode: .short))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            return ((), "\(response.resultCode)")
+            try await manager.pressButton(button, module: module.id)
+            return ((), "success")
         }
     }
 
     /// Gives a module back (ReleaseInteriorVehicleDataModule, RPC 6.0).
-    func release(_ module: RemoteModule) async throws(AppScriptFailure) {
-        let step = "ReleaseInteriorVehicleDataModule \(module)"
+    func release(_ module: SDLRCModule) async throws(AppScriptFailure) {
+        let step = "ReleaseInteriorVehicleDataModule \(label(module))"
+        let manager = try self.remoteControlManager(step)
         try await self.step(step) {
-            let response: SDLReleaseInteriorVehicleDataModuleResponse = try await self.request(
-                SDLReleaseInteriorVehicleDataModuleRequest(moduleType: module.type, moduleId: module.id))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            return ((), "\(response.resultCode)")
+            try await manager.releaseModule(module.type, module.id)
+            return ((), "success")
         }
     }
 
-    /// Ends the subscription to a module's data (GetInteriorVehicleData, subscribe false).
-    func unsubscribe(_ module: RemoteModule) async throws(AppScriptFailure) {
-        let step = "GetInteriorVehicleData \(module), unsubscribe"
+    /// Ends the subscription to a module's data: the script's observer stops, and the manager,
+    /// its last observer gone, unsubscribes (GetInteriorVehicleData, subscribe false).
+    func unsubscribe(_ module: SDLRCModule, ending observation: Observation<SDLModuleData>) async throws(AppScriptFailure) {
+        let step = "GetInteriorVehicleData \(label(module)), unsubscribe"
+        let manager = try self.remoteControlManager(step)
         try await self.step(step) {
-            let response: SDLGetInteriorVehicleDataResponse = try await self.request(
-                SDLGetInteriorVehicleDataRequest(moduleType: module.type, moduleId: module.id, subscribe: false))
-            try self.expect(response.success, step, "\(response.resultCode) \(response.info ?? "")")
-            return ((), "subscribed \(response.isSubscribed.map { "\($0)" } ?? "?")")
+            await observation.stop()
+            let ended = await holds(within: .seconds(10)) { await !manager.subscribedModules.contains(module) }
+            try self.expect(ended, step, "still subscribed after 10 s")
+            return ((), "subscribed false")
         }
     }
 

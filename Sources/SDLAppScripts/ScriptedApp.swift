@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import SDLManagers
 import SDLNIO
 import SDLRPC
 import SDLSession
@@ -56,20 +57,39 @@ final class RunCounters: Sendable {
     var counts: Counts { self.box.withLockedValue { $0 } }
 }
 
-/// One app of a script run: its connection and how its steps are recorded. The steps are small
-/// methods in extensions (`ScriptedApp+AppServices.swift`, `ScriptedApp+RemoteControl.swift`, …)
-/// so that a script can be moved to other building blocks one step at a time.
+/// The managers a scripted app works with, made before it registers.
+struct ScriptManagers: OptionSet, Sendable {
+    let rawValue: Int
+
+    /// An ``SDLRemoteControlManager``, which hears the OnRCStatus that follows the registration.
+    static let remoteControl = ScriptManagers(rawValue: 1)
+    /// An ``SDLAppServiceManager`` for the app's id.
+    static let appServices = ScriptManagers(rawValue: 2)
+}
+
+/// One app of a script run: its connection, its managers and how its steps are recorded. The
+/// steps are small methods in extensions (`ScriptedApp+AppServices.swift`,
+/// `ScriptedApp+RemoteControl.swift`, …), each one call of a manager or of the connection.
 public final class ScriptedApp: Sendable {
     /// The app's name in the transcript and in RegisterAppInterface.
     public let name: String
     /// The connection, once ``connectAndRegister(to:port:types:isMedia:configuration:)`` made it.
     public let connection: SDLAppConnection
+    /// The remote control manager, when the script asked for one.
+    let remoteControl: SDLRemoteControlManager?
+    /// The app-service manager, when the script asked for one.
+    let appServices: SDLAppServiceManager?
     let transcript: @Sendable (AppTranscriptLine) -> Void
     let counters: RunCounters
 
-    init(name: String, connection: SDLAppConnection, transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters) {
+    init(
+        name: String, connection: SDLAppConnection, remoteControl: SDLRemoteControlManager?, appServices: SDLAppServiceManager?,
+        transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
+    ) {
         self.name = name
         self.connection = connection
+        self.remoteControl = remoteControl
+        self.appServices = appServices
         self.transcript = transcript
         self.counters = counters
     }
@@ -87,18 +107,37 @@ public final class ScriptedApp: Sendable {
             self.transcript(failure.line)
             throw failure
         } catch {
-            let line = AppTranscriptLine(app: self.name, step: step, ok: false, outcome: "\(error)")
-            self.counters.update { $0.failures.append(line) }
-            self.transcript(line)
-            throw AppScriptFailure(line: line)
+            throw self.recordedFailure(step, "\(error)")
         }
     }
 
     /// A check inside a step: throws a failure of `step` naming what was expected.
     func expect(_ condition: Bool, _ step: String, _ what: @autoclosure () -> String) throws(AppScriptFailure) {
-        guard condition else {
-            throw AppScriptFailure(line: AppTranscriptLine(app: self.name, step: step, ok: false, outcome: what()))
-        }
+        guard condition else { throw self.failure(step, what()) }
+    }
+
+    /// The failure of `step`, with what came of it.
+    func failure(_ step: String, _ outcome: String) -> AppScriptFailure {
+        AppScriptFailure(line: AppTranscriptLine(app: self.name, step: step, ok: false, outcome: outcome))
+    }
+
+    /// The remote control manager, or the failure of `step` when the script made none.
+    func remoteControlManager(_ step: String) throws(AppScriptFailure) -> SDLRemoteControlManager {
+        guard let manager = self.remoteControl else { throw self.recordedFailure(step, "the app has no remote control manager") }
+        return manager
+    }
+
+    /// The app-service manager, or the failure of `step` when the script made none.
+    func appServiceManager(_ step: String) throws(AppScriptFailure) -> SDLAppServiceManager {
+        guard let manager = self.appServices else { throw self.recordedFailure(step, "the app has no app-service manager") }
+        return manager
+    }
+
+    private func recordedFailure(_ step: String, _ outcome: String) -> AppScriptFailure {
+        let failure = self.failure(step, outcome)
+        self.counters.update { $0.failures.append(failure.line) }
+        self.transcript(failure.line)
+        return failure
     }
 
     /// A step that is skipped, e.g. a function the head unit's RPC version does not have.
@@ -106,7 +145,7 @@ public final class ScriptedApp: Sendable {
         self.record(step, ok: true, "skipped: \(why)")
     }
 
-    private func record(_ step: String, ok: Bool, _ outcome: String) {
+    func record(_ step: String, ok: Bool, _ outcome: String) {
         self.counters.update { $0.steps += 1 }
         self.transcript(AppTranscriptLine(app: self.name, step: step, ok: ok, outcome: outcome))
     }
@@ -134,10 +173,11 @@ public final class ScriptedApp: Sendable {
 
     // MARK: - Steps every script shares
 
-    /// Connects, starts the RPC service and registers the app; its name is also its app id.
+    /// Connects, starts the RPC service, makes the managers and registers the app; its name,
+    /// lowercased, is also its app id.
     static func connectAndRegister(
-        name: String, to host: String, port: Int, types: [SDLAppHMIType], isMedia: Bool, configuration: SDLAppConfiguration,
-        transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
+        name: String, to host: String, port: Int, types: [SDLAppHMIType], isMedia: Bool, managers: ScriptManagers = [],
+        configuration: SDLAppConfiguration, transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
     ) async throws(AppScriptFailure) -> ScriptedApp {
         let connection: SDLAppConnection
         do {
@@ -148,15 +188,20 @@ public final class ScriptedApp: Sendable {
             transcript(line)
             throw AppScriptFailure(line: line)
         }
-        let app = ScriptedApp(name: name, connection: connection, transcript: transcript, counters: counters)
+        let request = SDLRegisterAppInterfaceRequest(
+            syncMsgVersion: SDLSyncMsgVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0), appName: name,
+            isMediaApplication: isMedia, languageDesired: .enUs, hmiDisplayLanguageDesired: .enUs,
+            appHMIType: types, appID: name.lowercased())
+        let app = ScriptedApp(
+            name: name, connection: connection,
+            remoteControl: managers.contains(.remoteControl) ? SDLRemoteControlManager(connection: connection, registeredWith: request) : nil,
+            appServices: managers.contains(.appServices) ? SDLAppServiceManager(connection: connection, appID: request.appID) : nil,
+            transcript: transcript, counters: counters)
         let info = connection.sessionInfo
         app.record("connect \(host):\(port)", ok: true, "session \(info.sessionID), protocol \(info.version)")
         do {
             try await app.step("RegisterAppInterface") {
-                let response = try await connection.register(SDLRegisterAppInterfaceRequest(
-                    syncMsgVersion: SDLSyncMsgVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0), appName: name,
-                    isMediaApplication: isMedia, languageDesired: .enUs, hmiDisplayLanguageDesired: .enUs,
-                    appHMIType: types, appID: name.lowercased()))
+                let response = try await connection.register(request)
                 let version = await connection.rpcVersion.map { "\($0.majorVersion).\($0.minorVersion).\($0.patchVersion ?? 0)" } ?? "?"
                 let vehicle = response.vehicleType.map { " on \($0.make ?? "?") \($0.model ?? "?")" } ?? ""
                 return ((), "\(response.resultCode), RPC \(version)\(vehicle)")
@@ -182,8 +227,11 @@ public final class ScriptedApp: Sendable {
         }
     }
 
-    /// Ends the session (EndService, then the transports close).
+    /// Ends the session (EndService, then the transports close); the requests the managers had
+    /// answered join the run's round trips.
     func disconnect() async {
+        let managed = (self.remoteControl?.answeredRequests ?? 0) + (self.appServices?.answeredRequests ?? 0)
+        self.counters.update { $0.roundTrips += managed }
         await self.connection.disconnect()
         self.record("disconnect", ok: true, "session ended")
     }

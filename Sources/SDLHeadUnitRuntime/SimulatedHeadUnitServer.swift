@@ -14,6 +14,10 @@ public struct SimulatedHeadUnitServerConfiguration: Sendable {
     public var server = SDLHeadUnitConfiguration()
     /// RPC version, activation level, vehicle, remote-control access mode, provider timeout.
     public var headUnit = SimulatedHeadUnit.Configuration()
+    /// Hears every RPC an app sends (its registration, requests, notifications) before the head
+    /// unit takes it, with the app's handle: for tests and tools that check what went over the
+    /// wire. Called from the server's tasks, requests concurrently. Default nil.
+    public var recorder: (@Sendable (AppHandle, AnyRPCMessage) -> Void)?
 
     /// The defaults.
     public init() {}
@@ -74,7 +78,13 @@ public final class SimulatedHeadUnitServer: Sendable {
         // the provider must come later, so that the consumer is answered by the head unit first.
         headUnit.providerTimeout = min(headUnit.providerTimeout, .seconds(9))
         let state = SimulationState(headUnit: SimulatedHeadUnit(configuration: headUnit), transcript: transcript)
-        let server = try await SDLHeadUnitServer.start(configuration: configuration.server, handler: SimulationHandler(state: state))
+        let handler = SimulationHandler(state: state)
+        let server =
+            if let recorder = configuration.recorder {
+                try await SDLHeadUnitServer.start(configuration: configuration.server, handler: RecordingHandler(handler, recorder: recorder))
+            } else {
+                try await SDLHeadUnitServer.start(configuration: configuration.server, handler: handler)
+            }
         return SimulatedHeadUnitServer(server: server, state: state)
     }
 
@@ -429,5 +439,35 @@ actor SimulationState {
 
     private func log(_ app: AppHandle?, _ input: String, _ outcome: String) {
         self.transcript(TranscriptLine(app: app, input: input, outcome: outcome))
+    }
+}
+
+// MARK: - Driving the head unit from outside
+
+extension SimulatedHeadUnitServer {
+    /// Sends a notification of the caller's own to a connected app, after what the head unit sent
+    /// it before, as the head unit would (OnRCStatus `allowed` false, a narrower
+    /// OnPermissionsChange, a capability update); false when no such app is connected.
+    @discardableResult
+    public func notify(_ app: AppHandle, _ notification: any RPCMessage) async -> Bool {
+        await self.state.notify(app, notification)
+    }
+
+    /// Acts on the simulated head unit (the driver turns a knob, the user changes an app's HMI
+    /// level) and carries out what it produces, as for an input of an app.
+    public func act(_ body: @Sendable (inout SimulatedHeadUnit) -> [HeadUnitOutput]) async {
+        await self.state.act(body)
+    }
+}
+
+extension SimulationState {
+    func notify(_ app: AppHandle, _ notification: any RPCMessage) -> Bool {
+        guard let link = self.links[app] else { return false }
+        link.send(.notification(AnyRPCMessage(notification, correlationID: 0)))
+        return true
+    }
+
+    func act(_ body: @Sendable (inout SimulatedHeadUnit) -> [HeadUnitOutput]) {
+        self.act(on: body(&self.headUnit))
     }
 }

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import SDLNIO
 import SDLRPC
 
@@ -86,7 +87,17 @@ func requestFailed(_ functionName: String, _ response: any RPCMessage) -> SDLMan
         .requestFailed, "\(functionName): \(code)" + (result.info.map { ": \($0)" } ?? ""), resultCode: result.resultCode)
 }
 
-extension SDLAppConnection {
+/// The requests of one manager on its connection, and how many of them the head unit answered
+/// (successfully or not): the manager's share of the connection's round trips.
+struct ManagerRequests: Sendable {
+    let connection: SDLAppConnection
+    private let answered = NIOLockedValueBox(0)
+
+    init(_ connection: SDLAppConnection) { self.connection = connection }
+
+    /// The requests answered so far.
+    var answeredCount: Int { self.answered.withLockedValue { $0 } }
+
     /// Sends a request and returns its typed response when it says `success`; throws
     /// ``SDLManagerError/Code/requestFailed`` otherwise, ``SDLManagerError/Code/connectionFailed``
     /// when the runtime fails.
@@ -95,10 +106,13 @@ extension SDLAppConnection {
     ) async throws(SDLManagerError) -> Response {
         let response: Response
         do {
-            response = try await self.send(request)
+            response = try await self.connection.send(request)
         } catch {
+            // A response of another type is an answer all the same.
+            if error.code == .invalidResponse { self.countAnswer() }
             throw SDLManagerError(error)
         }
+        self.countAnswer()
         guard outcome(of: response).success else {
             throw requestFailed(type(of: request).functionName, response)
         }
@@ -108,13 +122,16 @@ extension SDLAppConnection {
     /// GetSystemCapability of one type, as ``SDLManagerError``s.
     func capability(_ type: SDLSystemCapabilityType, subscribe: Bool?) async throws(SDLManagerError) -> SDLSystemCapability {
         do {
-            return try await self.systemCapability(type, subscribe: subscribe)
-        } catch where error.code == .requestFailed {
-            throw SDLManagerError(.capabilityUnavailable, error.detail)
-        } catch where error.code == .invalidResponse {
+            let capability = try await self.connection.systemCapability(type, subscribe: subscribe)
+            self.countAnswer()
+            return capability
+        } catch where error.code == .requestFailed || error.code == .invalidResponse {
+            self.countAnswer()
             throw SDLManagerError(.capabilityUnavailable, error.detail)
         } catch {
             throw SDLManagerError(error)
         }
     }
+
+    private func countAnswer() { self.answered.withLockedValue { $0 += 1 } }
 }

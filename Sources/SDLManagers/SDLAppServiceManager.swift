@@ -30,6 +30,24 @@ public struct SDLAppServiceHandlers: Sendable {
     }
 }
 
+/// A request the head unit forwarded to a service this app publishes, as the
+/// ``SDLAppServiceManager`` answered it (``SDLAppServiceManager/servedRequests()``).
+public struct SDLServedRequest: Sendable {
+    /// The request as the head unit sent it: function, correlation id, parameters.
+    public let request: SDLIncomingRequest
+    /// The answer: a handler's, or the default documented on ``SDLAppServiceHandlers``; nil when
+    /// the spec has no response for the function (the request then stays unanswered).
+    public let response: (any RPCMessage)?
+    /// The runtime's error when the answer could not be sent; nil when it went out.
+    public let sendError: SDLConnectionError?
+
+    /// The answer's `resultCode`, e.g. SUCCESS, DATA_NOT_AVAILABLE, UNSUPPORTED_REQUEST.
+    public var resultCode: SDLResult? { self.response.flatMap { outcome(of: $0).resultCode } }
+
+    /// Whether an answer reached the connection.
+    public var answered: Bool { self.response != nil && self.sendError == nil }
+}
+
 /// App services (RPC 5.1+) for both sides of an app: a provider publishes a media, weather or
 /// navigation service, pushes its data, updates its manifest and unpublishes it, and answers what
 /// consumers send it through ``SDLAppServiceHandlers``; a consumer discovers the services (the
@@ -48,6 +66,7 @@ public struct SDLAppServiceHandlers: Sendable {
 public actor SDLAppServiceManager {
     /// The connection the manager works on.
     public nonisolated let connection: SDLAppConnection
+    private let requests: ManagerRequests
     private let appID: String
     private let hub: SubscriptionHub<String, SDLAppServiceData>
     private let listeners = NIOLockedValueBox<[Task<Void, Never>]>([])
@@ -65,6 +84,7 @@ public actor SDLAppServiceManager {
     private var serviceOrder: [String] = []
     private var discovered = false
     private let updateBroadcast = Broadcast<SDLAppServiceCapability>(bufferSize: 64)
+    private let servedBroadcast = Broadcast<SDLServedRequest>(bufferSize: 64)
     private var ended: SDLManagerError?
 
     /// A manager on `connection` for the app registered (or about to register) as `appID`, which
@@ -73,9 +93,11 @@ public actor SDLAppServiceManager {
     /// updates.
     public init(connection: SDLAppConnection, appID: String, bufferSize: Int = 16) {
         self.connection = connection
+        let requests = ManagerRequests(connection)
+        self.requests = requests
         self.appID = appID
         self.hub = SubscriptionHub(bufferSize: bufferSize) { (serviceType, subscribe) throws(SDLManagerError) in
-            let response: SDLGetAppServiceDataResponse = try await connection.succeed(
+            let response: SDLGetAppServiceDataResponse = try await requests.succeed(
                 SDLGetAppServiceDataRequest(serviceType: serviceType, subscribe: subscribe))
             return response.serviceData
         }
@@ -97,6 +119,11 @@ public actor SDLAppServiceManager {
     deinit {
         for listener in self.listeners.withLockedValue({ $0 }) { listener.cancel() }
     }
+
+    /// How many of the manager's requests the head unit answered (with `success` true or false),
+    /// subscriptions' GetAppServiceData included: the manager's share of the connection's round
+    /// trips. The answers the manager gives providers' requests are not counted.
+    public nonisolated var answeredRequests: Int { self.requests.answeredCount }
 
     /// The negotiated version, after the version floor of app services and `appServices` in the
     /// head unit's HMI capabilities (RPC 6.0+).
@@ -127,7 +154,7 @@ public actor SDLAppServiceManager {
     ) async throws(SDLManagerError) -> SDLAppServiceRecord {
         _ = try await self.ready("PublishAppService")
         self.listen(for: manifest)
-        let response: SDLPublishAppServiceResponse = try await self.connection.succeed(SDLPublishAppServiceRequest(appServiceManifest: manifest))
+        let response: SDLPublishAppServiceResponse = try await self.requests.succeed(SDLPublishAppServiceRequest(appServiceManifest: manifest))
         guard let record = response.appServiceRecord else {
             throw SDLManagerError(.requestFailed, "PublishAppService: no appServiceRecord in a successful response")
         }
@@ -161,7 +188,7 @@ public actor SDLAppServiceManager {
         guard self.published[serviceID] != nil else {
             throw SDLManagerError(.unknownService, "this app publishes no service \(serviceID)")
         }
-        let _: SDLUnpublishAppServiceResponse = try await self.connection.succeed(SDLUnpublishAppServiceRequest(serviceID: serviceID))
+        let _: SDLUnpublishAppServiceResponse = try await self.requests.succeed(SDLUnpublishAppServiceRequest(serviceID: serviceID))
         self.published[serviceID] = nil
         self.publishOrder.removeAll { $0 == serviceID }
     }
@@ -230,8 +257,23 @@ public actor SDLAppServiceManager {
             response = await handler?(request.message)
         }
         let answer = response ?? failureResponse(to: request.message.functionID, .unsupportedRequest, info: "not handled")
-        guard let answer else { return }
-        try? await self.connection.respond(answer, to: request)
+        var sendError: SDLConnectionError?
+        if let answer {
+            do {
+                try await self.connection.respond(answer, to: request)
+            } catch {
+                sendError = error
+            }
+        }
+        self.servedBroadcast.yield(SDLServedRequest(request: request, response: answer, sendError: sendError))
+    }
+
+    /// Every request the head unit forwards to this app's services from now on, once the manager
+    /// answered it, with the answer and whether it went out (a handler's response that breaks the
+    /// spec, a session that ended first); ends with the session. A provider's log of what its
+    /// consumers asked.
+    public func servedRequests() -> AsyncStream<SDLServedRequest> {
+        self.servedBroadcast.makeStream()
     }
 
     // MARK: - Consumer
@@ -241,7 +283,7 @@ public actor SDLAppServiceManager {
     @discardableResult
     public func discoverServices() async throws(SDLManagerError) -> [SDLAppServiceRecord] {
         _ = try await self.ready("app-service discovery")
-        let capability = try await self.connection.capability(.appServices, subscribe: true)
+        let capability = try await self.requests.capability(.appServices, subscribe: true)
         self.discovered = true
         self.servicesByID = [:]
         self.serviceOrder = []
@@ -271,7 +313,7 @@ public actor SDLAppServiceManager {
         if await self.hub.isSubscribed(serviceType), let cached = await self.hub.value(for: serviceType) {
             return cached
         }
-        let response: SDLGetAppServiceDataResponse = try await self.connection.succeed(SDLGetAppServiceDataRequest(serviceType: serviceType))
+        let response: SDLGetAppServiceDataResponse = try await self.requests.succeed(SDLGetAppServiceDataRequest(serviceType: serviceType))
         guard let data = response.serviceData else {
             throw SDLManagerError(.requestFailed, "GetAppServiceData \(serviceType): no serviceData in a successful response")
         }
@@ -304,7 +346,7 @@ public actor SDLAppServiceManager {
         serviceID: String, uri: String, requestServiceActive: Bool? = nil
     ) async throws(SDLManagerError) -> String? {
         _ = try await self.ready("PerformAppServiceInteraction")
-        let response: SDLPerformAppServiceInteractionResponse = try await self.connection.succeed(
+        let response: SDLPerformAppServiceInteractionResponse = try await self.requests.succeed(
             SDLPerformAppServiceInteractionRequest(
                 serviceUri: uri, serviceID: serviceID, originApp: self.appID, requestServiceActive: requestServiceActive))
         return response.serviceSpecificResult
@@ -317,7 +359,7 @@ public actor SDLAppServiceManager {
         _ request: some RPCMessage, as responseType: Response.Type = Response.self
     ) async throws(SDLManagerError) -> Response {
         _ = try await self.ready(type(of: request).functionName)
-        return try await self.connection.succeed(request)
+        return try await self.requests.succeed(request)
     }
 
     // MARK: - What the head unit reports
@@ -355,5 +397,6 @@ public actor SDLAppServiceManager {
         self.ended = error
         await self.hub.end(error)
         self.updateBroadcast.finish()
+        self.servedBroadcast.finish()
     }
 }

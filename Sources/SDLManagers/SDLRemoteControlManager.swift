@@ -46,6 +46,7 @@ public struct SDLRCStatus: Hashable, Sendable {
 public actor SDLRemoteControlManager {
     /// The connection the manager works on.
     public nonisolated let connection: SDLAppConnection
+    private let requests: ManagerRequests
     private let appHMITypes: [SDLAppHMIType]
     private let hub: SubscriptionHub<SDLRCModule, SDLModuleData>
     private let listeners = NIOLockedValueBox<[Task<Void, Never>]>([])
@@ -80,10 +81,12 @@ public actor SDLRemoteControlManager {
     /// `bufferSize` bounds each subscription observer's unread updates.
     public init(connection: SDLAppConnection, registeredWith request: SDLRegisterAppInterfaceRequest, bufferSize: Int = 16) {
         self.connection = connection
+        let requests = ManagerRequests(connection)
+        self.requests = requests
         self.appHMITypes = request.appHMIType ?? []
         self.hub = SubscriptionHub(bufferSize: bufferSize, merge: { old, new in old.map { $0.merging(new) } ?? new }) {
             (module, subscribe) throws(SDLManagerError) -> SDLModuleData? in
-            let response: SDLGetInteriorVehicleDataResponse = try await connection.succeed(
+            let response: SDLGetInteriorVehicleDataResponse = try await requests.succeed(
                 SDLGetInteriorVehicleDataRequest(moduleType: module.type, moduleId: module.id.wireValue, subscribe: subscribe))
             return response.moduleData
         }
@@ -113,6 +116,11 @@ public actor SDLRemoteControlManager {
     deinit {
         for listener in self.listeners.withLockedValue({ $0 }) { listener.cancel() }
     }
+
+    /// How many of the manager's requests the head unit answered (with `success` true or false),
+    /// subscriptions' GetInteriorVehicleData included: the manager's share of the connection's
+    /// round trips, for an app that accounts for its traffic.
+    public nonisolated var answeredRequests: Int { self.requests.answeredCount }
 
     // MARK: - Startup
 
@@ -166,10 +174,10 @@ public actor SDLRemoteControlManager {
             let hmi = registration.hmiCapabilities
             let context = Context(version: version, hmiCapabilities: hmi)
             try await self.checkAllowed(context, function: nil)
-            let capability = try await self.connection.capability(.remoteControl, subscribe: version >= .v5_1 ? true : nil)
+            let capability = try await self.requests.capability(.remoteControl, subscribe: version >= .v5_1 ? true : nil)
             self.receivedCapability(capability, at: version)
             if version >= .v6_0, hmi?.seatLocation == true {
-                if let seats = try? await self.connection.capability(.seatLocation, subscribe: true) {
+                if let seats = try? await self.requests.capability(.seatLocation, subscribe: true) {
                     self.receivedCapability(seats, at: version)
                 }
             }
@@ -322,7 +330,7 @@ public actor SDLRemoteControlManager {
         if await self.hub.isSubscribed(module), let cached = await self.hub.value(for: module) {
             return cached
         }
-        let response: SDLGetInteriorVehicleDataResponse = try await self.connection.succeed(
+        let response: SDLGetInteriorVehicleDataResponse = try await self.requests.succeed(
             SDLGetInteriorVehicleDataRequest(moduleType: module.type, moduleId: module.id.wireValue))
         guard let data = response.moduleData else {
             throw SDLManagerError(.requestFailed, "GetInteriorVehicleData \(module): no moduleData in a successful response")
@@ -373,7 +381,7 @@ public actor SDLRemoteControlManager {
         }
         var outgoing = data
         outgoing.moduleId = module.id.wireValue
-        let response: SDLSetInteriorVehicleDataResponse = try await self.connection.succeed(
+        let response: SDLSetInteriorVehicleDataResponse = try await self.requests.succeed(
             SDLSetInteriorVehicleDataRequest(moduleData: outgoing))
         return response.moduleData
     }
@@ -393,7 +401,7 @@ public actor SDLRemoteControlManager {
             }
             modules.append(module)
         }
-        let response: SDLGetInteriorVehicleDataConsentResponse = try await self.connection.succeed(
+        let response: SDLGetInteriorVehicleDataConsentResponse = try await self.requests.succeed(
             SDLGetInteriorVehicleDataConsentRequest(moduleType: type, moduleIds: modules.compactMap(\.id.wireValue)))
         let allowed = response.allowed ?? []
         var answers: [SDLRCModule: Bool] = [:]
@@ -415,7 +423,7 @@ public actor SDLRemoteControlManager {
         guard context.hmiCapabilities?.seatLocation == true, self.seatLocations != nil else {
             throw SDLManagerError(.seatLocationUnavailable, "the head unit has no seat locations")
         }
-        let _: SDLSetGlobalPropertiesResponse = try await self.connection.succeed(
+        let _: SDLSetGlobalPropertiesResponse = try await self.requests.succeed(
             SDLSetGlobalPropertiesRequest(userLocation: SDLSeatLocation(grid: seat)))
         self.userSeat = seat
     }
@@ -433,7 +441,7 @@ public actor SDLRemoteControlManager {
         guard let module else {
             throw SDLManagerError(.unknownModule, "no \(type.wireName) module in the REMOTE_CONTROL capability")
         }
-        let _: SDLButtonPressResponse = try await self.connection.succeed(
+        let _: SDLButtonPressResponse = try await self.requests.succeed(
             SDLButtonPressRequest(moduleType: type, moduleId: module.id.wireValue, buttonName: button, buttonPressMode: mode))
     }
 
@@ -442,7 +450,7 @@ public actor SDLRemoteControlManager {
     public func releaseModule(_ type: SDLModuleType, _ id: SDLModuleID = .default) async throws(SDLManagerError) {
         _ = try await self.prepare(SDLReleaseInteriorVehicleDataModuleRequest.functionName, since: .v6_0)
         let module = try self.resolve(type, id)
-        let _: SDLReleaseInteriorVehicleDataModuleResponse = try await self.connection.succeed(
+        let _: SDLReleaseInteriorVehicleDataModuleResponse = try await self.requests.succeed(
             SDLReleaseInteriorVehicleDataModuleRequest(moduleType: type, moduleId: module.id.wireValue))
     }
 }

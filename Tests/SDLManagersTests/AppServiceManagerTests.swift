@@ -6,10 +6,10 @@ import SDLRPC
 import SDLTestHeadUnit
 import Testing
 
-extension SimulatedHandler {
+extension TestHeadUnit {
     /// The app-service requests sent, described.
     func serviceRequests(from app: AppHandle? = nil) -> [String] {
-        self.requestLog(from: app).compactMap { message -> String? in
+        self.log.requests(from: app).compactMap { message -> String? in
             switch message.message {
             case let get as SDLGetAppServiceDataRequest:
                 return "GetAppServiceData \(get.serviceType) subscribe=\(get.subscribe.map(String.init) ?? "nil")"
@@ -40,7 +40,7 @@ struct ServiceApp {
         let (connection, request) = try await headUnit.connect(name, appID: appID, hmiTypes: hmiTypes)
         let manager = SDLAppServiceManager(connection: connection, appID: appID)
         try await connection.register(request)
-        return ServiceApp(connection: connection, manager: manager, handle: headUnit.handler.appHandles.last!)
+        return ServiceApp(connection: connection, manager: manager, handle: headUnit.lastRegisteredApp!)
     }
 }
 
@@ -66,6 +66,7 @@ struct AppServiceManagerTests {
         let provider = try await ServiceApp.start(on: headUnit, name: "Weather", appID: "weather-1")
         let consumer = try await ServiceApp.start(on: headUnit, name: "Dashboard", appID: "dash-1")
         let origins = NIOLockedValueBox<[String]>([])
+        let served = await provider.manager.servedRequests()
         let record = try await provider.manager.publish(
             Self.manifest,
             handlers: SDLAppServiceHandlers(interaction: { request in
@@ -75,7 +76,7 @@ struct AppServiceManagerTests {
             }))
         #expect(record.serviceID == "weather-1")
         #expect(record.serviceActive)
-        #expect(headUnit.handler.serviceRequests(from: provider.handle) == [
+        #expect(headUnit.serviceRequests(from: provider.handle) == [
             "PublishAppService WEATHER", "GetSystemCapability APP_SERVICES subscribe=true",
         ])
         #expect(await provider.manager.publishedServices.map(\.serviceID) == ["weather-1"])
@@ -109,10 +110,23 @@ struct AppServiceManagerTests {
         // The last observer leaves: unsubscribed.
         updates = consumer.manager.serviceDataUpdates(ofType: "NONE").makeAsyncIterator()
         try await eventually("unsubscribed") { await consumer.manager.subscribedServiceTypes.isEmpty }
-        #expect(headUnit.handler.serviceRequests(from: consumer.handle) == [
+        #expect(headUnit.serviceRequests(from: consumer.handle) == [
             "GetSystemCapability APP_SERVICES subscribe=true", "GetAppServiceData WEATHER subscribe=nil",
             "GetAppServiceData WEATHER subscribe=nil", "GetAppServiceData WEATHER subscribe=true",
             "PerformAppServiceInteraction weather-1 weather://refresh", "GetAppServiceData WEATHER subscribe=false",
+        ])
+        // Every answer (a failure included) counts, on each side; the provider's log has what
+        // it answered, in order.
+        #expect(consumer.manager.answeredRequests == 6)
+        #expect(provider.manager.answeredRequests == 2)
+        var log: [String] = []
+        for await answer in served {
+            log.append("\(answer.request.functionName) #\(answer.request.correlationID) \(answer.resultCode?.wireName ?? "nil") \(answer.answered)")
+            if log.count == 5 { break }
+        }
+        #expect(log == [
+            "GetAppServiceData #1 DATA_NOT_AVAILABLE true", "GetAppServiceData #2 SUCCESS true", "GetAppServiceData #3 SUCCESS true",
+            "PerformAppServiceInteraction #4 SUCCESS true", "GetAppServiceData #5 SUCCESS true",
         ])
         // Data of a service this app does not publish is refused before sending.
         await #expect(throws: SDLManagerError(.unknownService, "")) { try await consumer.manager.updateData(weather("weather-1", "Paris", 9)) }
@@ -175,7 +189,7 @@ struct AppServiceManagerTests {
             await #expect(throws: SDLManagerError(.unsupportedVersion, "")) { try await provider.manager.updateManifest(manifest) }
             await #expect(throws: SDLManagerError(.unsupportedVersion, "")) { try await provider.manager.unpublish("weather-1") }
             try await eventually("published seen") { await consumer.manager.activeService(ofType: "WEATHER") != nil }
-            #expect(headUnit.handler.serviceRequests(from: provider.handle) == [
+            #expect(headUnit.serviceRequests(from: provider.handle) == [
                 "PublishAppService WEATHER", "GetSystemCapability APP_SERVICES subscribe=true",
             ])
         }
@@ -195,7 +209,7 @@ struct AppServiceManagerTests {
         await #expect(throws: SDLManagerError(.unsupportedVersion, "")) {
             for try await _ in app.manager.serviceDataUpdates(ofType: "WEATHER") {}
         }
-        #expect(headUnit.handler.serviceRequests() == [])
+        #expect(headUnit.serviceRequests() == [])
         await app.connection.close()
         await headUnit.stop()
     }

@@ -38,7 +38,7 @@ struct DocumentationExampleTests {
         #expect(holds == nil || holds == [SDLRCModule(.climate, "climate.front")])
         try await eventually("allocated") { await remoteControl.allocatedModules == [SDLRCModule(.climate, "climate.front")] }
         try await eventually("unsubscribed") { await remoteControl.subscribedModules.isEmpty }
-        #expect(headUnit.handler.sent() == [
+        #expect(headUnit.sent() == [
             "GetSystemCapability REMOTE_CONTROL subscribe=true", "GetSystemCapability SEAT_LOCATION subscribe=true",
             "GetInteriorVehicleData CLIMATE climate.front subscribe=nil",
             "GetInteriorVehicleDataConsent CLIMATE [\"climate.front\"]", "SetInteriorVehicleData CLIMATE climate.front",

@@ -1,5 +1,6 @@
 import NIOCore
 import SDLHeadUnitRuntime
+import SDLManagers
 import SDLNIO
 import SDLRPC
 import SDLSession
@@ -63,23 +64,25 @@ struct HeadUnitRuntimeTests {
     }
 
     /// The steps an app goes through, app services and remote control together, for the cut test.
-    /// A new fan speed each round: setting the value a module holds notifies nobody.
-    static func cutSteps(round: Int) -> [(String, @Sendable (ScriptedApp) async throws -> Void)] {
+    /// A new fan speed each round: setting the value a module holds notifies nobody. The
+    /// subscriptions' observers are kept in `kept` until the app vanishes, so that the head unit
+    /// still holds the subscriptions then (and no unsubscription races the disconnection).
+    static func cutSteps(round: Int) -> [(String, @Sendable (ScriptedApp, Collected<Observation<SDLModuleData>>) async throws -> Void)] {
         let speed = Int32(20 + round)
         return [
-        ("subscribe", { try await $0.subscribeToAppServices() }),
-        ("publish", { _ = try await $0.publish(.weather) }),
-        ("capability", { _ = try await $0.remoteControlModules() }),
-        ("consent", { try await $0.askConsent(for: RemoteModule(type: .climate, id: "climate.front")) }),
-        ("read climate", { _ = try await $0.readAndSubscribe(RemoteModule(type: .climate, id: "climate.front")) }),
-        ("set climate", {
-            try await $0.set(
-                RemoteModule(type: .climate, id: "climate.front"),
+        ("subscribe", { app, _ in try await app.subscribeToAppServices() }),
+        ("publish", { app, _ in _ = try await app.publish(.weather) }),
+        ("capability", { app, _ in _ = try await app.remoteControlModules() }),
+        ("consent", { app, _ in try await app.askConsent(for: SDLRCModule(.climate, "climate.front")) }),
+        ("read climate", { app, kept in kept.append(try await app.readAndSubscribe(SDLRCModule(.climate, "climate.front")).1) }),
+        ("set climate", { app, _ in
+            try await app.set(
+                SDLRCModule(.climate, "climate.front"),
                 SDLModuleData(moduleType: .climate, moduleId: "climate.front", climateControlData: SDLClimateControlData(fanSpeed: speed)),
                 what: "fan speed \(speed)", shows: { $0.climateControlData?.fanSpeed == speed })
         }),
-        ("read radio", { _ = try await $0.readAndSubscribe(RemoteModule(type: .radio, id: "radio")) }),
-        ("video", { app in
+        ("read radio", { app, kept in kept.append(try await app.readAndSubscribe(SDLRCModule(.radio, "radio")).1) }),
+        ("video", { app, _ in
             let writer = try await app.connection.startVideo()
             try await writer.write(ByteBuffer(repeating: 1, count: 4096))
         }),
@@ -91,10 +94,12 @@ struct HeadUnitRuntimeTests {
         let (headUnit, _) = try await startHeadUnit()
         for cut in 0...Self.cutSteps(round: 0).count {
             let app = try await scriptedApp("Victim", to: headUnit, types: [.remoteControl, .navigation])
+            let kept = Collected<Observation<SDLModuleData>>()
             for (_, step) in Self.cutSteps(round: cut).prefix(cut) {
-                try await step(app)
+                try await step(app, kept)
             }
             await app.connection.close()
+            #expect(kept.lines.count == (cut >= 7 ? 2 : cut >= 5 ? 1 : 0))
             let statistics = try await waitFor(headUnit) { $0.connectedApps == 0 && $0.mediaStreams == 0 }
             #expect(statistics.connectedApps == 0, "cut after \(cut) steps")
             #expect(statistics.waitingRequests == 0 && statistics.mediaStreams == 0, "cut after \(cut) steps")
@@ -113,7 +118,10 @@ struct HeadUnitRuntimeTests {
         let (headUnit, _) = try await startHeadUnit()
         let provider = try await scriptedApp("Music", to: headUnit)
         let consumer = try await scriptedApp("Dash", to: headUnit).connection
-        _ = try await provider.publish(.media)
+        // Published by hand: the manager would answer the request this test keeps waiting.
+        let published: SDLPublishAppServiceResponse = try await provider.connection.send(
+            SDLPublishAppServiceRequest(appServiceManifest: PublishedServiceKind.media.manifest(name: "Music")))
+        #expect(published.success)
         let asked = provider.connection.incomingRequests(of: [.getAppServiceData])
         let started = NIODeadline.now()
         async let answer: SDLGetAppServiceDataResponse = consumer.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"))

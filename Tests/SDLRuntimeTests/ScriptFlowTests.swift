@@ -1,5 +1,6 @@
 import NIOCore
 import SDLHeadUnitRuntime
+import SDLManagers
 import SDLNIO
 import SDLRPC
 import SDLSession
@@ -22,10 +23,14 @@ struct ScriptFlowTests {
                 "connect 127.0.0.1:\(port): ok", "RegisterAppInterface: ok", "wait for activation: ok",
                 "GetSystemCapability APP_SERVICES, subscribe: ok", "PublishAppService WEATHER: ok", "OnAppServiceData #1: ok",
                 "GetAppServiceData WEATHER, subscribe: ok", "OnAppServiceData #2: ok",
-                "PerformAppServiceInteraction weather://refresh: ok", "UnpublishAppService weather-1: ok", "disconnect: ok",
+                "PerformAppServiceInteraction weather://refresh: ok", "GetAppServiceData WEATHER, unsubscribe: ok",
+                "UnpublishAppService weather-1: ok", "disconnect: ok",
             ])
-        #expect(Set(steps(lines.filter { $0.step.hasPrefix("answer ") })) == [
-            "answer GetAppServiceData #1: ok", "answer PerformAppServiceInteraction #2: ok",
+        // The manager answered the head unit's forwards of the app's own requests, the
+        // unsubscription's included.
+        #expect(Set(lines.filter { $0.step.hasPrefix("answer ") }.map { "\($0.step): \($0.outcome)" }) == [
+            "answer GetAppServiceData #1: answered SUCCESS", "answer PerformAppServiceInteraction #2: answered SUCCESS",
+            "answer GetAppServiceData #3: answered SUCCESS",
         ])
         let outcomes = Dictionary(lines.map { ($0.step, $0.outcome) }, uniquingKeysWith: { first, _ in first })
         #expect(outcomes["RegisterAppInterface"] == "SUCCESS, RPC 8.0.0 on SDL Simulator")
@@ -33,7 +38,8 @@ struct ScriptFlowTests {
         #expect(outcomes["PublishAppService WEATHER"] == "service weather-1 published and active")
         #expect(outcomes["GetAppServiceData WEATHER, subscribe"] == "data of weather-1")
         #expect(outcomes["PerformAppServiceInteraction weather://refresh"] == "result \"done: weather://refresh\"")
-        #expect(report.roundTrips == 5)
+        #expect(outcomes["GetAppServiceData WEATHER, unsubscribe"] == "subscribed false")
+        #expect(report.roundTrips == 6)
 
         await headUnit.shutdown()
         let seen = described(huTranscript.lines)
@@ -45,7 +51,8 @@ struct ScriptFlowTests {
             "app1 GetAppServiceData response #1: routed to app1 as #4",
             "app1 PerformAppServiceInteraction request #5: forwarded to app1 as #2",
             "app1 PerformAppServiceInteraction response #2: routed to app1 as #5",
-            "app1 UnpublishAppService request #6: unpublished weather-1",
+            "app1 GetAppServiceData request #6: forwarded to app1 as #3",
+            "app1 UnpublishAppService request #7: unpublished weather-1",
         ] {
             #expect(seen.contains(line), "\(line)")
         }
@@ -61,18 +68,20 @@ struct ScriptFlowTests {
             steps(lines) == [
                 "connect 127.0.0.1:\(headUnit.primaryPort): ok", "RegisterAppInterface: ok", "wait for activation: ok",
                 "GetSystemCapability REMOTE_CONTROL: ok", "GetInteriorVehicleDataConsent climate.front: ok",
-                "GetInteriorVehicleData climate.front, subscribe: ok", "SetInteriorVehicleData climate.front fan speed 40: ok",
+                "GetInteriorVehicleDataConsent radio: ok", "GetInteriorVehicleData climate.front, subscribe: ok", "SetInteriorVehicleData climate.front fan speed 40: ok",
                 "GetInteriorVehicleData radio, subscribe: ok", "SetInteriorVehicleData radio frequency 99.5: ok",
                 "ButtonPress FAN_UP on climate.front: ok", "GetInteriorVehicleData climate.front, unsubscribe: ok",
                 "GetInteriorVehicleData radio, unsubscribe: ok", "ReleaseInteriorVehicleDataModule climate.front: ok",
                 "ReleaseInteriorVehicleDataModule radio: ok", "disconnect: ok",
             ])
         let outcomes = Dictionary(lines.map { ($0.step, $0.outcome) }, uniquingKeysWith: { first, _ in first })
-        #expect(outcomes["GetSystemCapability REMOTE_CONTROL"] == "climate climate.front, radio radio, 18 button(s)")
+        #expect(outcomes["GetSystemCapability REMOTE_CONTROL"] == "climate climate.front, radio radio, 18 button(s), 5 seat(s)")
         #expect(outcomes["GetInteriorVehicleData climate.front, subscribe"] == "subscribed true, fan speed 30")
-        #expect(outcomes["SetInteriorVehicleData climate.front fan speed 40"] == "SUCCESS, OnInteriorVehicleData received")
+        #expect(outcomes["SetInteriorVehicleData climate.front fan speed 40"] == "success, OnInteriorVehicleData received")
         #expect(outcomes["GetInteriorVehicleData radio, subscribe"] == "subscribed true, frequency 101.1")
-        #expect(report.roundTrips == 11)
+        #expect(outcomes["GetInteriorVehicleData radio, unsubscribe"] == "subscribed false")
+        // The manager's startup subscribes to SEAT_LOCATION too, and consent is asked per module.
+        #expect(report.roundTrips == 13)
 
         await headUnit.shutdown()
         let vehicle = await headUnit.inspect { $0.currentVehicle }
@@ -80,8 +89,10 @@ struct ScriptFlowTests {
         #expect(vehicle.modules.first { $0.moduleID == "radio" }?.data.radioControlData?.frequencyInteger == 99)
         #expect(await headUnit.inspect { $0.holder(of: .climate, id: "climate.front") } == nil)
         let seen = described(huTranscript.lines)
-        #expect(seen.contains("app1 SetInteriorVehicleData request #5: set climate.front; 1 subscriber(s) notified"))
-        #expect(seen.contains("app1 ReleaseInteriorVehicleDataModule request #11: released climate.front"))
+        #expect(seen.contains("app1 GetSystemCapability request #3: SEAT_LOCATION, subscribed"))
+        #expect(seen.contains("app1 SetInteriorVehicleData request #7: set climate.front; 1 subscriber(s) notified"))
+        #expect(seen.contains("app1 GetInteriorVehicleData request #11: climate.front, unsubscribed"))
+        #expect(seen.contains("app1 ReleaseInteriorVehicleDataModule request #13: released climate.front"))
     }
 
     @Test("video: the secondary transport is opened when the head unit's list asks for it; every byte is counted on both sides")
@@ -104,30 +115,36 @@ struct ScriptFlowTests {
     @Test("two apps: one publishes a media service, the other consumes it (data forwarded both ways, updates, interaction)")
     func publisherAndConsumer() async throws {
         let (headUnit, _) = try await startHeadUnit()
-        let provider = try await scriptedApp("Music", to: headUnit)
+        let transcript = Collected<AppTranscriptLine>()
+        let provider = try await scriptedApp("Music", to: headUnit, transcript: transcript)
         let consumer = try await scriptedApp("Dash", to: headUnit)
         try await consumer.subscribeToAppServices()
-        let serviceID = ServiceIDBox()
-        let responder = provider.answerConsumers(kind: .media) { serviceID.value }
-        let published = consumer.connection.systemCapabilityUpdates(of: .appServices)
+        let answers = try await provider.recordAnswers()
+        let published = try #require(await consumer.appServices?.serviceUpdates())
         let record = try await provider.publish(.media)
-        serviceID.value = record.serviceID
         #expect(record.serviceID == "media-1" && record.serviceActive)
-        let update = await firstElement(of: published, within: .seconds(10)) {
-            $0.appServicesCapabilities?.appServices?.contains { $0.updatedAppServiceRecord.serviceID == "media-1" } == true
-        }
-        #expect(update != nil)
+        let update = await firstElement(of: published, within: .seconds(10)) { $0.updatedAppServiceRecord.serviceID == "media-1" }
+        #expect(update?.updateReason == .published)
 
-        let data = try await consumer.consumeData(.media)
+        // No data yet: the provider's manager answers DATA_NOT_AVAILABLE, and the step fails.
+        let early = await #expect(throws: AppScriptFailure.self) { try await consumer.consumeData(.media) }
+        #expect(early?.line.step == "GetAppServiceData MEDIA, subscribe")
+        #expect(early?.line.outcome.contains("DATA_NOT_AVAILABLE") == true)
+        try await provider.updateData(.media, of: record, number: 1)
+        let (data, subscription) = try await consumer.consumeData(.media)
         #expect(data == PublishedServiceKind.media.data(serviceID: "media-1", number: 1))
-        let updates = consumer.connection.notifications(of: SDLOnAppServiceData.self)
         try await provider.updateData(.media, of: record, number: 7)
-        let received = await firstElement(of: updates, within: .seconds(10)) { _ in true }
-        #expect(received?.serviceData.mediaServiceData?.mediaTitle == "Track 7")
+        let received = try await subscription.first(within: .seconds(10))
+        #expect(received?.mediaServiceData?.mediaTitle == "Track 7")
         #expect(try await consumer.interact(with: record, uri: "media://play") == "done: media://play")
+        try await consumer.unsubscribe(from: .media, ending: subscription)
 
-        responder.cancel()
+        answers.cancel()
         await provider.disconnect()
+        #expect(Set(transcript.lines.filter { $0.step.hasPrefix("answer ") }.map { "\($0.step): \($0.outcome)" }) == [
+            "answer GetAppServiceData #1: answered DATA_NOT_AVAILABLE", "answer GetAppServiceData #2: answered SUCCESS",
+            "answer PerformAppServiceInteraction #3: answered SUCCESS", "answer GetAppServiceData #4: answered SUCCESS",
+        ])
         try await waitFor(headUnit) { $0.connectedApps == 1 }
         #expect(await headUnit.inspect { $0.serviceRecords }.isEmpty)
         await consumer.disconnect()

@@ -67,14 +67,14 @@ func waitFor(
     }
 }
 
-/// Connects and registers a scripted app.
+/// Connects and registers a scripted app with both managers.
 func scriptedApp(
     _ name: String, to headUnit: SimulatedHeadUnitServer, types: [SDLAppHMIType] = [.information], counters: RunCounters = RunCounters(),
     transcript: Collected<AppTranscriptLine> = Collected()
 ) async throws -> ScriptedApp {
     let app = try await ScriptedApp.connectAndRegister(
-        name: name, to: "127.0.0.1", port: headUnit.primaryPort, types: types, isMedia: false, configuration: SDLAppConfiguration(),
-        transcript: { transcript.append($0) }, counters: counters)
+        name: name, to: "127.0.0.1", port: headUnit.primaryPort, types: types, isMedia: false, managers: [.remoteControl, .appServices],
+        configuration: SDLAppConfiguration(), transcript: { transcript.append($0) }, counters: counters)
     try await app.waitForActivation()
     return app
 }
