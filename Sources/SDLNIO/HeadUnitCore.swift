@@ -20,10 +20,10 @@ typealias MediaProducer = NIOAsyncSequenceProducer<
 
 /// The state of an ``SDLHeadUnitServer`` on its event loop: the driver and engine of every
 /// connection, the listeners, the apps (sessions) and their media streams.
-final class HeadUnitCore: SessionDriverDelegate {
+final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
     let driver: SessionDriver
     let configuration: SDLHeadUnitConfiguration
-    private var budget: OutboundBudget
+    var budget: OutboundBudget
     private var work: WorkProducer.Source?
     private var workPaused = false
     var listeners: [any Channel] = []
@@ -434,38 +434,15 @@ final class HeadUnitCore: SessionDriverDelegate {
             done(.failure(SDLConnectionError(.disconnected, "the session ended")))
             return
         }
-        let key = OutboundBudget.StreamKey(session: handle, service: .rpc)
-        let send: OutboundBudget.Waiter = { [self] result in
-            guard case .success = result else {
-                done(result)
-                return
-            }
-            self.budget.recordSent(key, size: payload.readableBytes)
-            do {
-                try self.driver.perform { (engine, now) throws(SessionError) in try engine.send(payload, on: .rpc, of: handle, now: now) }
-                done(.success(()))
-            } catch {
-                self.budget.withdrawLast(key)
-                done(.failure(SDLConnectionError(.disconnected, "\(error)")))
-            }
-        }
-        if self.budget.admit(key, orQueue: send) {
-            send(.success(()))
-        }
+        self.enqueue(payload, on: OutboundBudget.StreamKey(session: handle, service: .rpc), refusal: .disconnected, done: done)
     }
 
     /// A notification to an app; completes once the engine has it (after waiting for room).
     func sendNotification(_ message: any RPCMessage, to handle: SessionHandle, completion: Completion<Void>) {
         guard !completion.isCompleted else { return }
-        let messageType = type(of: message)
-        guard messageType.rpcType == .notification else {
-            completion.fail(.invalidMessage, "\(messageType.functionName) \(messageType.rpcType) is not a notification")
-            return
-        }
         do {
             // SDL Core's notifications carry 0xFFFFFFFF (DESIGN.md §3).
-            let payload = try RPCWire.payload(
-                message, correlationID: .max, bulkData: ByteBuffer(), format: .json, options: self.configuration.sendOptions)
+            let payload = try RPCWire.notificationPayload(message, correlationID: .max, format: .json, options: self.configuration.sendOptions)
             self.enqueue(payload, of: handle) { completion.complete($0) }
         } catch {
             completion.complete(.failure(error))

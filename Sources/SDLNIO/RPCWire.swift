@@ -18,6 +18,18 @@ enum RPCWire {
         }
     }
 
+    /// The payload of a notification we send; throws ``SDLConnectionError/Code/invalidMessage``
+    /// for a message of another RPC type or one that breaks the spec.
+    static func notificationPayload(
+        _ message: any RPCMessage, correlationID: UInt32, format: RPCParameterFormat, options: RPCCodingOptions
+    ) throws(SDLConnectionError) -> ByteBuffer {
+        let messageType = type(of: message)
+        guard messageType.rpcType == .notification else {
+            throw SDLConnectionError(.invalidMessage, "\(messageType.functionName) \(messageType.rpcType) is not a notification")
+        }
+        return try Self.payload(message, correlationID: correlationID, bulkData: ByteBuffer(), format: format, options: options)
+    }
+
     /// A response to any function id, known to the spec or not, with `success` false: what SDL
     /// Core answers to a request it cannot serve (UNSUPPORTED_REQUEST for an unknown function,
     /// INVALID_DATA for parameters that break the spec, SESSION.md §C). `info` is cut to the spec's
