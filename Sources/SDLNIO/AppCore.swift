@@ -432,23 +432,22 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     /// Answers a request of the head unit, once.
     func respond(_ response: any RPCMessage, to request: SDLIncomingRequest, completion: Completion<Void>) {
         guard !completion.isCompleted else { return }
-        let responseType = type(of: response)
-        guard responseType.rpcType == .response, responseType.functionID == request.message.functionID else {
-            completion.fail(.invalidMessage, "\(responseType.functionName) \(responseType.rpcType) does not answer \(request.message.functionName)")
+        guard case .running = self.phase else {
+            completion.fail(.disconnected, "the session is not running")
             return
         }
-        guard self.unanswered.removeValue(forKey: request.correlationID) != nil else {
-            completion.fail(.invalidMessage, "\(request.message.functionName) #\(request.correlationID) is answered already, or was not received")
+        guard self.unanswered[request.correlationID] == request.message.functionID else {
+            completion.fail(.alreadyAnswered, "\(request.message.functionName) #\(request.correlationID) is answered already, or was not received")
             return
         }
         do {
-            let payload = try RPCWire.payload(
-                response, correlationID: request.correlationID, bulkData: ByteBuffer(), format: self.configuration.parameterFormat,
-                options: self.configuration.sendOptions)
+            let payload = try RPCWire.responsePayload(
+                response, answering: request.message.functionID, correlationID: request.correlationID,
+                format: self.configuration.parameterFormat, options: self.configuration.sendOptions)
+            // Not answered until now: the caller may correct a response that was refused.
+            self.unanswered[request.correlationID] = nil
             self.enqueue(payload, on: .rpc) { completion.complete($0) }
         } catch {
-            // Not answered after all: the caller may send a corrected response.
-            self.unanswered[request.correlationID] = request.message.functionID
             completion.complete(.failure(error))
         }
     }

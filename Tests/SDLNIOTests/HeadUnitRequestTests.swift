@@ -47,7 +47,7 @@ struct HeadUnitRequestTests {
                     let again = await #expect(throws: SDLConnectionError.self) {
                         try await app.respond(SDLGetAppServiceDataResponse(success: false, resultCode: .genericError), to: request)
                     }
-                    #expect(again?.code == .invalidMessage)
+                    #expect(again?.code == .alreadyAnswered)
                     if answered.count == 2 { break }
                 }
                 return answered
