@@ -180,8 +180,9 @@ let package = Package(
         .testTarget(
             name: "SDLRuntimeTests",
             dependencies: [
-                "SDLHeadUnitRuntime", "SDLAppScripts", "SDLManagers", "SDLTestHeadUnit", "SDLNIO", "SDLSession", "SDLRPC",
+                "SDLHeadUnitRuntime", "SDLAppScripts", "SDLManagers", "SDLTestHeadUnit", "SDLNIO", "SDLSession", "SDLRPC", "SDLProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),

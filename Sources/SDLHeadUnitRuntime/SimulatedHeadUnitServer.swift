@@ -119,8 +119,11 @@ struct SimulationHandler: SDLHeadUnitHandler {
         await self.state.register(request, from: app)
     }
 
-    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
+    /// The head unit's response goes out through the app's outbox, before the notifications of
+    /// the same step, as on Core.
+    func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
         await self.state.respond(to: request, from: app)
+        return .answeredSeparately
     }
 
     func handle(_ event: SDLHeadUnitEvent) async {
@@ -146,7 +149,9 @@ actor SimulationState {
     private var headUnit: SimulatedHeadUnit
     private let transcript: @Sendable (TranscriptLine) -> Void
     private var links: [AppHandle: AppLink] = [:]
-    private var waiters: [WaiterKey: CheckedContinuation<(any RPCMessage)?, Never>] = [:]
+    /// Requests waiting for the head unit's response: in the same step, or once a provider
+    /// answered or the provider timeout passed.
+    private var waiters: [WaiterKey: Waiter] = [:]
     /// Responses of the head unit to requests the server answered itself (UnregisterAppInterface):
     /// the head unit must see them to stay in step, the app must not get a second answer.
     private var discarded: Set<WaiterKey> = []
@@ -166,9 +171,22 @@ actor SimulationState {
         var correlationID: UInt32
     }
 
+    private enum Waiter {
+        /// A RegisterAppInterface, whose response the handler returns to the server.
+        case registration(CheckedContinuation<(any RPCMessage)?, Never>)
+        /// Any other request, whose response goes into the app's outbox.
+        case request(AnyRPCMessage)
+
+        /// Gives up waiting (the app went away): a registration is answered nil.
+        func abandon() {
+            if case .registration(let continuation) = self { continuation.resume(returning: nil) }
+        }
+    }
+
     /// One app as the state knows it: where to send, and an outbox that keeps the order of what the
-    /// head unit sends it. While its registration is being answered, the outbox holds back (the
-    /// RegisterAppInterface response must go first, as on Core).
+    /// head unit sends it, responses included, so that a response goes before the notifications
+    /// of its step, as on Core. While its registration is being answered, the outbox holds back
+    /// (the RegisterAppInterface response, which the server sends, must go first).
     private final class AppLink {
         let app: SDLConnectedApp
         let outbox: AsyncStream<Outgoing>.Continuation
@@ -197,6 +215,7 @@ actor SimulationState {
     }
 
     private enum Outgoing: Sendable {
+        case response(any RPCMessage, to: AnyRPCMessage)
         case notification(AnyRPCMessage)
         case request(AnyRPCMessage)
     }
@@ -211,7 +230,9 @@ actor SimulationState {
     func register(_ request: SDLRegisterAppInterfaceRequest, from app: SDLConnectedApp) async -> SDLRegisterAppInterfaceResponse {
         let handle = self.link(app)
         self.links[handle]?.heldBack = self.links[handle]?.heldBack ?? []
-        let answer = await self.ask(AnyRPCMessage(request, correlationID: Self.registrationCorrelationID), from: handle)
+        let answer = await withCheckedContinuation { continuation in
+            self.wait(for: AnyRPCMessage(request, correlationID: Self.registrationCorrelationID), from: handle, as: .registration(continuation))
+        }
         guard let response = answer as? SDLRegisterAppInterfaceResponse else {
             self.links[handle]?.release()
             return SDLRegisterAppInterfaceResponse(success: false, resultCode: .genericError, info: "the head unit did not answer")
@@ -222,19 +243,18 @@ actor SimulationState {
         return response
     }
 
-    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
-        await self.ask(request, from: self.link(app))
+    /// Gives the head unit a request; its response goes into the app's outbox when the head unit
+    /// makes it.
+    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) {
+        self.wait(for: request, from: self.link(app), as: .request(request))
     }
 
-    /// Gives the head unit a request and waits for its response to it, which comes in the same
-    /// step or once a provider answered or the provider timeout passed. nil when the app went away.
-    private func ask(_ request: AnyRPCMessage, from app: AppHandle) async -> (any RPCMessage)? {
-        await withCheckedContinuation { continuation in
-            let key = WaiterKey(app: app, correlationID: request.correlationID)
-            // An app reusing a correlation id still waiting: the older request is given up.
-            self.waiters.updateValue(continuation, forKey: key)?.resume(returning: nil)
-            self.act(on: self.headUnit.received(request, from: app, now: .now()))
-        }
+    /// Gives the head unit a request, `waiter` waiting for its response.
+    private func wait(for request: AnyRPCMessage, from app: AppHandle, as waiter: Waiter) {
+        // The server answers a correlation id still waiting INVALID_ID; a registration cannot
+        // overlap another one. A waiter found here is given up all the same.
+        self.waiters.updateValue(waiter, forKey: WaiterKey(app: app, correlationID: request.correlationID))?.abandon()
+        self.act(on: self.headUnit.received(request, from: app, now: .now()))
     }
 
     func handle(_ event: SDLHeadUnitEvent) {
@@ -290,10 +310,15 @@ actor SimulationState {
                 switch message.rpcType {
                 case .response, .erroneousResponse:
                     let key = WaiterKey(app: app, correlationID: message.correlationID)
-                    if let waiter = self.waiters.removeValue(forKey: key) {
-                        waiter.resume(returning: message.message)
-                    } else if self.discarded.remove(key) == nil {
-                        self.log(app, "\(message.functionName) response #\(message.correlationID)", "not sent: no request waits for it")
+                    switch self.waiters.removeValue(forKey: key) {
+                    case .registration(let continuation):
+                        continuation.resume(returning: message.message)
+                    case .request(let request):
+                        self.links[app]?.send(.response(message.message, to: request))
+                    case nil:
+                        if self.discarded.remove(key) == nil {
+                            self.log(app, "\(message.functionName) response #\(message.correlationID)", "not sent: no request waits for it")
+                        }
                     }
                 case .request:
                     self.links[app]?.send(.request(message))
@@ -334,6 +359,12 @@ actor SimulationState {
         let sender = Task { [weak self] in
             for await item in stream {
                 switch item {
+                case .response(let response, let request):
+                    do {
+                        try await app.respond(response, to: request)
+                    } catch {
+                        await self?.log(handle, "\(request.functionName) response #\(request.correlationID)", "not sent: \(error)")
+                    }
                 case .notification(let message):
                     do {
                         try await app.sendNotification(message.message)
@@ -375,7 +406,7 @@ actor SimulationState {
             link.outbox.finish()
         }
         for key in self.waiters.keys where key.app == handle {
-            self.waiters.removeValue(forKey: key)?.resume(returning: nil)
+            self.waiters.removeValue(forKey: key)?.abandon()
         }
         self.discarded = self.discarded.filter { $0.app != handle }
         self.log(handle, "session ended", "\(reason)")
@@ -433,7 +464,7 @@ actor SimulationState {
         self.mediaReaders = [:]
         for (_, link) in self.links { link.outbox.finish() }
         self.links = [:]
-        for (_, waiter) in self.waiters { waiter.resume(returning: nil) }
+        for (_, waiter) in self.waiters { waiter.abandon() }
         self.waiters = [:]
     }
 

@@ -6,11 +6,11 @@ import SDLSession
 
 /// The state of an ``SDLAppConnection`` on its event loop: the driver and engine, the session,
 /// requests waiting for responses, notification subscribers, media services.
-final class AppCore: SessionDriverDelegate {
+final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     let driver: SessionDriver
     let configuration: SDLAppConfiguration
     private let events: AsyncStream<SDLAppEvent>.Continuation
-    private var budget: OutboundBudget
+    var budget: OutboundBudget
     private(set) var statistics = SDLAppStatistics()
 
     private enum Phase {
@@ -234,27 +234,7 @@ final class AppCore: SessionDriverDelegate {
             done(.failure(SDLConnectionError(.disconnected, "the session is not running")))
             return
         }
-        let key = OutboundBudget.StreamKey(session: handle, service: service)
-        let send: OutboundBudget.Waiter = { [self] result in
-            guard case .success = result else {
-                done(result)
-                return
-            }
-            // Counted before the engine has it: the engine may write it before `send` returns.
-            self.budget.recordSent(key, size: payload.readableBytes)
-            do {
-                try self.driver.perform { (engine, now) throws(SessionError) in
-                    try engine.send(payload, on: service, of: handle, now: now)
-                }
-                done(.success(()))
-            } catch {
-                self.budget.withdrawLast(key)
-                done(.failure(SDLConnectionError(.refused, "\(error)")))
-            }
-        }
-        if self.budget.admit(key, orQueue: send) {
-            send(.success(()))
-        }
+        self.enqueue(payload, on: OutboundBudget.StreamKey(session: handle, service: service), refusal: .refused, done: done)
     }
 
     private func takeCorrelationID() -> UInt32 {
@@ -302,15 +282,9 @@ final class AppCore: SessionDriverDelegate {
 
     func sendNotification(_ message: any RPCMessage, completion: Completion<Void>) {
         guard !completion.isCompleted else { return }
-        let messageType = type(of: message)
-        guard messageType.rpcType == .notification else {
-            completion.fail(.invalidMessage, "\(messageType.functionName) \(messageType.rpcType) is not a notification")
-            return
-        }
         do {
-            let payload = try RPCWire.payload(
-                message, correlationID: 0, bulkData: ByteBuffer(), format: self.configuration.parameterFormat,
-                options: self.configuration.sendOptions)
+            let payload = try RPCWire.notificationPayload(
+                message, correlationID: 0, format: self.configuration.parameterFormat, options: self.configuration.sendOptions)
             self.enqueue(payload, on: .rpc) { completion.complete($0) }
         } catch {
             completion.complete(.failure(error))
@@ -458,23 +432,22 @@ final class AppCore: SessionDriverDelegate {
     /// Answers a request of the head unit, once.
     func respond(_ response: any RPCMessage, to request: SDLIncomingRequest, completion: Completion<Void>) {
         guard !completion.isCompleted else { return }
-        let responseType = type(of: response)
-        guard responseType.rpcType == .response, responseType.functionID == request.message.functionID else {
-            completion.fail(.invalidMessage, "\(responseType.functionName) \(responseType.rpcType) does not answer \(request.message.functionName)")
+        guard case .running = self.phase else {
+            completion.fail(.disconnected, "the session is not running")
             return
         }
-        guard self.unanswered.removeValue(forKey: request.correlationID) != nil else {
-            completion.fail(.invalidMessage, "\(request.message.functionName) #\(request.correlationID) is answered already, or was not received")
+        guard self.unanswered[request.correlationID] == request.message.functionID else {
+            completion.fail(.alreadyAnswered, "\(request.message.functionName) #\(request.correlationID) is answered already, or was not received")
             return
         }
         do {
-            let payload = try RPCWire.payload(
-                response, correlationID: request.correlationID, bulkData: ByteBuffer(), format: self.configuration.parameterFormat,
-                options: self.configuration.sendOptions)
+            let payload = try RPCWire.responsePayload(
+                response, answering: request.message.functionID, correlationID: request.correlationID,
+                format: self.configuration.parameterFormat, options: self.configuration.sendOptions)
+            // Not answered until now: the caller may correct a response that was refused.
+            self.unanswered[request.correlationID] = nil
             self.enqueue(payload, on: .rpc) { completion.complete($0) }
         } catch {
-            // Not answered after all: the caller may send a corrected response.
-            self.unanswered[request.correlationID] = request.message.functionID
             completion.complete(.failure(error))
         }
     }

@@ -20,10 +20,10 @@ typealias MediaProducer = NIOAsyncSequenceProducer<
 
 /// The state of an ``SDLHeadUnitServer`` on its event loop: the driver and engine of every
 /// connection, the listeners, the apps (sessions) and their media streams.
-final class HeadUnitCore: SessionDriverDelegate {
+final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
     let driver: SessionDriver
     let configuration: SDLHeadUnitConfiguration
-    private var budget: OutboundBudget
+    var budget: OutboundBudget
     private var work: WorkProducer.Source?
     private var workPaused = false
     var listeners: [any Channel] = []
@@ -43,7 +43,9 @@ final class HeadUnitCore: SessionDriverDelegate {
         let app: SDLConnectedApp
         var registration: SDLRegisterAppInterfaceRequest?
         var registering = false
-        var pendingRequests = 0
+        /// Requests of the app given to the handler and not answered yet: correlation id to
+        /// function. Bounded by ``SDLHeadUnitConfiguration/maxPendingRequestsPerApp``.
+        var unanswered: [UInt32: FunctionID] = [:]
         var media: [ServiceType: MediaSink] = [:]
         /// Requests the head unit sent to the app, waiting for its response, by correlation id.
         var requestsToApp: [UInt32: RequestToApp] = [:]
@@ -361,11 +363,18 @@ final class HeadUnitCore: SessionDriverDelegate {
             self.submit(.event(.appUnregistered(record.app)))
             return
         }
-        guard record.pendingRequests < self.configuration.maxPendingRequestsPerApp else {
+        guard record.unanswered[correlationID] == nil else {
+            // Two answers with one correlation id could not be told apart (SDL-0162).
+            self.answer(
+                record, functionID: functionID, correlationID: correlationID, failure: .invalidId,
+                info: "correlation id \(correlationID) belongs to a request still waiting for its answer")
+            return
+        }
+        guard record.unanswered.count < self.configuration.maxPendingRequestsPerApp else {
             self.answer(record, functionID: functionID, correlationID: correlationID, failure: .tooManyPendingRequests, info: nil)
             return
         }
-        record.pendingRequests += 1
+        record.unanswered[correlationID] = message.functionID
         self.submit(.request(record.app, message))
     }
 
@@ -395,34 +404,75 @@ final class HeadUnitCore: SessionDriverDelegate {
         self.submit(.event(.appRegistered(record.app, request)))
     }
 
-    /// The handler's answer to any other request.
-    func answerRequest(_ response: (any RPCMessage)?, functionID: UInt32, correlationID: UInt32, of handle: SessionHandle) {
+    /// The handler's answer to any other request, returned by ``SDLHeadUnitHandler/answer(_:from:)``.
+    func answerRequest(_ answer: SDLRequestAnswer, to request: AnyRPCMessage, of handle: SessionHandle) {
         guard let record = self.apps[handle] else { return }
-        record.pendingRequests -= 1
-        guard let response else {
-            self.answer(record, functionID: functionID, correlationID: correlationID, failure: .unsupportedRequest, info: nil)
+        let response: (any RPCMessage)?
+        switch answer {
+        case .answeredSeparately: return
+        case .unsupported: response = nil
+        case .response(let given): response = given
+        }
+        do {
+            try self.takeUnanswered(request, of: record)
+        } catch {
+            self.submit(.event(.handlerError(record.app, error)))
             return
         }
-        self.sendResponse(response, functionID: functionID, correlationID: correlationID, of: record)
+        guard let response else {
+            self.answer(record, functionID: request.functionID.rawValue, correlationID: request.correlationID, failure: .unsupportedRequest, info: nil)
+            return
+        }
+        self.sendResponse(response, functionID: request.functionID.rawValue, correlationID: request.correlationID, of: record)
+    }
+
+    /// A response the handler sends itself (``SDLConnectedApp/respond(_:to:)``); completes once
+    /// the engine has it, in order with what else is sent to the app.
+    func respond(_ response: any RPCMessage, to request: AnyRPCMessage, of handle: SessionHandle, completion: Completion<Void>) {
+        guard !completion.isCompleted else { return }
+        guard let record = self.apps[handle] else {
+            completion.fail(.disconnected, "the session ended")
+            return
+        }
+        do {
+            try self.takeUnanswered(request, of: record)
+        } catch {
+            completion.complete(.failure(error))
+            return
+        }
+        self.sendResponse(response, functionID: request.functionID.rawValue, correlationID: request.correlationID, of: record) {
+            completion.complete($0)
+        }
+    }
+
+    /// Marks a request of the app answered; throws ``SDLConnectionError/Code/alreadyAnswered``
+    /// when it is not waiting for an answer.
+    private func takeUnanswered(_ request: AnyRPCMessage, of record: AppRecord) throws(SDLConnectionError) {
+        guard record.unanswered[request.correlationID] == request.functionID else {
+            throw SDLConnectionError(
+                .alreadyAnswered, "\(request.functionName) #\(request.correlationID) of \(record.app) is answered already, or was not received")
+        }
+        record.unanswered[request.correlationID] = nil
     }
 
     /// Sends a response of the handler; one that is not of the request's function or breaks the
-    /// spec is replaced by GENERIC_ERROR and reported. Returns whether the handler's was sent.
+    /// spec is replaced by GENERIC_ERROR and reported, and `done` gets its error. Returns whether
+    /// the handler's was sent.
     @discardableResult
-    private func sendResponse(_ response: any RPCMessage, functionID: UInt32, correlationID: UInt32, of record: AppRecord) -> Bool {
-        let responseType = type(of: response)
-        do throws(SDLConnectionError) {
-            guard responseType.rpcType == .response, responseType.functionID.rawValue == functionID else {
-                throw SDLConnectionError(
-                    .invalidMessage, "\(responseType.functionName) \(responseType.rpcType) answers function \(FunctionID(rawValue: functionID))")
-            }
-            let payload = try RPCWire.payload(
-                response, correlationID: correlationID, bulkData: ByteBuffer(), format: .json, options: self.configuration.sendOptions)
-            self.enqueue(payload, of: record.app.handle) { _ in }
+    private func sendResponse(
+        _ response: any RPCMessage, functionID: UInt32, correlationID: UInt32, of record: AppRecord,
+        done: @escaping (Result<Void, SDLConnectionError>) -> Void = { _ in }
+    ) -> Bool {
+        do {
+            let payload = try RPCWire.responsePayload(
+                response, answering: FunctionID(rawValue: functionID), correlationID: correlationID, format: .json,
+                options: self.configuration.sendOptions)
+            self.enqueue(payload, of: record.app.handle, done: done)
             return true
         } catch {
             self.answer(record, functionID: functionID, correlationID: correlationID, failure: .genericError, info: nil)
             self.submit(.event(.handlerError(record.app, error)))
+            done(.failure(error))
             return false
         }
     }
@@ -434,38 +484,15 @@ final class HeadUnitCore: SessionDriverDelegate {
             done(.failure(SDLConnectionError(.disconnected, "the session ended")))
             return
         }
-        let key = OutboundBudget.StreamKey(session: handle, service: .rpc)
-        let send: OutboundBudget.Waiter = { [self] result in
-            guard case .success = result else {
-                done(result)
-                return
-            }
-            self.budget.recordSent(key, size: payload.readableBytes)
-            do {
-                try self.driver.perform { (engine, now) throws(SessionError) in try engine.send(payload, on: .rpc, of: handle, now: now) }
-                done(.success(()))
-            } catch {
-                self.budget.withdrawLast(key)
-                done(.failure(SDLConnectionError(.disconnected, "\(error)")))
-            }
-        }
-        if self.budget.admit(key, orQueue: send) {
-            send(.success(()))
-        }
+        self.enqueue(payload, on: OutboundBudget.StreamKey(session: handle, service: .rpc), refusal: .disconnected, done: done)
     }
 
     /// A notification to an app; completes once the engine has it (after waiting for room).
     func sendNotification(_ message: any RPCMessage, to handle: SessionHandle, completion: Completion<Void>) {
         guard !completion.isCompleted else { return }
-        let messageType = type(of: message)
-        guard messageType.rpcType == .notification else {
-            completion.fail(.invalidMessage, "\(messageType.functionName) \(messageType.rpcType) is not a notification")
-            return
-        }
         do {
             // SDL Core's notifications carry 0xFFFFFFFF (DESIGN.md §3).
-            let payload = try RPCWire.payload(
-                message, correlationID: .max, bulkData: ByteBuffer(), format: .json, options: self.configuration.sendOptions)
+            let payload = try RPCWire.notificationPayload(message, correlationID: .max, format: .json, options: self.configuration.sendOptions)
             self.enqueue(payload, of: handle) { completion.complete($0) }
         } catch {
             completion.complete(.failure(error))

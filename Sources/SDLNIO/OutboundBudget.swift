@@ -99,3 +99,43 @@ struct OutboundBudget {
         return waiters
     }
 }
+
+/// A runtime core that sends through an ``OutboundBudget``: the app's and the head unit's share
+/// the admission sequence below.
+protocol OutboundBudgetSender: AnyObject {
+    /// The budget of the core's streams; only touched on the core's loop.
+    var budget: OutboundBudget { get set }
+    /// The driver whose engine takes what is sent.
+    var driver: SessionDriver { get }
+}
+
+extension OutboundBudgetSender {
+    /// Hands `payload` to the engine on the stream `key` once the stream has room (at once if it
+    /// has and nobody waits before it). `done` gets success once the engine has it, the failure
+    /// that ended a wait, or `refusal` with the engine's error when the engine refuses it.
+    func enqueue(
+        _ payload: ByteBuffer, on key: OutboundBudget.StreamKey, refusal: SDLConnectionError.Code,
+        done: @escaping (Result<Void, SDLConnectionError>) -> Void
+    ) {
+        let send: OutboundBudget.Waiter = { [self] result in
+            guard case .success = result else {
+                done(result)
+                return
+            }
+            // Counted before the engine has it: the engine may write it before `send` returns.
+            self.budget.recordSent(key, size: payload.readableBytes)
+            do {
+                try self.driver.perform { (engine, now) throws(SessionError) in
+                    try engine.send(payload, on: key.service, of: key.session, now: now)
+                }
+                done(.success(()))
+            } catch {
+                self.budget.withdrawLast(key)
+                done(.failure(SDLConnectionError(refusal, "\(error)")))
+            }
+        }
+        if self.budget.admit(key, orQueue: send) {
+            send(.success(()))
+        }
+    }
+}

@@ -18,6 +18,32 @@ enum RPCWire {
         }
     }
 
+    /// The payload of a notification we send; throws ``SDLConnectionError/Code/invalidMessage``
+    /// for a message of another RPC type or one that breaks the spec.
+    static func notificationPayload(
+        _ message: any RPCMessage, correlationID: UInt32, format: RPCParameterFormat, options: RPCCodingOptions
+    ) throws(SDLConnectionError) -> ByteBuffer {
+        let messageType = type(of: message)
+        guard messageType.rpcType == .notification else {
+            throw SDLConnectionError(.invalidMessage, "\(messageType.functionName) \(messageType.rpcType) is not a notification")
+        }
+        return try Self.payload(message, correlationID: correlationID, bulkData: ByteBuffer(), format: format, options: options)
+    }
+
+    /// The payload of a response we send to a request of `functionID`; throws
+    /// ``SDLConnectionError/Code/invalidMessage`` for a message that is not a response of that
+    /// function or breaks the spec.
+    static func responsePayload(
+        _ response: any RPCMessage, answering functionID: FunctionID, correlationID: UInt32, format: RPCParameterFormat,
+        options: RPCCodingOptions
+    ) throws(SDLConnectionError) -> ByteBuffer {
+        let responseType = type(of: response)
+        guard responseType.rpcType == .response, responseType.functionID == functionID else {
+            throw SDLConnectionError(.invalidMessage, "\(responseType.functionName) \(responseType.rpcType) does not answer \(functionID)")
+        }
+        return try Self.payload(response, correlationID: correlationID, bulkData: ByteBuffer(), format: format, options: options)
+    }
+
     /// A response to any function id, known to the spec or not, with `success` false: what SDL
     /// Core answers to a request it cannot serve (UNSUPPORTED_REQUEST for an unknown function,
     /// INVALID_DATA for parameters that break the spec, SESSION.md §C). `info` is cut to the spec's

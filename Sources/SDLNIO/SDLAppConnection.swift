@@ -281,10 +281,10 @@ public final class SDLAppConnection: Sendable {
     }
 
     /// Answers a request of the head unit with a response of its function (validated strictly,
-    /// with the request's correlation id). Throws ``SDLConnectionError/Code/invalidMessage`` for a
-    /// response of another function, a request answered already, or a response that breaks the
-    /// spec (the request may then be answered again); ``SDLConnectionError/Code/disconnected``
-    /// when the session has ended.
+    /// with the request's correlation id), once. Throws ``SDLConnectionError/Code/alreadyAnswered``
+    /// for a request answered already (or never received); ``SDLConnectionError/Code/invalidMessage``
+    /// for a response of another function or one that breaks the spec (the request may then be
+    /// answered again); ``SDLConnectionError/Code/disconnected`` when the session has ended.
     public func respond(_ response: any RPCMessage, to request: SDLIncomingRequest) async throws(SDLConnectionError) {
         try await self.core.run { core, completion in
             core.respond(response, to: request, completion: completion)

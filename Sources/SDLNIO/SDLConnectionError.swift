@@ -27,7 +27,7 @@ public struct SDLConnectionError: Error, Hashable, Sendable, CustomStringConvert
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Backing: UInt8 {
             case connectFailed, sessionRejected, registrationFailed, notRegistered, timeout, cancelled
-            case disconnected, invalidMessage, invalidResponse, serviceFailed, refused, requestFailed
+            case disconnected, invalidMessage, invalidResponse, serviceFailed, refused, requestFailed, alreadyAnswered
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -64,5 +64,8 @@ public struct SDLConnectionError: Error, Hashable, Sendable, CustomStringConvert
         /// The head unit answered a request with `success` false; the detail names its
         /// `resultCode` and `info`.
         public static let requestFailed = Code(.requestFailed)
+        /// No request of that correlation id waits for an answer: it was answered already (a
+        /// request is answered once), or never received. Nothing was sent.
+        public static let alreadyAnswered = Code(.alreadyAnswered)
     }
 }

@@ -47,8 +47,8 @@ public struct SDLHeadUnitConfiguration: Sendable {
     /// How our own RPCs are encoded: validated before they are written. Default `.default`.
     public var sendOptions: RPCCodingOptions = .default
 
-    /// Requests of one app being handled at once; more are answered TOO_MANY_PENDING_REQUESTS
-    /// without reaching the handler. Default 100.
+    /// Requests of one app being handled at once (given to the handler and not answered yet);
+    /// more are answered TOO_MANY_PENDING_REQUESTS without reaching the handler. Default 100.
     public var maxPendingRequestsPerApp = 100
 
     /// Events and requests waiting for the handler beyond which the server stops reading from
@@ -73,12 +73,23 @@ public protocol SDLHeadUnitHandler: Sendable {
     /// start. The default accepts every app, answering RPC version 8.0.0 (the spec's).
     func registerApp(_ request: SDLRegisterAppInterfaceRequest, from app: SDLConnectedApp) async -> SDLRegisterAppInterfaceResponse
 
-    /// Answers a request of a registered app (read strictly; requests that break the spec are
-    /// answered INVALID_DATA without reaching here; UnregisterAppInterface is answered by the
-    /// server). The response must be of the request's
-    /// function; nil answers UNSUPPORTED_REQUEST, as SDL Core answers what it does not implement.
-    /// The default answers nil.
+    /// Answers a request of a registered app, as the default ``answer(_:from:)`` asks it to. The
+    /// response must be of the request's function; nil answers UNSUPPORTED_REQUEST, as SDL Core
+    /// answers what it does not implement. The server sends the response once this returns, so a
+    /// notification the handler sends meanwhile may reach the app first: a handler whose
+    /// notifications must follow the response implements ``answer(_:from:)``. The default
+    /// answers nil.
     func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)?
+
+    /// Answers a request of a registered app (read strictly: requests that break the spec are
+    /// answered INVALID_DATA, a correlation id still waiting for its answer INVALID_ID (SDL-0162),
+    /// a request beyond ``SDLHeadUnitConfiguration/maxPendingRequestsPerApp``
+    /// TOO_MANY_PENDING_REQUESTS, without reaching here; UnregisterAppInterface is answered by the
+    /// server). Returning ``SDLRequestAnswer/answeredSeparately`` lets the handler answer through
+    /// ``SDLConnectedApp/respond(_:to:)``, in order with its notifications, as SDL Core sends a
+    /// response before the notifications of the same step. The default asks
+    /// ``respond(to:from:)``.
+    func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer
 
     /// Hears what happens: apps connecting, registering, disconnecting, services, notifications.
     /// The server stops reading from the apps while too many events wait
@@ -98,8 +109,29 @@ extension SDLHeadUnitHandler {
     /// Answers nil: UNSUPPORTED_REQUEST.
     public func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? { nil }
 
+    /// Sends what ``respond(to:from:)`` returns; nil: UNSUPPORTED_REQUEST.
+    public func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
+        guard let response = await self.respond(to: request, from: app) else { return .unsupported }
+        return .response(response)
+    }
+
     /// Ignores the event.
     public func handle(_ event: SDLHeadUnitEvent) async {}
+}
+
+/// How an ``SDLHeadUnitHandler`` answers a request of an app (``SDLHeadUnitHandler/answer(_:from:)``).
+/// Every request is answered exactly once, with its function and correlation id.
+public enum SDLRequestAnswer: Sendable {
+    /// The server sends this response, which must be of the request's function; one that is not,
+    /// or breaks the spec, is replaced by GENERIC_ERROR and reported
+    /// (``SDLHeadUnitEvent/handlerError(_:_:)``).
+    case response(any RPCMessage)
+    /// The server answers UNSUPPORTED_REQUEST, as SDL Core answers what it does not implement.
+    case unsupported
+    /// The handler answers through ``SDLConnectedApp/respond(_:to:)``: it did before returning,
+    /// or does later (e.g. once an app-service provider answered). Until then the request counts
+    /// against ``SDLHeadUnitConfiguration/maxPendingRequestsPerApp``; the session's end forgets it.
+    case answeredSeparately
 }
 
 /// What a head unit server reports to its handler.
@@ -124,8 +156,9 @@ public enum SDLHeadUnitEvent: Sendable {
     /// An RPC from an app that could not be read. A request was answered (INVALID_DATA, or
     /// UNSUPPORTED_REQUEST for an unknown function); anything else was dropped.
     case unreadableMessage(SDLConnectedApp, RPCError)
-    /// A response of the handler that could not be sent (wrong function, breaks the spec); the
-    /// app was answered GENERIC_ERROR instead.
+    /// A response of the handler that could not be sent (wrong function, breaks the spec: the
+    /// app was answered GENERIC_ERROR instead), or a second answer to a request (dropped:
+    /// ``SDLConnectionError/Code/alreadyAnswered``).
     case handlerError(SDLConnectedApp, SDLConnectionError)
     /// Anything else the session engine reported: anomalies, protocol errors, refused starts,
     /// transports closing.

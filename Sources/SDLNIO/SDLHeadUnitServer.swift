@@ -75,11 +75,8 @@ public final class SDLHeadUnitServer: Sendable {
                     }
                 case .request(let app, let request):
                     Task {
-                        let response = await handler.respond(to: request, from: app)
-                        let (functionID, correlationID) = (request.functionID.rawValue, request.correlationID)
-                        core.execute {
-                            $0.answerRequest(response, functionID: functionID, correlationID: correlationID, of: app.handle)
-                        }
+                        let answer = await handler.answer(request, from: app)
+                        core.execute { $0.answerRequest(answer, to: request, of: app.handle) }
                     }
                 }
             }
@@ -188,6 +185,23 @@ public final class SDLConnectedApp: Sendable, Hashable, CustomStringConvertible 
         let handle = self.handle
         try await self.core.run { core, completion in
             core.sendNotification(notification, to: handle, completion: completion)
+        }
+    }
+
+    /// Answers a request of the app that the handler took with
+    /// ``SDLRequestAnswer/answeredSeparately`` (``SDLHeadUnitHandler/answer(_:from:)``), with a
+    /// response of its function and its correlation id, in order with everything else sent to the
+    /// app: a notification sent after this returns reaches the app after the response, as SDL
+    /// Core orders them. Returns once the session engine has it (after waiting while the app's
+    /// RPC queue is full). Throws ``SDLConnectionError/Code/alreadyAnswered`` when the request is
+    /// answered already or is not one of this app's (nothing is sent);
+    /// ``SDLConnectionError/Code/invalidMessage`` for a response of another function or one that
+    /// breaks the spec (the app is answered GENERIC_ERROR instead, as for a returned response);
+    /// ``SDLConnectionError/Code/disconnected`` when the session has ended.
+    public func respond(_ response: any RPCMessage, to request: AnyRPCMessage) async throws(SDLConnectionError) {
+        let handle = self.handle
+        try await self.core.run { core, completion in
+            core.respond(response, to: request, of: handle, completion: completion)
         }
     }
 

@@ -47,7 +47,7 @@ struct HeadUnitRequestTests {
                     let again = await #expect(throws: SDLConnectionError.self) {
                         try await app.respond(SDLGetAppServiceDataResponse(success: false, resultCode: .genericError), to: request)
                     }
-                    #expect(again?.code == .invalidMessage)
+                    #expect(again?.code == .alreadyAnswered)
                     if answered.count == 2 { break }
                 }
                 return answered
@@ -130,6 +130,52 @@ struct HeadUnitRequestTests {
             let request = try #require(await iterator.next())
             try await app.respond(SDLGetAppServiceDataResponse(success: true, resultCode: .success), to: request)
             #expect(try await first.resultCode == .success)
+        }
+    }
+
+    @Test func theAppHoldsAt1024UnansweredRequestsOfTheHeadUnitAndAnsweringOneMakesRoomForOne() async throws {
+        try await within {
+            var configuration = testHeadUnitConfiguration()
+            // The app answers the 1,024 at the end faster than Core's flood limit allows.
+            configuration.session.headUnit.floodLimit = nil
+            let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: RecordingHandler())
+            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            try await app.register(registration())
+            let connected = try #require(await server.connectedApps.first)
+            let requests = app.incomingRequests(bufferSize: 2048)
+            var iterator = requests.makeAsyncIterator()
+            @Sendable func ask(_ serviceType: String) async throws(SDLConnectionError) -> SDLGetAppServiceDataResponse {
+                try await connected.send(SDLGetAppServiceDataRequest(serviceType: serviceType))
+            }
+
+            let cap = 1024
+            let held = (0..<cap).map { index in Task { () async throws(SDLConnectionError) in try await ask("held \(index)") } }
+            var taken: [SDLIncomingRequest] = []
+            while taken.count < cap, let request = await iterator.next() {
+                taken.append(request)
+            }
+            let takenTypes = Set(taken.compactMap { ($0.message.message as? SDLGetAppServiceDataRequest)?.serviceType })
+            #expect(takenTypes == Set((0..<cap).map { "held \($0)" }))
+            // The 1,025th, 1,026th and 1,027th are refused by the app at once.
+            for _ in 0..<3 {
+                #expect(try await ask("over").resultCode == .tooManyPendingRequests)
+            }
+            // One answer makes room for exactly one more: the next reaches the stream (the refused
+            // ones never did), the one after it is refused again.
+            try await app.respond(SDLGetAppServiceDataResponse(success: true, resultCode: .success), to: taken[0])
+            let admitted = Task { () async throws(SDLConnectionError) in try await ask("admitted") }
+            let next = try #require(await iterator.next())
+            #expect((next.message.message as? SDLGetAppServiceDataRequest)?.serviceType == "admitted")
+            #expect(try await ask("over again").resultCode == .tooManyPendingRequests)
+
+            for request in taken.dropFirst() + [next] {
+                try await app.respond(SDLGetAppServiceDataResponse(success: true, resultCode: .success), to: request)
+            }
+            for task in held + [admitted] {
+                #expect(try await task.value.resultCode == .success)
+            }
+            await app.disconnect()
+            await server.shutdown()
         }
     }
 

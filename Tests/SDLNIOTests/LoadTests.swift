@@ -65,12 +65,7 @@ struct LoadTests {
             var configuration = testHeadUnitConfiguration()
             configuration.transport.maxQueuedBytesPerService = 64 * 1024
             let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)
-            let peer = try await RawPeer.connect(port: server.primaryPort)
-            var frames = peer.frames()
-            try await peer.send(RawFrames.startSession)
-            let session = try #require(try await frames.next()).header.sessionID.rawValue
-            try await peer.send(RawFrames.register(session: session))
-            _ = try #require(try await frames.next { $0.header.serviceType == .rpc })
+            let (peer, _, _) = try await RawPeer.registered(port: server.primaryPort)
             try await peer.stopReading()
             let app = try #require(await server.connectedApps.first)
 

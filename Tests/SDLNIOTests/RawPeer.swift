@@ -38,6 +38,18 @@ struct RawPeer: Sendable {
         return RawPeer(channel: channel, received: stream)
     }
 
+    /// A raw app whose session started and whose RegisterAppInterface (#1) was answered: the
+    /// frames after the response, and the session id.
+    static func registered(port: Int) async throws -> (peer: RawPeer, frames: FrameReader, session: UInt8) {
+        let peer = try await RawPeer.connect(port: port)
+        var frames = peer.frames()
+        try await peer.send(RawFrames.startSession)
+        let session = try #require(try await frames.next()).header.sessionID.rawValue
+        try await peer.send(RawFrames.register(session: session))
+        _ = try #require(try await frames.next { $0.header.serviceType == .rpc && $0.header.frameType != .control })
+        return (peer, frames, session)
+    }
+
     func send(_ bytes: [UInt8]) async throws {
         try await self.channel.writeAndFlush(ByteBuffer(bytes: bytes))
     }
