@@ -22,9 +22,9 @@ struct RecordingHandler<Handler: SDLHeadUnitHandler>: SDLHeadUnitHandler {
         return await self.handler.registerApp(request, from: app)
     }
 
-    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
+    func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
         self.recorder(Self.handle(of: app), request)
-        return await self.handler.respond(to: request, from: app)
+        return await self.handler.answer(request, from: app)
     }
 
     func handle(_ event: SDLHeadUnitEvent) async {

@@ -149,6 +149,11 @@ actor SimulationState {
     private var headUnit: SimulatedHeadUnit
     private let transcript: @Sendable (TranscriptLine) -> Void
     private var links: [AppHandle: AppLink] = [:]
+    /// Apps that disconnected, the latest ones (bounded): a handler call of such an app that was
+    /// already on its way must not make it a link again (it would outlive the app).
+    private var departed: Set<AppHandle> = []
+    private var departedOrder = CircularBuffer<AppHandle>()
+    private static let departedMemory = 1024
     /// Requests waiting for the head unit's response: in the same step, or once a provider
     /// answered or the provider timeout passed.
     private var waiters: [WaiterKey: Waiter] = [:]
@@ -228,6 +233,9 @@ actor SimulationState {
     // MARK: - Handler calls
 
     func register(_ request: SDLRegisterAppInterfaceRequest, from app: SDLConnectedApp) async -> SDLRegisterAppInterfaceResponse {
+        guard !self.departed.contains(Self.handle(of: app)) else {
+            return SDLRegisterAppInterfaceResponse(success: false, resultCode: .genericError, info: "the app disconnected")
+        }
         let handle = self.link(app)
         self.links[handle]?.heldBack = self.links[handle]?.heldBack ?? []
         let answer = await withCheckedContinuation { continuation in
@@ -246,6 +254,8 @@ actor SimulationState {
     /// Gives the head unit a request; its response goes into the app's outbox when the head unit
     /// makes it.
     func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) {
+        // An app that left meanwhile: the server has nobody to answer.
+        guard !self.departed.contains(Self.handle(of: app)) else { return }
         self.wait(for: request, from: self.link(app), as: .request(request))
     }
 
@@ -404,6 +414,12 @@ actor SimulationState {
         self.act(on: self.headUnit.appDisconnected(handle, now: .now()))
         if let link = self.links.removeValue(forKey: handle) {
             link.outbox.finish()
+        }
+        if self.departed.insert(handle).inserted {
+            self.departedOrder.append(handle)
+            if self.departedOrder.count > Self.departedMemory {
+                self.departed.remove(self.departedOrder.removeFirst())
+            }
         }
         for key in self.waiters.keys where key.app == handle {
             self.waiters.removeValue(forKey: key)?.abandon()

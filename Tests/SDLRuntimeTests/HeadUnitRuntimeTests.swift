@@ -113,6 +113,30 @@ struct HeadUnitRuntimeTests {
         await headUnit.shutdown()
     }
 
+    @Test("requests still on their way when their app vanishes: the head unit keeps no link, waiter or task of the app")
+    func requestsOfAnAppThatVanished() async throws {
+        let (headUnit, _) = try await startHeadUnit()
+        for round in 0..<20 {
+            let app = try await scriptedApp("Gone\(round)", to: headUnit, types: [.remoteControl])
+            // Requests fired without waiting, then the connection cut under them: some reach the
+            // handler after the head unit heard of the disconnection.
+            let connection = app.connection
+            let requests = (0..<16).map { _ in
+                Task { _ = try? await connection.send(SDLGetInteriorVehicleDataRequest(moduleType: .climate, subscribe: false)) }
+            }
+            await Task.yield()
+            await connection.close()
+            for request in requests { await request.value }
+            let statistics = try await waitFor(headUnit) { $0.connectedApps == 0 && $0.waitingRequests == 0 }
+            #expect(statistics.connectedApps == 0, "round \(round)")
+            #expect(statistics.waitingRequests == 0, "round \(round)")
+        }
+        // And it stays so once the late calls have run.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(await headUnit.statistics.connectedApps == 0)
+        await headUnit.shutdown()
+    }
+
     @Test("a provider that vanishes while a request waits for it: the consumer is answered at once, not left to time out")
     func providerVanishes() async throws {
         let (headUnit, _) = try await startHeadUnit()

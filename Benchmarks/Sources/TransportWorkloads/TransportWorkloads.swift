@@ -11,7 +11,7 @@ public enum TransportWorkloads {
 
     /// Bytes one video operation moves.
     static let videoBytes = 64 << 20
-    /// What one write hands to the writer; the writer cuts it into media messages of 64 KiB (its
+    /// What one write hands to the writer; the writer cuts it into media messages of 256 KiB (its
     /// default), the plain copy into writes of 64 KiB.
     static let writeSize = 1 << 20
     static let pieceSize = 64 << 10
