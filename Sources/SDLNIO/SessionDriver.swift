@@ -200,6 +200,11 @@ final class SessionDriver {
         self.completeStopIfIdle()
     }
 
+    /// The payload size from which a frame's payload is written as its own slice rather than
+    /// copied after its header: below it, a copy costs less than another iovec and the buffer it
+    /// pins.
+    static let payloadSliceThreshold = 16 * 1024
+
     /// Pulls frames into the socket while it is writable.
     private func pull(_ transport: TransportID) {
         guard let link = self.links[transport] else { return }
@@ -209,10 +214,19 @@ final class SessionDriver {
             // Small to start: the buffer stays pinned until the kernel takes it, and most pulls
             // carry a few small frames; a large frame grows it once.
             var buffer = channel.allocator.buffer(capacity: min(4096, self.transportConfiguration.writeChunkSize))
-            guard self.engine.nextWrite(on: transport, maxBytes: self.transportConfiguration.writeChunkSize, into: &buffer) > 0 else {
-                break
+            // Large payloads (audio, video, bulk data) go to the socket as slices of what was sent,
+            // gathered with their headers by NIO's vectored write, not copied into the buffer.
+            // Written once the engine returns: a write can fire pipeline events that reach it.
+            var pieces: [ByteBuffer] = []
+            let count = self.engine.nextWrite(
+                on: transport, maxBytes: self.transportConfiguration.writeChunkSize, into: &buffer,
+                handingOutPayloadsFrom: Self.payloadSliceThreshold
+            ) { piece in
+                pieces.append(piece)
             }
-            channel.write(buffer, promise: nil)
+            guard count > 0 else { break }
+            for piece in pieces { channel.write(piece, promise: nil) }
+            if buffer.readableBytes > 0 { channel.write(buffer, promise: nil) }
             wrote = true
         }
         if wrote {

@@ -83,6 +83,19 @@ public struct SessionEngine: Sendable {
     /// whole: the last one may go past `maxBytes`. Protected frames are protected here, at write
     /// time, by their session's security provider.
     public mutating func nextWrite(on transport: TransportID, maxBytes: Int, into buffer: inout ByteBuffer) -> Int {
+        self.nextWrite(on: transport, maxBytes: maxBytes, into: &buffer, handingOutPayloadsFrom: .max) { _ in }
+    }
+
+    /// ``nextWrite(on:maxBytes:into:)`` without copying large payloads: a frame whose payload has
+    /// at least `threshold` bytes has its header written into `buffer`, then `buffer` and the
+    /// payload (a slice of the message sent) are handed to `handOut` in that order, and `buffer`
+    /// starts anew. The bytes on the wire are `handOut`'s pieces in order, then what is left in
+    /// `buffer`. For transports that gather writes (a socket's `writev`): audio and video then go
+    /// from the sender's buffer to the kernel without a copy.
+    public mutating func nextWrite(
+        on transport: TransportID, maxBytes: Int, into buffer: inout ByteBuffer, handingOutPayloadsFrom threshold: Int,
+        _ handOut: (ByteBuffer) -> Void
+    ) -> Int {
         guard self.transports.contains(transport) else { return 0 }
         var written = 0
         while written < maxBytes, let scheduled = self.transports[existing: transport].scheduler.next() {
@@ -92,8 +105,16 @@ public struct SessionEngine: Sendable {
                 frame.payload = protected
             }
             let before = buffer.writerIndex
-            FrameEncoder.write(frame, to: &buffer)
-            written += buffer.writerIndex - before
+            if frame.payload.readableBytes >= threshold {
+                FrameEncoder.writeHeader(frame, to: &buffer)
+                written += buffer.writerIndex - before + frame.payload.readableBytes
+                handOut(buffer)
+                handOut(frame.payload)
+                buffer = ByteBuffer()
+            } else {
+                FrameEncoder.write(frame, to: &buffer)
+                written += buffer.writerIndex - before
+            }
         }
         if self.transports.contains(transport), self.transports[existing: transport].scheduler.isEmpty {
             self.transports[existing: transport].writeRequested = false
