@@ -460,7 +460,12 @@ extension SessionEngine {
         // Half-received messages of the session go, and so does its MTU table row.
         _ = self.transports[session.primary]?.reassembler.discard(session: session.id)
         if let secondary = session.secondary { _ = self.transports[secondary]?.reassembler.discard(session: session.id) }
-        self.mtus.removeAll(session: session.id)
+        // An app may still hold a session of this id on another transport: the head unit gave the
+        // id out again (Core's lowest-free order) before the app read this session's end. The
+        // table is keyed by id, and that session's MTUs are the ones in it now.
+        if !self.sessions.keys.contains(where: { $0 != handle && self.sessions[$0]?.id == session.id }) {
+            self.mtus.removeAll(session: session.id)
+        }
         if case .connecting(let request) = session.secondaryMachine?.state {
             self.connectRequests[request] = nil
         }

@@ -239,4 +239,33 @@ import Testing
         app.feed(control(.startServiceACK, service: .video, session: 1, payload: bson { $0.appendInt64("mtu", 131_072) }))
         #expect(app.driver.engine.serviceInfo(.video, of: handle)?.mtu == 131_072)
     }
+
+    /// `mtu-of-a-reused-id-dropped-by-the-old-sessions-end`: a head unit ended session 1 on one
+    /// transport and gave id 1 to the app's next session, on another transport, with an MTU of
+    /// 200, before the app read the end. When the app then read it, ending its old session 1
+    /// erased the MTUs of id 1, the new session's included, and it sent frames of 529 bytes that
+    /// the head unit refused. An MTU now stays while a session of its id lives.
+    @Test func anEndedSessionLeavesTheMTUOfItsIDsNextHolder() throws {
+        var app = AppUnderTest()
+        let other = TransportID(2)
+        try app.driver.engine.transportOpened(other, as: .primary, now: app.now)
+        let old = app.start()
+        app.feed(control(.startServiceACK, service: .rpc, session: 1, payload: bson { $0.appendString("protocolVersion", "5.4.1") }))
+        let next = try app.driver.engine.startSession(on: other, now: app.now)
+        app.driver.drain()
+        app.feed(control(.startServiceACK, service: .rpc, session: 1, payload: bson {
+            $0.appendString("protocolVersion", "5.4.1")
+            $0.appendInt64("mtu", 200)
+        }), on: other)
+        #expect(app.driver.engine.sessionInfo(next)?.mtu == 200)
+        // The old session's end, read late.
+        app.feed(control(.endService, service: .rpc, session: 1))
+        #expect(app.driver.engine.sessionInfo(old) == nil)
+        _ = app.newFrames(on: other)
+        try app.driver.engine.send(ByteBuffer(repeating: 9, count: 1_000), on: .rpc, of: next, now: app.now)
+        app.driver.drain()
+        let frames = app.newFrames(on: other)
+        #expect(frames.count == 7)
+        #expect(frames.allSatisfy { $0.header.dataSize <= 188 })
+    }
 }
