@@ -171,14 +171,20 @@ extension SessionEngine {
 
     /// Protects an outgoing frame's payload; a failure ends the session's protected services.
     mutating func protectOutgoing(_ frame: ProtocolFrame, on transport: TransportID) -> ByteBuffer? {
-        guard let handle = self.sessionHandle(frame.header.sessionID, on: transport),
+        self.protect(frame.payload, session: frame.header.sessionID, on: transport)
+    }
+
+    /// Protects a payload of a session with its security provider; nil, reported, when it has
+    /// none or protecting fails.
+    mutating func protect(_ payload: ByteBuffer, session id: SessionID, on transport: TransportID) -> ByteBuffer? {
+        guard let handle = self.sessionHandle(id, on: transport),
             self.sessions[handle]?.security.provider != nil
         else {
-            self.anomaly(.unprotectFailed, transport: transport, "a protected frame for session \(frame.header.sessionID) without a security context; dropped")
+            self.anomaly(.unprotectFailed, transport: transport, "a protected frame for session \(id) without a security context; dropped")
             return nil
         }
         do {
-            return try self.sessions[existing: handle].security.provider!.protect(frame.payload)
+            return try self.sessions[existing: handle].security.provider!.protect(payload)
         } catch {
             self.anomaly(.unprotectFailed, session: handle, transport: transport, "protect failed: \(error)")
             self.sendInternalError(.encryptionFailed, error.detail, of: handle, sequence: 0)

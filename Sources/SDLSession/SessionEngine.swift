@@ -348,18 +348,26 @@ public struct SessionEngine: Sendable {
 
     /// Queues a control frame (never fragmented). `eBit` sets the header's E bit (a protected
     /// start, or its ACK); `protectPayload` passes the payload through the session's security
-    /// provider at write time (only a head unit's StartServiceACK with E=1, D.3: an E=1 control
+    /// provider as it is queued (only a head unit's StartServiceACK with E=1, D.3: an E=1 control
     /// frame never carries a clear payload).
     mutating func sendControl(
         _ info: ControlFrameInfo, service: ServiceType, session: SessionID, version: ProtocolVersion, messageID: UInt32,
         payload: ByteBuffer = ByteBuffer(), eBit: Bool = false, protectPayload: Bool = false, on transport: TransportID
     ) {
+        var payload = payload
+        if protectPayload && payload.readableBytes > 0 {
+            // Now, not at write time: the session may end before the frame is written, taking its
+            // security context, and the answer must still go out (D.9). Control frames go ahead
+            // of everything queued, so protecting them now keeps the records in wire order.
+            guard let protected = self.protect(payload, session: session, on: transport) else { return }
+            payload = protected
+        }
         let fragmenter = try! MessageFragmenter(
             payload: payload, version: version, serviceType: service, sessionID: session, messageID: MessageID(messageID),
             control: info, encrypted: eBit && version.hasMessageID,
             maxPayloadPerFrame: Int(UInt32.max))
         self.enqueue(
-            OutgoingMessage(fragmenter, isProtected: protectPayload && payload.readableBytes > 0), session: session,
+            OutgoingMessage(fragmenter, isProtected: false), session: session,
             service: service, frameType: .control, on: transport)
     }
 

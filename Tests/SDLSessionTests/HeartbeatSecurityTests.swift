@@ -121,6 +121,34 @@ struct SecurityTests {
         #expect(received.first?.wasProtected == true)
     }
 
+    /// `protected-video-ack-queued-when-its-session-ended` and `…-audio-…` (FuzzSession): a
+    /// protected StartServiceACK was protected at write time, so when its session ended first
+    /// (the app's EndService(RPC) read in the same batch) the security context was gone and the
+    /// ACK was dropped: a start left unanswered, against D.9. It is protected as it is queued now.
+    @Test("A protected StartServiceACK queued when its session ends still goes out, protected")
+    func protectedAckOutlivesItsSession() throws {
+        var (pair, link, handle, huHandle) = self.protectedPair()
+        try pair.app.engine.startService(.video, of: handle, protection: .required, now: pair.now)
+        pair.pump()
+        #expect(serviceStarts(pair.app.events, .video).first?.isProtected == true)
+        _ = pair.hu.takeOutbox(link)
+        pair.hu.autoWrite = false
+        let id = try #require(pair.hu.engine.sessionInfo(huHandle)?.sessionID)
+        var payload = ByteBuffer()
+        try StartServiceACKPayload(mtu: 131_072).write(to: &payload)
+        pair.hu.engine.sendControl(
+            .startServiceACK, service: .audio, session: id, version: .v5, messageID: 9, payload: payload, eBit: true,
+            protectPayload: true, on: link)
+        try pair.hu.engine.endSession(huHandle, now: pair.now)
+        pair.hu.drain()
+        pair.hu.pull(link)
+        let frames = decodeFrames(pair.hu.takeOutbox(link))
+        #expect(frames.map(\.header.controlFrameInfo) == [.startServiceACK, .endService])
+        let ack = try #require(frames.first)
+        #expect(ack.header.isEncrypted)
+        #expect(Array(ack.payload.readableBytesView.prefix(4)) == FakeSecurityProvider.tag)
+    }
+
     @Test("38a'. The legacy notification type is accepted for handshake data")
     func legacyQueryType() throws {
         var (app, handle) = appWithSession { $0.makeSecurityProvider = { _ in FakeSecurityProvider(role: .server) } }
