@@ -215,6 +215,69 @@ public struct FrameDecoder: Sendable {
         return try self.nextFrameSlowly(mtus: mtus, ceiling: ceiling)
     }
 
+    /// Visits every frame that can be decoded now, in order, lending `body` each frame's header
+    /// and payload bytes for the duration of the call, and returns how many it visited. It
+    /// decodes exactly what `nextFrame(mtus:)` would (same validation, resynchronisation, limits
+    /// and errors): it returns when more bytes are needed, and throws for a bad header after
+    /// visiting the frames before it (with `.resynchronize`, calling it again continues after
+    /// the bad byte).
+    ///
+    /// This is the decoder without allocation or reference counting per frame: frames lying
+    /// whole in the front buffer are read in one pass over its bytes, with no `ByteBuffer` slice
+    /// made for their payloads (a slice costs a retain and a release, and the front buffer stays
+    /// open for small reads to be copied into). Use it where frames are inspected, forwarded or
+    /// copied rather than kept, as a router or a dissector does; keep a payload by copying it,
+    /// since the bytes are only valid inside `body`.
+    @discardableResult
+    public mutating func forEachFrame(
+        mtus: MTUTable = MTUTable(), _ body: (FrameHeader, UnsafeRawBufferPointer) -> Void
+    ) throws(SDLProtocolError) -> Int {
+        var visited = 0
+        while true {
+            if !self.resynchronizing {
+                visited &+= self.visitWholeFrames(mtus: mtus, body)
+            }
+            // What is left at the front is a bad header, a frame not yet whole in `front`, or
+            // the end of the stream: one step the careful way.
+            guard let frame = try self.nextFrame(mtus: mtus) else { return visited }
+            frame.payload.withUnsafeReadableBytes { body(frame.header, $0) }
+            visited &+= 1
+        }
+    }
+
+    /// Visits the valid frames lying whole at the start of `front`, within one access to its
+    /// bytes, and consumes them.
+    private mutating func visitWholeFrames(
+        mtus: MTUTable, _ body: (FrameHeader, UnsafeRawBufferPointer) -> Void
+    ) -> Int {
+        let maxVersion = self.limits.maxVersion
+        let ceiling = self.limits.receivePayloadCeiling
+        let (consumed, count, lastStart) = self.front.withUnsafeReadableBytes { raw -> (Int, Int, Int) in
+            var offset = 0
+            var count = 0
+            var lastStart = 0
+            while raw.count &- offset >= FrameHeader.v2Size {
+                let word = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                let id = UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt32.self))
+                let header = FrameHeader(word: word, messageID: id)
+                guard header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) == nil else { break }
+                // Validated: the data size is within the receive ceiling, so this cannot overflow.
+                let end = offset &+ header.size &+ Int(header.dataSize)
+                guard end <= raw.count else { break }
+                body(header, UnsafeRawBufferPointer(rebasing: raw[(offset &+ header.size)..<end]))
+                lastStart = offset
+                offset = end
+                count &+= 1
+            }
+            return (offset, count, lastStart)
+        }
+        if count > 0 {
+            self.lastFrameOffset = self.streamOffset &+ lastStart
+            self.consume(consumed)
+        }
+        return count
+    }
+
     /// The header at the reader index if 12 bytes are readable (a version 1 header in fewer
     /// bytes goes the slow way).
     private static func peekWholeHeader(in buffer: ByteBuffer) -> FrameHeader? {

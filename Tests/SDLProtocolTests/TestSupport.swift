@@ -22,17 +22,21 @@ struct DecodeResult {
 
 /// Runs a fresh decoder over a stream cut into the given chunks, draining after every chunk and,
 /// unless `finish` is false, after declaring the end of the stream.
+/// With `visiting`, frames are pulled with `forEachFrame(mtus:_:)` instead of `nextFrame(mtus:)`
+/// (their borrowed payloads copied into the result).
 func decode(_ chunks: [ByteBuffer], limits: ProtocolLimits = ProtocolLimits(), mtus: MTUTable = MTUTable(),
-            policy: FrameDecoder.InvalidHeaderPolicy = .resynchronize, finish: Bool = true) -> DecodeResult {
+            policy: FrameDecoder.InvalidHeaderPolicy = .resynchronize, finish: Bool = true,
+            visiting: Bool = false) -> DecodeResult {
     var decoder = FrameDecoder(limits: limits, invalidHeaderPolicy: policy)
     var result = DecodeResult()
+    let pull = visiting ? visit : drain
     for chunk in chunks {
         decoder.append(chunk)
-        drain(&decoder, mtus: mtus, into: &result)
+        pull(&decoder, mtus, &result)
     }
     if finish {
         decoder.finish()
-        drain(&decoder, mtus: mtus, into: &result)
+        pull(&decoder, mtus, &result)
     }
     return result
 }
@@ -54,8 +58,9 @@ func decodeInEveryChunking(
     check: (_ name: String, _ result: DecodeResult) throws -> Void
 ) rethrows {
     var whole: DecodeResult?
-    for (name, chunks) in chunkings(of: stream) {
-        let result = decode(chunks, limits: limits, mtus: mtus, finish: finish)
+    for (index, (name, chunks)) in chunkings(of: stream).enumerated() {
+        // Every other cut is pulled with `forEachFrame`, whose frames must be the same.
+        let result = decode(chunks, limits: limits, mtus: mtus, finish: finish, visiting: index % 2 == 1)
         if let whole {
             // Frames compare header and payload bytes; strings are built only to report a difference.
             let sameErrors = name.hasPrefix("whole") ? result.errorFields == whole.errorFields : result.errorPlaces == whole.errorPlaces
@@ -68,6 +73,22 @@ func decodeInEveryChunking(
             whole = result
         }
         try check(name, result)
+    }
+}
+
+/// Pulls every frame `forEachFrame(mtus:_:)` visits, copying each borrowed payload, and every
+/// error, until it returns (or, with `.fail`, throws).
+func visit(_ decoder: inout FrameDecoder, mtus: MTUTable = MTUTable(), into result: inout DecodeResult) {
+    while true {
+        do {
+            try decoder.forEachFrame(mtus: mtus) { header, payload in
+                result.frames.append(ProtocolFrame(header: header, payload: ByteBuffer(bytes: payload)))
+            }
+            return
+        } catch {
+            result.errors.append(error)
+            if decoder.invalidHeaderPolicy == .fail { return }
+        }
     }
 }
 
