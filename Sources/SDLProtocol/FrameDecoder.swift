@@ -233,15 +233,54 @@ public struct FrameDecoder: Sendable {
         mtus: MTUTable = MTUTable(), _ body: (FrameHeader, UnsafeRawBufferPointer) -> Void
     ) throws(SDLProtocolError) -> Int {
         var visited = 0
+        let ceiling = self.limits.receivePayloadCeiling
         while true {
-            if !self.resynchronizing {
-                visited &+= self.visitWholeFrames(mtus: mtus, body)
+            guard !self.resynchronizing && self.failure == nil else {
+                // A garbage run, or a decoder that failed: the careful way, one step at a time.
+                guard let frame = try self.nextFrame(mtus: mtus) else { return visited }
+                frame.payload.withUnsafeReadableBytes { body(frame.header, $0) }
+                visited &+= 1
+                continue
             }
-            // What is left at the front is a bad header, a frame not yet whole in `front`, or
-            // the end of the stream: one step the careful way.
+            visited &+= self.visitWholeFrames(mtus: mtus, body)
+            // What is left at the front is a frame spanning buffers, a bad header, a frame not
+            // yet all there, or nothing. A valid frame that is all there is what `nextFrame`
+            // would take at once (outside a garbage run there is no look-ahead); its payload
+            // is gathered into temporary memory (the stack when it has room) instead of a new
+            // buffer, so a frame spanning two reads costs no allocation either.
+            if case .valid(let header) = self.inspectHeader(at: 0, mtus: mtus, ceiling: ceiling),
+                self.bufferedBytes >= header.frameSize
+            {
+                self.visitGathered(header, body)
+                visited &+= 1
+                continue
+            }
             guard let frame = try self.nextFrame(mtus: mtus) else { return visited }
             frame.payload.withUnsafeReadableBytes { body(frame.header, $0) }
             visited &+= 1
+        }
+    }
+
+    /// Lends the payload of the whole frame at the front, gathered from the buffers it spans,
+    /// and consumes the frame.
+    private mutating func visitGathered(
+        _ header: FrameHeader, _ body: (FrameHeader, UnsafeRawBufferPointer) -> Void
+    ) {
+        self.lastFrameOffset = self.streamOffset
+        let dataSize = Int(header.dataSize)
+        withUnsafeTemporaryAllocation(byteCount: max(dataSize, 1), alignment: 1) { scratch in
+            var copied = 0
+            self.forEachSegment(from: header.size, count: dataSize) { segment, index, count in
+                guard count > 0 else { return }
+                segment.withUnsafeReadableBytes { source in
+                    scratch.baseAddress.unsafelyUnwrapped.advanced(by: copied).copyMemory(
+                        from: source.baseAddress.unsafelyUnwrapped.advanced(by: index &- segment.readerIndex), byteCount: count)
+                }
+                copied &+= count
+            }
+            self.workCount &+= dataSize
+            self.consume(header.frameSize)
+            body(header, UnsafeRawBufferPointer(rebasing: scratch[..<dataSize]))
         }
     }
 

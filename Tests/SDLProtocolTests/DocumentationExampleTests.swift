@@ -28,6 +28,17 @@ import Testing
         #expect(delivered.first?.payload == payload)
         #expect(delivered.first?.serviceType == .rpc)
 
+        // Visiting the same frames: headers and lent payloads, nothing kept.
+        var visitor = FrameDecoder()
+        var visited: [(SessionID, ServiceType, Int)] = []
+        visitor.append(out)
+        try visitor.forEachFrame { header, payload in
+            visited.append((header.sessionID, header.serviceType, payload.count))
+        }
+        // A First frame (8 bytes), then the 300,000 bytes in frames of at most 131,072 (v5).
+        #expect(visited.map(\.2) == [8, 131_072, 131_072, 37_856])
+        #expect(visited.allSatisfy { $0.0 == SessionID(1) && $0.1 == .rpc })
+
         var ackBytes = ByteBuffer()
         try StartServiceACKPayload(protocolVersion: "5.4.1", hashID: 9, mtu: 131_072).write(to: &ackBytes)
         let ack = try StartServiceACKPayload(bson: ackBytes)
