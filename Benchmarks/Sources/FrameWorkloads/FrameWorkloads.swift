@@ -190,7 +190,8 @@ public func memcpyNew(_ bytes: Int) -> (Int) -> Void {
 }
 
 /// A message of `size` bytes, fragmented at the v5 default MTU (131,072-byte payloads) by
-/// `MessageFragmenter`, the frames handed to a `Reassembler` as a receiver gets them.
+/// `MessageFragmenter`, the frames handed to a `Reassembler` as a receiver gets them: one
+/// reassembler for all the messages, as a connection has.
 private func fragmentAndReassemble(_ size: Int) -> (Int) -> Void {
     let message = ByteBuffer(bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) })
     var limits = ProtocolLimits()
@@ -198,19 +199,21 @@ private func fragmentAndReassemble(_ size: Int) -> (Int) -> Void {
     limits.maxReassemblyBytes = max(limits.maxReassemblyBytes, size)
     let now = NIODeadline.uptimeNanoseconds(0)
     let perFrame = ProtocolLimits().sendPayloadLimit(version: .v5)
+    let state = RunState(Reassembler(limits: limits))
     return { count in
-        for _ in 0..<count {
-            var reassembler = Reassembler(limits: limits)
-            let fragmenter = try! MessageFragmenter(
-                payload: message, version: .v5, serviceType: .video, sessionID: SessionID(1), messageID: MessageID(1),
-                maxPayloadPerFrame: perFrame)
-            var delivered = 0
-            for frame in fragmenter {
-                if let reassembled = try! reassembler.process(frame, now: now) {
-                    delivered = reassembled.payload.readableBytes
+        state.withValue { reassembler in
+            for _ in 0..<count {
+                let fragmenter = try! MessageFragmenter(
+                    payload: message, version: .v5, serviceType: .video, sessionID: SessionID(1), messageID: MessageID(1),
+                    maxPayloadPerFrame: perFrame)
+                var delivered = 0
+                for frame in fragmenter {
+                    if let reassembled = try! reassembler.process(frame, now: now) {
+                        delivered = reassembled.payload.readableBytes
+                    }
                 }
+                precondition(delivered == size)
             }
-            precondition(delivered == size)
         }
     }
 }
@@ -223,18 +226,20 @@ private func decodeAndReassemble(_ size: Int) -> (Int) -> Void {
         sessionID: SessionID(1), messageID: MessageID(1), maxPayloadPerFrame: ProtocolLimits().sendPayloadLimit(version: .v5),
         to: &stream)
     let now = NIODeadline.uptimeNanoseconds(0)
+    // One decoder and one reassembler for all the messages, as a connection has.
+    let state = RunState((FrameDecoder(), Reassembler()))
     return { count in
-        for _ in 0..<count {
-            var decoder = FrameDecoder()
-            var reassembler = Reassembler()
-            decoder.append(stream)
-            var delivered = 0
-            while let frame = try! decoder.nextFrame() {
-                if let message = try! reassembler.process(frame, now: now) {
-                    delivered += message.payload.readableBytes
+        state.withValue { receiver in
+            for _ in 0..<count {
+                receiver.0.append(stream)
+                var delivered = 0
+                while let frame = try! receiver.0.nextFrame() {
+                    if let message = try! receiver.1.process(frame, now: now) {
+                        delivered += message.payload.readableBytes
+                    }
                 }
+                precondition(delivered == size)
             }
-            precondition(delivered == size)
         }
     }
 }

@@ -11,7 +11,10 @@ import SDLProtocol
 // - no frame exceeds the receive limit of its session and service (the lent MTUs, clamped to
 //   the ceilings);
 // - the reassembler never reserves more than its limits, every message it delivers has the size
-//   its frames declared, and discarding or expiring leaves nothing behind.
+//   its frames declared, and discarding or expiring leaves nothing behind;
+// - a second decoder given the same appends but visited with `forEachFrame` (payloads lent, not
+//   sliced) yields the same frames, byte for byte, the same errors at the same offsets and the
+//   same skipped bytes, within the same storage bound.
 
 @inline(never)
 func check(_ bytes: UnsafeRawBufferPointer) {
@@ -28,12 +31,31 @@ func check(_ bytes: UnsafeRawBufferPointer) {
     mtus[SessionID(1), .rpc, .receive] = 64
     mtus[SessionID(2), .audio, .receive] = 200_000
     var decoder = FrameDecoder(limits: limits)
+    var visitor = FrameDecoder(limits: limits)
+    var pulled: [ProtocolFrame] = []
+    var visited: [ProtocolFrame] = []
+    var pulledErrors: [String] = []
+    var visitedErrors: [String] = []
     var reassembler = Reassembler(limits: limits)
     let now = NIODeadline.uptimeNanoseconds(0)
     var consumed = 0
 
     func storageIsBounded() {
         precondition(decoder.bufferedStorageBytes <= 4 * decoder.bufferedByteCount + 4096, "storage out of bounds")
+        precondition(visitor.bufferedStorageBytes <= 4 * visitor.bufferedByteCount + 4096, "visitor storage out of bounds")
+    }
+
+    func visit() {
+        while true {
+            do {
+                try visitor.forEachFrame(mtus: mtus) { header, payload in
+                    visited.append(ProtocolFrame(header: header, payload: ByteBuffer(bytes: payload)))
+                }
+                return
+            } catch {
+                visitedErrors.append("\(error.code) at \(error.offset ?? -1)")
+            }
+        }
     }
 
     func drain() {
@@ -46,8 +68,10 @@ func check(_ bytes: UnsafeRawBufferPointer) {
                 }
                 frame = next
             } catch {
+                pulledErrors.append("\(error.code) at \(error.offset ?? -1)")
                 continue
             }
+            pulled.append(frame)
             let header = frame.header
             precondition(
                 header.dataSize <= mtus.receivePayloadLimit(
@@ -93,12 +117,20 @@ func check(_ bytes: UnsafeRawBufferPointer) {
             length = min(input.readableBytes - offset, Int(mode >> 2) + 1)
         }
         decoder.append(input.getSlice(at: offset, length: length)!)
+        visitor.append(input.getSlice(at: offset, length: length)!)
         storageIsBounded()
         drain()
+        visit()
+        storageIsBounded()
         offset += length
     }
     decoder.finish()
+    visitor.finish()
     drain()
+    visit()
+    precondition(visited == pulled, "visited frames differ from pulled frames")
+    precondition(visitedErrors == pulledErrors, "visiting reports other errors: \(visitedErrors) vs \(pulledErrors)")
+    precondition(visitor.skippedByteCount == decoder.skippedByteCount && visitor.streamOffset == decoder.streamOffset)
     precondition(decoder.bufferedByteCount == 0 && decoder.streamOffset == input.readableBytes, "input left over")
     precondition(decoder.bufferedStorageBytes == 0)
     if mode & 2 == 0 {
