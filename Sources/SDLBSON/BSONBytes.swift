@@ -27,10 +27,11 @@ import NIOCore
 ///   through a readable pin, and the buffer itself is Sendable.
 /// - *writable* (``init(writable:)``): `base` is the storage's index 0, the storage was made
 ///   unique when it was pinned, and the value is held only by `_BSONOutput` inside a
-///   non-copyable writer, which writes through it and hands the buffer back (``unpin()``) before
-///   anything else can see the buffer.
+///   non-copyable writer (or by SDLRPC's JSON output, inside the parameter writer that generated
+///   code only ever takes `inout`), which writes through it and hands the buffer back
+///   (``unpin()``) before anything else can see the buffer.
 @usableFromInline
-internal struct _BSONBytes: @unchecked Sendable {
+package struct _BSONBytes: @unchecked Sendable {
     /// The owner of the storage `_base` points into.
     @usableFromInline let _buffer: ByteBuffer
     @usableFromInline let _base: UnsafeMutableRawPointer
@@ -58,7 +59,7 @@ internal struct _BSONBytes: @unchecked Sendable {
 
     /// Pins the whole storage of `buffer` for writing, made unique first (copy on write).
     @inlinable
-    init(writable buffer: consuming ByteBuffer) {
+    package init(writable buffer: consuming ByteBuffer) {
         // The mutable accessor is what makes the storage unique; the pin comes from the
         // storage-management accessor, which is the one allowed to outlive its closure.
         _ = buffer.withVeryUnsafeMutableBytes { $0.count }
@@ -70,13 +71,13 @@ internal struct _BSONBytes: @unchecked Sendable {
 
     /// The buffer of a writable pin back, ending the pin.
     @inlinable
-    consuming func unpin() -> ByteBuffer {
+    package consuming func unpin() -> ByteBuffer {
         self._buffer
     }
 
     /// Writable pins: the storage's capacity, bytes from `base`.
     @inlinable
-    var capacity: Int { self._buffer.capacity }
+    package var capacity: Int { self._buffer.capacity }
 
     /// Readable pins: the number of pinned bytes.
     @inlinable
@@ -135,7 +136,7 @@ internal struct _BSONBytes: @unchecked Sendable {
     /// The address of buffer index `index`, for the stores of one element; it must not be kept.
     @inlinable
     @inline(__always)
-    func address(_ index: Int) -> UnsafeMutableRawPointer {
+    package func address(_ index: Int) -> UnsafeMutableRawPointer {
         self._base + index
     }
 }

@@ -1,4 +1,5 @@
 import NIOCore
+import SDLBSON
 
 /// Writes a parameters object as compact JSON (RFC 8259) into a `ByteBuffer`.
 ///
@@ -8,38 +9,34 @@ import NIOCore
 /// JSON has no NaN or infinity: such a Float is recorded as `nonFiniteNumber` and reported by
 /// `finish()`.
 struct JSONParameterWriter: RPCParameterWriter {
-    /// Where `finish()` appends the output.
-    var destination: ByteBuffer
-    var buffer = JSONOutput()
+    var buffer: JSONOutput
     var needsComma = false
     var firstError: RPCError?
 
     /// Starts the top-level object at the end of `buffer`.
-    init(buffer: ByteBuffer = ByteBuffer()) {
-        self.destination = buffer
+    init(buffer: consuming ByteBuffer = ByteBuffer()) {
+        self.buffer = JSONOutput(taking: buffer)
         self.buffer.writeInteger(UInt8(ascii: "{"))
     }
 
     /// A writer for one bare value (`RPCValue.jsonText()`).
     init(valueOnly: Void) {
-        self.destination = ByteBuffer()
+        self.buffer = JSONOutput(taking: ByteBuffer())
     }
 
     /// Returns the buffer of a `valueOnly` writer.
     mutating func finishValue() throws(RPCError) -> ByteBuffer {
+        let buffer = self.buffer.finish()
         if let firstError = self.firstError {
             throw firstError
         }
-        return self.buffer.append(to: self.destination)
+        return buffer
     }
 
     /// Closes the top-level object and returns the buffer; throws if a value could not be written.
     mutating func finish() throws(RPCError) -> ByteBuffer {
         self.buffer.writeInteger(UInt8(ascii: "}"))
-        if let firstError = self.firstError {
-            throw firstError
-        }
-        return self.buffer.append(to: self.destination)
+        return try self.finishValue()
     }
 
     // MARK: Emitting
@@ -352,26 +349,51 @@ struct JSONParameterWriter: RPCParameterWriter {
     }
 }
 
-/// The writer's output: a growable byte array written through pointers, copied once into a
-/// `ByteBuffer` at the end. Cheaper per value than `ByteBuffer`'s own appends, which check
-/// capacity, uniqueness and exclusive access on every call.
+/// The writer's output: a write cursor into the pinned storage of the `ByteBuffer` being written
+/// (SDLBSON's `_BSONBytes`, as its BSON writers use), so a value costs one capacity check and its
+/// stores, with no uniqueness or exclusivity check per write and no copy at the end.
+///
+/// `position` is the buffer index where the next byte goes and `limit` the storage's capacity.
+/// Copyable only because the parameter writer must be; it lives in that writer, which generated
+/// code takes `inout`, so one output at a time writes through the pin.
 struct JSONOutput {
-    /// Storage; its `count` is the capacity, `length` the bytes written.
-    private var storage = [UInt8](repeating: 0, count: 1024)
-    private(set) var length = 0
+    /// Nil only while the storage is regrown.
+    private var bytes: _BSONBytes?
+    private var position: Int
+    private var limit: Int
+
+    /// Room reserved up front: the parameters of most RPCs fit, so they never regrow.
+    static let initialCapacity = 1024
+
+    /// Takes `buffer` over, appending at its writer index.
+    init(taking buffer: consuming ByteBuffer) {
+        if buffer.writableBytes < Self.initialCapacity {
+            buffer.reserveCapacity(minimumWritableBytes: Self.initialCapacity)
+        }
+        self.position = buffer.writerIndex
+        let bytes = _BSONBytes(writable: consume buffer)
+        self.limit = bytes.capacity
+        self.bytes = bytes
+    }
 
     /// Lets `body` write at most `maxBytes` at the end; it returns how many it wrote.
+    @inline(__always)
     mutating func writeWithUnsafeMutableBytes(minimumWritableBytes maxBytes: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) {
-        if self.length + maxBytes > self.storage.count {
-            var capacity = self.storage.count * 2
-            while capacity < self.length + maxBytes { capacity *= 2 }
-            self.storage.append(contentsOf: repeatElement(0, count: capacity - self.storage.count))
+        if _slowPath(self.limit &- self.position < maxBytes) {
+            self.grow(maxBytes)
         }
-        let length = self.length
-        let written = self.storage.withUnsafeMutableBytes { raw in
-            body(UnsafeMutableRawBufferPointer(rebasing: raw[length..<(length + maxBytes)]))
-        }
-        self.length += written
+        let start = self.bytes.unsafelyUnwrapped.address(self.position)
+        self.position &+= body(UnsafeMutableRawBufferPointer(start: start, count: maxBytes))
+    }
+
+    @inline(never)
+    private mutating func grow(_ count: Int) {
+        var buffer = self.finish()
+        // At least double, so a long output costs O(log n) reallocations.
+        buffer.reserveCapacity(minimumWritableBytes: Swift.max(count, buffer.capacity))
+        let bytes = _BSONBytes(writable: consume buffer)
+        self.limit = bytes.capacity
+        self.bytes = bytes
     }
 
     mutating func writeInteger(_ byte: UInt8) {
@@ -398,12 +420,10 @@ struct JSONOutput {
         }
     }
 
-    /// `buffer` with the output appended.
-    func append(to buffer: ByteBuffer) -> ByteBuffer {
-        var buffer = buffer
-        self.storage.withUnsafeBytes { raw in
-            _ = buffer.writeBytes(UnsafeRawBufferPointer(rebasing: raw[0..<self.length]))
-        }
+    /// The buffer back, its writer index past the output; ends the output.
+    mutating func finish() -> ByteBuffer {
+        var buffer = self.bytes.take().unsafelyUnwrapped.unpin()
+        buffer.moveWriterIndex(to: self.position)
         return buffer
     }
 }

@@ -6,10 +6,15 @@ func withJSONParameterReader<T>(
     _ buffer: ByteBuffer, options: RPCCodingOptions,
     _ body: (inout JSONParameterReader) throws(RPCError) -> T
 ) throws(RPCError) -> T {
-    let result: Result<T, RPCError> = buffer.withUnsafeReadableBytes { raw in
-        readJSON(raw.bindMemory(to: UInt8.self), options: options, body)
+    // The value comes straight back through the closure, not wrapped in a `Result`: a decoded
+    // message can be kilobytes of inline optionals, and every wrapping and unwrapping copied it.
+    do {
+        return try buffer.withUnsafeReadableBytes { raw in
+            try readJSON(raw.bindMemory(to: UInt8.self), options: options, body)
+        }
+    } catch {
+        throw error as! RPCError
     }
-    return try result.get()
 }
 
 /// The same over a string's UTF-8.
@@ -18,25 +23,24 @@ func withJSONParameterReader<T>(
     _ body: (inout JSONParameterReader) throws(RPCError) -> T
 ) throws(RPCError) -> T {
     var text = text
-    let result: Result<T, RPCError> = text.withUTF8 { bytes in
-        readJSON(bytes, options: options, body)
+    do {
+        return try text.withUTF8 { bytes in
+            try readJSON(bytes, options: options, body)
+        }
+    } catch {
+        throw error as! RPCError
     }
-    return try result.get()
 }
 
 private func readJSON<T>(
     _ bytes: UnsafeBufferPointer<UInt8>, options: RPCCodingOptions,
     _ body: (inout JSONParameterReader) throws(RPCError) -> T
-) -> Result<T, RPCError> {
+) throws(RPCError) -> T {
     var reader = JSONParameterReader(bytes: bytes, maxDepth: options.maxNestingDepth)
-    do throws(RPCError) {
-        try reader.beginObject()
-        let value = try body(&reader)
-        try reader.finish()
-        return .success(value)
-    } catch {
-        return .failure(error)
-    }
+    try reader.beginObject()
+    let value = try body(&reader)
+    try reader.finish()
+    return value
 }
 
 extension RPCStruct {

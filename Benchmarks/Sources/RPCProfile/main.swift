@@ -5,12 +5,13 @@ import SDLRPC
 
 // A plain loop over one RPC coding operation, for instruction profiles (callgrind) and quick
 // ns/op readings while optimising: RPCProfile OPERATION [ITERATIONS]
-// OPERATION: json-encode, json-decode, bson-encode, bson-decode, each of `publish` (default) or
-// `weather` (OnAppServiceData x24) as a second word, e.g. "bson-encode weather".
+// OPERATION: json-encode, json-decode, bson-encode, bson-decode, each of `publish` (default),
+// `weather` (OnAppServiceData x24), `climate` (GetInteriorVehicleData response) or `seat`
+// (OnInteriorVehicleData) as a second word, e.g. "bson-encode weather".
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let operation = arguments.first ?? "bson-encode"
-let weather = arguments.contains("weather")
+let message = ["weather", "climate", "seat"].first(where: arguments.contains) ?? "publish"
 let iterations = arguments.compactMap(Int.init).first ?? 100_000
 
 func run<M: RPCStruct>(_ message: M) -> (Int, Duration) {
@@ -32,6 +33,12 @@ func run<M: RPCStruct>(_ message: M) -> (Int, Duration) {
     return (sink, elapsed)
 }
 
-let (sink, elapsed) = weather ? run(RPCSamples.onAppServiceData()) : run(RPCSamples.publishAppService())
+let (sink, elapsed) =
+    switch message {
+    case "weather": run(RPCSamples.onAppServiceData())
+    case "climate": run(RPCSamples.getInteriorVehicleDataResponse())
+    case "seat": run(RPCSamples.onInteriorVehicleData())
+    default: run(RPCSamples.publishAppService())
+    }
 let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
-print("\(operation) \(weather ? "weather" : "publish"): \(Int(ns / Double(iterations))) ns/op (\(sink))")
+print("\(operation) \(message): \(Int(ns / Double(iterations))) ns/op (\(sink))")
