@@ -248,9 +248,13 @@ public struct FrameDecoder: Sendable {
             // would take at once (outside a garbage run there is no look-ahead); its payload
             // is gathered into temporary memory (the stack when it has room) instead of a new
             // buffer, so a frame spanning two reads costs no allocation either.
-            if case .valid(let header) = self.inspectHeader(at: 0, mtus: mtus, ceiling: ceiling),
-                self.bufferedBytes >= header.frameSize
-            {
+            if case .valid(let header) = self.inspectHeader(at: 0, mtus: mtus, ceiling: ceiling) {
+                guard self.bufferedBytes >= header.frameSize else {
+                    // Not all there: what `nextFrame` does with it (wait, or report the truncation
+                    // at the end of the stream), without reading the header again.
+                    _ = try self.waitOrEnd()
+                    return visited
+                }
                 self.visitGathered(header, body)
                 visited &+= 1
                 continue
