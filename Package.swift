@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SDLRPC", targets: ["SDLRPC"]),
         .library(name: "SDLSession", targets: ["SDLSession"]),
         .library(name: "SDLTestHeadUnit", targets: ["SDLTestHeadUnit"]),
+        .library(name: "SDLRuntime", targets: ["SDLRuntime"]),
         .library(name: "SDLNIO", targets: ["SDLNIO"]),
         .library(name: "SDLManagers", targets: ["SDLManagers"]),
         .executable(name: "sdl", targets: ["sdl"]),
@@ -17,6 +18,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // BSON codec. Knows nothing of SDL.
@@ -47,15 +49,27 @@ let package = Package(
             name: "SDLTestHeadUnit",
             dependencies: ["SDLRPC", "SDLProtocol", .product(name: "NIOCore", package: "swift-nio")]
         ),
-        // SwiftNIO TCP transports around the session engine, and the async app and head-unit
-        // runtimes that carry SDLRPC messages over them.
+        // The app and head-unit runtimes over any transport: registration, correlation ids,
+        // requests both ways, notifications, media with back-pressure, the session engine driven on
+        // one event loop. Knows connections as byte streams (SDLTransportConnection), not sockets:
+        // NIOCore only, no NIOPosix.
         .target(
-            name: "SDLNIO",
+            name: "SDLRuntime",
             dependencies: [
                 "SDLSession", "SDLProtocol", "SDLRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // SwiftNIO socket transports for the runtimes: TCP (NIOPosix) and WebSocket (NIOWebSocket).
+        .target(
+            name: "SDLNIO",
+            dependencies: [
+                "SDLRuntime", "SDLSession",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // `sdl headunit` as a library: the simulated head unit served over TCP by SDLNIO's server
@@ -84,7 +98,7 @@ let package = Package(
         .target(
             name: "SDLManagers",
             dependencies: [
-                "SDLNIO", "SDLRPC", .product(name: "NIOCore", package: "swift-nio"),
+                "SDLRuntime", "SDLRPC", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),

@@ -1,4 +1,4 @@
-import SDLNIO
+import SDLRuntime
 import SDLRPC
 import SDLTestHeadUnit
 

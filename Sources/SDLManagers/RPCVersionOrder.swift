@@ -1,5 +1,5 @@
 import NIOConcurrencyHelpers
-import SDLNIO
+import SDLRuntime
 import SDLRPC
 
 /// An RPC version as `major.minor.patch`, ordered: what the managers compare the negotiated

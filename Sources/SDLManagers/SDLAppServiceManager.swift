@@ -1,5 +1,5 @@
 import NIOConcurrencyHelpers
-import SDLNIO
+import SDLRuntime
 import SDLRPC
 
 /// How a published app service answers what the head unit forwards to it: a consumer's

@@ -1,4 +1,4 @@
-import SDLNIO
+import SDLRuntime
 import SDLRPC
 
 /// The error the remote-control and app-service managers throw: a startup condition that is not

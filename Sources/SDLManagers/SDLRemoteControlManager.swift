@@ -1,5 +1,5 @@
 import NIOConcurrencyHelpers
-import SDLNIO
+import SDLRuntime
 import SDLRPC
 
 /// The remote-control state the head unit last reported in OnRCStatus (RPC 5.0+).

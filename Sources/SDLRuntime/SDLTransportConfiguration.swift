@@ -1,7 +1,7 @@
 import NIOCore
 
-/// How the TCP transports of a runtime move bytes between the sockets and the session engine:
-/// chunk sizes and the bounds that keep a slow peer from making us hold more memory.
+/// How a runtime moves bytes between its transports and the session engine: chunk sizes and the
+/// bounds that keep a slow peer from making us hold more memory. Every transport honours them.
 public struct SDLTransportConfiguration: Hashable, Sendable {
     /// How many bytes of frames are pulled from the engine per socket write while the socket is
     /// writable (whole frames: a pull may exceed it by one frame). Frames are chosen at write
@@ -9,8 +9,8 @@ public struct SDLTransportConfiguration: Hashable, Sendable {
     /// fewer writes. Default 64 KiB.
     public var writeChunkSize: Int = 64 * 1024
 
-    /// The channel's write buffer watermarks: above `high` bytes written and not yet taken by the
-    /// kernel the channel is not writable and no frame is pulled from the engine until it drains
+    /// A connection's write buffer watermarks: above `high` bytes written and not yet taken by the
+    /// link (the kernel, for a socket) the connection is not writable and no frame is pulled from the engine until it drains
     /// below `low`. What a transport holds in its channel is at most `high` plus one chunk.
     /// Default 32 KiB / 64 KiB (NIO's).
     public var writeBufferLowWatermark: Int = 32 * 1024
@@ -23,12 +23,12 @@ public struct SDLTransportConfiguration: Hashable, Sendable {
     /// sent, alone. Default 256 KiB.
     public var maxQueuedBytesPerService: Int = 256 * 1024
 
-    /// How long a TCP connection attempt may take (the app's primary and secondary transports).
+    /// How long a connection attempt may take (the app's primary and secondary transports).
     /// Default 10 s.
     public var connectTimeout: TimeAmount = .seconds(10)
 
     /// How long a transport closed on purpose may take to hand its last frames (an EndService, an
-    /// ACK) to the kernel before the socket is closed anyway. Default 2 s.
+    /// ACK) to the link before it is closed anyway. Default 2 s.
     public var closeTimeout: TimeAmount = .seconds(2)
 
     /// The defaults.

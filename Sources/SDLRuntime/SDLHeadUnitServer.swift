@@ -1,5 +1,5 @@
 import NIOCore
-import NIOPosix
+import Logging
 import SDLProtocol
 import SDLRPC
 import SDLSession
@@ -24,37 +24,53 @@ import SDLSession
 public final class SDLHeadUnitServer: Sendable {
     /// The event loop the server runs on.
     public let eventLoop: any EventLoop
-    /// The port apps connect to.
-    public let primaryPort: Int
-    /// The port of the secondary transport, if one is offered.
-    public let secondaryPort: Int?
+    /// The listeners apps connect to, in the order they were given.
+    public let listeners: [any SDLTransportListener]
+    /// The listener of the secondary transport, if one is offered.
+    public let secondaryListener: (any SDLTransportListener)?
     private let core: LoopBound<HeadUnitCore>
     private let handlerTask: Task<Void, Never>
+
+    /// The port of the first listener (for TCP and WebSocket listeners: the port it is bound to).
+    public var primaryPort: Int { self.listeners.first?.advertisedAddress?.port ?? 0 }
+    /// The port of the secondary transport, if one is offered.
+    public var secondaryPort: Int? { self.secondaryListener?.advertisedAddress?.port }
 
     /// A server dropped without ``shutdown(graceful:)`` stops at once.
     deinit {
         self.core.execute { $0.shutdown(graceful: false, completion: nil) }
+        let listeners = self.listeners + (self.secondaryListener.map { [$0] } ?? [])
+        Task { for listener in listeners { await listener.close() } }
     }
 
-    private init(core: LoopBound<HeadUnitCore>, primaryPort: Int, secondaryPort: Int?, handlerTask: Task<Void, Never>) {
+    private init(
+        core: LoopBound<HeadUnitCore>, listeners: [any SDLTransportListener], secondaryListener: (any SDLTransportListener)?,
+        handlerTask: Task<Void, Never>
+    ) {
         self.core = core
         self.eventLoop = core.eventLoop
-        self.primaryPort = primaryPort
-        self.secondaryPort = secondaryPort
+        self.listeners = listeners
+        self.secondaryListener = secondaryListener
         self.handlerTask = handlerTask
     }
 
-    /// Binds the listeners and starts serving. Throws ``SDLConnectionError/Code/connectFailed``
-    /// when a port cannot be bound.
+    /// Starts listening on `transports` (and `secondary`, offered to apps as their secondary
+    /// transport in TransportEventUpdate) and serving. Runs on `eventLoop`, or on one of the first
+    /// transport's ``SDLHeadUnitTransport/defaultEventLoopGroup``. Throws
+    /// ``SDLConnectionError/Code/connectFailed`` when a listener cannot be bound.
     public static func start(
+        transports: [any SDLHeadUnitTransport], secondary: (any SDLHeadUnitTransport)? = nil,
         configuration: SDLHeadUnitConfiguration = SDLHeadUnitConfiguration(), handler: some SDLHeadUnitHandler,
-        eventLoop: (any EventLoop)? = nil
+        eventLoop: (any EventLoop)? = nil, logger: Logger = SDLAppConnection.silentLogger
     ) async throws(SDLConnectionError) -> SDLHeadUnitServer {
-        let loop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.any()
+        guard let first = transports.first else {
+            throw SDLConnectionError(.connectFailed, "a head unit needs at least one transport to listen on")
+        }
+        let loop = eventLoop ?? first.defaultEventLoopGroup.any()
         let made: (LoopBound<HeadUnitCore>, WorkProducer)
         do {
             made = try await loop.submit {
-                let core = LoopBound(HeadUnitCore(configuration: configuration, eventLoop: loop), eventLoop: loop)
+                let core = LoopBound(HeadUnitCore(configuration: configuration, eventLoop: loop, logger: logger), eventLoop: loop)
                 return (core, core.value.makeWorkSequence(core))
             }.get()
         } catch {
@@ -81,35 +97,27 @@ public final class SDLHeadUnitServer: Sendable {
                 }
             }
         }
+        var bound: [any SDLTransportListener] = []
         do {
-            let primary = try await Self.bind(core, host: configuration.host, port: configuration.primaryPort)
-            var secondaryPort: Int?
-            if let port = configuration.secondaryPort {
-                let secondary = try await Self.bind(core, host: configuration.host, port: port)
-                secondaryPort = secondary
-                try? await loop.submit { core.value.offerSecondary(port: secondary) }.get()
+            let accept: @Sendable (any SDLTransportConnection) -> Void = { connection in core.value.accept(connection) }
+            for transport in transports {
+                bound.append(try await transport.listen(on: loop, configuration: configuration.transport, logger: logger, accept: accept))
             }
-            return SDLHeadUnitServer(core: core, primaryPort: primary, secondaryPort: secondaryPort, handlerTask: handlerTask)
+            var secondaryListener: (any SDLTransportListener)?
+            if let secondary {
+                let listener = try await secondary.listen(on: loop, configuration: configuration.transport, logger: logger, accept: accept)
+                secondaryListener = listener
+                bound.append(listener)
+                try? await loop.submit { core.value.offerSecondary(listener) }.get()
+            }
+            return SDLHeadUnitServer(
+                core: core, listeners: secondaryListener == nil ? bound : Array(bound.dropLast()),
+                secondaryListener: secondaryListener, handlerTask: handlerTask)
         } catch {
+            for listener in bound { await listener.close() }
             _ = try? await core.run { core, completion in core.shutdown(graceful: false, completion: completion) }
             await handlerTask.value
             throw error
-        }
-    }
-
-    private static func bind(_ core: LoopBound<HeadUnitCore>, host: String, port: Int) async throws(SDLConnectionError) -> Int {
-        do {
-            let channel = try await ServerBootstrap(group: core.eventLoop, childGroup: core.eventLoop)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture { try core.value.adopt(channel) }
-                }
-                .bind(host: host, port: port)
-                .get()
-            try await core.eventLoop.submit { core.value.listeners.append(channel) }.get()
-            return channel.localAddress?.port ?? port
-        } catch {
-            throw SDLConnectionError(.connectFailed, "cannot listen on \(host):\(port): \(error)")
         }
     }
 
@@ -138,6 +146,8 @@ public final class SDLHeadUnitServer: Sendable {
     /// every connection at once. Either way every session and service end is reported to the
     /// handler, which has seen every event when this returns.
     public func shutdown(graceful: Bool = true) async {
+        for listener in self.listeners { await listener.close() }
+        await self.secondaryListener?.close()
         _ = try? await self.core.run { core, completion in
             core.shutdown(graceful: graceful, completion: completion)
         }

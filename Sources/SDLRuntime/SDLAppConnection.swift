@@ -1,5 +1,5 @@
 import NIOCore
-import NIOPosix
+import Logging
 import SDLProtocol
 import SDLRPC
 import SDLSession
@@ -46,32 +46,39 @@ public final class SDLAppConnection: Sendable {
         self.configuration = configuration
     }
 
-    /// Connects to a head unit and starts a session: StartService(RPC) on session 0, answered by
-    /// StartServiceACK (protocol spec 5.4.1 §3.1.1). Throws ``SDLConnectionError/Code/connectFailed``
-    /// when the socket does not open and ``SDLConnectionError/Code/sessionRejected`` when the
-    /// head unit refuses or does not answer (``AppSettings/sessionStartTimeout``).
+    /// Connects to a head unit over `transport` and starts a session: StartService(RPC) on session
+    /// 0, answered by StartServiceACK (protocol spec 5.4.1 §3.1.1). Throws
+    /// ``SDLConnectionError/Code/connectFailed`` when the transport does not open and
+    /// ``SDLConnectionError/Code/sessionRejected`` when the head unit refuses or does not answer
+    /// (``AppSettings/sessionStartTimeout``). Runs on `eventLoop`, or on one of the transport's
+    /// ``SDLAppTransport/defaultEventLoopGroup``. Close the connection with ``disconnect()`` or
+    /// ``close()``; ``withSDLAppConnection(to:configuration:eventLoop:logger:_:)`` does it for you.
     public static func connect(
-        host: String, port: Int = 12345, configuration: SDLAppConfiguration = SDLAppConfiguration(),
-        eventLoop: (any EventLoop)? = nil
+        to transport: some SDLAppTransport, configuration: SDLAppConfiguration = SDLAppConfiguration(),
+        eventLoop: (any EventLoop)? = nil, logger: Logger = SDLAppConnection.silentLogger
     ) async throws(SDLConnectionError) -> SDLAppConnection {
-        let loop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.any()
+        let loop = eventLoop ?? transport.defaultEventLoopGroup.any()
         let (events, continuation) = AsyncStream<SDLAppEvent>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, configuration.eventBufferSize)))
         let core: LoopBound<AppCore>
         do {
             core = try await loop.submit {
-                LoopBound(AppCore(configuration: configuration, eventLoop: loop, events: continuation), eventLoop: loop)
+                LoopBound(AppCore(configuration: configuration, eventLoop: loop, events: continuation, logger: logger), eventLoop: loop)
             }.get()
         } catch {
             throw SDLConnectionError(.connectFailed, "the event loop is shut down: \(error)")
         }
         let info = try await core.run { core, completion in
-            core.connect(host: host, port: port, completion: completion)
+            core.connect(to: transport, completion: completion)
         } onCancel: { core, _ in
             core.cancelConnect()
         }
         return SDLAppConnection(core: core, events: events, sessionInfo: info, configuration: configuration)
     }
+
+    /// A logger that logs nothing: the default of every runtime, which stays quiet unless given
+    /// a logger.
+    public static let silentLogger = Logger(label: "sdl", factory: { _ in SwiftLogNoOpLogHandler() })
 
     // MARK: - Registration
 

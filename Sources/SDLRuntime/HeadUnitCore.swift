@@ -1,5 +1,5 @@
 import NIOCore
-import NIOPosix
+import Logging
 import SDLProtocol
 import SDLRPC
 import SDLSession
@@ -26,7 +26,6 @@ final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
     var budget: OutboundBudget
     private var work: WorkProducer.Source?
     private var workPaused = false
-    var listeners: [any Channel] = []
     private var apps: [SessionHandle: AppRecord] = [:]
     private var shutdownWaiters: [Completion<Void>] = []
     private var flushDeadline: Scheduled<Void>?
@@ -80,13 +79,14 @@ final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
         }
     }
 
-    init(configuration: SDLHeadUnitConfiguration, eventLoop: any EventLoop) {
+    init(configuration: SDLHeadUnitConfiguration, eventLoop: any EventLoop, logger: Logger) {
         var session = configuration.session
         session.role = .headUnit
         self.configuration = configuration
         self.budget = OutboundBudget(limit: configuration.transport.maxQueuedBytesPerService)
         self.driver = SessionDriver(
-            engine: SessionEngine(configuration: session), eventLoop: eventLoop, transportConfiguration: configuration.transport)
+            engine: SessionEngine(configuration: session), eventLoop: eventLoop, transportConfiguration: configuration.transport,
+            logger: logger)
         self.driver.delegate = self
     }
 
@@ -119,18 +119,21 @@ final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
         self.workDrained()
     }
 
-    /// Offers the secondary transport once its listener is bound (its port may have been 0).
-    func offerSecondary(port: Int) {
-        var offer = SecondaryTransportOffer(tcpAddress: self.configuration.secondaryAddress ?? self.configuration.host, tcpPort: Int32(self.configuration.secondaryAdvertisedPort ?? port))
+    /// Offers the secondary transport once its listener is bound (its port may have been 0), at
+    /// the address the configuration names or else the one the listener advertises.
+    func offerSecondary(_ listener: any SDLTransportListener) {
+        guard let address = listener.advertisedAddress else { return }
+        var offer = SecondaryTransportOffer(
+            tcpAddress: self.configuration.secondaryAddress ?? address.host,
+            tcpPort: Int32(self.configuration.secondaryAdvertisedPort ?? address.port))
         offer.audioServiceTransports = self.configuration.audioServiceTransports
         offer.videoServiceTransports = self.configuration.videoServiceTransports
         try? self.driver.perform { (engine, now) throws(SessionError) in try engine.updateSecondaryTransport(offer, now: now) }
     }
 
-    /// The child channel initializer of both listeners.
-    func adopt(_ channel: any Channel) throws {
-        try self.driver.configure(channel)
-        try channel.pipeline.syncOperations.addHandler(self.driver.makeHandler(as: .accepted))
+    /// A connection one of the listeners accepted.
+    func accept(_ connection: any SDLTransportConnection) {
+        self.driver.adopt(connection, as: .accepted)
     }
 
     var connectedApps: [SDLConnectedApp] {
@@ -528,10 +531,6 @@ final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
     /// reach the sockets (at most ``SDLTransportConfiguration/closeTimeout``), then closes every
     /// connection; abruptly: closes them at once. Every session and service ended is reported.
     func shutdown(graceful: Bool, completion: Completion<Void>?) {
-        for listener in self.listeners {
-            listener.close(promise: nil)
-        }
-        self.listeners = []
         self.shutdownWaiters.append(completion ?? Completion())
         guard graceful, !self.driver.isStopping else {
             self.stopDriver()

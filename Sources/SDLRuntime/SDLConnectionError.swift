@@ -10,7 +10,9 @@ public struct SDLConnectionError: Error, Hashable, Sendable, CustomStringConvert
     /// A human detail: the peer's reason, the underlying error.
     public let detail: String
 
-    init(_ code: Code, _ detail: String) {
+    /// An error of a kind this module defines, with a detail; for transports and handlers written
+    /// outside the package that report through the runtimes.
+    public init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }

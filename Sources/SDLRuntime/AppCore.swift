@@ -1,5 +1,5 @@
 import NIOCore
-import NIOPosix
+import Logging
 import SDLProtocol
 import SDLRPC
 import SDLSession
@@ -80,14 +80,15 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     /// Bounds the wait of a start (``SDLAppConfiguration/mediaStartTimeout``).
     private var mediaTimers: [ServiceType: Scheduled<Void>] = [:]
 
-    init(configuration: SDLAppConfiguration, eventLoop: any EventLoop, events: AsyncStream<SDLAppEvent>.Continuation) {
+    init(configuration: SDLAppConfiguration, eventLoop: any EventLoop, events: AsyncStream<SDLAppEvent>.Continuation, logger: Logger) {
         var session = configuration.session
         session.role = .app
         self.configuration = configuration
         self.events = events
         self.budget = OutboundBudget(limit: configuration.transport.maxQueuedBytesPerService)
         self.driver = SessionDriver(
-            engine: SessionEngine(configuration: session), eventLoop: eventLoop, transportConfiguration: configuration.transport)
+            engine: SessionEngine(configuration: session), eventLoop: eventLoop, transportConfiguration: configuration.transport,
+            logger: logger)
         self.driver.delegate = self
     }
 
@@ -99,28 +100,23 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
 
     // MARK: - Connecting (protocol spec 5.4.1 §3.1.1: StartService RPC on session 0)
 
-    func connect(host: String, port: Int, completion: Completion<SessionInfo>) {
+    func connect(to transport: any SDLAppTransport, completion: Completion<SessionInfo>) {
         guard !completion.isCompleted else { return }
         guard case .idle = self.phase else {
             completion.fail(.refused, "connect is called once per connection")
             return
         }
         self.phase = .connecting(completion)
-        let handler = NIOLoopBound(self.driver.makeHandler(as: .primary), eventLoop: self.driver.eventLoop)
-        let driver = NIOLoopBound(self.driver, eventLoop: self.driver.eventLoop)
-        ClientBootstrap(group: self.driver.eventLoop)
-            .connectTimeout(self.configuration.transport.connectTimeout)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try driver.value.configure(channel)
-                    try channel.pipeline.syncOperations.addHandler(handler.value)
-                }
+        self.driver.secondaryTransport = { host, port in transport.secondaryTransport(host: host, port: port) }
+        transport.connect(on: self.driver.eventLoop, configuration: self.configuration.transport, logger: self.driver.logger) { result in
+            switch result {
+            case .success(let connection):
+                // Given up meanwhile (cancelled, closed): the driver is stopping and closes it.
+                self.driver.adopt(connection, as: .primary)
+            case .failure(let error):
+                self.failConnect(error.code, error.detail)
             }
-            .connect(host: host, port: port)
-            .assumeIsolated()
-            .whenFailure { error in
-                self.failConnect(.connectFailed, "\(host):\(port): \(error)")
-            }
+        }
     }
 
     /// Gives up a connection attempt (its caller was cancelled).

@@ -1,0 +1,175 @@
+import NIOCore
+
+/// A SwiftNIO channel as an ``SDLTransportConnection``: add it as the last handler of a channel
+/// whose pipeline reads and writes `ByteBuffer` (a TCP socket as it is; a WebSocket behind a
+/// handler that turns binary messages into bytes; a Network.framework connection; a pipe).
+///
+/// Reads are held until the runtime starts the connection, so nothing read is lost between the
+/// channel's activation and the hand-over. Writes go to the channel, whose write-buffer watermarks
+/// make ``isWritable``; a read is issued only while the runtime wants reads, so a peer that sends
+/// faster than the runtime takes fills its socket buffers, not our memory.
+///
+/// ```swift
+/// let connection = SDLChannelConnection(description: "tcp \(address)")
+/// try channel.pipeline.syncOperations.addHandler(connection)
+/// ```
+public final class SDLChannelConnection: ChannelDuplexHandler, SDLTransportConnection {
+    public typealias InboundIn = ByteBuffer
+    public typealias OutboundIn = ByteBuffer
+    public typealias OutboundOut = ByteBuffer
+
+    private var context: ChannelHandlerContext?
+    private var events: SDLTransportEvents?
+    private var readsPaused = true
+    private var readPending = false
+    /// Bytes read before ``start(reportingTo:readsPaused:)``: at most the one read a channel may
+    /// issue on its own before the handler is added.
+    private var early: [ByteBuffer] = []
+    private var closedEarly = false
+    private var closeReported = false
+    private let onActive: ((SDLChannelConnection) -> Void)?
+    /// See ``SDLTransportConnection/transportDescription``.
+    public private(set) var transportDescription: String
+
+    /// A connection for a channel; `onActive` is called on the channel's loop once the channel is
+    /// active and the handler added (a listener hands the connection over there).
+    public init(description: String, onActive: ((SDLChannelConnection) -> Void)? = nil) {
+        self.transportDescription = description
+        self.onActive = onActive
+    }
+
+    /// The channel's loop. Only valid once the handler is in a pipeline.
+    public var eventLoop: any EventLoop {
+        self.context!.eventLoop
+    }
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive {
+            self.becameActive(context)
+        }
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    public func channelActive(context: ChannelHandlerContext) {
+        self.becameActive(context)
+        context.fireChannelActive()
+    }
+
+    private var activated = false
+
+    private func becameActive(_ context: ChannelHandlerContext) {
+        guard !self.activated else { return }
+        self.activated = true
+        if let remote = context.channel.remoteAddress, !self.transportDescription.contains(":") {
+            self.transportDescription += " \(remote.ipAddress ?? "?"):\(remote.port ?? 0)"
+        }
+        self.onActive?(self)
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        self.reportClosed(nil)
+        context.fireChannelInactive()
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = self.unwrapInboundIn(data)
+        if let events = self.events {
+            events.received(bytes)
+        } else {
+            self.early.append(bytes)
+        }
+    }
+
+    public func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            self.events?.becameWritable()
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A reset or a failed write: the transport is gone; the close reports it.
+        self.pendingError = self.pendingError ?? error
+        context.close(promise: nil)
+    }
+
+    private var pendingError: (any Error)?
+
+    public func read(context: ChannelHandlerContext) {
+        if self.readsPaused {
+            self.readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    private func reportClosed(_ error: (any Error)?) {
+        guard !self.closeReported else { return }
+        guard let events = self.events else {
+            self.closedEarly = true
+            return
+        }
+        self.closeReported = true
+        events.closed(error ?? self.pendingError)
+    }
+
+    // MARK: - SDLTransportConnection
+
+    public func start(reportingTo events: SDLTransportEvents, readsPaused: Bool) {
+        self.events = events
+        let early = self.early
+        self.early = []
+        for bytes in early { events.received(bytes) }
+        if self.closedEarly {
+            self.reportClosed(nil)
+            return
+        }
+        self.setReadsPaused(readsPaused)
+    }
+
+    public var isWritable: Bool {
+        self.context?.channel.isWritable ?? false
+    }
+
+    public func write(_ bytes: ByteBuffer) {
+        self.context?.write(self.wrapOutboundOut(bytes), promise: nil)
+    }
+
+    public func flush() {
+        self.context?.flush()
+    }
+
+    public func setReadsPaused(_ paused: Bool) {
+        self.readsPaused = paused
+        if !paused, self.readPending, let context = self.context {
+            self.readPending = false
+            context.read()
+        }
+    }
+
+    public func close(_ mode: SDLTransportCloseMode) {
+        guard let context = self.context else {
+            self.reportClosed(nil)
+            return
+        }
+        switch mode {
+        case .now:
+            context.close(promise: nil)
+        case .afterFlushing(let timeout):
+            let channel = context.channel
+            let flushed = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(self.wrapOutboundOut(ByteBuffer()), promise: flushed)
+            let fallback = context.eventLoop.scheduleTask(in: timeout) {
+                channel.close(promise: nil)
+            }
+            flushed.futureResult.whenComplete { _ in
+                fallback.cancel()
+                channel.close(promise: nil)
+            }
+        }
+    }
+}

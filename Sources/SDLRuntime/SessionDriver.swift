@@ -1,0 +1,324 @@
+import Logging
+import NIOCore
+import SDLSession
+
+/// What a runtime hears from its driver, always on the driver's event loop.
+protocol SessionDriverDelegate: AnyObject {
+    /// The engine reported an event.
+    func sessionDriver(_ driver: SessionDriver, didReport event: SessionEvent)
+    /// A transport opened and the engine knows it.
+    func sessionDriver(_ driver: SessionDriver, didOpen transport: TransportID, as opening: TransportOpening)
+    /// Frames were handed to the transport: queued messages left the engine, so a sender waiting
+    /// for room may go on.
+    func sessionDriver(_ driver: SessionDriver, didWriteOn transport: TransportID)
+}
+
+/// Drives one ``SessionEngine`` over ``SDLTransportConnection``s (the engine is sans-IO:
+/// ARCHITECTURE.md §4).
+///
+/// Confined to one event loop: every engine call, every connection of the engine and the
+/// engine's timer live on it, so the engine needs no lock. After every input the engine's actions
+/// are drained: events go to the delegate, `.write` pulls frames while the connection is writable
+/// (and again when it becomes writable), `.connect` opens a secondary transport, `.close` closes a
+/// connection, `.armTimer` replaces the one scheduled task. Nothing is queued here: frames stay in
+/// the engine until the connection can take them, so priorities hold at the socket and a slow
+/// reader stops the pulls, not the memory.
+final class SessionDriver {
+    let eventLoop: any EventLoop
+    let transportConfiguration: SDLTransportConfiguration
+    let logger: Logger
+    weak var delegate: (any SessionDriverDelegate)?
+    /// Opens secondary transports the engine asks for; nil: the engine's requests fail at once.
+    var secondaryTransport: (@Sendable (String, Int) -> (any SDLAppTransport)?)?
+
+    private(set) var engine: SessionEngine
+    private var links: [TransportID: Link] = [:]
+    private var nextTransport: UInt64 = 1
+    private var timer: Scheduled<Void>?
+    private var timerDeadline: NIODeadline?
+    private var draining = false
+    private var written: [TransportID] = []
+    private var globalReadPauses = 0
+    /// Connections given up on whose close has not been reported yet.
+    private var closing: [TransportID: any SDLTransportConnection] = [:]
+    /// Set once the driver stops: no new transports are taken, and the promise completes when the
+    /// last connection has closed.
+    private var stopping: EventLoopPromise<Void>?
+    private var stopped = false
+
+    private struct Link {
+        let connection: any SDLTransportConnection
+        let opening: TransportOpening
+        /// How many parties want reads on the transport held (a consumer that lags).
+        var readPauses = 0
+        var readsPaused: Bool
+    }
+
+    init(engine: SessionEngine, eventLoop: any EventLoop, transportConfiguration: SDLTransportConfiguration, logger: Logger) {
+        self.engine = engine
+        self.eventLoop = eventLoop
+        self.transportConfiguration = transportConfiguration
+        self.logger = logger
+    }
+
+    /// Whether the driver is stopping or stopped.
+    var isStopping: Bool { self.stopping != nil }
+
+    /// The open transports.
+    var transports: [TransportID] { Array(self.links.keys) }
+
+    /// How many connections are open or closing (for tests that count what a scope leaves).
+    var connectionCount: Int { self.links.count + self.closing.count }
+
+    // MARK: - Engine calls
+
+    /// Runs an engine input with the current time, then acts on what it produced.
+    @discardableResult
+    func perform<Result>(_ body: (inout SessionEngine, NIODeadline) throws(SessionError) -> Result) throws(SessionError) -> Result {
+        self.eventLoop.assertInEventLoop()
+        defer { self.drain() }
+        return try body(&self.engine, .now())
+    }
+
+    // MARK: - Connections
+
+    /// Takes a connection that is open as `opening`: the engine knows it from now on. Returns its
+    /// id, or nil when the driver is stopping (the connection is closed) or the engine no longer
+    /// waits for it (a secondary transport whose session ended).
+    @discardableResult
+    func adopt(_ connection: any SDLTransportConnection, as opening: TransportOpening) -> TransportID? {
+        self.eventLoop.assertInEventLoop()
+        let transport = TransportID(self.nextTransport)
+        self.nextTransport += 1
+        guard self.stopping == nil else {
+            self.closing[transport] = connection
+            connection.start(reportingTo: SDLTransportEvents(driver: self, transport: transport), readsPaused: true)
+            connection.close(.now)
+            return nil
+        }
+        let paused = self.globalReadPauses > 0
+        self.links[transport] = Link(connection: connection, opening: opening, readsPaused: paused)
+        do {
+            try self.engine.transportOpened(transport, as: opening, now: .now())
+        } catch {
+            // A secondary transport the engine no longer waits for.
+            self.links[transport] = nil
+            self.closing[transport] = connection
+            connection.start(reportingTo: SDLTransportEvents(driver: self, transport: transport), readsPaused: true)
+            connection.close(.now)
+            self.drain()
+            return nil
+        }
+        self.logger.debug("transport opened", metadata: ["transport": "\(transport)", "link": "\(connection.transportDescription)"])
+        connection.start(reportingTo: SDLTransportEvents(driver: self, transport: transport), readsPaused: paused)
+        self.delegate?.sessionDriver(self, didOpen: transport, as: opening)
+        self.drain()
+        return transport
+    }
+
+    func transportReceived(_ bytes: ByteBuffer, on transport: TransportID) {
+        guard self.links[transport] != nil else { return }
+        self.engine.received(bytes, on: transport, now: .now())
+        self.drain()
+    }
+
+    func transportClosed(_ transport: TransportID, error: (any Error)?) {
+        if self.closing.removeValue(forKey: transport) != nil {
+            self.completeStopIfIdle()
+            return
+        }
+        guard let link = self.links.removeValue(forKey: transport) else { return }
+        self.logger.debug(
+            "transport closed",
+            metadata: ["transport": "\(transport)", "link": "\(link.connection.transportDescription)", "error": "\(error.map { "\($0)" } ?? "none")"])
+        self.engine.transportClosed(transport, now: .now())
+        self.drain()
+        self.completeStopIfIdle()
+    }
+
+    func transportWritable(_ transport: TransportID) {
+        self.pull(transport)
+        self.drain()
+    }
+
+    /// Holds reads on a transport (a consumer of its data lags); reads resume when every pause of
+    /// the transport, and every pause of all transports, is lifted.
+    func pauseReads(on transport: TransportID) {
+        guard self.links[transport] != nil else { return }
+        self.links[transport]!.readPauses += 1
+        self.updateReadHold(transport)
+    }
+
+    /// Lifts one ``pauseReads(on:)``.
+    func resumeReads(on transport: TransportID) {
+        guard let link = self.links[transport], link.readPauses > 0 else { return }
+        self.links[transport]!.readPauses -= 1
+        self.updateReadHold(transport)
+    }
+
+    /// Holds reads on every transport, present and future (the consumer of all events lags).
+    func pauseAllReads() {
+        self.globalReadPauses += 1
+        for transport in self.links.keys { self.updateReadHold(transport) }
+    }
+
+    /// Lifts one ``pauseAllReads()``.
+    func resumeAllReads() {
+        guard self.globalReadPauses > 0 else { return }
+        self.globalReadPauses -= 1
+        for transport in self.links.keys { self.updateReadHold(transport) }
+    }
+
+    private func updateReadHold(_ transport: TransportID) {
+        guard let link = self.links[transport] else { return }
+        let held = link.readPauses > 0 || self.globalReadPauses > 0
+        if held != link.readsPaused {
+            self.links[transport]!.readsPaused = held
+            link.connection.setReadsPaused(held)
+        }
+    }
+
+    // MARK: - Actions
+
+    /// Acts on the engine's actions until there are none, then tells the delegate which
+    /// transports were written to (which may produce more).
+    func drain() {
+        guard !self.draining else { return }
+        self.draining = true
+        defer { self.draining = false }
+        while true {
+            while let action = self.engine.nextAction() {
+                switch action {
+                case .event(let event):
+                    self.delegate?.sessionDriver(self, didReport: event)
+                case .write(let transport):
+                    self.pull(transport)
+                case .connect(let request):
+                    self.connect(request)
+                case .close(let transport, let reason):
+                    self.close(transport, reason: reason)
+                case .armTimer(let deadline):
+                    self.arm(deadline)
+                }
+            }
+            guard !self.written.isEmpty else { break }
+            let written = self.written
+            self.written.removeAll(keepingCapacity: true)
+            for transport in written {
+                self.delegate?.sessionDriver(self, didWriteOn: transport)
+            }
+        }
+        self.completeStopIfIdle()
+    }
+
+    /// The payload size from which a frame's payload is written as its own slice rather than
+    /// copied after its header: below it, a copy costs less than another write and the buffer it
+    /// pins.
+    static let payloadSliceThreshold = 16 * 1024
+
+    /// Pulls frames into the connection while it is writable.
+    private func pull(_ transport: TransportID) {
+        guard let link = self.links[transport] else { return }
+        let connection = link.connection
+        var wrote = false
+        while connection.isWritable, self.engine.hasPendingWrites(on: transport) {
+            // Small to start: the buffer stays pinned until the kernel takes it, and most pulls
+            // carry a few small frames; a large frame grows it once.
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(min(4096, self.transportConfiguration.writeChunkSize))
+            // Large payloads (audio, video, bulk data) go out as slices of what was sent, gathered
+            // with their headers by a vectored write where the transport has one, not copied.
+            // Written once the engine returns: a write can report events that reach it.
+            var pieces: [ByteBuffer] = []
+            let count = self.engine.nextWrite(
+                on: transport, maxBytes: self.transportConfiguration.writeChunkSize, into: &buffer,
+                handingOutPayloadsFrom: Self.payloadSliceThreshold
+            ) { piece in
+                pieces.append(piece)
+            }
+            guard count > 0 else { break }
+            for piece in pieces { connection.write(piece) }
+            if buffer.readableBytes > 0 { connection.write(buffer) }
+            wrote = true
+        }
+        if wrote {
+            connection.flush()
+            if !self.written.contains(transport) { self.written.append(transport) }
+        }
+    }
+
+    private func connect(_ request: ConnectRequest) {
+        guard self.stopping == nil, let transport = self.secondaryTransport?(request.host, Int(request.port)) else {
+            self.engine.connectFailed(request.id, now: .now())
+            return
+        }
+        self.logger.debug("connecting the secondary transport", metadata: ["to": "\(transport.transportDescription)"])
+        transport.connect(on: self.eventLoop, configuration: self.transportConfiguration, logger: self.logger) { result in
+            switch result {
+            case .success(let connection):
+                self.adopt(connection, as: .secondary(request.id))
+            case .failure(let error):
+                self.logger.debug("the secondary transport did not open", metadata: ["error": "\(error)"])
+                self.engine.connectFailed(request.id, now: .now())
+                self.drain()
+            }
+        }
+    }
+
+    /// Closes a connection the engine gave up on. The engine's last frames (an EndService, a NAK)
+    /// were pulled already; they are sent before the connection closes, within
+    /// ``SDLTransportConfiguration/closeTimeout``. Malformed input and floods close at once.
+    private func close(_ transport: TransportID, reason: TransportCloseReason) {
+        guard let link = self.links.removeValue(forKey: transport) else { return }
+        self.closing[transport] = link.connection
+        if reason == .malformedInput || reason == .flood {
+            link.connection.close(.now)
+        } else {
+            link.connection.close(.afterFlushing(timeout: self.transportConfiguration.closeTimeout))
+        }
+    }
+
+    private func arm(_ deadline: NIODeadline) {
+        if self.timerDeadline == deadline { return }
+        self.timer?.cancel()
+        self.timerDeadline = deadline
+        self.timer = self.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.timer = nil
+            self.timerDeadline = nil
+            self.engine.timerFired(now: .now())
+            self.drain()
+        }
+    }
+
+    /// Whether a timer is armed (for tests that count what a scope leaves).
+    var hasTimer: Bool { self.timer != nil }
+
+    // MARK: - Stopping
+
+    /// Stops taking transports and closes every open one at once: the engine ends every session
+    /// and service on them and reports it. The future completes when the last connection closed.
+    func stop() -> EventLoopFuture<Void> {
+        let promise = self.stopping ?? self.eventLoop.makePromise(of: Void.self)
+        self.stopping = promise
+        for transport in self.links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            self.engine.closeTransport(transport, now: .now())
+        }
+        self.drain()
+        self.completeStopIfIdle()
+        return promise.futureResult
+    }
+
+    /// Whether frames still wait in the engine for any open transport.
+    var hasPendingWrites: Bool {
+        self.links.keys.contains { self.engine.hasPendingWrites(on: $0) }
+    }
+
+    private func completeStopIfIdle() {
+        guard let stopping = self.stopping, !self.stopped, self.links.isEmpty, self.closing.isEmpty else { return }
+        self.stopped = true
+        self.timer?.cancel()
+        self.timer = nil
+        self.timerDeadline = nil
+        stopping.succeed()
+    }
+}
