@@ -73,6 +73,9 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         case running(ServiceInfo)
         /// Moving to the other transport of its list: writes wait for it to run again.
         case moving([OutboundBudget.Waiter])
+        /// Ended by the app while its messages still wait in the engine: EndService goes once they
+        /// have left (ending a service drops what it still queues).
+        case finishing([Completion<Void>])
         case ending([Completion<Void>])
     }
 
@@ -219,6 +222,17 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         self.budget.refresh(driver.engine)
         while let waiter = self.budget.takeReady() {
             waiter(.success(()))
+        }
+        for (service, state) in self.media {
+            guard case .finishing(let completions) = state, let handle = self.handle,
+                driver.engine.queuedMessages(service, of: handle) == 0
+            else { continue }
+            self.media[service] = .ending(completions)
+            do {
+                try driver.perform { (engine, now) throws(SessionError) in try engine.endService(service, of: handle, now: now) }
+            } catch {
+                self.mediaEnded(service, .local)
+            }
         }
     }
 
@@ -632,7 +646,7 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
             completion.complete(.failure(error))
         case .moving(let waiters):
             for waiter in waiters { waiter(.failure(error)) }
-        case .ending(let completions):
+        case .ending(let completions), .finishing(let completions):
             for completion in completions { completion.succeed(()) }
         case .running, nil:
             break
@@ -700,7 +714,14 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
             return
         }
         switch self.media[service] {
-        case .running, .moving, .starting:
+        case .running, .moving:
+            if self.driver.engine.queuedMessages(service, of: handle) > 0 {
+                // What the writer handed over is sent first.
+                self.media[service] = .finishing([completion])
+                return
+            }
+            fallthrough
+        case .starting:
             do {
                 try self.driver.perform { (engine, now) throws(SessionError) in try engine.endService(service, of: handle, now: now) }
             } catch {
@@ -720,6 +741,9 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         case .ending(var completions):
             completions.append(completion)
             self.media[service] = .ending(completions)
+        case .finishing(var completions):
+            completions.append(completion)
+            self.media[service] = .finishing(completions)
         case nil:
             completion.succeed(())
         }

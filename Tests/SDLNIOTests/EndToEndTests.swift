@@ -10,11 +10,12 @@ import Testing
 /// requests, responses, notifications, disconnection.
 @Suite(.timeLimit(.minutes(1)))
 struct EndToEndTests {
-    @Test func negotiatesVersion5AndRegisters() async throws {
+    @Test(arguments: TransportKind.allCases) func negotiatesVersion5AndRegisters(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within {
             let handler = RecordingHandler()
-            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let server = try await bed.server(testHeadUnitConfiguration(), handler: handler)
+            let app = try await bed.connect(server)
             #expect(app.sessionInfo.frameVersion == .v5)
             #expect(app.sessionInfo.version == SDLVersion(major: 5, minor: 4, patch: 1))
             #expect(app.sessionInfo.sessionID == SessionID(1))
@@ -57,13 +58,14 @@ struct EndToEndTests {
         }
     }
 
-    @Test func version4AppNegotiatesVersion4() async throws {
+    @Test(arguments: TransportKind.allCases) func version4AppNegotiatesVersion4(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within {
             let handler = RecordingHandler()
-            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
+            let server = try await bed.server(testHeadUnitConfiguration(), handler: handler)
             var configuration = SDLAppConfiguration()
             configuration.session.maxProtocolVersion = SDLVersion(major: 4)
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort, configuration: configuration)
+            let app = try await bed.connect(server, configuration: configuration)
             #expect(app.sessionInfo.frameVersion == .v4)
             #expect(app.sessionInfo.version == SDLVersion(major: 4))
             // A version 4 ACK carries the hash as 4 raw bytes.
@@ -78,11 +80,12 @@ struct EndToEndTests {
         }
     }
 
-    @Test func requestsGetTheirResponses() async throws {
+    @Test(arguments: TransportKind.allCases) func requestsGetTheirResponses(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within {
             let handler = RecordingHandler()
-            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let server = try await bed.server(testHeadUnitConfiguration(), handler: handler)
+            let app = try await bed.connect(server)
 
             // Before registration the head unit answers APPLICATION_NOT_REGISTERED, as Core does.
             let early: SDLListFilesResponse = try await app.send(SDLListFilesRequest())
@@ -133,11 +136,12 @@ struct EndToEndTests {
         }
     }
 
-    @Test func notificationsReachTheirSubscribers() async throws {
+    @Test(arguments: TransportKind.allCases) func notificationsReachTheirSubscribers(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within {
             let handler = RecordingHandler()
-            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let server = try await bed.server(testHeadUnitConfiguration(), handler: handler)
+            let app = try await bed.connect(server)
             let hashes = app.notifications(of: SDLOnHashChange.self)
             let statuses = app.notifications(of: SDLOnHMIStatus.self)
             try await app.register(registration())

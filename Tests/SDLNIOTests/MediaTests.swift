@@ -34,12 +34,12 @@ struct MediaTests {
         }
     }
 
-    @Test func sixtyFourMebibytesOfVideoOnTheSecondaryTransport() async throws {
+    @Test(arguments: TransportKind.allCases) func sixtyFourMebibytesOfVideoOnTheSecondaryTransport(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within(90) {
             let handler = RecordingHandler()
-            let server = try await SDLHeadUnitServer.start(
-                configuration: testHeadUnitConfiguration(secondary: true, videoTransports: [.secondary]), handler: handler)
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let server = try await bed.server(testHeadUnitConfiguration(secondary: true, videoTransports: [.secondary]), handler: handler)
+            let app = try await bed.connect(server)
             #expect(app.sessionInfo.secondaryTransports == ["TCP_WIFI"])
             #expect(app.sessionInfo.videoServiceTransports == [.secondary])
             try await app.register(registration())
@@ -79,11 +79,12 @@ struct MediaTests {
         }
     }
 
-    @Test func audioOnThePrimaryAndVideoRefusedBeforeRegistration() async throws {
+    @Test(arguments: TransportKind.allCases) func audioOnThePrimaryAndVideoRefusedBeforeRegistration(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within {
             let handler = RecordingHandler()
-            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let server = try await bed.server(testHeadUnitConfiguration(), handler: handler)
+            let app = try await bed.connect(server)
             // Audio and video start after registration: refused locally, nothing written.
             await #expect { try await app.startVideo() } throws: {
                 ($0 as? SDLConnectionError)?.code == .notRegistered
@@ -118,16 +119,17 @@ struct MediaTests {
         }
     }
 
-    @Test func aHeadUnitThatStopsReadingStopsTheWriterNotTheMemory() async throws {
+    @Test(arguments: TransportKind.allCases) func aHeadUnitThatStopsReadingStopsTheWriterNotTheMemory(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within(90) {
             let handler = RecordingHandler()
             var configuration = testHeadUnitConfiguration()
             configuration.mediaBacklog = 4
-            let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)
+            let server = try await bed.server(configuration, handler: handler)
             var appConfiguration = SDLAppConfiguration()
             appConfiguration.transport.maxQueuedBytesPerService = 128 * 1024
             appConfiguration.maxMediaMessageSize = 32 * 1024
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort, configuration: appConfiguration)
+            let app = try await bed.connect(server, configuration: appConfiguration)
             try await app.register(registration())
             let writer = try await app.startVideo()
             #expect(writer.info.slot == .primary)

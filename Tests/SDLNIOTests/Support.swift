@@ -133,3 +133,54 @@ func patternBytes(offset: Int, count: Int) -> ByteBuffer {
     }
     return buffer
 }
+
+/// The transports every runtime test runs over.
+enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case tcp, webSocket, memory
+
+    var testDescription: String { self.rawValue }
+}
+
+/// Starts head units and connects apps over one kind of transport: TCP and WebSocket on loopback
+/// with free ports, or an in-memory network of the test's own. A secondary transport, when the
+/// configuration asks for one (``SDLHeadUnitConfiguration/secondaryPort`` set), is TCP for the
+/// socket kinds and another in-memory port for the in-memory kind.
+struct TestBed: Sendable {
+    let kind: TransportKind
+    let network = SDLInMemoryNetwork(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+
+    init(_ kind: TransportKind) { self.kind = kind }
+
+    func server(
+        _ configuration: SDLHeadUnitConfiguration = testHeadUnitConfiguration(), handler: some SDLHeadUnitHandler
+    ) async throws(SDLConnectionError) -> SDLHeadUnitServer {
+        let secondary: (any SDLHeadUnitTransport)?
+        let primary: any SDLHeadUnitTransport
+        switch self.kind {
+        case .tcp:
+            primary = SDLTCPTransport(host: "127.0.0.1", port: 0)
+            secondary = configuration.secondaryPort.map { SDLTCPTransport(host: "127.0.0.1", port: $0) }
+        case .webSocket:
+            primary = SDLWebSocketTransport(role: .server(host: "127.0.0.1", port: 0))
+            secondary = configuration.secondaryPort.map { SDLTCPTransport(host: "127.0.0.1", port: $0) }
+        case .memory:
+            primary = self.network.transport(port: 0)
+            secondary = configuration.secondaryPort.map { self.network.transport(port: $0) }
+        }
+        return try await SDLHeadUnitServer.start(transports: [primary], secondary: secondary, configuration: configuration, handler: handler)
+    }
+
+    func transport(to port: Int) -> any SDLAppTransport {
+        switch self.kind {
+        case .tcp: SDLTCPTransport(host: "127.0.0.1", port: port)
+        case .webSocket: SDLWebSocketTransport(role: .client(host: "127.0.0.1", port: port, path: "/"))
+        case .memory: self.network.transport(port: port)
+        }
+    }
+
+    func connect(
+        _ server: SDLHeadUnitServer, configuration: SDLAppConfiguration = SDLAppConfiguration()
+    ) async throws(SDLConnectionError) -> SDLAppConnection {
+        try await SDLAppConnection.connect(to: self.transport(to: server.primaryPort), configuration: configuration)
+    }
+}
