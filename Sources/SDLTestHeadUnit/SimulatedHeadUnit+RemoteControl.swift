@@ -187,14 +187,14 @@ extension SimulatedHeadUnit {
         if let refusal { return refusal }
         guard let index = self.addressedModule(request.message, registration) else { return "no module" }
         let key = self.vehicle.modules[index].key
-        guard self.configuration.vehicleResponseTime > .zero else {
+        guard self.vehicleResponseTime > .zero else {
             return self.completeRemoteControl(request, app: app)
         }
         self.busyModules.insert(key)
         self.wait(
             WaitingRequest(
                 number: 0, app: app, request: request, kind: .execution(key), stage: .vehicle,
-                deadline: now + self.configuration.vehicleResponseTime))
+                deadline: now + self.vehicleResponseTime))
         return "the vehicle is working on \(key.id)"
     }
 

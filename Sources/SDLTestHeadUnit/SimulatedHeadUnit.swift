@@ -182,6 +182,9 @@ public struct SimulatedHeadUnit: Sendable {
     public internal(set) var accessMode: RCAccessMode
     /// How the driver answers now: ``Configuration/driverConsent`` until a script changes it.
     public internal(set) var driverConsent: DriverConsent
+    /// The vehicle's time to carry out a change now: ``Configuration/vehicleResponseTime`` until a
+    /// script changes it.
+    public internal(set) var vehicleResponseTime: TimeAmount
 
     /// A head unit with no apps, its vehicle in its initial state.
     public init(configuration: Configuration = Configuration()) {
@@ -189,6 +192,7 @@ public struct SimulatedHeadUnit: Sendable {
         self.vehicle = configuration.vehicle
         self.accessMode = configuration.accessMode
         self.driverConsent = configuration.driverConsent
+        self.vehicleResponseTime = configuration.vehicleResponseTime
     }
 
     // MARK: - Inputs

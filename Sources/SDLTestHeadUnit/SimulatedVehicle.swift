@@ -57,6 +57,9 @@ public struct SimulatedVehicle: Hashable, Sendable {
     /// Columns of the seat grid.
     public var columns: Int32
 
+    /// The seats someone sits in, by index in ``seats`` (a script's `seat occupied`). The simulator
+    /// keeps it for the transcript and for tests; it has no vehicle-data RPC that reports it.
+    public var occupiedSeats: Set<Int> = []
     /// Whether a ButtonPress changes the module's data as the knob would (a climate button's fan
     /// speed, temperature, …). SDL Core leaves this to its HMI; the reference HMI of the
     /// `core82-sessions` captures does not change anything. Default true.
