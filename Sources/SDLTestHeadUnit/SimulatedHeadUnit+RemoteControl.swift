@@ -303,7 +303,7 @@ extension SimulatedHeadUnit {
             self.broadcastRCStatus()
         }
         let notified = newData != module.data ? self.notifySubscribers(ofModuleAt: index) : 0
-        return done + (allocationChanged ? ", now the app's" : "") + "; \(notified) subscriber(s) notified"
+        return done + "; \(notified) subscriber(s) notified"
     }
 
     // MARK: - Reading, consent, release
