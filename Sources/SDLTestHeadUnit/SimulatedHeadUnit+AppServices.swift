@@ -12,23 +12,28 @@ struct PublishedService: Sendable {
 }
 
 extension SimulatedHeadUnit {
-    /// PublishAppService (RPC 5.1+), as SDL Core's app-service manager does it: the record is
-    /// published (OnSystemCapabilityUpdated PUBLISHED), then activated when no service of its type
-    /// is active (ACTIVATED); the response carries the record as it is then. Publishing a type the
-    /// app already publishes updates the manifest from RPC 6.0 (MANIFEST_UPDATE) and is REJECTED
-    /// before. A service without a name takes the app's name; names are unique (REJECTED).
+    /// PublishAppService (RPC 5.1+), as SDL Core's app-service manager does it. DISALLOWED
+    /// "Service disallowed by policies" when the app's policy does not list the type in
+    /// `app_services` (or the name, or a handled RPC); the publisher is subscribed to APP_SERVICES
+    /// updates. The record is published (OnSystemCapabilityUpdated PUBLISHED), then activated when
+    /// no service of its type is active or the publisher is in FULL (ACTIVATED, DEACTIVATED for
+    /// the one before); the response carries the record as it is then. Publishing a type the app
+    /// already publishes updates the manifest from RPC 6.0 (MANIFEST_UPDATE) and is REJECTED
+    /// before. Names are unique: REJECTED "Failed to publish service".
     mutating func publishAppService(_ request: AnyRPCMessage, _ publish: SDLPublishAppServiceRequest, app: AppHandle) -> String {
         guard let registration = self.apps[app]?.registration else { return "not registered" }
-        var manifest = publish.appServiceManifest
-        if manifest.serviceName == nil {
-            manifest.serviceName = registration.appName
+        let manifest = publish.appServiceManifest
+        guard self.policyAllowsService(manifest, registration) else {
+            return self.fail(request, .disallowed, "Service disallowed by policies", app: app)
         }
+        self.apps[app]?.registration?.capabilitySubscriptions.insert(.appServices)
         let type = manifest.serviceType
         let existing = self.services.firstIndex { $0.provider == app && $0.serviceType == type }
         if let name = manifest.serviceName,
             let other = self.services.firstIndex(where: { $0.record.serviceManifest.serviceName == name }), other != existing
         {
-            return self.fail(request, .rejected, "a service named \(name) is already published", app: app)
+            _ = self.fail(request, .rejected, "Failed to publish service", app: app)
+            return "REJECTED: a service named \(name) is already published"
         }
         if let existing {
             guard self.configuration.rpcVersion >= .v6_0 else {
@@ -55,7 +60,7 @@ extension SimulatedHeadUnit {
         self.services.append(PublishedService(provider: app, record: record))
         self.broadcastServiceUpdates([SDLAppServiceCapability(updateReason: .published, updatedAppServiceRecord: record)])
         let index = self.services.count - 1
-        if !self.services.contains(where: { $0.serviceType == type && $0.record.serviceActive }) {
+        if !self.services.contains(where: { $0.serviceType == type && $0.record.serviceActive }) || registration.hmiLevel == .full {
             self.activateService(at: index)
         }
         let current = self.services[index].record
@@ -65,66 +70,97 @@ extension SimulatedHeadUnit {
         return "published \(serviceID) (\(type))" + (current.serviceActive ? ", active" : "")
     }
 
-    /// UnpublishAppService (RPC 6.0+): only the provider may; REMOVED to subscribers.
+    /// UnpublishAppService (RPC 6.0+): only the provider may; REMOVED to subscribers. Another app's
+    /// service or an unknown id: INVALID_ID with Core's info.
     mutating func unpublishAppService(
         _ request: AnyRPCMessage, _ unpublish: SDLUnpublishAppServiceRequest, app: AppHandle
     ) -> String {
-        guard let index = self.services.firstIndex(where: { $0.serviceID == unpublish.serviceID }) else {
-            return self.fail(request, .invalidId, "no service has id \(unpublish.serviceID)", app: app)
-        }
-        guard self.services[index].provider == app else {
-            return self.fail(request, .disallowed, "service \(unpublish.serviceID) belongs to another app", app: app)
+        guard let index = self.services.firstIndex(where: { $0.serviceID == unpublish.serviceID }),
+            self.services[index].provider == app
+        else {
+            _ = self.fail(
+                request, .invalidId, "No app service with the requested service ID was published by this application",
+                app: app)
+            return "INVALID_ID: \(unpublish.serviceID) is not a service of this app"
         }
         self.removeService(at: index)
         self.respond(to: request, with: SDLUnpublishAppServiceResponse(success: true, resultCode: .success), app: app)
         return "unpublished \(unpublish.serviceID)"
     }
 
-    /// GetAppServiceData: forwarded to the provider of the active service of the type, whose
-    /// answer goes back to the consumer; `subscribe` true subscribes the consumer to the type's
-    /// OnAppServiceData once the provider answers with success, false unsubscribes it.
+    /// GetAppServiceData, as SDL Core's `SendProviderRequest` by service type: DATA_NOT_AVAILABLE
+    /// when no service of the type is active or it does not allow app consumers; IGNORED
+    /// "Consumer app is same as producer app" when the asking app provides it; otherwise forwarded
+    /// to the provider, whose answer goes back to the consumer. `subscribe` true or false
+    /// subscribes or unsubscribes the consumer to the type's OnAppServiceData once the provider
+    /// answers with success.
     mutating func getAppServiceData(
         _ request: AnyRPCMessage, _ get: SDLGetAppServiceDataRequest, app: AppHandle, now: NIODeadline
     ) -> String {
         let type = get.serviceType
-        if get.subscribe == false {
-            self.apps[app]?.registration?.serviceDataSubscriptions.remove(type)
+        guard let service = self.services.first(where: { $0.serviceType == type && $0.record.serviceActive }),
+            service.allowsAppConsumers
+        else {
+            return self.fail(
+                request, .dataNotAvailable, "No app service provider with serviceType: \(type) is available", app: app)
         }
-        guard let service = self.services.first(where: { $0.serviceType == type && $0.record.serviceActive }) else {
-            return self.fail(request, .dataNotAvailable, "no \(type) service is active", app: app)
-        }
-        guard service.allowsAppConsumers || service.provider == app else {
-            return self.fail(request, .disallowed, "service \(service.serviceID) does not allow app consumers", app: app)
+        guard service.provider != app else {
+            return self.fail(request, .ignored, "Consumer app is same as producer app", app: app)
         }
         guard self.mayWait(app) else { return self.tooManyPending(request, app: app) }
         let correlationID = self.forward(
             request.message, of: request, from: app, to: service.provider,
-            kind: .serviceData(serviceType: type, subscribe: get.subscribe == true),
+            kind: .serviceData(serviceType: type, subscribe: get.subscribe),
             deadline: now + self.configuration.providerTimeout)
         return "forwarded to \(service.provider) as #\(correlationID)"
     }
 
-    /// PerformAppServiceInteraction: forwarded to the service's provider with `originApp` set to
-    /// the consumer's app id, as Core does; `requestServiceActive` from an app in FULL activates
-    /// the service first.
+    /// PerformAppServiceInteraction, as SDL Core answers it: INVALID_ID "The requested service ID
+    /// does not exist"; REJECTED "The requested service ID does not allow mobile app consumers";
+    /// `requestServiceActive` for an inactive service activates it when the app is in FULL, else
+    /// asks the driver (no: USER_DISALLOWED "Request to activate service was denied by driver");
+    /// then IGNORED "Consumer app is same as producer app" when the asking app provides the
+    /// service, else the request goes to the provider without `requestServiceActive`.
     mutating func performAppServiceInteraction(
         _ request: AnyRPCMessage, _ interaction: SDLPerformAppServiceInteractionRequest, app: AppHandle,
         now: NIODeadline
     ) -> String {
         guard let registration = self.apps[app]?.registration else { return "not registered" }
         guard let index = self.services.firstIndex(where: { $0.serviceID == interaction.serviceID }) else {
-            return self.fail(request, .invalidId, "no service has id \(interaction.serviceID)", app: app)
+            return self.fail(request, .invalidId, "The requested service ID does not exist", app: app)
         }
         let service = self.services[index]
-        guard service.allowsAppConsumers || service.provider == app else {
-            return self.fail(request, .disallowed, "service \(service.serviceID) does not allow app consumers", app: app)
+        guard service.allowsAppConsumers else {
+            return self.fail(request, .rejected, "The requested service ID does not allow mobile app consumers", app: app)
+        }
+        if interaction.requestServiceActive == true && !service.record.serviceActive {
+            if registration.hmiLevel == .full {
+                self.activateService(at: index)
+            } else {
+                return self.askDriver(
+                    about: [service.serviceID], topic: "activate \(service.serviceType) service \(service.serviceID)",
+                    for: request, from: app, waiting: .serviceActivation(serviceID: service.serviceID), now: now)
+            }
+        }
+        return self.sendInteraction(request, interaction, from: app, now: now)
+    }
+
+    /// The part of PerformAppServiceInteraction after the activation: IGNORED to the provider
+    /// itself, else the request to the provider.
+    mutating func sendInteraction(
+        _ request: AnyRPCMessage, _ interaction: SDLPerformAppServiceInteractionRequest, from app: AppHandle,
+        now: NIODeadline
+    ) -> String {
+        guard let service = self.services.first(where: { $0.serviceID == interaction.serviceID }) else {
+            return self.fail(
+                request, .invalidId, "No app service provider with serviceId: \(interaction.serviceID) is available", app: app)
+        }
+        guard service.provider != app else {
+            return self.fail(request, .ignored, "Consumer app is same as producer app", app: app)
         }
         guard self.mayWait(app) else { return self.tooManyPending(request, app: app) }
-        if interaction.requestServiceActive == true && registration.hmiLevel == .full {
-            self.activateService(at: index)
-        }
         var forwarded = interaction
-        forwarded.originApp = registration.appID
+        forwarded.requestServiceActive = nil
         let correlationID = self.forward(
             forwarded, of: request, from: app, to: service.provider, kind: .interaction,
             deadline: now + self.configuration.providerTimeout)
@@ -132,20 +168,24 @@ extension SimulatedHeadUnit {
     }
 
     /// OnAppServiceData from a provider: sent to the apps subscribed to the service's type, when
-    /// the service is the sender's, active, and open to app consumers; otherwise dropped, as Core
-    /// drops it.
+    /// the sender's policy lists the type, the service is the sender's, active, of that type and
+    /// open to app consumers; otherwise dropped, as Core drops it.
     mutating func appServiceDataChanged(_ notification: SDLOnAppServiceData, from app: AppHandle) -> String {
         let data = notification.serviceData
+        guard let registration = self.apps[app]?.registration, self.policyAllowsServiceType(data.serviceType, registration)
+        else {
+            return "dropped: the app's policy does not list service type \(data.serviceType)"
+        }
         guard let service = self.services.first(where: { $0.serviceID == data.serviceID }), service.provider == app else {
             return "dropped: \(data.serviceID) is not a service of this app"
         }
+        guard service.record.serviceActive else { return "dropped: \(data.serviceID) is not active" }
         guard service.serviceType == data.serviceType else {
             return "dropped: \(data.serviceID) is a \(service.serviceType) service, not \(data.serviceType)"
         }
-        guard service.record.serviceActive else { return "dropped: \(data.serviceID) is not active" }
         guard service.allowsAppConsumers else { return "dropped: \(data.serviceID) does not allow app consumers" }
         let subscribers = self.registeredApps.filter {
-            $0 != app && self.apps[$0]?.registration?.serviceDataSubscriptions.contains(data.serviceType) == true
+            self.apps[$0]?.registration?.serviceDataSubscriptions.contains(data.serviceType) == true
         }
         for subscriber in subscribers {
             self.notify(notification, to: subscriber)
@@ -194,12 +234,19 @@ extension SimulatedHeadUnit {
         self.broadcastServiceUpdates([SDLAppServiceCapability(updateReason: .removed, updatedAppServiceRecord: record)])
     }
 
-    /// OnSystemCapabilityUpdated APP_SERVICES with these updates, to every app subscribed to the
-    /// capability (RPC 5.1+).
+    /// OnSystemCapabilityUpdated APP_SERVICES to every app subscribed to the capability (RPC 5.1+),
+    /// as SDL Core builds it: every published service's record without `updateReason`, those
+    /// updated left out of that list and appended with their reasons. (A removed service is still
+    /// in the list when this is built, so it appears once, as REMOVED.)
     private mutating func broadcastServiceUpdates(_ updates: [SDLAppServiceCapability]) {
+        let updatedIDs = Set(updates.map(\.updatedAppServiceRecord.serviceID))
+        let unchanged = self.services.filter { !updatedIDs.contains($0.serviceID) }.map {
+            SDLAppServiceCapability(updatedAppServiceRecord: $0.record)
+        }
         let notification = SDLOnSystemCapabilityUpdated(
             systemCapability: SDLSystemCapability(
-                systemCapabilityType: .appServices, appServicesCapabilities: SDLAppServicesCapabilities(appServices: updates)))
+                systemCapabilityType: .appServices,
+                appServicesCapabilities: SDLAppServicesCapabilities(appServices: unchanged + updates)))
         for app in self.registeredApps {
             guard let registration = self.apps[app]?.registration, registration.version >= .v5_1,
                 registration.capabilitySubscriptions.contains(.appServices)

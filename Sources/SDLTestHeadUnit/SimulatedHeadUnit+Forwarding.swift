@@ -5,8 +5,9 @@ import SDLRPC
 /// the correlation id the head unit gave the forwarded copy.
 struct PendingRequest: Sendable {
     enum Kind: Sendable {
-        /// GetAppServiceData; the consumer subscribes once the provider answers with success.
-        case serviceData(serviceType: String, subscribe: Bool)
+        /// GetAppServiceData; once the provider answers with success the consumer subscribes
+        /// (`subscribe` true) or unsubscribes (false), as Core's `HandleSubscribe`.
+        case serviceData(serviceType: String, subscribe: Bool?)
         /// PerformAppServiceInteraction.
         case interaction
         /// A function in the provider's `handledRPCs`; these providers are asked next when this
@@ -56,11 +57,16 @@ extension SimulatedHeadUnit {
     }
 
     /// A request whose function an active app service lists in `handledRPCs` goes to that
-    /// service's provider first (RPC passing, as Core's `RPCPassingHandler` does); nil when no
-    /// provider handles it.
+    /// service's provider first (RPC passing, as Core's `RPCPassingHandler` does), when the app's
+    /// policy allows the function at its level; nil when no provider handles it. As on Core, the
+    /// providers are every provider of an active service that lists the function, the requester
+    /// included: an app that publishes a service handling a function gets its own request back.
     mutating func forwardToHandlingProvider(_ request: AnyRPCMessage, from app: AppHandle, now: NIODeadline) -> String? {
         guard !Self.neverForwarded.contains(request.functionID) else { return nil }
-        let providers = self.providers(handling: request.functionID, excluding: app)
+        guard let registration = self.apps[app]?.registration, self.permits(request.functionName, registration) else {
+            return nil
+        }
+        let providers = self.providers(handling: request.functionID)
         guard let provider = providers.first else { return nil }
         guard self.mayWait(app) else { return self.tooManyPending(request, app: app) }
         let correlationID = self.forward(
@@ -71,10 +77,10 @@ extension SimulatedHeadUnit {
     }
 
     /// The providers of active services that list the function in `handledRPCs`, in publishing
-    /// order, each once, the asking app left out.
-    private func providers(handling function: FunctionID, excluding app: AppHandle) -> [AppHandle] {
+    /// order, each once.
+    private func providers(handling function: FunctionID) -> [AppHandle] {
         var result: [AppHandle] = []
-        for service in self.services where service.record.serviceActive && service.provider != app {
+        for service in self.services where service.record.serviceActive {
             let handled = service.record.serviceManifest.handledRPCs ?? []
             if handled.contains(where: { UInt32(truncatingIfNeeded: $0) == function.rawValue }),
                 !result.contains(service.provider), self.isRegistered(service.provider)
@@ -102,8 +108,12 @@ extension SimulatedHeadUnit {
                 return "\(app) answered UNSUPPORTED_REQUEST; " + self.handOn(entry, to: remaining, now: now)
             }
         case .serviceData(let serviceType, let subscribe):
-            if subscribe && result.success {
-                self.apps[entry.consumer]?.registration?.serviceDataSubscriptions.insert(serviceType)
+            if let subscribe, result.success {
+                if subscribe {
+                    self.apps[entry.consumer]?.registration?.serviceDataSubscriptions.insert(serviceType)
+                } else {
+                    self.apps[entry.consumer]?.registration?.serviceDataSubscriptions.remove(serviceType)
+                }
             }
         case .interaction:
             break

@@ -67,13 +67,6 @@ extension SimulatedHeadUnit {
             && (entry.feature != .remoteControl || self.configuration.remoteControl)
     }
 
-    /// Whether the head unit grants an app a function: implemented, known at the app's version,
-    /// remote control only to apps that registered as REMOTE_CONTROL (Core's policy groups).
-    func implements(_ function: ImplementedFunction, for registration: Registration) -> Bool {
-        self.implements(function.id) && function.since <= registration.version
-            && (function.feature != .remoteControl || registration.isRemoteControl)
-    }
-
     /// Answers a request, or forwards it to the app-service provider that handles it.
     mutating func handleRequest(_ request: AnyRPCMessage, from app: AppHandle, now: NIODeadline) -> String {
         if let registration = request.message as? SDLRegisterAppInterfaceRequest {
@@ -88,13 +81,20 @@ extension SimulatedHeadUnit {
         return self.answer(request, from: app, now: now)
     }
 
-    /// Answers a request itself: the functions it implements, UNSUPPORTED_REQUEST for the others.
+    /// Answers a request itself, in SDL Core's order: UNSUPPORTED_REQUEST for a function it does not
+    /// implement, DISALLOWED (no `info`) for one the app's policy does not allow at its HMI level,
+    /// then the function's own checks.
     mutating func answer(_ request: AnyRPCMessage, from app: AppHandle, now: NIODeadline) -> String {
         guard self.implements(request.functionID) else {
             return self.fail(
                 request, .unsupportedRequest,
                 "\(request.functionName) is not supported by this head unit (RPC \(self.configuration.rpcVersion))",
                 app: app)
+        }
+        if let registration = self.apps[app]?.registration, !self.permits(request.functionName, registration) {
+            return self.fail(
+                request, .disallowed,
+                reason: "the app's policy does not allow \(request.functionName) in HMI \(registration.hmiLevel)", app: app)
         }
         switch request.message {
         case is SDLUnregisterAppInterfaceRequest:
@@ -113,13 +113,17 @@ extension SimulatedHeadUnit {
         case let interaction as SDLPerformAppServiceInteractionRequest:
             return self.performAppServiceInteraction(request, interaction, app: app, now: now)
         default:
-            return self.answerScreen(request, app: app) ?? self.answerRemoteControl(request, app: app)
+            return self.answerScreen(request, app: app) ?? self.answerRemoteControl(request, app: app, now: now)
         }
     }
 
-    /// Notifications from apps: OnAppServiceData is fanned out; the others are noted.
+    /// Notifications from apps: OnAppServiceData is fanned out; the others are noted. A
+    /// notification the app's policy does not allow at its level is dropped, as Core drops it.
     mutating func handleNotification(_ notification: AnyRPCMessage, from app: AppHandle) -> String {
-        guard self.isRegistered(app) else { return "ignored: the app is not registered" }
+        guard let registration = self.apps[app]?.registration else { return "ignored: the app is not registered" }
+        guard self.permits(notification.functionName, registration) else {
+            return "dropped: the app's policy does not allow \(notification.functionName) in HMI \(registration.hmiLevel)"
+        }
         if let data = notification.message as? SDLOnAppServiceData, self.implements(.onAppServiceData) {
             return self.appServiceDataChanged(data, from: app)
         }

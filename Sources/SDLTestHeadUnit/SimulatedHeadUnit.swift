@@ -51,12 +51,32 @@ public struct SimulatedHeadUnit: Sendable {
         public var remoteControl = true
         /// The vehicle's modules and seats, with their initial data.
         public var vehicle: SimulatedVehicle = .standard
-        /// What happens when an app wants a module another app holds. Default `.autoDeny` (one
-        /// app at a time per module).
-        public var accessMode: RCAccessMode = .autoDeny
-        /// How the simulated driver answers when asked to let an app control a module. Default
-        /// `.grant`.
+        /// The policy table: which RPCs each app may send and receive at each HMI level, its app HMI
+        /// types, its remote-control modules, the app services it may publish (SDL Core's policy
+        /// manager, ``HeadUnitPolicy``). Default ``HeadUnitPolicy/standard``: Core's functional
+        /// groups, remote control and app services for every app.
+        public var policy: HeadUnitPolicy = .standard
+        /// What happens when an app wants a module another app holds (SDL Core's `RCAccessMode`).
+        /// Default `.autoAllow`, as SDL Core starts. Scripts change it (``HeadUnitCommand``).
+        public var accessMode: RCAccessMode = .autoAllow
+        /// How the simulated driver answers the questions the head unit asks: consent to a module
+        /// (ask-driver mode), activation of an app service. Default `.grant`. Scripts change it.
         public var driverConsent: DriverConsent = .grant
+        /// How long a question to the driver may stay unanswered (``DriverConsent/ask``); then the
+        /// request that waits for it is answered GENERIC_ERROR, as SDL Core answers a request whose
+        /// HMI request timed out. Default 10 s, Core's `DefaultTimeout`.
+        public var driverAnswerTimeout: TimeAmount = .seconds(10)
+        /// How long the vehicle takes to carry out a SetInteriorVehicleData or a ButtonPress. While
+        /// it does, the module is busy: another SetInteriorVehicleData or ButtonPress on it is
+        /// IN_USE, as on SDL Core while its HMI has not answered. Default zero: at once.
+        public var vehicleResponseTime: TimeAmount = .zero
+        /// How many GetInteriorVehicleData requests per module may reach the vehicle within
+        /// ``Configuration/interiorDataRateWindow`` (those answered from the cache of a subscribed
+        /// module do not count); more are REJECTED. Default 5 per second, SDL Core's
+        /// `GetInteriorVehicleDataRequest = 5, 1`.
+        public var interiorDataRateLimit = 5
+        /// The window of ``interiorDataRateLimit``. Default 1 s.
+        public var interiorDataRateWindow: TimeAmount = .seconds(1)
         /// How long the head unit waits for an app-service provider to answer a request it
         /// forwarded (GetAppServiceData, PerformAppServiceInteraction, an RPC in `handledRPCs`)
         /// before it answers the consumer itself. Default 9 s, under the 10 s apps wait.
@@ -92,32 +112,41 @@ public struct SimulatedHeadUnit: Sendable {
         public init() {}
     }
 
-    /// What the head unit does when an app asks for a module another app holds (SDL Core's HMI
-    /// access modes).
+    /// What the head unit does when an app in HMI FULL asks for a module another app holds and the
+    /// module allows multiple access (SDL Core's HMI `RCAccessMode`; an app in another level, or a
+    /// module without multiple access, is REJECTED whatever the mode).
     public enum RCAccessMode: Hashable, Sendable {
-        /// The module passes to the asking app.
+        /// The module passes to the asking app (`AUTO_ALLOW`, SDL Core's default).
         case autoAllow
-        /// The asking app is refused with IN_USE.
+        /// The asking app is refused with IN_USE (`AUTO_DENY`).
         case autoDeny
-        /// The simulated driver decides (``DriverConsent``).
+        /// The simulated driver decides (`ASK_DRIVER`, ``DriverConsent``); the answer is kept per
+        /// app id and module.
         case askDriver
     }
 
-    /// How the simulated driver answers consent questions: GetInteriorVehicleDataConsent and, in
-    /// ``RCAccessMode/askDriver`` mode, a take-over of a held module.
+    /// How the simulated driver answers the questions the head unit asks: whether an app may take a
+    /// module in ``RCAccessMode/askDriver`` mode (for SetInteriorVehicleData, ButtonPress and
+    /// GetInteriorVehicleDataConsent), whether an app service may be activated for an app that is
+    /// not in FULL (PerformAppServiceInteraction `requestServiceActive`).
     public enum DriverConsent: Hashable, Sendable {
-        /// Yes to everything.
+        /// Yes to everything, at once.
         case grant
-        /// No to everything.
+        /// No to everything, at once.
         case refuse
-        /// No for these module ids, yes for the others.
+        /// No, at once, for these module ids; yes for the others.
         case refuseModules(Set<String>)
+        /// No answer: the question stays pending, and the request waits, until a script answers it
+        /// (``HeadUnitCommand`` `answer`) or ``Configuration/driverAnswerTimeout`` passes.
+        case ask
 
-        func grants(_ moduleID: String) -> Bool {
+        /// The answer given at once about a subject (a module id or a service id); nil: asked.
+        func answer(about subject: String) -> Bool? {
             switch self {
             case .grant: true
             case .refuse: false
-            case .refuseModules(let refused): !refused.contains(moduleID)
+            case .refuseModules(let refused): !refused.contains(subject)
+            case .ask: nil
             }
         }
     }
@@ -128,18 +157,42 @@ public struct SimulatedHeadUnit: Sendable {
     var apps: [AppHandle: AppRecord] = [:]
     var vehicle: SimulatedVehicle
     var allocations: [ModuleKey: AppHandle] = [:]
+    /// Modules the vehicle is working on: SDL Core's BUSY resource state, from the moment a request
+    /// acquires a module until the vehicle has answered it.
+    var busyModules: Set<ModuleKey> = []
     var services: [PublishedService] = []
     var pending: [UInt32: PendingRequest] = [:]
+    /// Requests waiting for the driver or the vehicle, in arrival order.
+    var waiting: [WaitingRequest] = []
+    var nextWaitingNumber = 1
+    /// The driver's answers about modules, per policy app id, kept across registrations as SDL
+    /// Core's consent manager keeps them.
+    var savedConsents: [String: [ModuleKey: Bool]] = [:]
+    /// App ids refused registration since they flooded (SDL Core's forbidden applications).
+    var floodedAppIDs: Set<String> = []
+    /// When GetInteriorVehicleData requests reached the vehicle, per module (the rate limit).
+    var interiorDataRequests: [ModuleKey: [NIODeadline]] = [:]
     var nextCorrelationID: UInt32 = 1
     var nextServiceNumber = 1
     var registrationCount = 0
     var armedDeadline: NIODeadline?
     var outputs: [HeadUnitOutput] = []
 
+    /// The current access mode: ``Configuration/accessMode`` until a script changes it.
+    public internal(set) var accessMode: RCAccessMode
+    /// How the driver answers now: ``Configuration/driverConsent`` until a script changes it.
+    public internal(set) var driverConsent: DriverConsent
+    /// The vehicle's time to carry out a change now: ``Configuration/vehicleResponseTime`` until a
+    /// script changes it.
+    public internal(set) var vehicleResponseTime: TimeAmount
+
     /// A head unit with no apps, its vehicle in its initial state.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.vehicle = configuration.vehicle
+        self.accessMode = configuration.accessMode
+        self.driverConsent = configuration.driverConsent
+        self.vehicleResponseTime = configuration.vehicleResponseTime
     }
 
     // MARK: - Inputs
@@ -198,8 +251,12 @@ public struct SimulatedHeadUnit: Sendable {
         }
     }
 
-    /// An app's connection ended: its services are unpublished, its modules freed, its
-    /// subscriptions dropped; requests it was to answer as a provider go to the next handler.
+    /// An app's connection ended (its RPC service ended, or its transport closed): it is unregistered
+    /// as SDL Core unregisters it. Its services are unpublished first, while it is still registered
+    /// (so it gets the REMOVED update itself when subscribed, as on Core, before the EndService ACK);
+    /// then its modules are freed (OnRCStatus to the other remote-control apps), its subscriptions
+    /// and waiting requests dropped, and requests it was to answer as a provider go to the next
+    /// handler.
     public mutating func appDisconnected(_ app: AppHandle, now: NIODeadline) -> [HeadUnitOutput] {
         self.step(app, "disconnected") { headUnit in
             guard headUnit.apps[app] != nil else { return "was not connected" }
@@ -209,10 +266,35 @@ public struct SimulatedHeadUnit: Sendable {
         }
     }
 
-    /// The deadline of a forwarded request passed: its consumer is answered.
+    /// A deadline passed: requests forwarded to a provider that did not answer are answered,
+    /// questions to the driver that stayed unanswered time out (GENERIC_ERROR), the vehicle
+    /// finishes what it was doing (``Configuration/vehicleResponseTime``).
     public mutating func timerFired(now: NIODeadline) -> [HeadUnitOutput] {
         self.step(nil, "timer") { headUnit in
-            headUnit.expireForwardedRequests(now: now)
+            let outcomes = [headUnit.expireForwardedRequests(now: now), headUnit.expireWaiting(now: now)]
+            return outcomes.filter { !$0.isEmpty }.joined(separator: "; ")
+        }
+    }
+
+    /// The session layer's flood meter tripped for this app (it sent more messages than the limit
+    /// within the window, SDL Core's `FrequencyCount` per `FrequencyTime`): the app is unregistered
+    /// as SDL Core unregisters a flooding app. Outputs: OnAppInterfaceUnregistered
+    /// (TOO_MANY_REQUESTS) to the app, then what unregistering sends others (its services REMOVED,
+    /// its modules freed). Its app id may not register again while this head unit runs:
+    /// RegisterAppInterface answers TOO_MANY_PENDING_REQUESTS, as Core's forbidden list does.
+    ///
+    /// Order for the runtime: SDL Core first sends EndService for the RPC service (the session is
+    /// closed), then, its session gone, writes OnAppInterfaceUnregistered, which therefore never
+    /// reaches the app (the `ping-tap` capture ends with Core's EndService and the app's ACK). To
+    /// behave as Core on the wire, end the RPC service first and send the notification only if the
+    /// session still carries it.
+    public mutating func appFlooded(_ app: AppHandle, now: NIODeadline) -> [HeadUnitOutput] {
+        self.step(app, "flooded") { headUnit in
+            guard let registration = headUnit.apps[app]?.registration else { return "ignored: not registered" }
+            headUnit.floodedAppIDs.insert(registration.policyAppID)
+            headUnit.notify(SDLOnAppInterfaceUnregistered(reason: .tooManyRequests), to: app)
+            let outcome = headUnit.unregister(app, now: now)
+            return "OnAppInterfaceUnregistered(TOO_MANY_REQUESTS); \(outcome)"
         }
     }
 
@@ -259,14 +341,25 @@ public struct SimulatedHeadUnit: Sendable {
         self.allocations[ModuleKey(type: moduleType, id: moduleID)]
     }
 
-    /// When ``timerFired(now:)`` is next due; nil: no request is waiting for a provider.
-    public var nextDeadline: NIODeadline? { self.pending.values.map(\.deadline).min() }
+    /// When ``timerFired(now:)`` is next due; nil: no request waits for a provider, the driver or
+    /// the vehicle.
+    public var nextDeadline: NIODeadline? {
+        (self.pending.values.map(\.deadline) + self.waiting.map(\.deadline)).min()
+    }
+
+    /// The questions the driver has not answered yet (``DriverConsent/ask``), oldest first.
+    public var pendingQuestions: [DriverQuestion] {
+        self.waiting.compactMap { entry in
+            guard case .driver(let question) = entry.stage else { return nil }
+            return question
+        }
+    }
 
     // MARK: - Steps and sending
 
     /// Runs one input: `body` returns the transcript outcome; the transcript line comes first,
     /// then the messages, then a timer when the next deadline changed.
-    private mutating func step(
+    mutating func step(
         _ app: AppHandle?, _ input: String, _ body: (inout SimulatedHeadUnit) -> String
     ) -> [HeadUnitOutput] {
         self.outputs = []
@@ -290,7 +383,15 @@ public struct SimulatedHeadUnit: Sendable {
         self.send(AnyRPCMessage(response, correlationID: request.correlationID), to: app)
     }
 
+    /// Sends a notification, when the app's policy allows it at its HMI level: SDL Core drops a
+    /// notification its policy does not allow (OnInteriorVehicleData in NONE, OnRCStatus without
+    /// the RemoteControl group, …).
     mutating func notify(_ notification: any RPCMessage, to app: AppHandle) {
+        if let registration = self.apps[app]?.registration,
+            !self.permits(type(of: notification).functionName, registration)
+        {
+            return
+        }
         self.send(AnyRPCMessage(notification, correlationID: self.configuration.notificationCorrelationID), to: app)
     }
 
@@ -300,8 +401,15 @@ public struct SimulatedHeadUnit: Sendable {
         return "\(resultCode): \(info)"
     }
 
+    /// Answers a request with success false and no `info`, as SDL Core answers where it gives none;
+    /// `reason` goes to the transcript only.
+    mutating func fail(_ request: AnyRPCMessage, _ resultCode: SDLResult, reason: String, app: AppHandle) -> String {
+        self.sendFailure(functionID: request.functionID, correlationID: request.correlationID, resultCode, nil, to: app)
+        return "\(resultCode) (\(reason))"
+    }
+
     mutating func sendFailure(
-        functionID: FunctionID, correlationID: UInt32, _ resultCode: SDLResult, _ info: String, to app: AppHandle
+        functionID: FunctionID, correlationID: UInt32, _ resultCode: SDLResult, _ info: String?, to app: AppHandle
     ) {
         let response = Self.failureResponse(functionID: functionID, resultCode: resultCode, info: info)
         self.send(AnyRPCMessage(response, correlationID: correlationID), to: app)
@@ -309,16 +417,18 @@ public struct SimulatedHeadUnit: Sendable {
 
     /// A response of the function with `success` false. Every response of the spec has `success`,
     /// `resultCode` and `info` and no other mandatory parameter, so one object fits them all; a
-    /// function without a response gets a GenericResponse.
-    static func failureResponse(functionID: FunctionID, resultCode: SDLResult, info: String) -> any RPCMessage {
-        let info = info.isEmpty ? resultCode.wireName : String(info.prefix(1000))
+    /// function without a response gets a GenericResponse. `info` nil: none, as Core sends where it
+    /// has none; empty: the result code's name.
+    static func failureResponse(functionID: FunctionID, resultCode: SDLResult, info: String?) -> any RPCMessage {
+        let info = info.map { $0.isEmpty ? resultCode.wireName : String($0.prefix(1000)) }
         let generic = SDLGenericResponse(success: false, resultCode: resultCode, info: info)
         guard let type = RPCRegistry.messageType(functionID: functionID, rpcType: .response) else { return generic }
-        let parameters: RPCValue = .object([
-            "success": .bool(false), "resultCode": .string(resultCode.wireName), "info": .string(info),
-        ])
+        var parameters: RPCObject = ["success": .bool(false), "resultCode": .string(resultCode.wireName)]
+        if let info {
+            parameters["info"] = .string(info)
+        }
         do {
-            return try type.init(jsonParameters: try parameters.jsonText())
+            return try type.init(jsonParameters: try RPCValue.object(parameters).jsonText())
         } catch {
             return generic
         }
@@ -342,27 +452,45 @@ struct AppRecord: Sendable {
 struct Registration: Sendable {
     var appID: String
     var appName: String
+    /// The id its policy is looked up by: `fullAppID` (lowercased) when the app sent one, else
+    /// `appID`, as SDL Core picks it.
+    var policyAppID: String
     /// The negotiated RPC version.
     var version: RPCVersion
+    /// Its app HMI types: the policy's when the policy names some, else its own.
     var hmiTypes: [SDLAppHMIType]
     var isMedia: Bool
     var hmiLevel: SDLHMILevel = .none_
+    var audioState: SDLAudioStreamingState = .notAudible
+    var videoState: SDLVideoStreamingState = .notStreamable
+    /// Its policy and the RPCs it grants (merged over its groups).
+    var policy: HeadUnitPolicy.AppPolicy
+    var rules: [String: HeadUnitPolicy.RPCRule]
+    /// Its app policy entry is `null`.
+    var isRevoked = false
     /// The capability types the app subscribed to with GetSystemCapability.
     var capabilitySubscriptions: Set<SDLSystemCapabilityType> = []
     /// The app-service types whose data the app subscribed to with GetAppServiceData.
     var serviceDataSubscriptions: Set<String> = []
     /// The modules whose data the app subscribed to with GetInteriorVehicleData.
     var moduleSubscriptions: Set<ModuleKey> = []
-    /// Consent the driver gave or refused for this app, per module.
-    var consents: [ModuleKey: Bool] = [:]
+    /// Modules the driver refused this app in ask-driver mode (SDL Core's rejected resources):
+    /// asking for them again is REJECTED until the access mode leaves ask-driver.
+    var refusedModules: Set<ModuleKey> = []
     /// Where the app's user sits (SetGlobalProperties `userLocation`).
     var userLocation: SDLGrid
+    /// The media services whose data flows (``SimulatedHeadUnit/mediaServiceStarted(_:by:now:)``).
+    var streaming: Set<MediaService> = []
     /// Its files, menu, choice sets and button subscriptions.
     var content = AppContent()
 
     var isRemoteControl: Bool { self.hmiTypes.contains(.remoteControl) }
-    /// Whether the app plays audio in FULL and LIMITED.
-    var isAudio: Bool { self.isMedia || self.hmiTypes.contains(.navigation) || self.hmiTypes.contains(.communication) }
-    /// Whether the app may stream video in FULL and LIMITED.
-    var isVideo: Bool { self.hmiTypes.contains(.navigation) || self.hmiTypes.contains(.projection) }
+    var isNavigation: Bool { self.hmiTypes.contains(.navigation) }
+    var isProjection: Bool { self.hmiTypes.contains(.projection) }
+    var isCommunication: Bool { self.hmiTypes.contains(.communication) }
+    /// Whether the app plays audio in FULL and LIMITED (SDL Core: media, communication or
+    /// navigation).
+    var isAudio: Bool { self.isMedia || self.isNavigation || self.isCommunication }
+    /// Whether the app may stream video in FULL and LIMITED (SDL Core: navigation or projection).
+    var isVideo: Bool { self.isNavigation || self.isProjection }
 }

@@ -57,13 +57,55 @@ public struct SimulatedVehicle: Hashable, Sendable {
     /// Columns of the seat grid.
     public var columns: Int32
 
+    /// The seats someone sits in, by index in ``seats`` (a script's `seat occupied`). The simulator
+    /// keeps it for the transcript and for tests; it has no vehicle-data RPC that reports it.
+    public var occupiedSeats: Set<Int> = []
+    /// Whether a ButtonPress changes the module's data as the knob would (a climate button's fan
+    /// speed, temperature, …). SDL Core leaves this to its HMI; the reference HMI of the
+    /// `core82-sessions` captures does not change anything. Default true.
+    public var buttonPressesChangeData: Bool
+
     /// A vehicle from its parts.
-    public init(modules: [Module], seats: [SDLGrid], rows: Int32, columns: Int32) {
+    public init(modules: [Module], seats: [SDLGrid], rows: Int32, columns: Int32, buttonPressesChangeData: Bool = true) {
         self.modules = modules
         self.seats = seats
         self.rows = rows
         self.columns = columns
+        self.buttonPressesChangeData = buttonPressesChangeData
     }
+
+    /// The vehicle of the SDL Core 8.2.0 sessions in `vectors/core82-sessions` (`rc-radio`): a
+    /// climate module `climate-0` and a radio module `radio-0`, both allowing multiple access,
+    /// without location; one seat, the driver's, in a grid of 2 rows and 3 columns; button presses
+    /// change nothing, as with Core's reference HMI.
+    public static let climateAndRadio = SimulatedVehicle(
+        modules: [Self.coreClimate, Self.coreRadio], seats: [SDLGrid(col: 0, row: 0, level: 0, colspan: 1, rowspan: 1, levelspan: 1)],
+        rows: 2, columns: 3, buttonPressesChangeData: false)
+
+    /// ``climateAndRadio`` without the radio: the one module `climate-0` (the vehicle of the
+    /// `appservice` session). Remote control works on it as on any vehicle; radio requests are
+    /// UNSUPPORTED_RESOURCE.
+    public static let climateOnly = SimulatedVehicle(
+        modules: [Self.coreClimate], seats: [SDLGrid(col: 0, row: 0, level: 0, colspan: 1, rowspan: 1, levelspan: 1)],
+        rows: 2, columns: 3, buttonPressesChangeData: false)
+
+    private static let coreClimate = Module(
+        moduleType: .climate, moduleID: "climate-0", name: "Climate", allowsMultipleAccess: true,
+        data: SDLModuleData(
+            moduleType: .climate,
+            climateControlData: SDLClimateControlData(
+                fanSpeed: 30, currentTemperature: SDLTemperature(unit: .celsius, value: 21.5),
+                desiredTemperature: SDLTemperature(unit: .celsius, value: 22), acEnable: true, circulateAirEnable: false,
+                autoModeEnable: false, defrostZone: .none_, dualModeEnable: false, acMaxEnable: false,
+                ventilationMode: .both, climateEnable: true)))
+
+    private static let coreRadio = Module(
+        moduleType: .radio, moduleID: "radio-0", name: "Radio", allowsMultipleAccess: true,
+        data: SDLModuleData(
+            moduleType: .radio,
+            radioControlData: SDLRadioControlData(
+                frequencyInteger: 101, frequencyFraction: 1, band: .fm, signalStrength: 80, radioEnable: true,
+                state: .acquired)))
 
     /// Two rows of three seats (driver front left); a front and a rear climate zone, a radio, the
     /// driver's and the front passenger's seats, an audio system, exterior and interior lights,
@@ -183,8 +225,8 @@ public struct SimulatedVehicle: Hashable, Sendable {
         self.modules.firstIndex { $0.moduleType == key.type && $0.moduleID == key.id }
     }
 
-    /// The area whose seats may control the module (Core's rule: service area, else location,
-    /// else everywhere).
+    /// The area whose seats may control the module (SDL Core's rule: service area, else location;
+    /// nil: only the driver may control it).
     func serviceArea(of module: Module) -> SDLGrid? { module.serviceArea ?? module.location }
 }
 
@@ -195,12 +237,22 @@ struct ModuleKey: Hashable, Sendable {
 }
 
 extension SDLGrid {
-    /// Whether a seat lies inside this area (columns, rows and levels with their spans).
-    func covers(_ seat: SDLGrid) -> Bool {
-        func inside(_ value: Int32, _ start: Int32, _ span: Int32?) -> Bool {
-            value >= start && value < start + (span ?? 1)
+    /// The grid with the spec's defaults filled in (level 0, spans 1), so that grids that say the
+    /// same compare equal.
+    var normalized: SDLGrid {
+        SDLGrid(
+            col: self.col, row: self.row, level: self.level ?? 0, colspan: self.colspan ?? 1, rowspan: self.rowspan ?? 1,
+            levelspan: self.levelspan ?? 1)
+    }
+
+    /// Whether two areas share a cell (SDL Core's `Grid::IntersectionExists`: levels, then columns
+    /// and rows, each with its span).
+    func intersects(_ other: SDLGrid) -> Bool {
+        func overlap(_ start: Int32, _ span: Int32?, _ otherStart: Int32, _ otherSpan: Int32?) -> Bool {
+            max(start, otherStart) <= min(start + (span ?? 1) - 1, otherStart + (otherSpan ?? 1) - 1)
         }
-        return inside(seat.col, self.col, self.colspan) && inside(seat.row, self.row, self.rowspan)
-            && inside(seat.level ?? 0, self.level ?? 0, self.levelspan)
+        return overlap(self.level ?? 0, self.levelspan, other.level ?? 0, other.levelspan)
+            && overlap(self.col, self.colspan, other.col, other.colspan)
+            && overlap(self.row, self.rowspan, other.row, other.rowspan)
     }
 }

@@ -62,6 +62,9 @@ struct RCApp {
         let manager = SDLRemoteControlManager(connection: connection, registeredWith: request)
         try await connection.register(request)
         let handle = try #require(headUnit.lastRegisteredApp)
+        // The head unit's policy (SDL Core's) allows remote control from BACKGROUND up: wait for
+        // the activation that follows registration.
+        try await eventually("activated") { await connection.hmiStatus.map { $0.hmiLevel != .none_ } ?? false }
         if start {
             try await manager.start()
         }
@@ -376,8 +379,14 @@ struct RemoteControlManagerTests {
             $0.accessMode = .askDriver
             $0.driverConsent = .refuseModules(["radio"])
         }) { headUnit, app in
-            let before = headUnit.sent().count
+            // As on SDL Core, the driver is asked only about a module another app holds, from an
+            // app in FULL: another app takes the radio, then this app is activated.
+            let other = try await RCApp.start(on: headUnit, name: "Other", appID: "other")
             let radio = SDLModuleData(moduleType: .radio, radioControlData: SDLRadioControlData(frequencyInteger: 99, frequencyFraction: 5, band: .fm))
+            try await other.manager.setModuleData(radio)
+            await headUnit.server.act { $0.setHMILevel(.full, of: app.handle) }
+            try await eventually("in FULL") { await app.connection.hmiStatus?.hmiLevel == .full }
+            let before = headUnit.sent().count
             await expectFailure(.consentRefused, detail: "the user refused consent for RADIO/radio") { try await app.manager.setModuleData(radio) }
             #expect(headUnit.sent(after: before) == ["GetInteriorVehicleDataConsent RADIO [\"radio\"]"])
             #expect(await app.manager.consentStatus == [SDLRCModule(.radio, "radio"): false])
@@ -385,13 +394,15 @@ struct RemoteControlManagerTests {
             await headUnit.expectNothingSent {
                 await expectFailure(.consentRefused) { try await app.manager.setModuleData(radio) }
             }
-            // Explicit consent for several modules at once.
+            // Explicit consent for several free modules at once: yes without asking (the user sits
+            // in the driver's seat, who may control every module).
             let answers = try await app.manager.requestConsent(.climate, ["climate.front", "climate.rear"])
-            #expect(answers == [SDLRCModule(.climate, "climate.front"): true, SDLRCModule(.climate, "climate.rear"): false])
+            #expect(answers == [SDLRCModule(.climate, "climate.front"): true, SDLRCModule(.climate, "climate.rear"): true])
+            await other.connection.close()
         }
     }
 
-    @Test("allocation contention between two apps: IN_USE before 6.0, consent refused from 6.0, release frees", arguments: [RPCVersion.v5_0, .v8_0])
+    @Test("allocation contention between two apps: REJECTED before 6.0 (the module allows no multiple access), consent refused from 6.0, release frees", arguments: [RPCVersion.v5_0, .v8_0])
     func contention(version: RPCVersion) async throws {
         try await withRCApp(version: version) { headUnit, first in
             let second = try await RCApp.start(on: headUnit, name: "Second", appID: "second")
@@ -414,7 +425,7 @@ struct RemoteControlManagerTests {
                 try await eventually("allocated to the second") { await second.manager.allocatedModules == [module] }
                 try await eventually("gone from the first") { await first.manager.allocatedModules == [] }
             } else {
-                await expectFailure(.requestFailed, resultCode: .inUse) { try await second.manager.setModuleData(data) }
+                await expectFailure(.requestFailed, resultCode: .rejected) { try await second.manager.setModuleData(data) }
                 #expect(headUnit.sent(from: second.handle).last == "SetInteriorVehicleData CLIMATE nil")
                 // The refusal is an answer all the same.
                 #expect(second.manager.answeredRequests == headUnit.sent(from: second.handle).count)

@@ -151,7 +151,7 @@ struct ScriptFlowTests {
         await headUnit.shutdown()
     }
 
-    @Test("remote control between two apps: a held module is IN_USE for the other, a shared one is not, a released one passes")
+    @Test("remote control between two apps: a held module without multiple access is REJECTED for the other, as on SDL Core; a shared one is not; a released one passes")
     func allocationBetweenApps() async throws {
         let (headUnit, _) = try await startHeadUnit()
         let first = try await scriptedApp("Driver", to: headUnit, types: [.remoteControl]).connection
@@ -165,7 +165,7 @@ struct ScriptFlowTests {
         #expect(await headUnit.inspect { $0.holder(of: .climate, id: "climate.front") } == AppHandle(1))
 
         let refused: SDLSetInteriorVehicleDataResponse = try await second.send(climate(60))
-        #expect(!refused.success && refused.resultCode == .inUse)
+        #expect(!refused.success && refused.resultCode == .rejected)
         let radio: SDLSetInteriorVehicleDataResponse = try await second.send(SDLSetInteriorVehicleDataRequest(
             moduleData: SDLModuleData(moduleType: .radio, moduleId: "radio", radioControlData: SDLRadioControlData(frequencyInteger: 95))))
         #expect(radio.success)

@@ -51,11 +51,14 @@ struct AppServiceTests {
                     resultCode: .success, success: true))
         #expect(subscribe.transcript?.outcome == "APP_SERVICES, subscribed")
 
+        // Publishing subscribes the provider to APP_SERVICES updates too, as on Core.
         let outputs = harness.send(SDLPublishAppServiceRequest(appServiceManifest: Self.manifest), from: self.provider)
         #expect(
             outputs.summary == [
                 "log",
+                "app1 <- OnSystemCapabilityUpdated notification #4294967295",
                 "app2 <- OnSystemCapabilityUpdated notification #4294967295",
+                "app1 <- OnSystemCapabilityUpdated notification #4294967295",
                 "app2 <- OnSystemCapabilityUpdated notification #4294967295",
                 "app1 <- PublishAppService response #2",
             ])
@@ -79,7 +82,7 @@ struct AppServiceTests {
                 == SDLAppServicesCapabilities(appServices: [SDLAppServiceCapability(updatedAppServiceRecord: active)]))
     }
 
-    @Test("a service without a name takes the app's; a name in use is REJECTED")
+    @Test("a service without a name has none, as on Core; a name in use is REJECTED \"Failed to publish service\"; an app in FULL publishing activates its service")
     func names() throws {
         var harness = Self.published()
         harness.register(self.bystander, name: "Tunes", isMedia: true)
@@ -87,12 +90,17 @@ struct AppServiceTests {
         unnamed.serviceName = nil
         let outputs = harness.send(SDLPublishAppServiceRequest(appServiceManifest: unnamed), from: self.bystander)
         let record = try #require(try outputs.only(SDLPublishAppServiceResponse.self, to: self.bystander).appServiceRecord)
-        #expect(record.serviceManifest.serviceName == "Tunes" && record.serviceID == "media-2" && !record.serviceActive)
+        #expect(record.serviceManifest.serviceName == nil && record.serviceID == "media-2")
+        // Tunes is in FULL: its service becomes the active one of its type (Core's rule).
+        #expect(record.serviceActive)
+        #expect(harness.headUnit.serviceRecords.map(\.serviceActive) == [false, true])
+        #expect(Self.updates(outputs, to: self.consumer).map { $0.compactMap(\.updateReason) } == [[.published], [.deactivated, .activated]])
 
         var clash = Self.manifest
         clash.serviceType = "WEATHER"
         let refused = harness.send(SDLPublishAppServiceRequest(appServiceManifest: clash), from: self.consumer, correlationID: 40)
         expectFailure(refused, to: self.consumer, function: "PublishAppService", correlationID: 40, .rejected)
+        #expect(try refused.only(SDLPublishAppServiceResponse.self, to: self.consumer).info == "Failed to publish service")
     }
 
     @Test("GetAppServiceData with subscribe: forwarded to the provider, its answer routed back; OnAppServiceData to subscribers only")
@@ -117,9 +125,19 @@ struct AppServiceTests {
         #expect(try fanOut.only(SDLOnAppServiceData.self, to: self.consumer) == update)
         #expect(fanOut.transcript?.outcome == "sent to 1 subscriber(s)")
 
-        _ = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA", subscribe: false), from: self.consumer, correlationID: 21)
-        let after = harness.send(SDLOnAppServiceData(serviceData: Self.data("Third")), from: self.provider, correlationID: 0)
+        // Unsubscribing, like subscribing, takes effect once the provider answers with success.
+        let unsubscribe = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA", subscribe: false), from: self.consumer, correlationID: 21)
+        #expect(unsubscribe.sends.first == "app1 <- GetAppServiceData request #2")
+        let still = harness.send(SDLOnAppServiceData(serviceData: Self.data("Third")), from: self.provider, correlationID: 0)
+        #expect(still.sends == ["app2 <- OnAppServiceData notification #4294967295"])
+        _ = harness.send(SDLGetAppServiceDataResponse(success: true, resultCode: .success), from: self.provider, correlationID: 2)
+        let after = harness.send(SDLOnAppServiceData(serviceData: Self.data("Fourth")), from: self.provider, correlationID: 0)
         #expect(after.sends.isEmpty)
+
+        // The provider asking for its own type: IGNORED, as Core answers a producer.
+        let own = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: self.provider, correlationID: 22)
+        expectFailure(own, to: self.provider, function: "GetAppServiceData", correlationID: 22, .ignored)
+        #expect(try own.only(SDLGetAppServiceDataResponse.self, to: self.provider).info == "Consumer app is same as producer app")
     }
 
     @Test("a subscription waits for the provider's success: a failed answer leaves the consumer unsubscribed")
@@ -133,16 +151,14 @@ struct AppServiceTests {
         #expect(update.sends.isEmpty)
     }
 
-    @Test("PerformAppServiceInteraction: forwarded with originApp set to the consumer's app id, the answer routed back")
+    @Test("PerformAppServiceInteraction: forwarded as sent (Core sets no originApp for an app), the answer routed back; the producer's own is IGNORED")
     func interaction() throws {
         var harness = Self.published()
         let request = SDLPerformAppServiceInteractionRequest(
             serviceUri: "music://play?track=7", serviceID: "media-1", originApp: "someone-else")
         let forwarded = harness.send(request, from: self.consumer, correlationID: 30)
         #expect(forwarded.sends == ["app1 <- PerformAppServiceInteraction request #1", "timer \((harness.now + .seconds(9)).uptimeNanoseconds)"])
-        var expected = request
-        expected.originApp = "dash"
-        #expect(try forwarded.only(SDLPerformAppServiceInteractionRequest.self, to: self.provider) == expected)
+        #expect(try forwarded.only(SDLPerformAppServiceInteractionRequest.self, to: self.provider) == request)
 
         let answer = SDLPerformAppServiceInteractionResponse(success: true, resultCode: .success, serviceSpecificResult: "playing")
         let routed = harness.send(answer, from: self.provider, correlationID: 1)
@@ -153,6 +169,11 @@ struct AppServiceTests {
             SDLPerformAppServiceInteractionRequest(serviceUri: "x", serviceID: "nope", originApp: "dash"), from: self.consumer,
             correlationID: 31)
         expectFailure(unknown, to: self.consumer, function: "PerformAppServiceInteraction", correlationID: 31, .invalidId)
+        #expect(try unknown.only(SDLPerformAppServiceInteractionResponse.self, to: self.consumer).info == "The requested service ID does not exist")
+
+        let own = harness.send(request, from: self.provider, correlationID: 32)
+        expectFailure(own, to: self.provider, function: "PerformAppServiceInteraction", correlationID: 32, .ignored)
+        #expect(try own.only(SDLPerformAppServiceInteractionResponse.self, to: self.provider).info == "Consumer app is same as producer app")
     }
 
     @Test("a provider that does not answer: GENERIC_ERROR at the deadline, its late answer ignored")
@@ -177,13 +198,15 @@ struct AppServiceTests {
         #expect(late.transcript?.outcome == "ignored: no forwarded request #1 waits for this app")
     }
 
-    @Test("handledRPCs: the request goes to the provider and its answer back; UNSUPPORTED_REQUEST or silence hands it to the head unit")
+    @Test("handledRPCs: the request goes to the provider and its answer back; UNSUPPORTED_REQUEST or silence hands it to the head unit; the provider's own request goes to itself, as on Core")
     func handledRPCs() throws {
         var navigation = SDLAppServiceManifest(
             serviceName: "Maps", serviceType: "NAVIGATION", allowAppConsumers: true,
             handledRPCs: [Int32(FunctionID.sendLocation.rawValue), Int32(FunctionID.buttonPress.rawValue)])
         navigation.navigationServiceManifest = SDLNavigationServiceManifest(acceptsWayPoints: false)
-        var harness = Self.published(manifest: navigation)
+        // RPC passing needs the function allowed by the asking app's policy: SendLocation is in
+        // Core's SendLocation group.
+        var harness = Self.published(manifest: navigation) { $0.policy.appPolicies["default"]?.groups.append("SendLocation") }
         let sendLocation = SDLSendLocationRequest(longitudeDegrees: 13.4, latitudeDegrees: 52.5, locationName: "Home")
 
         let forwarded = harness.send(sendLocation, from: self.consumer, correlationID: 50)
@@ -209,8 +232,14 @@ struct AppServiceTests {
         #expect(silence.sends.first == "app2 <- ButtonPress response #52")
         #expect(try silence.only(SDLButtonPressResponse.self, to: self.consumer) == SDLButtonPressResponse(resultCode: .success, success: true))
 
+        // Core's RPC passing does not leave the asking app out: the provider gets its own request.
         let own = harness.send(sendLocation, from: self.provider, correlationID: 60)
-        expectFailure(own, to: self.provider, function: "SendLocation", correlationID: 60, .unsupportedRequest)
+        #expect(own.sends.first == "app1 <- SendLocation request #4")
+
+        // Without the policy's SendLocation group there is no passing: UNSUPPORTED_REQUEST here.
+        var plain = Self.published(manifest: navigation)
+        let refused = plain.send(sendLocation, from: self.consumer, correlationID: 61)
+        expectFailure(refused, to: self.consumer, function: "SendLocation", correlationID: 61, .unsupportedRequest)
     }
 
     @Test("handledRPCs let a provider answer a function newer than the head unit (SubtleAlert, 7.0, on a 5.1 head unit)")
@@ -230,16 +259,12 @@ struct AppServiceTests {
         expectFailure(direct, to: self.consumer, function: "SubtleAlert", correlationID: 56, .unsupportedRequest)
     }
 
-    @Test("a second service of a type stays inactive until requestServiceActive from an app in FULL: DEACTIVATED and ACTIVATED in one update")
+    @Test("requestServiceActive: an app in FULL activates the service (DEACTIVATED and ACTIVATED in one update); another app's request asks the driver")
     func activation() throws {
         var harness = Self.published()
         harness.register(self.bystander, name: "Tunes", isMedia: true)
+        _ = harness.headUnit.setHMILevel(.background, of: self.bystander)
         _ = harness.send(SDLPublishAppServiceRequest(appServiceManifest: SDLAppServiceManifest(serviceName: "Tunes", serviceType: "MEDIA", allowAppConsumers: true)), from: self.bystander)
-        #expect(harness.headUnit.serviceRecords.map(\.serviceActive) == [true, false])
-        // The consumer is no longer in FULL (Tunes registered after it): no activation.
-        _ = harness.send(
-            SDLPerformAppServiceInteractionRequest(serviceUri: "t://", serviceID: "media-2", originApp: "dash", requestServiceActive: true),
-            from: self.consumer, correlationID: 70)
         #expect(harness.headUnit.serviceRecords.map(\.serviceActive) == [true, false])
 
         _ = harness.headUnit.setHMILevel(.full, of: self.consumer)
@@ -250,14 +275,46 @@ struct AppServiceTests {
             outputs.sends == [
                 "app1 <- OnSystemCapabilityUpdated notification #4294967295",
                 "app2 <- OnSystemCapabilityUpdated notification #4294967295",
-                "app3 <- PerformAppServiceInteraction request #2",
+                "app3 <- OnSystemCapabilityUpdated notification #4294967295",
+                "app3 <- PerformAppServiceInteraction request #1",
+                "timer \((harness.now + .seconds(9)).uptimeNanoseconds)",
             ])
         #expect(Self.updates(outputs, to: self.consumer).map { $0.map(\.updateReason) } == [[.deactivated, .activated]])
         #expect(Self.updates(outputs, to: self.consumer).first?.map(\.updatedAppServiceRecord.serviceID) == ["media-1", "media-2"])
         #expect(harness.headUnit.serviceRecords.map(\.serviceActive) == [false, true])
+        // Forwarded without requestServiceActive.
+        #expect(try outputs.only(SDLPerformAppServiceInteractionRequest.self, to: self.bystander).requestServiceActive == nil)
 
-        let activated = harness.headUnit.setHMILevel(.full, of: self.provider)
-        #expect(Self.updates(activated, to: self.consumer).map { $0.map(\.updateReason) } == [[.deactivated, .activated]])
+        // An app not in FULL: the driver is asked; the configured driver says yes at once.
+        _ = harness.headUnit.setHMILevel(.full, of: self.bystander)
+        let asked = harness.send(
+            SDLPerformAppServiceInteractionRequest(serviceUri: "t://", serviceID: "media-1", originApp: "dash", requestServiceActive: true),
+            from: self.consumer, correlationID: 72)
+        #expect(asked.transcript?.outcome.hasPrefix("asked the driver \"activate MEDIA service media-1\": forwarded to app1") == true)
+        #expect(harness.headUnit.serviceRecords.map(\.serviceActive) == [true, false])
+
+        let activated = harness.headUnit.setHMILevel(.full, of: self.bystander)
+        #expect(activated.sends.isEmpty)
+        _ = harness.headUnit.setHMILevel(.limited, of: self.bystander)
+        let reactivated = harness.headUnit.setHMILevel(.full, of: self.bystander)
+        #expect(Self.updates(reactivated, to: self.consumer).map { $0.compactMap(\.updateReason) } == [[.deactivated, .activated]])
+        #expect(harness.headUnit.serviceRecords.map(\.serviceActive) == [false, true])
+    }
+
+    @Test("requestServiceActive from an app not in FULL waits for the driver: no is USER_DISALLOWED with Core's info")
+    func activationRefused() throws {
+        var harness = Self.published { $0.driverConsent = .ask }
+        harness.register(self.bystander, name: "Tunes", isMedia: true)
+        _ = harness.headUnit.setHMILevel(.background, of: self.bystander)
+        _ = harness.send(SDLPublishAppServiceRequest(appServiceManifest: SDLAppServiceManifest(serviceName: "Tunes", serviceType: "MEDIA", allowAppConsumers: true)), from: self.bystander)
+        let waiting = harness.send(
+            SDLPerformAppServiceInteractionRequest(serviceUri: "t://", serviceID: "media-2", originApp: "dash", requestServiceActive: true),
+            from: self.consumer, correlationID: 73)
+        #expect(waiting.sends.count == 1 && waiting.sends[0].hasPrefix("timer"))
+        #expect(harness.headUnit.pendingQuestions.map(\.subjects) == [["media-2"]])
+        let denied = harness.perform("answer media-2 deny")
+        expectFailure(denied, to: self.consumer, function: "PerformAppServiceInteraction", correlationID: 73, .userDisallowed)
+        #expect(try denied.only(SDLPerformAppServiceInteractionResponse.self, to: self.consumer).info == "Request to activate service was denied by driver")
         #expect(harness.headUnit.serviceRecords.map(\.serviceActive) == [true, false])
     }
 
@@ -281,7 +338,10 @@ struct AppServiceTests {
     func unpublish() throws {
         var harness = Self.published()
         let foreign = harness.send(SDLUnpublishAppServiceRequest(serviceID: "media-1"), from: self.consumer, correlationID: 80)
-        expectFailure(foreign, to: self.consumer, function: "UnpublishAppService", correlationID: 80, .disallowed)
+        expectFailure(foreign, to: self.consumer, function: "UnpublishAppService", correlationID: 80, .invalidId)
+        #expect(
+            try foreign.only(SDLUnpublishAppServiceResponse.self, to: self.consumer).info
+                == "No app service with the requested service ID was published by this application")
         let unknown = harness.send(SDLUnpublishAppServiceRequest(serviceID: "media-9"), from: self.provider, correlationID: 81)
         expectFailure(unknown, to: self.provider, function: "UnpublishAppService", correlationID: 81, .invalidId)
 
@@ -297,15 +357,22 @@ struct AppServiceTests {
         #expect(harness.headUnit.serviceRecords.isEmpty)
         let get = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: self.consumer, correlationID: 83)
         expectFailure(get, to: self.consumer, function: "GetAppServiceData", correlationID: 83, .dataNotAvailable)
+        #expect(try get.only(SDLGetAppServiceDataResponse.self, to: self.consumer).info == "No app service provider with serviceType: MEDIA is available")
     }
 
-    @Test("a service closed to app consumers: GetAppServiceData DISALLOWED, its data not fanned out")
-    func closedService() {
+    @Test("a service closed to app consumers: GetAppServiceData DATA_NOT_AVAILABLE (Core finds no provider for app consumers), its data not fanned out")
+    func closedService() throws {
         var closed = Self.manifest
         closed.allowAppConsumers = false
         var harness = Self.published(manifest: closed)
         let get = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA", subscribe: true), from: self.consumer, correlationID: 90)
-        expectFailure(get, to: self.consumer, function: "GetAppServiceData", correlationID: 90, .disallowed)
+        expectFailure(get, to: self.consumer, function: "GetAppServiceData", correlationID: 90, .dataNotAvailable)
+        let interaction = harness.send(
+            SDLPerformAppServiceInteractionRequest(serviceUri: "m://", serviceID: "media-1", originApp: "dash"), from: self.consumer, correlationID: 91)
+        expectFailure(interaction, to: self.consumer, function: "PerformAppServiceInteraction", correlationID: 91, .rejected)
+        #expect(
+            try interaction.only(SDLPerformAppServiceInteractionResponse.self, to: self.consumer).info
+                == "The requested service ID does not allow mobile app consumers")
         let data = harness.send(SDLOnAppServiceData(serviceData: Self.data("Song")), from: self.provider, correlationID: 0)
         #expect(data.sends.isEmpty && data.transcript?.outcome == "dropped: media-1 does not allow app consumers")
     }
@@ -315,13 +382,13 @@ struct AppServiceTests {
         var harness = Self.published()
         harness.register(self.bystander, name: "Tunes", isMedia: true)
         _ = harness.send(SDLPublishAppServiceRequest(appServiceManifest: SDLAppServiceManifest(serviceName: "Tunes", serviceType: "MEDIA", allowAppConsumers: true)), from: self.bystander)
+        // The active MEDIA service is Tunes's now: the request goes to Tunes.
         _ = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA", subscribe: true), from: self.consumer, correlationID: 20)
-        _ = harness.send(SDLGetAppServiceDataResponse(success: true, resultCode: .success), from: self.provider, correlationID: 1)
+        _ = harness.send(SDLGetAppServiceDataResponse(success: true, resultCode: .success), from: self.bystander, correlationID: 1)
 
-        let inactive = harness.send(
-            SDLOnAppServiceData(serviceData: SDLAppServiceData(serviceType: "MEDIA", serviceID: "media-2")), from: self.bystander,
-            correlationID: 0)
-        #expect(inactive.sends.isEmpty && inactive.transcript?.outcome == "dropped: media-2 is not active")
+        // Tunes published in FULL: its service is the active one, the provider's is not.
+        let inactive = harness.send(SDLOnAppServiceData(serviceData: Self.data("Old")), from: self.provider, correlationID: 0)
+        #expect(inactive.sends.isEmpty && inactive.transcript?.outcome == "dropped: media-1 is not active")
         let foreign = harness.send(SDLOnAppServiceData(serviceData: Self.data("Fake")), from: self.bystander, correlationID: 0)
         #expect(foreign.sends.isEmpty && foreign.transcript?.outcome == "dropped: media-1 is not a service of this app")
     }
@@ -346,8 +413,9 @@ struct HeadUnitLimitTests {
             correlationID: 14)
         expectFailure(interaction, to: self.consumer, function: "PerformAppServiceInteraction", correlationID: 14, .tooManyPendingRequests)
         // Another app is not held back by this one's requests.
-        let own = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: self.provider)
-        #expect(own.sent.map(\.message.rpcType) == [.request])
+        harness.register(AppHandle(3), name: "Third")
+        let other = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: AppHandle(3))
+        #expect(other.sent.map(\.message.rpcType) == [.request])
 
         _ = harness.send(SDLGetAppServiceDataResponse(success: true, resultCode: .success), from: self.provider, correlationID: 1)
         let again = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: self.consumer, correlationID: 15)
@@ -356,7 +424,11 @@ struct HeadUnitLimitTests {
 
     @Test("services are bounded per app: REJECTED beyond the limit")
     func services() {
-        var harness = Harness { $0.maxServicesPerApp = 2 }
+        var harness = Harness {
+            $0.maxServicesPerApp = 2
+            // Service types are open strings; the policy must list each one an app publishes.
+            $0.policy.appPolicies["default"]?.appServices?["FUTURE"] = HeadUnitPolicy.AppServiceRule()
+        }
         harness.register(self.provider, name: "Many")
         for (index, type) in ["MEDIA", "WEATHER", "FUTURE"].enumerated() {
             let outputs = harness.send(

@@ -10,9 +10,10 @@ struct DisconnectTests {
 
     /// A provider that is also a remote-control app: its MEDIA service active (handling
     /// SendLocation), climate.front held, subscribed to climate data; a consumer (RC too)
-    /// subscribed to APP_SERVICES updates and to the service's data.
+    /// subscribed to APP_SERVICES updates and to the service's data. The policy grants Core's
+    /// SendLocation group, which RPC passing needs.
     static func midFlow() -> Harness {
-        var harness = Harness()
+        var harness = Harness { $0.policy.appPolicies["default"]?.groups.append("SendLocation") }
         harness.register(AppHandle(1), name: "Music", types: [.remoteControl], isMedia: true)
         harness.register(AppHandle(2), name: "Dash", types: [.remoteControl])
         _ = harness.send(SDLGetSystemCapabilityRequest(systemCapabilityType: .appServices, subscribe: true), from: AppHandle(2))
@@ -31,7 +32,7 @@ struct DisconnectTests {
         return harness
     }
 
-    @Test("a provider disconnects: its service REMOVED, its module freed (OnRCStatus), requests waiting on it answered at once")
+    @Test("a provider disconnects: its service REMOVED (to itself too, still registered then, as on Core), its module freed (OnRCStatus), requests waiting on it answered at once")
     func providerLeaves() throws {
         var harness = Self.midFlow()
         _ = harness.send(SDLGetAppServiceDataRequest(serviceType: "MEDIA"), from: self.consumer, correlationID: 11)
@@ -42,6 +43,7 @@ struct DisconnectTests {
         #expect(
             outputs.summary == [
                 "log",
+                "app1 <- OnSystemCapabilityUpdated notification #4294967295",
                 "app2 <- OnSystemCapabilityUpdated notification #4294967295",
                 "app2 <- OnRCStatus notification #4294967295",
                 "app2 <- GetAppServiceData response #11",
@@ -92,7 +94,7 @@ struct DisconnectTests {
             correlationID: 0)
         #expect(data.sends.isEmpty && data.transcript?.outcome == "sent to 0 subscriber(s)")
         let unpublished = harness.send(SDLUnpublishAppServiceRequest(serviceID: "media-1"), from: self.provider)
-        #expect(unpublished.sends == ["app1 <- UnpublishAppService response #5"])
+        #expect(unpublished.sends == ["app1 <- OnSystemCapabilityUpdated notification #4294967295", "app1 <- UnpublishAppService response #5"])
     }
 
     @Test("an app that comes back on the same handle must register again")

@@ -7,15 +7,15 @@ import Testing
 struct DisplayTests {
     let app = AppHandle(1)
 
-    @Test("a 6.0+ app gets OnSystemCapabilityUpdated(DISPLAYS) after OnPermissionsChange, and GetSystemCapability(DISPLAYS) answers the same display")
+    @Test("a 6.0+ app gets OnSystemCapabilityUpdated(DISPLAYS) after OnHMIStatus and before OnPermissionsChange, as Core sends it, and GetSystemCapability(DISPLAYS) answers the same display")
     func displaysForNewApps() throws {
         var harness = Harness { $0.activationLevel = nil }
         let outputs = harness.register(self.app, name: "Screen", version: .v6_0)
         #expect(
             outputs.sends == [
                 "app1 <- RegisterAppInterface response #1", "registered app1",
-                "app1 <- OnHMIStatus notification #4294967295", "app1 <- OnPermissionsChange notification #4294967295",
-                "app1 <- OnSystemCapabilityUpdated notification #4294967295",
+                "app1 <- OnHMIStatus notification #4294967295", "app1 <- OnSystemCapabilityUpdated notification #4294967295",
+                "app1 <- OnPermissionsChange notification #4294967295",
             ])
         let update = try outputs.only(SDLOnSystemCapabilityUpdated.self, to: self.app).systemCapability
         #expect(update.systemCapabilityType == .displays)
@@ -116,8 +116,8 @@ struct DisplayTests {
         #expect(
             registered.sends == [
                 "app1 <- RegisterAppInterface response #0", "registered app1",
-                "app1 <- OnHMIStatus notification #4294967295", "app1 <- OnPermissionsChange notification #4294967295",
-                "app1 <- OnSystemCapabilityUpdated notification #4294967295", "app1 <- OnHMIStatus notification #4294967295",
+                "app1 <- OnHMIStatus notification #4294967295", "app1 <- OnSystemCapabilityUpdated notification #4294967295",
+                "app1 <- OnPermissionsChange notification #4294967295", "app1 <- OnHMIStatus notification #4294967295",
             ])
         #expect(registered.messages(SDLOnHMIStatus.self, to: self.app).last?.hmiLevel == .full)
 

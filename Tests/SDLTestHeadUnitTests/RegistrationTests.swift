@@ -10,7 +10,7 @@ struct RegistrationTests {
     let radio = AppHandle(2)
     let notification = UInt32(0xFFFF_FFFF)
 
-    @Test("RegisterAppInterface: response, OnHMIStatus NONE, OnPermissionsChange, OnSystemCapabilityUpdated(DISPLAYS), then activation to FULL")
+    @Test("RegisterAppInterface: response, OnHMIStatus NONE, OnSystemCapabilityUpdated(DISPLAYS), OnPermissionsChange from the policy, then activation to FULL, in Core's order")
     func registrationFlow() throws {
         var harness = Harness()
         let connected = harness.headUnit.appConnected(self.weather)
@@ -22,8 +22,8 @@ struct RegistrationTests {
                 "app1 <- RegisterAppInterface response #1",
                 "registered app1",
                 "app1 <- OnHMIStatus notification #4294967295",
-                "app1 <- OnPermissionsChange notification #4294967295",
                 "app1 <- OnSystemCapabilityUpdated notification #4294967295",
+                "app1 <- OnPermissionsChange notification #4294967295",
                 "app1 <- OnHMIStatus notification #4294967295",
             ])
         #expect(
@@ -54,18 +54,20 @@ struct RegistrationTests {
                     hmiLevel: .full, audioStreamingState: .notAudible, systemContext: .main,
                     videoStreamingState: .notStreamable, windowID: 0),
             ])
+        // The standard policy: Core's Base-4, RemoteControl, AppServiceProvider and
+        // AppServiceConsumer groups, 65 RPCs in name order, each with its levels.
         let permissions = try outputs.only(SDLOnPermissionsChange.self, to: self.weather)
-        #expect(
-            permissions.permissionItem.map(\.rpcName) == [
-                "AddCommand", "AddSubMenu", "Alert", "ChangeRegistration", "CreateInteractionChoiceSet", "DeleteCommand",
-                "DeleteFile", "DeleteInteractionChoiceSet", "DeleteSubMenu", "GetAppServiceData", "GetSystemCapability",
-                "ListFiles", "OnAppServiceData", "OnHMIStatus", "OnPermissionsChange", "OnSystemCapabilityUpdated",
-                "PerformAppServiceInteraction", "PerformInteraction", "PublishAppService", "PutFile",
-                "RegisterAppInterface", "ResetGlobalProperties", "SetAppIcon", "SetDisplayLayout", "SetGlobalProperties",
-                "SetMediaClockTimer", "Show", "Speak", "SubscribeButton", "UnpublishAppService", "UnregisterAppInterface",
-                "UnsubscribeButton",
-            ])
-        #expect(permissions.permissionItem.allSatisfy { $0.hmiPermissions.allowed == [.background, .full, .limited, .none_] })
+        #expect(permissions.permissionItem.count == 65)
+        #expect(permissions.permissionItem.map(\.rpcName).prefix(5) == ["AddCommand", "AddSubMenu", "Alert", "ButtonPress", "CancelInteraction"])
+        func levels(_ name: String) -> [SDLHMILevel]? {
+            permissions.permissionItem.first { $0.rpcName == name }?.hmiPermissions.allowed
+        }
+        #expect(levels("Show") == [.background, .full, .limited])
+        #expect(levels("ScrollableMessage") == [.full])
+        #expect(levels("ListFiles") == [.background, .full, .limited, .none_])
+        #expect(levels("PublishAppService") == [.background, .full, .limited])
+        #expect(levels("SetInteriorVehicleData") == [.background, .full, .limited])
+        #expect(levels("SystemRequest") == [.background, .full, .limited, .none_])
         #expect(harness.headUnit.hmiLevel(of: self.weather) == .full)
         #expect(harness.headUnit.negotiatedVersion(of: self.weather) == .v8_0)
     }
@@ -137,7 +139,8 @@ struct RegistrationTests {
         #expect(harness.headUnit.hmiLevel(of: self.weather) == .full)
 
         let back = harness.headUnit.setHMILevel(.full, of: self.radio)
-        #expect(back.sends == ["app1 <- OnHMIStatus notification #4294967295", "app2 <- OnHMIStatus notification #4294967295"])
+        // Core's order: the activated app's status first, then the apps it displaces.
+        #expect(back.sends == ["app2 <- OnHMIStatus notification #4294967295", "app1 <- OnHMIStatus notification #4294967295"])
         #expect(harness.headUnit.hmiLevel(of: self.weather) == .background)
         #expect(harness.headUnit.hmiLevel(of: self.radio) == .full)
     }

@@ -9,13 +9,19 @@ struct RemoteControlTests {
     let passenger = AppHandle(2)
     let weather = AppHandle(3)
 
-    /// Two remote-control apps (both users in the driver's seat) and a plain app.
+    /// Two remote-control apps (both users in the driver's seat, both in BACKGROUND) and a plain
+    /// app in FULL.
     static func vehicle(_ configure: (inout SimulatedHeadUnit.Configuration) -> Void = { _ in }) -> Harness {
         var harness = Harness(configure)
         harness.register(AppHandle(1), name: "Climate", types: [.remoteControl])
         harness.register(AppHandle(2), name: "Comfort", types: [.remoteControl])
         harness.register(AppHandle(3), name: "Weather")
         return harness
+    }
+
+    static func radio(_ frequency: Int32) -> SDLSetInteriorVehicleDataRequest {
+        SDLSetInteriorVehicleDataRequest(
+            moduleData: SDLModuleData(moduleType: .radio, radioControlData: SDLRadioControlData(frequencyInteger: frequency)))
     }
 
     static func climate(_ data: SDLClimateControlData, id: String? = "climate.front") -> SDLSetInteriorVehicleDataRequest {
@@ -57,7 +63,9 @@ struct RemoteControlTests {
     func initialStatus() throws {
         var harness = Harness()
         let outputs = harness.register(self.driver, name: "Climate", types: [.remoteControl])
-        #expect(outputs.sends[5] == "app1 <- OnRCStatus notification #4294967295")
+        // Core's order: OnHMIStatus NONE, DISPLAYS, OnRCStatus, OnPermissionsChange.
+        #expect(outputs.sends[4] == "app1 <- OnRCStatus notification #4294967295")
+        #expect(outputs.sends[5] == "app1 <- OnPermissionsChange notification #4294967295")
         let status = try outputs.only(SDLOnRCStatus.self, to: self.driver)
         #expect(status.allowed == true && status.allocatedModules.isEmpty)
         #expect(status.freeModules.map(\.moduleId) == [
@@ -107,7 +115,7 @@ struct RemoteControlTests {
         #expect(same.transcript?.outcome == "set climate.front; 0 subscriber(s) notified")
     }
 
-    @Test("read-only parameters: refused READ_ONLY when alone, cut off next to writable ones")
+    @Test("read-only parameters: refused READ_ONLY when alone, cut off without info next to writable ones, as on Core")
     func readOnly() throws {
         var harness = Self.vehicle()
         let alone = harness.send(
@@ -127,56 +135,63 @@ struct RemoteControlTests {
             from: self.driver, correlationID: 22)
         let response = try mixed.only(SDLSetInteriorVehicleDataResponse.self, to: self.driver)
         #expect(response.success && response.resultCode == .success)
-        #expect(response.info == "read-only parameters were cut off: currentTemperature")
+        #expect(response.info == nil)
         #expect(response.moduleData?.climateControlData?.fanSpeed == 55)
         #expect(response.moduleData?.climateControlData?.currentTemperature == SDLTemperature(unit: .celsius, value: 21.5))
     }
 
-    @Test("allocation contention, auto-deny: the second app gets IN_USE for the held module, another module works")
+    @Test("allocation contention, auto-deny: IN_USE for a held module that allows multiple access, REJECTED for one that does not; another module works")
     func contention() throws {
-        var harness = Self.vehicle()
+        var harness = Self.vehicle { $0.accessMode = .autoDeny }
         _ = harness.send(Self.climate(SDLClimateControlData(fanSpeed: 40)), from: self.driver)
-        let refused = harness.send(Self.climate(SDLClimateControlData(fanSpeed: 80)), from: self.passenger, correlationID: 30)
+        _ = harness.send(Self.radio(99), from: self.driver)
+        _ = harness.headUnit.setHMILevel(.full, of: self.passenger)
+        let refused = harness.send(Self.radio(101), from: self.passenger, correlationID: 30)
         expectFailure(refused, to: self.passenger, function: "SetInteriorVehicleData", correlationID: 30, .inUse)
         let press = harness.send(
-            SDLButtonPressRequest(moduleType: .climate, moduleId: "climate.front", buttonName: .fanUp, buttonPressMode: .short),
+            SDLButtonPressRequest(moduleType: .radio, moduleId: "radio", buttonName: .volumeUp, buttonPressMode: .short),
             from: self.passenger, correlationID: 31)
         expectFailure(press, to: self.passenger, function: "ButtonPress", correlationID: 31, .inUse)
+        let climate = harness.send(Self.climate(SDLClimateControlData(fanSpeed: 80)), from: self.passenger, correlationID: 32)
+        expectFailure(climate, to: self.passenger, function: "SetInteriorVehicleData", correlationID: 32, .rejected)
         #expect(Self.module(harness, "climate.front")?.climateControlData?.fanSpeed == 40)
 
         let other = harness.send(
-            SDLSetInteriorVehicleDataRequest(moduleData: SDLModuleData(moduleType: .radio, radioControlData: SDLRadioControlData(frequencyInteger: 99))),
-            from: self.passenger, correlationID: 32)
+            SDLSetInteriorVehicleDataRequest(moduleData: SDLModuleData(moduleType: .audio, audioControlData: SDLAudioControlData(volume: 10))),
+            from: self.passenger, correlationID: 33)
         #expect(try other.only(SDLSetInteriorVehicleDataResponse.self, to: self.passenger).success)
-        #expect(harness.headUnit.holder(of: .radio, id: "radio") == self.passenger)
-        #expect(harness.headUnit.holder(of: .climate, id: "climate.front") == self.driver)
+        #expect(harness.headUnit.holder(of: .audio, id: "audio") == self.passenger)
+        #expect(harness.headUnit.holder(of: .radio, id: "radio") == self.driver)
     }
 
-    @Test("access modes: auto-allow passes the module, ask-driver asks the simulated driver")
+    @Test("access modes for an app in FULL: auto-allow passes the module, ask-driver asks the simulated driver")
     func accessModes() throws {
-        var allow = Self.vehicle { $0.accessMode = .autoAllow }
-        _ = allow.send(Self.climate(SDLClimateControlData(fanSpeed: 40)), from: self.driver)
-        let taken = allow.send(Self.climate(SDLClimateControlData(fanSpeed: 80)), from: self.passenger)
+        var allow = Self.vehicle()
+        _ = allow.send(Self.radio(99), from: self.driver)
+        _ = allow.headUnit.setHMILevel(.full, of: self.passenger)
+        let taken = allow.send(Self.radio(101), from: self.passenger)
         #expect(try taken.only(SDLSetInteriorVehicleDataResponse.self, to: self.passenger).success)
         #expect(try taken.only(SDLOnRCStatus.self, to: self.driver).allocatedModules.isEmpty)
-        #expect(allow.headUnit.holder(of: .climate, id: "climate.front") == self.passenger)
+        #expect(allow.headUnit.holder(of: .radio, id: "radio") == self.passenger)
 
         var ask = Self.vehicle {
             $0.accessMode = .askDriver
             $0.driverConsent = .refuse
         }
-        _ = ask.send(Self.climate(SDLClimateControlData(fanSpeed: 40)), from: self.driver)
-        let refused = ask.send(Self.climate(SDLClimateControlData(fanSpeed: 80)), from: self.passenger, correlationID: 40)
+        _ = ask.send(Self.radio(99), from: self.driver)
+        _ = ask.headUnit.setHMILevel(.full, of: self.passenger)
+        let refused = ask.send(Self.radio(101), from: self.passenger, correlationID: 40)
         expectFailure(refused, to: self.passenger, function: "SetInteriorVehicleData", correlationID: 40, .rejected)
-        #expect(ask.headUnit.holder(of: .climate, id: "climate.front") == self.driver)
+        #expect(ask.headUnit.holder(of: .radio, id: "radio") == self.driver)
 
         var grant = Self.vehicle { $0.accessMode = .askDriver }
-        _ = grant.send(Self.climate(SDLClimateControlData(fanSpeed: 40)), from: self.driver)
-        _ = grant.send(Self.climate(SDLClimateControlData(fanSpeed: 80)), from: self.passenger)
-        #expect(grant.headUnit.holder(of: .climate, id: "climate.front") == self.passenger)
+        _ = grant.send(Self.radio(99), from: self.driver)
+        _ = grant.headUnit.setHMILevel(.full, of: self.passenger)
+        _ = grant.send(Self.radio(101), from: self.passenger)
+        #expect(grant.headUnit.holder(of: .radio, id: "radio") == self.passenger)
     }
 
-    @Test("consent: refused by the driver, outside the user's seat area, or for a held module without multiple access; a refusal blocks setting")
+    @Test("consent in ask-driver mode: yes at once for a free module, the driver asked for a held one and the answer kept; no for a held module without multiple access")
     func consent() throws {
         var harness = Self.vehicle {
             $0.accessMode = .askDriver
@@ -185,20 +200,26 @@ struct RemoteControlTests {
         let radio = harness.send(SDLGetInteriorVehicleDataConsentRequest(moduleType: .radio, moduleIds: ["radio"]), from: self.driver, correlationID: 50)
         #expect(
             try radio.only(SDLGetInteriorVehicleDataConsentResponse.self, to: self.driver)
-                == SDLGetInteriorVehicleDataConsentResponse(success: true, resultCode: .success, allowed: [false]))
-        let set = harness.send(
-            SDLSetInteriorVehicleDataRequest(moduleData: SDLModuleData(moduleType: .radio, radioControlData: SDLRadioControlData(frequencyInteger: 99))),
-            from: self.driver, correlationID: 51)
-        expectFailure(set, to: self.driver, function: "SetInteriorVehicleData", correlationID: 51, .rejected)
-        #expect(set.transcript?.outcome == "REJECTED: the driver refused consent for radio")
+                == SDLGetInteriorVehicleDataConsentResponse(success: true, resultCode: .success, allowed: [true]))
+        _ = harness.send(Self.radio(99), from: self.driver)
+        _ = harness.send(Self.climate(SDLClimateControlData(fanSpeed: 40)), from: self.driver)
 
-        _ = harness.send(Self.climate(SDLClimateControlData(fanSpeed: 40)), from: self.passenger)
+        _ = harness.headUnit.setHMILevel(.full, of: self.passenger)
+        let asked = harness.send(SDLGetInteriorVehicleDataConsentRequest(moduleType: .radio, moduleIds: ["radio"]), from: self.passenger)
+        #expect(try asked.only(SDLGetInteriorVehicleDataConsentResponse.self, to: self.passenger).allowed == [false])
+        #expect(asked.transcript?.outcome == "asked the driver \"may Comfort control RADIO radio?\": consent radio: false")
+        let set = harness.send(Self.radio(101), from: self.passenger, correlationID: 51)
+        expectFailure(set, to: self.passenger, function: "SetInteriorVehicleData", correlationID: 51, .rejected)
+        #expect(
+            try set.only(SDLSetInteriorVehicleDataResponse.self, to: self.passenger).info
+                == "The resource [RADIO:radio] is in use and the driver disallows this remote control RPC")
+
         let climate = harness.send(
             SDLGetInteriorVehicleDataConsentRequest(moduleType: .climate, moduleIds: ["climate.front", "climate.rear"]),
-            from: self.driver, correlationID: 52)
-        #expect(try climate.only(SDLGetInteriorVehicleDataConsentResponse.self, to: self.driver).allowed == [false, false])
-        let audio = harness.send(SDLGetInteriorVehicleDataConsentRequest(moduleType: .audio, moduleIds: ["audio"]), from: self.driver)
-        #expect(try audio.only(SDLGetInteriorVehicleDataConsentResponse.self, to: self.driver).allowed == [true])
+            from: self.passenger, correlationID: 52)
+        #expect(try climate.only(SDLGetInteriorVehicleDataConsentResponse.self, to: self.passenger).allowed == [false, true])
+        let audio = harness.send(SDLGetInteriorVehicleDataConsentRequest(moduleType: .audio, moduleIds: ["audio"]), from: self.passenger)
+        #expect(try audio.only(SDLGetInteriorVehicleDataConsentResponse.self, to: self.passenger).allowed == [true])
 
         let unknown = harness.send(SDLGetInteriorVehicleDataConsentRequest(moduleType: .seat, moduleIds: ["seat.rear"]), from: self.driver, correlationID: 53)
         expectFailure(unknown, to: self.driver, function: "GetInteriorVehicleDataConsent", correlationID: 53, .unsupportedResource)
@@ -214,11 +235,12 @@ struct RemoteControlTests {
 
         let released = harness.send(
             SDLReleaseInteriorVehicleDataModuleRequest(moduleType: .climate, moduleId: "climate.front"), from: self.driver, correlationID: 61)
+        // Core sends OnRCStatus before the response.
         #expect(
             released.sends == [
-                "app1 <- ReleaseInteriorVehicleDataModule response #61",
                 "app1 <- OnRCStatus notification #4294967295",
                 "app2 <- OnRCStatus notification #4294967295",
+                "app1 <- ReleaseInteriorVehicleDataModule response #61",
             ])
         #expect(try released.only(SDLOnRCStatus.self, to: self.passenger).freeModules.count == 8)
         #expect(harness.headUnit.holder(of: .climate, id: "climate.front") == nil)
@@ -264,7 +286,7 @@ struct RemoteControlTests {
         #expect(set.messages(SDLOnRCStatus.self, to: self.weather).isEmpty)
     }
 
-    @Test("the user's seat (SetGlobalProperties userLocation) decides which climate zone the app may set")
+    @Test("the user's seat (SetGlobalProperties userLocation) decides which climate zone the app may set; a module without location only the driver may set")
     func seatLocation() throws {
         var harness = Self.vehicle()
         let rearLeft = SDLGrid(col: 0, row: 1, level: 0, colspan: 1, rowspan: 1, levelspan: 1)
@@ -274,10 +296,10 @@ struct RemoteControlTests {
         expectFailure(front, to: self.passenger, function: "SetInteriorVehicleData", correlationID: 90, .rejected)
         let rear = harness.send(Self.climate(SDLClimateControlData(fanSpeed: 10), id: "climate.rear"), from: self.passenger)
         #expect(try rear.only(SDLSetInteriorVehicleDataResponse.self, to: self.passenger).success)
-        let radio = harness.send(
-            SDLSetInteriorVehicleDataRequest(moduleData: SDLModuleData(moduleType: .radio, radioControlData: SDLRadioControlData(frequencyInteger: 99))),
-            from: self.passenger)
-        #expect(try radio.only(SDLSetInteriorVehicleDataResponse.self, to: self.passenger).success)
+        let radio = harness.send(Self.radio(99), from: self.passenger, correlationID: 91)
+        expectFailure(radio, to: self.passenger, function: "SetInteriorVehicleData", correlationID: 91, .rejected)
+        #expect(try radio.only(SDLSetInteriorVehicleDataResponse.self, to: self.passenger).info == nil)
+        #expect(try harness.send(Self.radio(99), from: self.driver).only(SDLSetInteriorVehicleDataResponse.self, to: self.driver).success)
     }
 
     @Test("lights: set per light, other lights kept; an unknown light is UNSUPPORTED_RESOURCE, a ramp status READ_ONLY")

@@ -231,8 +231,10 @@ struct ScreenTests {
     @Test("Alert needs text or speech (INVALID_DATA) and is dismissed at once; SetMediaClockTimer is for media apps; Speak and ResetGlobalProperties succeed")
     func alertsAndOthers() throws {
         var harness = Harness()
-        harness.register(self.app, name: "Plain")
+        // Plain in FULL (Alert and Speak are FULL and LIMITED only in Core's Base-4), the media
+        // player LIMITED.
         harness.register(self.other, name: "Player", isMedia: true)
+        harness.register(self.app, name: "Plain")
         #expect(try self.result(harness.send(SDLAlertRequest(duration: 3000), from: self.app)) == (false, "INVALID_DATA"))
         let alert = harness.send(SDLAlertRequest(alertText1: "Exit the Application?"), from: self.app)
         #expect(try alert.only(SDLAlertResponse.self, to: self.app) == SDLAlertResponse(success: true, resultCode: .success))

@@ -60,10 +60,11 @@ struct VersionTests {
         let status = try #require(outputs.messages(SDLOnHMIStatus.self, to: self.app).first)
         #expect((status.videoStreamingState != nil) == (expected.version >= .v5_0))
         #expect((status.windowID != nil) == (expected.version >= .v6_0))
+        // OnPermissionsChange lists the policy's RPCs whatever the version, as Core does; functions
+        // newer than the head unit are still UNSUPPORTED_REQUEST when sent (remoteControl(_:)).
         let names = try outputs.only(SDLOnPermissionsChange.self, to: self.app).permissionItem.map(\.rpcName)
-        #expect(names.contains("PublishAppService") == expected.appServices)
-        #expect(names.contains("ReleaseInteriorVehicleDataModule") == expected.sixZeroFunctions)
-        #expect(names.contains("OnRCStatus") == expected.rcStatus)
+        #expect(names.count == 65)
+        #expect(names.contains("PublishAppService") && names.contains("ReleaseInteriorVehicleDataModule") && names.contains("OnRCStatus"))
     }
 
     @Test("remote-control capabilities and data per version", arguments: VersionCase.all)
