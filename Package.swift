@@ -80,9 +80,10 @@ let package = Package(
         .target(
             name: "SDLHeadUnitRuntime",
             dependencies: [
-                "SDLNIO", "SDLTestHeadUnit", "SDLSession", "SDLProtocol", "SDLRPC",
+                "SDLNIO", "SDLRuntime", "SDLTestHeadUnit", "SDLSession", "SDLProtocol", "SDLRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // `sdl app` as a library: scripted app sessions (app services and remote control on the

@@ -31,3 +31,31 @@ extension RPCMessage {
         return self == other
     }
 }
+
+/// A response of the spec: every one carries `success`, `resultCode` and `info` (MOBILE_API.xml
+/// gives them to each response, GenericResponse included). The generator makes every response
+/// type conform, so a caller reads the outcome of any response without knowing its function.
+public protocol RPCResponse: RPCMessage {
+    /// Whether the request succeeded.
+    var success: Bool { get }
+    /// The result of the request.
+    var resultCode: SDLResult { get }
+    /// A human-readable explanation, if the head unit gave one.
+    var info: String? { get }
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter: the
+    /// spec makes every other parameter of a response optional.
+    init(failure resultCode: SDLResult, info: String?)
+}
+
+extension RPCRegistry {
+    /// A response of `functionID` with `success` false (GenericResponse for a function the spec
+    /// does not define, or defines without a response), `info` cut to the spec's 1,000 characters;
+    /// an empty `info` is left out. The one way the package builds a failure response.
+    public static func failureResponse(functionID: FunctionID, resultCode: SDLResult, info: String?) -> any RPCResponse {
+        let info = info.flatMap { $0.isEmpty ? nil : String(String.UnicodeScalarView($0.unicodeScalars.prefix(1000))) }
+        guard let type = Self.messageType(functionID: functionID, rpcType: .response) as? any RPCResponse.Type else {
+            return SDLGenericResponse(failure: resultCode, info: info)
+        }
+        return type.init(failure: resultCode, info: info)
+    }
+}

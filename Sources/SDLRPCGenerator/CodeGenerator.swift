@@ -242,13 +242,35 @@ public struct CodeGenerator {
             out.line("/// `\(function.name)` \(function.messageType), function id \(function.functionID)\(self.lifecycleNote(function.lifecycle)).")
             // The member the FunctionID element generated (checkNames made sure it names this function).
             let member = SwiftNaming.functionIDMember(self.functionName(forIDName: function.functionIDName))
+            // Every response of the spec carries success, resultCode and info: RPCResponse reads them.
+            let names = Dictionary(function.params.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let outcome: Set<String> = ["success", "resultCode", "info"]
+            let isResponse = function.messageType.rawValue == "response" && names["success"]?.type == .boolean
+                && names["success"]?.mandatory == true && names["success"]?.isArray == false
+                && names["resultCode"]?.type == .enumeration("Result") && names["resultCode"]?.mandatory == true
+                && names["resultCode"]?.isArray == false
+                && names["info"]?.type == .string && names["info"]?.mandatory == false && names["info"]?.isArray == false
+                && function.params.allSatisfy { outcome.contains($0.name) || !$0.mandatory }
+            var staticMembers = [
+                "public static let functionID = FunctionID.\(member)",
+                "public static let rpcType = RPCType.\(function.messageType.rawValue)",
+            ]
+            if isResponse {
+                // The failure of any function in one call (RPCResponse.init(failure:info:)).
+                let arguments = function.params.filter { outcome.contains($0.name) }.map { param -> String in
+                    switch param.name {
+                    case "success": "success: false"
+                    case "resultCode": "resultCode: resultCode"
+                    default: "info: info"
+                    }
+                }
+                staticMembers.append(
+                    "/// A response with `success` false, `resultCode` and `info`, and no other parameter.\n"
+                        + "    public init(failure resultCode: SDLResult, info: String?) { self.init(\(arguments.joined(separator: ", "))) }")
+            }
             self.emitStruct(
-                typeName: SwiftNaming.messageTypeName(function), conformance: "RPCMessage",
-                staticMembers: [
-                    "public static let functionID = FunctionID.\(member)",
-                    "public static let rpcType = RPCType.\(function.messageType.rawValue)",
-                ],
-                params: function.params, into: &out)
+                typeName: SwiftNaming.messageTypeName(function), conformance: isResponse ? "RPCResponse" : "RPCMessage",
+                staticMembers: staticMembers, params: function.params, into: &out)
         }
         return out.text
     }

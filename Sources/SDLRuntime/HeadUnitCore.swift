@@ -1,122 +1,70 @@
-import NIOCore
 import Logging
+import NIOCore
 import SDLProtocol
 import SDLRPC
 import SDLSession
 
-/// What the server's handler task works through, in order.
-enum HeadUnitWork: Sendable {
-    case event(SDLHeadUnitEvent)
-    case register(SDLConnectedApp, SDLRegisterAppInterfaceRequest, correlationID: UInt32)
-    case request(SDLConnectedApp, AnyRPCMessage)
-}
-
-typealias WorkProducer = NIOAsyncSequenceProducer<
-    HeadUnitWork, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, HeadUnitCore.WorkDelegate
->
-typealias MediaProducer = NIOAsyncSequenceProducer<
-    ByteBuffer, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, HeadUnitCore.MediaDelegate
->
-
 /// The state of an ``SDLHeadUnitServer`` on its event loop: the driver and engine of every
-/// connection, the listeners, the apps (sessions) and their media streams.
-final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
+/// connection, the apps (sessions), and the handler they are given to. Everything an app sends
+/// is decoded here and given to the ``SDLHeadUnitLoopHandler`` synchronously; what the handler
+/// sends is encoded and handed to the engine at once, in order.
+///
+/// Memory is bounded whatever an app does: its requests waiting for an answer are capped
+/// (``SDLHeadUnitConfiguration/maxPendingRequestsPerApp``), notifications for an app that does
+/// not read are dropped beyond ``SDLHeadUnitConfiguration/maxQueuedBytesPerApp``, and the driver
+/// stops reading from a connection whose queue passed
+/// ``SDLTransportConfiguration/maxQueuedBytesPerTransport`` and closes one whose peer has not
+/// read for ``SDLTransportConfiguration/stalledReaderTimeout``.
+final class HeadUnitCore: SessionDriverDelegate {
     let driver: SessionDriver
     let configuration: SDLHeadUnitConfiguration
-    var budget: OutboundBudget
-    private var work: WorkProducer.Source?
-    private var workPaused = false
-    private var apps: [SessionHandle: AppRecord] = [:]
-    private var shutdownWaiters: [Completion<Void>] = []
+    private(set) var handler: (any SDLHeadUnitLoopHandler)?
+    private var apps: [SessionHandle: AppState] = [:]
+    private var order: [SessionHandle] = []
+    private var shutdownWaiters: [() -> Void] = []
     private var flushDeadline: Scheduled<Void>?
     private var endingAll = false
+    private(set) lazy var context = SDLHeadUnitContext(core: self)
 
-    private struct MediaSink {
-        let source: MediaProducer.Source
-        /// The transport whose reads this stream holds, if it does.
-        var paused: TransportID?
-        var terminated = false
-    }
-
-    private final class AppRecord {
-        let app: SDLConnectedApp
-        var registration: SDLRegisterAppInterfaceRequest?
+    private final class AppState {
+        let info: SessionInfo
+        var registered = false
         var registering = false
         /// Requests of the app given to the handler and not answered yet: correlation id to
         /// function. Bounded by ``SDLHeadUnitConfiguration/maxPendingRequestsPerApp``.
         var unanswered: [UInt32: FunctionID] = [:]
-        var media: [ServiceType: MediaSink] = [:]
         /// Requests the head unit sent to the app, waiting for its response, by correlation id.
         var requestsToApp: [UInt32: RequestToApp] = [:]
         var nextCorrelationID: UInt32 = 1
+        var droppedNotifications = 0
+        /// Set once the app flooded: its session ends when what was sent to it has left.
+        var floodDeadline: Scheduled<Void>?
 
-        init(app: SDLConnectedApp) { self.app = app }
+        init(info: SessionInfo) { self.info = info }
     }
 
     private struct RequestToApp {
-        var completion: Completion<AnyRPCMessage>
+        var completion: (Result<AnyRPCMessage, SDLConnectionError>) -> Void
         var functionID: FunctionID
         var timer: Scheduled<Void>
-    }
-
-    struct WorkDelegate: NIOAsyncSequenceProducerDelegate {
-        let core: LoopBound<HeadUnitCore>
-        func produceMore() { self.core.execute { $0.workDrained() } }
-        func didTerminate() { self.core.execute { $0.workTerminated() } }
-    }
-
-    struct MediaDelegate: NIOAsyncSequenceProducerDelegate {
-        let core: LoopBound<HeadUnitCore>
-        let session: SessionHandle
-        let service: ServiceType
-        func produceMore() {
-            let (session, service) = (self.session, self.service)
-            self.core.execute { $0.mediaDrained(session, service) }
-        }
-        func didTerminate() {
-            let (session, service) = (self.session, self.service)
-            self.core.execute { $0.mediaTerminated(session, service) }
-        }
     }
 
     init(configuration: SDLHeadUnitConfiguration, eventLoop: any EventLoop, logger: Logger) {
         var session = configuration.session
         session.role = .headUnit
+        session.headUnit.approvesMediaStarts = true
+        session.headUnit.endsFloodingSessions = false
         self.configuration = configuration
-        self.budget = OutboundBudget(limit: configuration.transport.maxQueuedBytesPerService)
         self.driver = SessionDriver(
             engine: SessionEngine(configuration: session), eventLoop: eventLoop, transportConfiguration: configuration.transport,
             logger: logger)
         self.driver.delegate = self
     }
 
-    /// Makes the sequence the handler task reads.
-    func makeWorkSequence(_ bound: LoopBound<HeadUnitCore>) -> WorkProducer {
-        let backlog = max(2, self.configuration.handlerBacklog)
-        let result = WorkProducer.makeSequence(
-            backPressureStrategy: .init(lowWatermark: backlog / 2, highWatermark: backlog), finishOnDeinit: false,
-            delegate: WorkDelegate(core: bound))
-        self.work = result.source
-        return result.sequence
-    }
-
-    private func submit(_ item: HeadUnitWork) {
-        guard let work = self.work else { return }
-        if work.yield(item) == .stopProducing, !self.workPaused {
-            self.workPaused = true
-            self.driver.pauseAllReads()
-        }
-    }
-
-    private func workDrained() {
-        guard self.workPaused else { return }
-        self.workPaused = false
-        self.driver.resumeAllReads()
-    }
-
-    private func workTerminated() {
-        self.work = nil
-        self.workDrained()
+    /// Gives the core its handler; called once, on the loop, before any connection.
+    func start(handler: any SDLHeadUnitLoopHandler) {
+        self.handler = handler
+        handler.serverStarted(self.context)
     }
 
     /// Offers the secondary transport once its listener is bound (its port may have been 0), at
@@ -136,12 +84,18 @@ final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
         self.driver.adopt(connection, as: .accepted)
     }
 
-    var connectedApps: [SDLConnectedApp] {
-        self.apps.values.map(\.app).sorted { $0.handle.rawValue < $1.handle.rawValue }
+    var connectedHandles: [SessionHandle] { self.order }
+
+    func sessionInfo(of handle: SessionHandle) -> SessionInfo? { self.apps[handle]?.info }
+
+    func isRegistered(_ handle: SessionHandle) -> Bool { self.apps[handle]?.registered ?? false }
+
+    func queuedBytes(of handle: SessionHandle) -> Int {
+        [ServiceType.rpc, .hybrid, .audio, .video].reduce(0) { $0 + self.driver.engine.queuedBytes($1, of: handle) }
     }
 
-    func registration(of handle: SessionHandle) -> SDLRegisterAppInterfaceRequest? {
-        self.apps[handle]?.registration
+    private func report(_ event: SDLHeadUnitLoopEvent) {
+        self.handler?.handle(event)
     }
 
     // MARK: - Engine events
@@ -151,107 +105,107 @@ final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
     func sessionDriver(_ driver: SessionDriver, didReport event: SessionEvent) {
         switch event {
         case .sessionStarted(let handle, let info):
-            let app = SDLConnectedApp(core: LoopBound(self, eventLoop: driver.eventLoop), handle: handle, sessionInfo: info)
-            self.apps[handle] = AppRecord(app: app)
-            self.submit(.event(.appConnected(app)))
+            self.apps[handle] = AppState(info: info)
+            self.order.append(handle)
+            self.report(.appConnected(handle, info))
         case .sessionEnded(let handle, let reason):
-            guard let record = self.apps.removeValue(forKey: handle) else { return }
-            for service in Array(record.media.keys) {
-                self.finishMedia(record, service)
-            }
+            guard let state = self.apps.removeValue(forKey: handle) else { return }
+            self.order.removeAll { $0 == handle }
+            state.floodDeadline?.cancel()
             let error = SDLConnectionError(.disconnected, "the session ended: \(reason)")
-            for waiter in self.budget.remove(session: handle) { waiter(.failure(error)) }
-            for (_, request) in record.requestsToApp {
+            let requests = state.requestsToApp
+            state.requestsToApp.removeAll()
+            for (_, request) in requests {
                 request.timer.cancel()
-                request.completion.complete(.failure(error))
+                request.completion(.failure(error))
             }
-            record.requestsToApp.removeAll()
-            self.submit(.event(.appDisconnected(record.app, reason)))
+            self.report(.appDisconnected(handle, reason))
+        case .sessionFlooded(let handle):
+            self.flooded(handle)
+        case .serviceStartRequested(let handle, let service, let parameters):
+            let decision = self.handler?.decideServiceStart(service, of: handle, parameters: parameters) ?? .accept
+            try? self.driver.perform { (engine, now) throws(SessionError) in
+                switch decision {
+                case .accept: try engine.approveServiceStart(service, of: handle, now: now)
+                case .refuse(let reason): try engine.refuseServiceStart(service, of: handle, reason: reason, now: now)
+                }
+            }
         case .serviceStarted(let handle, let service, let info) where service == .audio || service == .video:
-            guard let record = self.apps[handle] else { return }
-            let backlog = max(4, self.configuration.mediaBacklog)
-            let delegate = MediaDelegate(core: LoopBound(self, eventLoop: driver.eventLoop), session: handle, service: service)
-            let made = MediaProducer.makeSequence(
-                backPressureStrategy: .init(lowWatermark: backlog / 4, highWatermark: backlog), finishOnDeinit: false,
-                delegate: delegate)
-            if let old = record.media[service] { old.source.finish() }
-            record.media[service] = MediaSink(source: made.source)
-            self.submit(.event(.serviceStarted(record.app, service, info, SDLMediaStream(made.sequence))))
-        case .serviceEnded(let handle, let service, let reason):
-            guard let record = self.apps[handle] else { return }
-            self.finishMedia(record, service)
-            let error = SDLConnectionError(.serviceFailed, "\(service) ended: \(reason)")
-            for waiter in self.budget.remove(session: handle, service: service) { waiter(.failure(error)) }
-            self.submit(.event(.serviceEnded(record.app, service, reason)))
+            guard self.apps[handle] != nil else { return }
+            self.report(.serviceStarted(handle, service, info))
+        case .serviceEnded(let handle, let service, let reason) where service == .audio || service == .video:
+            guard self.apps[handle] != nil else { return }
+            self.report(.serviceEnded(handle, service, reason))
         case .message(let handle, let message):
-            guard let record = self.apps[handle] else { return }
+            guard let state = self.apps[handle] else { return }
             switch message.service {
             case .rpc, .hybrid:
-                self.receivedRPC(message.payload, from: record)
+                self.receivedRPC(message.payload, from: handle, state)
             case .audio, .video:
-                self.receivedMedia(message, of: record)
+                self.report(.media(message.payload, message.service, from: handle, transport: message.transport))
             default:
-                self.submit(.event(.session(event)))
+                self.report(.session(event))
             }
         default:
-            self.submit(.event(.session(event)))
+            self.report(.session(event))
         }
     }
 
     func sessionDriver(_ driver: SessionDriver, didWriteOn transport: TransportID) {
-        self.budget.refresh(driver.engine)
-        while let waiter = self.budget.takeReady() {
-            waiter(.success(()))
+        for (handle, state) in self.apps where state.floodDeadline != nil && self.queuedBytes(of: handle) == 0 {
+            self.endFloodedSession(handle)
         }
         if !self.shutdownWaiters.isEmpty && !self.endingAll {
             self.finishShutdownIfFlushed()
         }
     }
 
-    // MARK: - Media
+    // MARK: - Flood (SDL Core: the app is told TOO_MANY_REQUESTS, then its session ends)
 
-    private func receivedMedia(_ message: ReceivedMessage, of record: AppRecord) {
-        guard var sink = record.media[message.service], !sink.terminated else { return }
-        if sink.source.yield(message.payload) == .stopProducing, sink.paused == nil {
-            sink.paused = message.transport
-            record.media[message.service] = sink
-            self.driver.pauseReads(on: message.transport)
+    private func flooded(_ handle: SessionHandle) {
+        guard let state = self.apps[handle], state.floodDeadline == nil else { return }
+        // Nothing more of it is read: what it sent next is not the head unit's business.
+        self.driver.pauseReads(on: state.info.transport)
+        state.floodDeadline = self.driver.eventLoop.assumeIsolated().scheduleTask(in: self.configuration.transport.closeTimeout) {
+            self.endFloodedSession(handle)
+        }
+        self.report(.appFlooded(handle))
+        if self.queuedBytes(of: handle) == 0 {
+            self.endFloodedSession(handle)
         }
     }
 
-    private func finishMedia(_ record: AppRecord, _ service: ServiceType) {
-        guard let sink = record.media.removeValue(forKey: service) else { return }
-        sink.source.finish()
-        if let paused = sink.paused {
-            self.driver.resumeReads(on: paused)
+    private func endFloodedSession(_ handle: SessionHandle) {
+        guard let state = self.apps[handle], let deadline = state.floodDeadline else { return }
+        deadline.cancel()
+        let transport = state.info.transport
+        try? self.driver.perform { (engine, now) throws(SessionError) in
+            try engine.endSession(handle, reason: .flood, now: now)
+            // The connection goes too when no other session uses it, as SDL Core closes it.
+            if !engine.hasSessions(on: transport) {
+                engine.closeTransport(transport, now: now)
+            }
         }
     }
 
-    private func mediaDrained(_ session: SessionHandle, _ service: ServiceType) {
-        guard let record = self.apps[session], let paused = record.media[service]?.paused else { return }
-        record.media[service]!.paused = nil
-        self.driver.resumeReads(on: paused)
-    }
+    // MARK: - RPCs from apps (read strictly, as SDL Core reads them)
 
-    /// The reader dropped the stream: later messages are discarded.
-    private func mediaTerminated(_ session: SessionHandle, _ service: ServiceType) {
-        guard let record = self.apps[session], record.media[service] != nil else { return }
-        self.mediaDrained(session, service)
-        record.media[service]!.terminated = true
-    }
-
-    // MARK: - RPCs from apps (read strictly, SESSION.md §C)
-
-    private func receivedRPC(_ payload: ByteBuffer, from record: AppRecord) {
+    private func receivedRPC(_ payload: ByteBuffer, from handle: SessionHandle, _ state: AppState) {
         let header: RPCBinaryHeader
         do {
             header = try RPCPayload(parsing: payload).header
         } catch {
-            self.submit(.event(.unreadableMessage(record.app, RPCError(.invalidPayload, offset: error.offset, error.detail))))
+            // A binary header that reads but whose JSON size runs past the payload: a request is
+            // still answered, as Core answers it.
+            var bytes = payload
+            if let header = try? RPCBinaryHeader.read(from: &bytes), header.rpcType == .request {
+                self.answer(handle, functionID: header.functionID, correlationID: header.correlationID, failure: .invalidData, info: error.detail)
+            }
+            self.report(.unreadableMessage(handle, RPCError(.invalidPayload, offset: error.offset, error.detail)))
             return
         }
         if header.rpcType == .response || header.rpcType == .erroneousResponse {
-            self.receivedResponse(payload, header: header, from: record)
+            self.receivedResponse(payload, header: header, from: handle, state)
             return
         }
         let message: AnyRPCMessage
@@ -260,278 +214,201 @@ final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
         } catch {
             if header.rpcType == .request {
                 let code: SDLResult = error.code == .unknownFunction ? .unsupportedRequest : .invalidData
-                self.answer(record, functionID: header.functionID, correlationID: header.correlationID, failure: code, info: error.description)
+                self.answer(handle, functionID: header.functionID, correlationID: header.correlationID, failure: code, info: error.description)
             }
-            self.submit(.event(.unreadableMessage(record.app, error)))
+            self.report(.unreadableMessage(handle, error))
             return
         }
         switch header.rpcType {
         case .request:
-            self.receivedRequest(message, from: record)
+            self.receivedRequest(message, from: handle, state)
         case .notification:
-            self.submit(.event(.notification(record.app, message)))
+            guard state.registered else { return }
+            self.report(.notification(message, from: handle))
         default:
-            self.submit(.event(.unreadableMessage(record.app, RPCError(.invalidPayload, "a \(header.rpcType) from an app, \(message.functionName)"))))
+            self.report(.unreadableMessage(handle, RPCError(.invalidPayload, "a \(header.rpcType) from an app, \(message.functionName)")))
         }
     }
 
-    /// An app's answer to a request of ours (``SDLConnectedApp/send(_:timeout:)``), read as the
-    /// server reads requests; one no request waits for is reported unreadable.
-    private func receivedResponse(_ payload: ByteBuffer, header: RPCBinaryHeader, from record: AppRecord) {
-        guard let request = record.requestsToApp.removeValue(forKey: header.correlationID) else {
-            self.submit(.event(.unreadableMessage(record.app, RPCError(
-                .invalidPayload, "a response no request waits for: function \(header.functionID), correlation id \(header.correlationID)"))))
+    /// An app's answer to a request of ours, read as requests are; one no request waits for is
+    /// reported unreadable.
+    private func receivedResponse(_ payload: ByteBuffer, header: RPCBinaryHeader, from handle: SessionHandle, _ state: AppState) {
+        guard let request = state.requestsToApp.removeValue(forKey: header.correlationID) else {
+            self.report(.unreadableMessage(handle, RPCError(
+                .invalidPayload, "a response no request waits for: function \(header.functionID), correlation id \(header.correlationID)")))
             return
         }
         request.timer.cancel()
         do {
             let message = try AnyRPCMessage(payload: payload, options: self.configuration.receiveOptions)
             guard message.functionID == request.functionID else {
-                request.completion.fail(.invalidResponse, "the response to \(request.functionID) #\(header.correlationID) is a \(message.functionName) response")
+                request.completion(.failure(SDLConnectionError(
+                    .invalidResponse, "the response to \(request.functionID) #\(header.correlationID) is a \(message.functionName) response")))
                 return
             }
-            request.completion.succeed(message)
+            request.completion(.success(message))
         } catch {
-            request.completion.fail(.invalidResponse, "\(error)")
+            request.completion(.failure(SDLConnectionError(.invalidResponse, "\(error)")))
         }
     }
 
-    /// A request to an app (e.g. a forwarded PerformAppServiceInteraction); completes with the
-    /// app's response, or fails after `timeout` or when the session ends.
-    func sendRequest(_ message: any RPCMessage, to handle: SessionHandle, timeout: TimeAmount, completion: Completion<AnyRPCMessage>) {
-        guard !completion.isCompleted else { return }
-        guard let record = self.apps[handle] else {
-            completion.fail(.disconnected, "the session ended")
+    private func receivedRequest(_ message: AnyRPCMessage, from handle: SessionHandle, _ state: AppState) {
+        let functionID = message.functionID.rawValue
+        let correlationID = message.correlationID
+        if message.message is SDLRegisterAppInterfaceRequest {
+            guard !state.registered, !state.registering else {
+                self.answer(handle, functionID: functionID, correlationID: correlationID, failure: .applicationRegisteredAlready, info: nil)
+                return
+            }
+            state.registering = true
+        } else if !state.registered {
+            self.answer(handle, functionID: functionID, correlationID: correlationID, failure: .applicationNotRegistered, info: nil)
+            return
+        }
+        guard state.unanswered[correlationID] == nil else {
+            // Two answers with one correlation id could not be told apart (SDL-0162).
+            self.answer(
+                handle, functionID: functionID, correlationID: correlationID, failure: .invalidId,
+                info: "correlation id \(correlationID) belongs to a request still waiting for its answer")
+            return
+        }
+        guard state.unanswered.count < self.configuration.maxPendingRequestsPerApp else {
+            self.answer(handle, functionID: functionID, correlationID: correlationID, failure: .tooManyPendingRequests, info: nil)
+            return
+        }
+        state.unanswered[correlationID] = message.functionID
+        self.report(.request(message, from: handle))
+    }
+
+    private func answer(_ handle: SessionHandle, functionID: UInt32, correlationID: UInt32, failure: SDLResult, info: String?) {
+        let payload = RPCWire.failureResponse(functionID: functionID, correlationID: correlationID, resultCode: failure, info: info)
+        try? self.enqueue(payload, to: handle)
+    }
+
+    // MARK: - What the handler does
+
+    func respond(_ response: any RPCMessage, to request: AnyRPCMessage, of handle: SessionHandle) throws(SDLConnectionError) {
+        guard let state = self.apps[handle] else { throw SDLConnectionError(.disconnected, "\(handle): the session ended") }
+        guard state.unanswered[request.correlationID] == request.functionID else {
+            throw SDLConnectionError(
+                .alreadyAnswered, "\(request.functionName) #\(request.correlationID) of \(handle) is answered already, or was not received")
+        }
+        state.unanswered[request.correlationID] = nil
+        let payload: ByteBuffer
+        do {
+            payload = try RPCWire.responsePayload(
+                response, answering: request.functionID, correlationID: request.correlationID, format: .json,
+                options: self.configuration.sendOptions)
+        } catch {
+            self.answer(handle, functionID: request.functionID.rawValue, correlationID: request.correlationID, failure: .genericError, info: nil)
+            if request.message is SDLRegisterAppInterfaceRequest { state.registering = false }
+            throw error
+        }
+        try self.enqueue(payload, to: handle)
+        let success = (response as? any RPCResponse)?.success ?? false
+        switch request.message {
+        case is SDLRegisterAppInterfaceRequest:
+            state.registering = false
+            guard success else { return }
+            state.registered = true
+            try? self.driver.perform { (engine, now) throws(SessionError) in try engine.sessionRegistered(handle, now: now) }
+        case is SDLUnregisterAppInterfaceRequest where success:
+            state.registered = false
+        default:
+            break
+        }
+    }
+
+    func sendNotification(_ message: any RPCMessage, to handle: SessionHandle) throws(SDLConnectionError) -> Bool {
+        guard let state = self.apps[handle] else { throw SDLConnectionError(.disconnected, "\(handle): the session ended") }
+        // SDL Core's notifications carry 0xFFFFFFFF.
+        let payload = try RPCWire.notificationPayload(message, correlationID: .max, format: .json, options: self.configuration.sendOptions)
+        if self.driver.engine.queuedBytes(.rpc, of: handle) + payload.readableBytes > self.configuration.maxQueuedBytesPerApp {
+            state.droppedNotifications += 1
+            self.report(.notificationsDropped(handle, total: state.droppedNotifications))
+            return false
+        }
+        try self.enqueue(payload, to: handle)
+        return true
+    }
+
+    func sendRequest(
+        _ message: any RPCMessage, to handle: SessionHandle, timeout: TimeAmount,
+        completion: @escaping (Result<AnyRPCMessage, SDLConnectionError>) -> Void
+    ) {
+        guard let state = self.apps[handle] else {
+            completion(.failure(SDLConnectionError(.disconnected, "\(handle): the session ended")))
             return
         }
         let messageType = type(of: message)
         guard messageType.rpcType == .request else {
-            completion.fail(.invalidMessage, "\(messageType.functionName) \(messageType.rpcType) is not a request")
+            completion(.failure(SDLConnectionError(.invalidMessage, "\(messageType.functionName) \(messageType.rpcType) is not a request")))
             return
         }
-        var correlationID = record.nextCorrelationID
-        while correlationID == 0 || correlationID == .max || record.requestsToApp[correlationID] != nil { correlationID &+= 1 }
-        record.nextCorrelationID = correlationID &+ 1
+        var correlationID = state.nextCorrelationID
+        while correlationID == 0 || correlationID == .max || state.requestsToApp[correlationID] != nil { correlationID &+= 1 }
+        state.nextCorrelationID = correlationID &+ 1
         let payload: ByteBuffer
         do {
             payload = try RPCWire.payload(
                 message, correlationID: correlationID, bulkData: ByteBuffer(), format: .json, options: self.configuration.sendOptions)
         } catch {
-            completion.complete(.failure(error))
+            completion(.failure(error))
             return
         }
-        let timer = self.driver.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak record] in
-            guard let request = record?.requestsToApp.removeValue(forKey: correlationID) else { return }
-            request.completion.fail(.timeout, "no response to \(messageType.functionName) #\(correlationID) within \(timeout)")
+        let timer = self.driver.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak state] in
+            guard let request = state?.requestsToApp.removeValue(forKey: correlationID) else { return }
+            request.completion(.failure(SDLConnectionError(
+                .timeout, "no response to \(messageType.functionName) #\(correlationID) within \(timeout)")))
         }
-        record.requestsToApp[correlationID] = RequestToApp(completion: completion, functionID: messageType.functionID, timer: timer)
-        self.enqueue(payload, of: handle) { [weak record] result in
-            guard case .failure(let error) = result, let request = record?.requestsToApp.removeValue(forKey: correlationID) else { return }
-            request.timer.cancel()
-            request.completion.complete(.failure(error))
+        state.requestsToApp[correlationID] = RequestToApp(completion: completion, functionID: messageType.functionID, timer: timer)
+        do {
+            try self.enqueue(payload, to: handle)
+        } catch {
+            timer.cancel()
+            state.requestsToApp[correlationID] = nil
+            completion(.failure(error))
         }
     }
 
-    /// Forgets a request to an app whose caller was cancelled.
-    func cancelRequest(_ completion: Completion<AnyRPCMessage>, of handle: SessionHandle) {
-        guard let record = self.apps[handle],
-            let (correlationID, request) = record.requestsToApp.first(where: { $0.value.completion === completion })
-        else { return }
+    /// Forgets a request to an app whose caller gave up.
+    func forgetRequest(_ correlationID: UInt32, of handle: SessionHandle) {
+        guard let request = self.apps[handle]?.requestsToApp.removeValue(forKey: correlationID) else { return }
         request.timer.cancel()
-        record.requestsToApp[correlationID] = nil
     }
 
-    private func receivedRequest(_ message: AnyRPCMessage, from record: AppRecord) {
-        let functionID = message.functionID.rawValue
-        let correlationID = message.correlationID
-        if let register = message.message as? SDLRegisterAppInterfaceRequest {
-            guard record.registration == nil, !record.registering else {
-                self.answer(record, functionID: functionID, correlationID: correlationID, failure: .applicationRegisteredAlready, info: nil)
-                return
-            }
-            record.registering = true
-            self.submit(.register(record.app, register, correlationID: correlationID))
-            return
-        }
-        guard record.registration != nil else {
-            self.answer(record, functionID: functionID, correlationID: correlationID, failure: .applicationNotRegistered, info: nil)
-            return
-        }
-        if message.message is SDLUnregisterAppInterfaceRequest {
-            // The server's own: the session stays, the app may register again (as Core does).
-            record.registration = nil
-            self.sendResponse(
-                SDLUnregisterAppInterfaceResponse(success: true, resultCode: .success), functionID: functionID,
-                correlationID: correlationID, of: record)
-            self.submit(.event(.appUnregistered(record.app)))
-            return
-        }
-        guard record.unanswered[correlationID] == nil else {
-            // Two answers with one correlation id could not be told apart (SDL-0162).
-            self.answer(
-                record, functionID: functionID, correlationID: correlationID, failure: .invalidId,
-                info: "correlation id \(correlationID) belongs to a request still waiting for its answer")
-            return
-        }
-        guard record.unanswered.count < self.configuration.maxPendingRequestsPerApp else {
-            self.answer(record, functionID: functionID, correlationID: correlationID, failure: .tooManyPendingRequests, info: nil)
-            return
-        }
-        record.unanswered[correlationID] = message.functionID
-        self.submit(.request(record.app, message))
-    }
-
-    private func answer(_ record: AppRecord, functionID: UInt32, correlationID: UInt32, failure: SDLResult, info: String?) {
-        let payload = RPCWire.failureResponse(functionID: functionID, correlationID: correlationID, resultCode: failure, info: info)
-        self.enqueue(payload, of: record.app.handle) { _ in }
-    }
-
-    // MARK: - Answers from the handler
-
-    /// The handler's answer to a RegisterAppInterface.
-    func answerRegistration(
-        _ response: SDLRegisterAppInterfaceResponse, to request: SDLRegisterAppInterfaceRequest, of handle: SessionHandle,
-        correlationID: UInt32
-    ) {
-        guard let record = self.apps[handle] else { return }
-        record.registering = false
-        guard self.sendResponse(response, functionID: FunctionID.registerAppInterface.rawValue, correlationID: correlationID, of: record),
-            response.success
-        else { return }
-        do {
-            try self.driver.perform { (engine, now) throws(SessionError) in try engine.sessionRegistered(handle, now: now) }
-        } catch {
-            return
-        }
-        record.registration = request
-        self.submit(.event(.appRegistered(record.app, request)))
-    }
-
-    /// The handler's answer to any other request, returned by ``SDLHeadUnitHandler/answer(_:from:)``.
-    func answerRequest(_ answer: SDLRequestAnswer, to request: AnyRPCMessage, of handle: SessionHandle) {
-        guard let record = self.apps[handle] else { return }
-        let response: (any RPCMessage)?
-        switch answer {
-        case .answeredSeparately: return
-        case .unsupported: response = nil
-        case .response(let given): response = given
-        }
-        do {
-            try self.takeUnanswered(request, of: record)
-        } catch {
-            self.submit(.event(.handlerError(record.app, error)))
-            return
-        }
-        guard let response else {
-            self.answer(record, functionID: request.functionID.rawValue, correlationID: request.correlationID, failure: .unsupportedRequest, info: nil)
-            return
-        }
-        self.sendResponse(response, functionID: request.functionID.rawValue, correlationID: request.correlationID, of: record)
-    }
-
-    /// A response the handler sends itself (``SDLConnectedApp/respond(_:to:)``); completes once
-    /// the engine has it, in order with what else is sent to the app.
-    func respond(_ response: any RPCMessage, to request: AnyRPCMessage, of handle: SessionHandle, completion: Completion<Void>) {
-        guard !completion.isCompleted else { return }
-        guard let record = self.apps[handle] else {
-            completion.fail(.disconnected, "the session ended")
-            return
-        }
-        do {
-            try self.takeUnanswered(request, of: record)
-        } catch {
-            completion.complete(.failure(error))
-            return
-        }
-        self.sendResponse(response, functionID: request.functionID.rawValue, correlationID: request.correlationID, of: record) {
-            completion.complete($0)
-        }
-    }
-
-    /// Marks a request of the app answered; throws ``SDLConnectionError/Code/alreadyAnswered``
-    /// when it is not waiting for an answer.
-    private func takeUnanswered(_ request: AnyRPCMessage, of record: AppRecord) throws(SDLConnectionError) {
-        guard record.unanswered[request.correlationID] == request.functionID else {
-            throw SDLConnectionError(
-                .alreadyAnswered, "\(request.functionName) #\(request.correlationID) of \(record.app) is answered already, or was not received")
-        }
-        record.unanswered[request.correlationID] = nil
-    }
-
-    /// Sends a response of the handler; one that is not of the request's function or breaks the
-    /// spec is replaced by GENERIC_ERROR and reported, and `done` gets its error. Returns whether
-    /// the handler's was sent.
-    @discardableResult
-    private func sendResponse(
-        _ response: any RPCMessage, functionID: UInt32, correlationID: UInt32, of record: AppRecord,
-        done: @escaping (Result<Void, SDLConnectionError>) -> Void = { _ in }
-    ) -> Bool {
-        do {
-            let payload = try RPCWire.responsePayload(
-                response, answering: FunctionID(rawValue: functionID), correlationID: correlationID, format: .json,
-                options: self.configuration.sendOptions)
-            self.enqueue(payload, of: record.app.handle, done: done)
-            return true
-        } catch {
-            self.answer(record, functionID: functionID, correlationID: correlationID, failure: .genericError, info: nil)
-            self.submit(.event(.handlerError(record.app, error)))
-            done(.failure(error))
-            return false
-        }
-    }
-
-    // MARK: - Sending
-
-    private func enqueue(_ payload: ByteBuffer, of handle: SessionHandle, done: @escaping (Result<Void, SDLConnectionError>) -> Void) {
-        guard self.apps[handle] != nil else {
-            done(.failure(SDLConnectionError(.disconnected, "the session ended")))
-            return
-        }
-        self.enqueue(payload, on: OutboundBudget.StreamKey(session: handle, service: .rpc), refusal: .disconnected, done: done)
-    }
-
-    /// A notification to an app; completes once the engine has it (after waiting for room).
-    func sendNotification(_ message: any RPCMessage, to handle: SessionHandle, completion: Completion<Void>) {
-        guard !completion.isCompleted else { return }
-        do {
-            // SDL Core's notifications carry 0xFFFFFFFF (DESIGN.md §3).
-            let payload = try RPCWire.notificationPayload(message, correlationID: .max, format: .json, options: self.configuration.sendOptions)
-            self.enqueue(payload, of: handle) { completion.complete($0) }
-        } catch {
-            completion.complete(.failure(error))
-        }
-    }
-
-    func endService(_ service: ServiceType, of handle: SessionHandle, completion: Completion<Void>) {
+    func endService(_ service: ServiceType, of handle: SessionHandle) throws(SDLConnectionError) {
         do {
             try self.driver.perform { (engine, now) throws(SessionError) in try engine.endService(service, of: handle, now: now) }
-            completion.succeed(())
         } catch {
-            completion.fail(error.code == .unknownSession ? .disconnected : .refused, "\(error)")
+            throw SDLConnectionError(error.code == .unknownSession ? .disconnected : .refused, "\(error)")
         }
     }
 
-    func endSession(_ handle: SessionHandle, completion: Completion<Void>) {
+    func endSession(_ handle: SessionHandle) throws(SDLConnectionError) {
         do {
             try self.driver.perform { (engine, now) throws(SessionError) in try engine.endSession(handle, now: now) }
-            completion.succeed(())
         } catch {
-            completion.fail(.disconnected, "\(error)")
+            throw SDLConnectionError(.disconnected, "\(error)")
         }
     }
 
-    func queuedBytes() -> Int {
-        self.budget.refresh(self.driver.engine)
-        return self.budget.totalQueuedBytes
+    private func enqueue(_ payload: ByteBuffer, to handle: SessionHandle) throws(SDLConnectionError) {
+        guard self.apps[handle] != nil else { throw SDLConnectionError(.disconnected, "\(handle): the session ended") }
+        do {
+            try self.driver.perform { (engine, now) throws(SessionError) in try engine.send(payload, on: .rpc, of: handle, now: now) }
+        } catch {
+            throw SDLConnectionError(.disconnected, "\(handle): \(error)")
+        }
     }
 
     // MARK: - Shutdown
 
-    /// Stops listening; gracefully: ends every session (EndService RPC), waits for the frames to
-    /// reach the sockets (at most ``SDLTransportConfiguration/closeTimeout``), then closes every
+    /// Gracefully: ends every session (EndService RPC), waits for the frames to reach the
+    /// transports (at most ``SDLTransportConfiguration/closeTimeout``), then closes every
     /// connection; abruptly: closes them at once. Every session and service ended is reported.
-    func shutdown(graceful: Bool, completion: Completion<Void>?) {
-        self.shutdownWaiters.append(completion ?? Completion())
+    func shutdown(graceful: Bool, done: @escaping () -> Void = {}) {
+        self.shutdownWaiters.append(done)
         guard graceful, !self.driver.isStopping else {
             self.stopDriver()
             return
@@ -539,7 +416,7 @@ final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
         // Not closed before every session was ended: writes of the first would otherwise finish
         // the shutdown.
         self.endingAll = true
-        for handle in self.apps.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+        for handle in self.order {
             try? self.driver.perform { (engine, now) throws(SessionError) in try engine.endSession(handle, now: now) }
         }
         self.endingAll = false
@@ -563,9 +440,8 @@ final class HeadUnitCore: SessionDriverDelegate, OutboundBudgetSender {
         guard !waiters.isEmpty else { return }
         self.shutdownWaiters = []
         self.driver.stop().assumeIsolated().whenComplete { _ in
-            self.work?.finish()
-            self.work = nil
-            for waiter in waiters { waiter.succeed(()) }
+            self.handler?.handle(.serverStopped)
+            for waiter in waiters { waiter() }
         }
     }
 }

@@ -47,6 +47,11 @@ public struct SDLHeadUnitConfiguration: Sendable {
     /// How our own RPCs are encoded: validated before they are written. Default `.default`.
     public var sendOptions: RPCCodingOptions = .default
 
+    /// Bytes of responses and notifications queued for one app and not yet written to it beyond
+    /// which notifications to it are dropped and counted (``SDLHeadUnitEvent/notificationsDropped(_:total:)``):
+    /// an app that does not read never makes the head unit hold more. Default 256 KiB.
+    public var maxQueuedBytesPerApp = 256 * 1024
+
     /// Requests of one app being handled at once (given to the handler and not answered yet);
     /// more are answered TOO_MANY_PENDING_REQUESTS without reaching the handler. Default 100.
     public var maxPendingRequestsPerApp = 100
@@ -64,31 +69,24 @@ public struct SDLHeadUnitConfiguration: Sendable {
     public init() {}
 }
 
-/// The application logic of a head unit: answers registrations and requests, hears everything
-/// else as events. Its methods are called from tasks of the server; events arrive one at a time
-/// and in order, requests concurrently (each in its own task).
+/// The application logic of a head unit written with async/await: answers registrations and
+/// requests, hears everything else as events. Its methods are called from tasks of the server:
+/// events one at a time and in order, requests concurrently (each in a child task of the
+/// server's). A head unit whose logic is a state machine on the event loop implements
+/// ``SDLHeadUnitLoopHandler`` instead, and answers in order with its notifications without any
+/// task.
 public protocol SDLHeadUnitHandler: Sendable {
     /// Answers an app's RegisterAppInterface (read strictly). A `success` response registers the
-    /// app: its other requests reach ``respond(to:from:)`` from then on, and audio and video may
+    /// app: its other requests reach ``answer(_:from:)`` from then on, and audio and video may
     /// start. The default accepts every app, answering RPC version 8.0.0 (the spec's).
     func registerApp(_ request: SDLRegisterAppInterfaceRequest, from app: SDLConnectedApp) async -> SDLRegisterAppInterfaceResponse
-
-    /// Answers a request of a registered app, as the default ``answer(_:from:)`` asks it to. The
-    /// response must be of the request's function; nil answers UNSUPPORTED_REQUEST, as SDL Core
-    /// answers what it does not implement. The server sends the response once this returns, so a
-    /// notification the handler sends meanwhile may reach the app first: a handler whose
-    /// notifications must follow the response implements ``answer(_:from:)``. The default
-    /// answers nil.
-    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)?
 
     /// Answers a request of a registered app (read strictly: requests that break the spec are
     /// answered INVALID_DATA, a correlation id still waiting for its answer INVALID_ID (SDL-0162),
     /// a request beyond ``SDLHeadUnitConfiguration/maxPendingRequestsPerApp``
     /// TOO_MANY_PENDING_REQUESTS, without reaching here; UnregisterAppInterface is answered by the
-    /// server). Returning ``SDLRequestAnswer/answeredSeparately`` lets the handler answer through
-    /// ``SDLConnectedApp/respond(_:to:)``, in order with its notifications, as SDL Core sends a
-    /// response before the notifications of the same step. The default asks
-    /// ``respond(to:from:)``.
+    /// server). The default answers UNSUPPORTED_REQUEST, as SDL Core answers what it does not
+    /// implement.
     func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer
 
     /// Hears what happens: apps connecting, registering, disconnecting, services, notifications.
@@ -106,14 +104,8 @@ extension SDLHeadUnitHandler {
             syncMsgVersion: SDLSyncMsgVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0))
     }
 
-    /// Answers nil: UNSUPPORTED_REQUEST.
-    public func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? { nil }
-
-    /// Sends what ``respond(to:from:)`` returns; nil: UNSUPPORTED_REQUEST.
-    public func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
-        guard let response = await self.respond(to: request, from: app) else { return .unsupported }
-        return .response(response)
-    }
+    /// Answers UNSUPPORTED_REQUEST.
+    public func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer { .unsupported }
 
     /// Ignores the event.
     public func handle(_ event: SDLHeadUnitEvent) async {}
@@ -128,10 +120,16 @@ public enum SDLRequestAnswer: Sendable {
     case response(any RPCMessage)
     /// The server answers UNSUPPORTED_REQUEST, as SDL Core answers what it does not implement.
     case unsupported
-    /// The handler answers through ``SDLConnectedApp/respond(_:to:)``: it did before returning,
-    /// or does later (e.g. once an app-service provider answered). Until then the request counts
-    /// against ``SDLHeadUnitConfiguration/maxPendingRequestsPerApp``; the session's end forgets it.
-    case answeredSeparately
+    /// The handler answers later through ``SDLConnectedApp/respond(_:to:)`` (e.g. once an
+    /// app-service provider answered), in order with its notifications. Until then the request
+    /// counts against ``SDLHeadUnitConfiguration/maxPendingRequestsPerApp``; the session's end
+    /// forgets it.
+    case later
+
+    /// ``response(_:)``, or ``unsupported`` for nil.
+    public init(_ response: (any RPCMessage)?) {
+        self = response.map { .response($0) } ?? .unsupported
+    }
 }
 
 /// What a head unit server reports to its handler.
@@ -160,6 +158,9 @@ public enum SDLHeadUnitEvent: Sendable {
     /// app was answered GENERIC_ERROR instead), or a second answer to a request (dropped:
     /// ``SDLConnectionError/Code/alreadyAnswered``).
     case handlerError(SDLConnectedApp, SDLConnectionError)
+    /// Notifications to the app were dropped: it has not read
+    /// ``SDLHeadUnitConfiguration/maxQueuedBytesPerApp`` bytes sent to it. `total` counts its drops.
+    case notificationsDropped(SDLConnectedApp, total: Int)
     /// Anything else the session engine reported: anomalies, protocol errors, refused starts,
     /// transports closing.
     case session(SessionEvent)

@@ -8,11 +8,16 @@ struct OutgoingMessage: Sendable {
     var remainingFrames: Int
     /// Whether the Single and Consecutive frames are protected when they are written.
     var isProtected: Bool
+    /// The message's bytes with its frame headers: what it holds in the queue until its last
+    /// frame is taken (a control frame without payload counts its 12 bytes, so that a queue of
+    /// heartbeat ACKs a peer never reads shows).
+    var size: Int
 
     init(_ fragmenter: MessageFragmenter, isProtected: Bool) {
         self.frames = fragmenter.makeIterator()
         self.remainingFrames = fragmenter.frameCount
         self.isProtected = isProtected
+        self.size = fragmenter.payload.readableBytes + 12 * fragmenter.frameCount
     }
 }
 
@@ -47,12 +52,15 @@ struct FrameScheduler: Sendable {
         /// it in place (a ring buffer's subscript copies the element out and back).
         var current: OutgoingMessage?
         var waiting = CircularBuffer<OutgoingMessage>(initialCapacity: 2)
+        /// The sizes of the messages queued, the current one included.
+        var bytes = 0
 
         var isEmpty: Bool { self.current == nil }
 
         var count: Int { (self.current == nil ? 0 : 1) + self.waiting.count }
 
         mutating func append(_ message: OutgoingMessage) {
+            self.bytes += message.size
             if self.current == nil {
                 self.current = message
             } else {
@@ -60,14 +68,17 @@ struct FrameScheduler: Sendable {
             }
         }
 
-        /// Takes the next frame of the first message; `finished`: that was its last frame.
-        mutating func takeFrame() -> (frame: ProtocolFrame, isProtected: Bool, finished: Bool) {
+        /// Takes the next frame of the first message; `finished`: the size of the message whose
+        /// last frame that was.
+        mutating func takeFrame() -> (frame: ProtocolFrame, isProtected: Bool, finished: Int?) {
             let frame = self.current!.frames.next()!
             let isProtected = self.current!.isProtected
             self.current!.remainingFrames -= 1
-            guard self.current!.remainingFrames == 0 else { return (frame, isProtected, false) }
+            guard self.current!.remainingFrames == 0 else { return (frame, isProtected, nil) }
+            let size = self.current!.size
+            self.bytes -= size
             self.current = self.waiting.popFirst()
-            return (frame, isProtected, true)
+            return (frame, isProtected, size)
         }
     }
 
@@ -80,6 +91,8 @@ struct FrameScheduler: Sendable {
     let agingThreshold: Int
     /// The number of queued messages (a message leaves when its last frame is taken).
     private(set) var queuedMessages = 0
+    /// The bytes of the queued messages (a message's leave with its last frame).
+    private(set) var queuedBytes = 0
 
     init(agingThreshold: Int) {
         self.agingThreshold = max(0, agingThreshold)
@@ -110,6 +123,7 @@ struct FrameScheduler: Sendable {
         let lane = Self.lane(frameType: frameType, service: service)
         let key = Self.key(session: session, lane: lane, service: service)
         self.queuedMessages += 1
+        self.queuedBytes += message.size
         // A stream stays once made (its buffer is reused); it is active while it has messages.
         if !self.streams.contains(key) {
             self.streams[key] = Stream()
@@ -126,7 +140,10 @@ struct FrameScheduler: Sendable {
         let key = self.active[lane.rawValue].removeFirst()
         // In place: the stream record is not moved out of the table and back.
         let (frame, isProtected, finished) = self.streams[existing: key].takeFrame()
-        if finished { self.queuedMessages -= 1 }
+        if let size = finished {
+            self.queuedMessages -= 1
+            self.queuedBytes -= size
+        }
         if !self.streams[existing: key].isEmpty {
             self.active[lane.rawValue].append(key)
         }
@@ -172,6 +189,7 @@ struct FrameScheduler: Sendable {
     private mutating func remove(key: UInt16, lane: Lane) {
         guard let stream = self.streams.removeValue(forKey: key) else { return }
         self.queuedMessages -= stream.count
+        self.queuedBytes -= stream.bytes
         if let index = self.active[lane.rawValue].firstIndex(of: key) {
             self.active[lane.rawValue].remove(at: index)
         }
@@ -181,5 +199,11 @@ struct FrameScheduler: Sendable {
     func queuedMessages(session: SessionID, service: ServiceType, frameType: FrameType = .single) -> Int {
         let lane = Self.lane(frameType: frameType, service: service)
         return self.streams[Self.key(session: session, lane: lane, service: service)]?.count ?? 0
+    }
+
+    /// The bytes of the messages queued for a session's service (control frames: service `.control`).
+    func queuedBytes(session: SessionID, service: ServiceType, frameType: FrameType = .single) -> Int {
+        let lane = Self.lane(frameType: frameType, service: service)
+        return self.streams[Self.key(session: session, lane: lane, service: service)]?.bytes ?? 0
     }
 }

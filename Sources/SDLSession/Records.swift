@@ -33,6 +33,9 @@ enum ServiceState: Hashable, Sendable {
         var messageID: UInt32
         /// Whether the security handshake for this start is running.
         var handshaking: Bool
+        /// Head unit role: the start waits for the layer above to approve or refuse it
+        /// (``HeadUnitSettings/approvesMediaStarts``).
+        var awaitingApproval = false
     }
 
     struct Running: Hashable, Sendable {

@@ -216,6 +216,12 @@ public struct HeadUnitSettings: Hashable, Sendable {
     /// The most sessions alive at once, across all connections (1…255). Default 255.
     public var maxSessions: Int = 255
 
+    /// Whether an app's audio and video starts wait for the layer above, which knows the app's
+    /// type and HMI level (SDL Core streams only for NAVIGATION and PROJECTION apps in FULL or
+    /// LIMITED): the engine reports ``SessionEvent/serviceStartRequested(_:_:_:)`` and answers once
+    /// told. false: every start that passes the protocol's checks is accepted. Default false.
+    public var approvesMediaStarts = false
+
     /// Seeds the generator of hashIds (random non-zero int32 values, unique per head unit). nil
     /// seeds it from the system's random source; tests pass a value for repeatable frames.
     public var hashSeed: UInt64?
@@ -243,6 +249,12 @@ public struct HeadUnitSettings: Hashable, Sendable {
     /// counts once) above which the session is closed as a flood; nil: no limit. Default 1,000 per
     /// second (Core's `FrequencyCount`/`FrequencyTime`, which counts frames).
     public var floodLimit: RateLimit? = RateLimit(count: 1000, per: .seconds(1))
+
+    /// Whether the engine ends a session that crosses ``floodLimit`` at once (EndService(RPC)).
+    /// false: it reports ``SessionEvent/sessionFlooded(_:)`` and stops metering the session, and
+    /// the layer above ends it with ``SessionEngine/endSession(_:reason:now:)`` once it has told the
+    /// app why (SDL Core's OnAppInterfaceUnregistered TOO_MANY_REQUESTS). Default true.
+    public var endsFloodingSessions = true
 
     /// Control frames on session 0 per connection above which the connection is closed with all
     /// its sessions (Core parity). Default 1,000 per second.

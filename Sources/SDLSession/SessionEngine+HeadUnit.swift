@@ -90,14 +90,61 @@ extension SessionEngine {
                         return
                     }
                 }
-                self.headUnitAcceptStart(
-                    service, of: handle, starting: .init(
-                        request: ServiceRequest(isProtected: wantsProtection, video: video), transport: transport, slot: slot,
-                        deadline: nil, messageID: messageID, handshaking: false), now: now)
+                var starting = ServiceState.Starting(
+                    request: ServiceRequest(isProtected: wantsProtection, video: video), transport: transport, slot: slot,
+                    deadline: nil, messageID: messageID, handshaking: false)
+                guard self.configuration.headUnit.approvesMediaStarts else {
+                    self.headUnitAcceptStart(service, of: handle, starting: starting, now: now)
+                    return
+                }
+                starting.awaitingApproval = true
+                starting.deadline = now + self.configuration.serviceStartTimeout
+                self.sessions[existing: handle][service: service] = .starting(starting)
+                self.noteDeadline(starting.deadline!)
+                self.emit(.serviceStartRequested(handle, service, video))
             }
         default:
             refuse(&self, .unsupportedService)
         }
+    }
+
+    /// Head unit role: starts an audio or video service that waits for approval
+    /// (``SessionEvent/serviceStartRequested(_:_:_:)``): the ACK goes out now, or after the
+    /// protection handshake for a protected start.
+    public mutating func approveServiceStart(_ service: ServiceType, of handle: SessionHandle, now: NIODeadline) throws(SessionError) {
+        guard self.role == .headUnit else { throw SessionError(.wrongRole, "only a head unit approves service starts") }
+        guard let session = self.sessions[handle] else { throw SessionError(.unknownSession, "\(handle)") }
+        guard case .starting(var starting) = session[service: service], starting.awaitingApproval else {
+            throw SessionError(.serviceNotRunning, "no \(service) start of \(handle) waits for approval")
+        }
+        starting.awaitingApproval = false
+        starting.deadline = nil
+        self.headUnitAcceptStart(service, of: handle, starting: starting, now: now)
+    }
+
+    /// Head unit role: refuses an audio or video start that waits for approval: StartServiceNAK
+    /// with `reason` (from protocol 5.3.0), and ``SessionEvent/serviceStartFailed(_:_:_:)``.
+    public mutating func refuseServiceStart(
+        _ service: ServiceType, of handle: SessionHandle, reason: String, now: NIODeadline
+    ) throws(SessionError) {
+        guard self.role == .headUnit else { throw SessionError(.wrongRole, "only a head unit refuses service starts") }
+        guard let session = self.sessions[handle] else { throw SessionError(.unknownSession, "\(handle)") }
+        guard case .starting(let starting) = session[service: service], starting.awaitingApproval else {
+            throw SessionError(.serviceNotRunning, "no \(service) start of \(handle) waits for approval")
+        }
+        self.refuseAwaitingStart(service, of: handle, starting: starting, reason: reason)
+    }
+
+    mutating func refuseAwaitingStart(_ service: ServiceType, of handle: SessionHandle, starting: ServiceState.Starting, reason: String) {
+        let session = self.sessions[existing: handle]
+        self.sessions[existing: handle][service: service] = .stopped
+        let refusal = Refusal.refusedByHeadUnit(String(reason.prefix(1000)))
+        if self.transports.contains(starting.transport) {
+            self.sendStartServiceNAK(
+                service: service, session: session.id, version: session.frameVersion, fullVersion: session.version,
+                messageID: starting.messageID, refusal: refusal, on: starting.transport)
+        }
+        self.emit(.serviceStartFailed(handle, service, .refused(refusal)))
     }
 
     /// Whether the offer lets `service` run on `slot` for this session: without an offer, or below

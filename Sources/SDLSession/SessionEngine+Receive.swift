@@ -75,6 +75,10 @@ extension SessionEngine {
         let limit = self.sessions[existing: handle].flood!.limit
         self.anomaly(.floodDetected, session: handle, "more than \(limit.count) messages in \(limit.period)")
         self.sessions[existing: handle].flood = nil
+        guard self.configuration.headUnit.endsFloodingSessions else {
+            self.emit(.sessionFlooded(handle))
+            return
+        }
         self.endSessionByHeadUnit(handle, reason: .flood, now: now)
     }
 

@@ -74,7 +74,9 @@ extension SessionEngine {
         guard let state = self.sessions[handle]?[service: service] else { return }
         switch state {
         case .starting(let starting) where (starting.deadline.map { $0 <= now } ?? false):
-            if self.role == .headUnit {
+            if self.role == .headUnit && starting.awaitingApproval {
+                self.refuseAwaitingStart(service, of: handle, starting: starting, reason: "the head unit did not decide in time")
+            } else if self.role == .headUnit {
                 // The handshake did not finish in time.
                 self.handshakeFailed(handle, now: now)
             } else {

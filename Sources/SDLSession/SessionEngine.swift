@@ -78,6 +78,26 @@ public struct SessionEngine: Sendable {
         return count
     }
 
+    /// The bytes of a service's messages of a session that are queued and not yet wholly handed
+    /// out (a message's bytes leave with its last frame), on whichever transport of the session
+    /// they wait: what a sender bounds to keep its memory bounded.
+    public func queuedBytes(_ service: ServiceType, of handle: SessionHandle) -> Int {
+        guard let session = self.sessions[handle] else { return 0 }
+        var bytes = 0
+        for transport in [session.primary, session.secondary] {
+            guard let transport, self.transports.contains(transport) else { continue }
+            bytes += self.transports[existing: transport].scheduler.queuedBytes(session: session.id, service: service)
+        }
+        return bytes
+    }
+
+    /// The bytes of every message queued on a transport, control frames included (heartbeat and
+    /// other ACKs): how far a peer that does not read has let our queue grow.
+    public func queuedBytes(on transport: TransportID) -> Int {
+        guard self.transports.contains(transport) else { return 0 }
+        return self.transports[existing: transport].scheduler.queuedBytes
+    }
+
     /// Writes the next frames of `transport` into `buffer`, highest priority first, until at least
     /// `maxBytes` were written or nothing waits; returns the number of bytes written. Frames are
     /// whole: the last one may go past `maxBytes`. Protected frames are protected here, at write
@@ -163,6 +183,13 @@ public struct SessionEngine: Sendable {
         self.forgetTransport(transport, closure: .closedByPeer, now: now)
     }
 
+    /// Whether any session uses the transport (started on it, or registered on it as a
+    /// secondary).
+    public func hasSessions(on transport: TransportID) -> Bool {
+        guard self.transports.contains(transport) else { return false }
+        return !self.transports[existing: transport].sessions.isEmpty
+    }
+
     /// Closes a transport on the layer above's request, ending what runs on it as
     /// ``transportClosed(_:now:)`` would, and emits ``SessionAction/close(_:_:)``.
     public mutating func closeTransport(_ transport: TransportID, now: NIODeadline) {
@@ -231,6 +258,14 @@ public struct SessionEngine: Sendable {
             self.sessions[existing: handle].phase = .ending(deadline: now + self.configuration.serviceEndTimeout)
             self.noteDeadline(now + self.configuration.serviceEndTimeout)
         }
+    }
+
+    /// Head unit role: ends a session for `reason` (``SessionEndReason/flood`` after
+    /// ``SessionEvent/sessionFlooded(_:)``, say): EndService(RPC), then the session ends at once.
+    public mutating func endSession(_ handle: SessionHandle, reason: SessionEndReason, now: NIODeadline) throws(SessionError) {
+        guard self.role == .headUnit else { throw SessionError(.wrongRole, "an app ends its session with endSession(_:now:)") }
+        guard self.sessions[handle]?.isRunning == true else { throw SessionError(.unknownSession, "\(handle)") }
+        self.endSessionByHeadUnit(handle, reason: reason, now: now)
     }
 
     /// The layer above saw the session register (RegisterAppInterface succeeded). App role: audio

@@ -95,6 +95,9 @@ public enum Refusal: Hashable, Sendable, CustomStringConvertible {
     case cannotEnd
     /// A StartService for a service type this head unit does not run.
     case unsupportedService
+    /// The layer above the engine refused the start, for this reason (an app whose type or HMI
+    /// level does not allow streaming, as SDL Core decides).
+    case refusedByHeadUnit(String)
 
     /// The reason text sent in the NAK.
     public var description: String {
@@ -112,6 +115,7 @@ public enum Refusal: Hashable, Sendable, CustomStringConvertible {
         case .serviceNotRunning: return "service not running"
         case .cannotEnd: return "service cannot be ended"
         case .unsupportedService: return "service type not supported"
+        case .refusedByHeadUnit(let reason): return reason
         }
     }
 

@@ -62,6 +62,9 @@ public enum SessionEvent: Hashable, Sendable {
     indirect case sessionStartFailed(SessionHandle, SessionStartFailure)
     /// A session ended; every service it ran has been reported ended before.
     indirect case sessionEnded(SessionHandle, SessionEndReason)
+    /// Head unit role, without ``HeadUnitSettings/endsFloodingSessions``: the session crossed
+    /// ``HeadUnitSettings/floodLimit``; end it once the app was told.
+    case sessionFlooded(SessionHandle)
     /// Head unit role: a session-0 StartService was refused because no session id was free.
     case sessionLimitReached(TransportID)
     /// A service is running.
@@ -72,6 +75,11 @@ public enum SessionEvent: Hashable, Sendable {
     indirect case serviceEnded(SessionHandle, ServiceType, ServiceEndReason)
     /// App role: a wanted service cannot start yet, or at all, where it is allowed to run.
     indirect case serviceWaiting(SessionHandle, ServiceType, ServiceWait)
+    /// Head unit role, with ``HeadUnitSettings/approvesMediaStarts``: an app asks to start audio
+    /// or video (with these parameters); answer with ``SessionEngine/approveServiceStart(_:of:now:)``
+    /// or ``SessionEngine/refuseServiceStart(_:of:reason:now:)`` within
+    /// ``SessionConfiguration/serviceStartTimeout``, or it is refused.
+    indirect case serviceStartRequested(SessionHandle, ServiceType, VideoParameters?)
     /// A whole data message (RPC, hybrid, audio, video) arrived for a running service.
     case message(SessionHandle, ReceivedMessage)
     /// App role: the secondary transport of a session changed state.

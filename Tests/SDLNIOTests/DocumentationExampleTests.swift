@@ -95,7 +95,14 @@ final class PublishingHandler: SDLHeadUnitHandler {
     let pushed = NIOLockedValueBox<[String]>([])
     let answered = NIOLockedValueBox<[String]>([])
 
-    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
+    func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
+
+        SDLRequestAnswer(await self.response(to: request, from: app))
+
+    }
+
+
+    func response(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
         guard let publish = request.message as? SDLPublishAppServiceRequest else { return nil }
         let manifest = publish.appServiceManifest
         self.published.withLockedValue { $0.append("\(manifest.serviceName ?? "") \(manifest.serviceType)") }

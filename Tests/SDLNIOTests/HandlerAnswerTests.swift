@@ -6,7 +6,7 @@ import SDLRPC
 import SDLSession
 import Testing
 
-/// A handler that answers requests itself (`SDLRequestAnswer.answeredSeparately` and
+/// A handler that answers requests itself (`SDLRequestAnswer.later` and
 /// `SDLConnectedApp.respond(_:to:)`): in order with its notifications, exactly once, and not to an
 /// app that left. A raw app reads what reaches it, frame by frame, in order.
 @Suite(.timeLimit(.minutes(1)))
@@ -167,7 +167,7 @@ final class DeferringHandler: SDLHeadUnitHandler {
 
     func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
         self.continuation.yield((request, app))
-        return .answeredSeparately
+        return .later
     }
 
     func handle(_ event: SDLHeadUnitEvent) async {

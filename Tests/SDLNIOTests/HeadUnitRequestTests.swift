@@ -255,7 +255,11 @@ struct HeadUnitRequestTests {
 /// Answers GetSystemCapability: SEAT_LOCATION with a capability, NAVIGATION refused, PHONE_CALL a
 /// success without one (a head unit's mistake).
 final class CapabilityHandler: SDLHeadUnitHandler {
-    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
+    func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
+        SDLRequestAnswer(await self.response(to: request, from: app))
+    }
+
+    func response(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
         guard let ask = request.message as? SDLGetSystemCapabilityRequest else { return nil }
         switch ask.systemCapabilityType {
         case .seatLocation:

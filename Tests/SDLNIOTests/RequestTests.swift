@@ -121,7 +121,11 @@ struct RequestTests {
 
     /// A handler that answers every request with a response of another function.
     struct WrongAnswers: SDLHeadUnitHandler {
-        func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
+        func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
+            SDLRequestAnswer(await self.response(to: request, from: app))
+        }
+
+        func response(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
             SDLAlertResponse(success: true, resultCode: .success)
         }
     }

@@ -55,7 +55,14 @@ final class RecordingHandler: SDLHeadUnitHandler {
             syncMsgVersion: SDLSyncMsgVersion(majorVersion: 7, minorVersion: 1, patchVersion: 0))
     }
 
-    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
+    func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
+
+        SDLRequestAnswer(await self.response(to: request, from: app))
+
+    }
+
+
+    func response(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
         self.requests.withLockedValue { $0.append(request.functionName) }
         if request.message is SDLListFilesRequest {
             if self.listFilesDelay > .zero {
@@ -98,6 +105,7 @@ extension SDLHeadUnitEvent {
         case .notification(_, let message): return "notification(\(message.functionName))"
         case .unreadableMessage(_, let error): return "unreadableMessage(\(error.code))"
         case .handlerError: return "handlerError"
+        case .notificationsDropped(_, let total): return "notificationsDropped(\(total))"
         case .session: return "session"
         }
     }

@@ -88,7 +88,14 @@ final class BenchmarkHeadUnit: SDLHeadUnitHandler {
             syncMsgVersion: SDLSyncMsgVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0))
     }
 
-    func respond(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
+    func answer(_ request: AnyRPCMessage, from app: SDLConnectedApp) async -> SDLRequestAnswer {
+
+        SDLRequestAnswer(await self.response(to: request, from: app))
+
+    }
+
+
+    func response(to request: AnyRPCMessage, from app: SDLConnectedApp) async -> (any RPCMessage)? {
         guard request.message is SDLListFilesRequest else { return nil }
         return SDLListFilesResponse(success: true, resultCode: .success, filenames: ["a.png", "b.png"])
     }

@@ -207,9 +207,11 @@ public struct SDLRegisterAppInterfaceRequest: RPCMessage {
 }
 
 /// `RegisterAppInterface` response, function id 1 (since 1.0).
-public struct SDLRegisterAppInterfaceResponse: RPCMessage {
+public struct SDLRegisterAppInterfaceResponse: RPCResponse {
     public static let functionID = FunctionID.registerAppInterface
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -503,9 +505,11 @@ public struct SDLUnregisterAppInterfaceRequest: RPCMessage {
 }
 
 /// `UnregisterAppInterface` response, function id 2 (since 1.0).
-public struct SDLUnregisterAppInterfaceResponse: RPCMessage {
+public struct SDLUnregisterAppInterfaceResponse: RPCResponse {
     public static let functionID = FunctionID.unregisterAppInterface
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -688,9 +692,11 @@ public struct SDLCreateWindowRequest: RPCMessage {
 }
 
 /// `CreateWindow` response, function id 60 (since 6.0).
-public struct SDLCreateWindowResponse: RPCMessage {
+public struct SDLCreateWindowResponse: RPCResponse {
     public static let functionID = FunctionID.createWindow
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, info: info, resultCode: resultCode) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -823,9 +829,11 @@ public struct SDLDeleteWindowRequest: RPCMessage {
 }
 
 /// `DeleteWindow` response, function id 61 (since 6.0).
-public struct SDLDeleteWindowResponse: RPCMessage {
+public struct SDLDeleteWindowResponse: RPCResponse {
     public static let functionID = FunctionID.deleteWindow
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, info: info, resultCode: resultCode) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -1042,9 +1050,11 @@ public struct SDLSetGlobalPropertiesRequest: RPCMessage {
 }
 
 /// `SetGlobalProperties` response, function id 3 (since 1.0).
-public struct SDLSetGlobalPropertiesResponse: RPCMessage {
+public struct SDLSetGlobalPropertiesResponse: RPCResponse {
     public static let functionID = FunctionID.setGlobalProperties
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -1190,9 +1200,11 @@ public struct SDLResetGlobalPropertiesRequest: RPCMessage {
 }
 
 /// `ResetGlobalProperties` response, function id 4 (since 1.0).
-public struct SDLResetGlobalPropertiesResponse: RPCMessage {
+public struct SDLResetGlobalPropertiesResponse: RPCResponse {
     public static let functionID = FunctionID.resetGlobalProperties
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -1374,9 +1386,11 @@ public struct SDLAddCommandRequest: RPCMessage {
 }
 
 /// `AddCommand` response, function id 5 (since 1.0).
-public struct SDLAddCommandResponse: RPCMessage {
+public struct SDLAddCommandResponse: RPCResponse {
     public static let functionID = FunctionID.addCommand
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -1510,9 +1524,11 @@ public struct SDLDeleteCommandRequest: RPCMessage {
 }
 
 /// `DeleteCommand` response, function id 6 (since 1.0).
-public struct SDLDeleteCommandResponse: RPCMessage {
+public struct SDLDeleteCommandResponse: RPCResponse {
     public static let functionID = FunctionID.deleteCommand
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -1731,9 +1747,11 @@ public struct SDLAddSubMenuRequest: RPCMessage {
 }
 
 /// `AddSubMenu` response, function id 7 (since 1.0).
-public struct SDLAddSubMenuResponse: RPCMessage {
+public struct SDLAddSubMenuResponse: RPCResponse {
     public static let functionID = FunctionID.addSubMenu
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -1867,9 +1885,11 @@ public struct SDLDeleteSubMenuRequest: RPCMessage {
 }
 
 /// `DeleteSubMenu` response, function id 8 (since 1.0).
-public struct SDLDeleteSubMenuResponse: RPCMessage {
+public struct SDLDeleteSubMenuResponse: RPCResponse {
     public static let functionID = FunctionID.deleteSubMenu
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -2014,9 +2034,11 @@ public struct SDLShowAppMenuRequest: RPCMessage {
 }
 
 /// `ShowAppMenu` response, function id 59 (since 6.0).
-public struct SDLShowAppMenuResponse: RPCMessage {
+public struct SDLShowAppMenuResponse: RPCResponse {
     public static let functionID = FunctionID.showAppMenu
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -2172,9 +2194,11 @@ public struct SDLCreateInteractionChoiceSetRequest: RPCMessage {
 }
 
 /// `CreateInteractionChoiceSet` response, function id 9 (since 1.0).
-public struct SDLCreateInteractionChoiceSetResponse: RPCMessage {
+public struct SDLCreateInteractionChoiceSetResponse: RPCResponse {
     public static let functionID = FunctionID.createInteractionChoiceSet
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -2403,9 +2427,11 @@ public struct SDLPerformInteractionRequest: RPCMessage {
 }
 
 /// `PerformInteraction` response, function id 10 (since 1.0).
-public struct SDLPerformInteractionResponse: RPCMessage {
+public struct SDLPerformInteractionResponse: RPCResponse {
     public static let functionID = FunctionID.performInteraction
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -2566,9 +2592,11 @@ public struct SDLDeleteInteractionChoiceSetRequest: RPCMessage {
 }
 
 /// `DeleteInteractionChoiceSet` response, function id 11 (since 1.0).
-public struct SDLDeleteInteractionChoiceSetResponse: RPCMessage {
+public struct SDLDeleteInteractionChoiceSetResponse: RPCResponse {
     public static let functionID = FunctionID.deleteInteractionChoiceSet
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -2794,9 +2822,11 @@ public struct SDLAlertRequest: RPCMessage {
 }
 
 /// `Alert` response, function id 12 (since 1.0).
-public struct SDLAlertResponse: RPCMessage {
+public struct SDLAlertResponse: RPCResponse {
     public static let functionID = FunctionID.alert
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -3004,9 +3034,11 @@ public struct SDLSubtleAlertRequest: RPCMessage {
 }
 
 /// `SubtleAlert` response, function id 64 (since 7.0).
-public struct SDLSubtleAlertResponse: RPCMessage {
+public struct SDLSubtleAlertResponse: RPCResponse {
     public static let functionID = FunctionID.subtleAlert
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -3337,9 +3369,11 @@ public struct SDLShowRequest: RPCMessage {
 }
 
 /// `Show` response, function id 13 (since 1.0).
-public struct SDLShowResponse: RPCMessage {
+public struct SDLShowResponse: RPCResponse {
     public static let functionID = FunctionID.show
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -3485,9 +3519,11 @@ public struct SDLSpeakRequest: RPCMessage {
 }
 
 /// `Speak` response, function id 14 (since 1.0).
-public struct SDLSpeakResponse: RPCMessage {
+public struct SDLSpeakResponse: RPCResponse {
     public static let functionID = FunctionID.speak
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -3687,9 +3723,11 @@ public struct SDLSetMediaClockTimerRequest: RPCMessage {
 }
 
 /// `SetMediaClockTimer` response, function id 15 (since 1.0).
-public struct SDLSetMediaClockTimerResponse: RPCMessage {
+public struct SDLSetMediaClockTimerResponse: RPCResponse {
     public static let functionID = FunctionID.setMediaClockTimer
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -3901,9 +3939,11 @@ public struct SDLPerformAudioPassThruRequest: RPCMessage {
 }
 
 /// `PerformAudioPassThru` response, function id 16 (since 2.0).
-public struct SDLPerformAudioPassThruResponse: RPCMessage {
+public struct SDLPerformAudioPassThruResponse: RPCResponse {
     public static let functionID = FunctionID.performAudioPassThru
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -4026,9 +4066,11 @@ public struct SDLEndAudioPassThruRequest: RPCMessage {
 }
 
 /// `EndAudioPassThru` response, function id 17 (since 2.0).
-public struct SDLEndAudioPassThruResponse: RPCMessage {
+public struct SDLEndAudioPassThruResponse: RPCResponse {
     public static let functionID = FunctionID.endAudioPassThru
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -4162,9 +4204,11 @@ public struct SDLSubscribeButtonRequest: RPCMessage {
 }
 
 /// `SubscribeButton` response, function id 18 (since 1.0).
-public struct SDLSubscribeButtonResponse: RPCMessage {
+public struct SDLSubscribeButtonResponse: RPCResponse {
     public static let functionID = FunctionID.subscribeButton
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -4298,9 +4342,11 @@ public struct SDLUnsubscribeButtonRequest: RPCMessage {
 }
 
 /// `UnsubscribeButton` response, function id 19 (since 1.0).
-public struct SDLUnsubscribeButtonResponse: RPCMessage {
+public struct SDLUnsubscribeButtonResponse: RPCResponse {
     public static let functionID = FunctionID.unsubscribeButton
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -4751,9 +4797,11 @@ public struct SDLSubscribeVehicleDataRequest: RPCMessage {
 }
 
 /// `SubscribeVehicleData` response, function id 20 (since 2.0).
-public struct SDLSubscribeVehicleDataResponse: RPCMessage {
+public struct SDLSubscribeVehicleDataResponse: RPCResponse {
     public static let functionID = FunctionID.subscribeVehicleData
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -5519,9 +5567,11 @@ public struct SDLUnsubscribeVehicleDataRequest: RPCMessage {
 }
 
 /// `UnsubscribeVehicleData` response, function id 21 (since 2.0).
-public struct SDLUnsubscribeVehicleDataResponse: RPCMessage {
+public struct SDLUnsubscribeVehicleDataResponse: RPCResponse {
     public static let functionID = FunctionID.unsubscribeVehicleData
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -6296,9 +6346,11 @@ public struct SDLGetVehicleDataRequest: RPCMessage {
 }
 
 /// `GetVehicleData` response, function id 22 (since 2.0).
-public struct SDLGetVehicleDataResponse: RPCMessage {
+public struct SDLGetVehicleDataResponse: RPCResponse {
     public static let functionID = FunctionID.getVehicleData
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -6778,9 +6830,11 @@ public struct SDLReadDIDRequest: RPCMessage {
 }
 
 /// `ReadDID` response, function id 23 (since 2.0).
-public struct SDLReadDIDResponse: RPCMessage {
+public struct SDLReadDIDResponse: RPCResponse {
     public static let functionID = FunctionID.readDID
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -6944,9 +6998,11 @@ public struct SDLGetDTCsRequest: RPCMessage {
 }
 
 /// `GetDTCs` response, function id 24 (since 2.0).
-public struct SDLGetDTCsResponse: RPCMessage {
+public struct SDLGetDTCsResponse: RPCResponse {
     public static let functionID = FunctionID.getDTCs
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -7130,9 +7186,11 @@ public struct SDLDiagnosticMessageRequest: RPCMessage {
 }
 
 /// `DiagnosticMessage` response, function id 37 (since 3.0).
-public struct SDLDiagnosticMessageResponse: RPCMessage {
+public struct SDLDiagnosticMessageResponse: RPCResponse {
     public static let functionID = FunctionID.diagnosticMessage
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -7314,9 +7372,11 @@ public struct SDLScrollableMessageRequest: RPCMessage {
 }
 
 /// `ScrollableMessage` response, function id 25 (since 2.0).
-public struct SDLScrollableMessageResponse: RPCMessage {
+public struct SDLScrollableMessageResponse: RPCResponse {
     public static let functionID = FunctionID.scrollableMessage
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -7509,9 +7569,11 @@ public struct SDLSliderRequest: RPCMessage {
 }
 
 /// `Slider` response, function id 26 (since 2.0).
-public struct SDLSliderResponse: RPCMessage {
+public struct SDLSliderResponse: RPCResponse {
     public static let functionID = FunctionID.slider
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -7755,9 +7817,11 @@ public struct SDLShowConstantTBTRequest: RPCMessage {
 }
 
 /// `ShowConstantTBT` response, function id 27 (since 2.0).
-public struct SDLShowConstantTBTResponse: RPCMessage {
+public struct SDLShowConstantTBTResponse: RPCResponse {
     public static let functionID = FunctionID.showConstantTBT
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -7911,9 +7975,11 @@ public struct SDLAlertManeuverRequest: RPCMessage {
 }
 
 /// `AlertManeuver` response, function id 28 (since 2.0).
-public struct SDLAlertManeuverResponse: RPCMessage {
+public struct SDLAlertManeuverResponse: RPCResponse {
     public static let functionID = FunctionID.alertManeuver
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -8067,9 +8133,11 @@ public struct SDLUpdateTurnListRequest: RPCMessage {
 }
 
 /// `UpdateTurnList` response, function id 29 (since 2.0).
-public struct SDLUpdateTurnListResponse: RPCMessage {
+public struct SDLUpdateTurnListResponse: RPCResponse {
     public static let functionID = FunctionID.updateTurnList
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -8261,9 +8329,11 @@ public struct SDLChangeRegistrationRequest: RPCMessage {
 }
 
 /// `ChangeRegistration` response, function id 30 (since 2.0).
-public struct SDLChangeRegistrationResponse: RPCMessage {
+public struct SDLChangeRegistrationResponse: RPCResponse {
     public static let functionID = FunctionID.changeRegistration
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -8344,9 +8414,11 @@ public struct SDLChangeRegistrationResponse: RPCMessage {
 }
 
 /// `GenericResponse` response, function id 31 (since 1.0).
-public struct SDLGenericResponse: RPCMessage {
+public struct SDLGenericResponse: RPCResponse {
     public static let functionID = FunctionID.genericResponse
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -8547,9 +8619,11 @@ public struct SDLPutFileRequest: RPCMessage {
 }
 
 /// `PutFile` response, function id 32 (since 3.0).
-public struct SDLPutFileResponse: RPCMessage {
+public struct SDLPutFileResponse: RPCResponse {
     public static let functionID = FunctionID.putFile
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -8740,9 +8814,11 @@ public struct SDLGetFileRequest: RPCMessage {
 }
 
 /// `GetFile` response, function id 54 (since 5.1).
-public struct SDLGetFileResponse: RPCMessage {
+public struct SDLGetFileResponse: RPCResponse {
     public static let functionID = FunctionID.getFile
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -8912,9 +8988,11 @@ public struct SDLDeleteFileRequest: RPCMessage {
 }
 
 /// `DeleteFile` response, function id 33 (since 3.0).
-public struct SDLDeleteFileResponse: RPCMessage {
+public struct SDLDeleteFileResponse: RPCResponse {
     public static let functionID = FunctionID.deleteFile
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -9046,9 +9124,11 @@ public struct SDLListFilesRequest: RPCMessage {
 }
 
 /// `ListFiles` response, function id 34 (since 3.0).
-public struct SDLListFilesResponse: RPCMessage {
+public struct SDLListFilesResponse: RPCResponse {
     public static let functionID = FunctionID.listFiles
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -9200,9 +9280,11 @@ public struct SDLSetAppIconRequest: RPCMessage {
 }
 
 /// `SetAppIcon` response, function id 35 (since 3.0).
-public struct SDLSetAppIconResponse: RPCMessage {
+public struct SDLSetAppIconResponse: RPCResponse {
     public static let functionID = FunctionID.setAppIcon
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -9366,9 +9448,11 @@ public struct SDLSetDisplayLayoutRequest: RPCMessage {
 }
 
 /// `SetDisplayLayout` response, function id 36 (since 6.0, deprecated).
-public struct SDLSetDisplayLayoutResponse: RPCMessage {
+public struct SDLSetDisplayLayoutResponse: RPCResponse {
     public static let functionID = FunctionID.setDisplayLayout
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -9568,9 +9652,11 @@ public struct SDLSystemRequest: RPCMessage {
 }
 
 /// `SystemRequest` response, function id 38 (since 3.0).
-public struct SDLSystemRequestResponse: RPCMessage {
+public struct SDLSystemRequestResponse: RPCResponse {
     public static let functionID = FunctionID.systemRequest
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -9796,9 +9882,11 @@ public struct SDLSendLocationRequest: RPCMessage {
 }
 
 /// `SendLocation` response, function id 39 (since 3.0).
-public struct SDLSendLocationResponse: RPCMessage {
+public struct SDLSendLocationResponse: RPCResponse {
     public static let functionID = FunctionID.sendLocation
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -9932,9 +10020,11 @@ public struct SDLDialNumberRequest: RPCMessage {
 }
 
 /// `DialNumber` response, function id 40 (since 3.0).
-public struct SDLDialNumberResponse: RPCMessage {
+public struct SDLDialNumberResponse: RPCResponse {
     public static let functionID = FunctionID.dialNumber
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -10109,9 +10199,11 @@ public struct SDLButtonPressRequest: RPCMessage {
 }
 
 /// `ButtonPress` response, function id 41 (since 4.5).
-public struct SDLButtonPressResponse: RPCMessage {
+public struct SDLButtonPressResponse: RPCResponse {
     public static let functionID = FunctionID.buttonPress
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(resultCode: resultCode, info: info, success: false) }
 
     /// `resultCode`: Result, mandatory, documented values are a subset; any value is accepted.
     public var resultCode: SDLResult
@@ -10275,9 +10367,11 @@ public struct SDLGetInteriorVehicleDataRequest: RPCMessage {
 }
 
 /// `GetInteriorVehicleData` response, function id 43 (since 4.5).
-public struct SDLGetInteriorVehicleDataResponse: RPCMessage {
+public struct SDLGetInteriorVehicleDataResponse: RPCResponse {
     public static let functionID = FunctionID.getInteriorVehicleData
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(resultCode: resultCode, info: info, success: false) }
 
     /// `moduleData`: ModuleData, optional.
     public var moduleData: SDLModuleData?
@@ -10451,9 +10545,11 @@ public struct SDLGetInteriorVehicleDataConsentRequest: RPCMessage {
 }
 
 /// `GetInteriorVehicleDataConsent` response, function id 62 (since 6.0).
-public struct SDLGetInteriorVehicleDataConsentResponse: RPCMessage {
+public struct SDLGetInteriorVehicleDataConsentResponse: RPCResponse {
     public static let functionID = FunctionID.getInteriorVehicleDataConsent
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -10617,9 +10713,11 @@ public struct SDLReleaseInteriorVehicleDataModuleRequest: RPCMessage {
 }
 
 /// `ReleaseInteriorVehicleDataModule` response, function id 63 (since 6.0).
-public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCMessage {
+public struct SDLReleaseInteriorVehicleDataModuleResponse: RPCResponse {
     public static let functionID = FunctionID.releaseInteriorVehicleDataModule
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -10753,9 +10851,11 @@ public struct SDLSetInteriorVehicleDataRequest: RPCMessage {
 }
 
 /// `SetInteriorVehicleData` response, function id 44 (since 4.5).
-public struct SDLSetInteriorVehicleDataResponse: RPCMessage {
+public struct SDLSetInteriorVehicleDataResponse: RPCResponse {
     public static let functionID = FunctionID.setInteriorVehicleData
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(resultCode: resultCode, info: info, success: false) }
 
     /// `moduleData`: ModuleData, optional.
     public var moduleData: SDLModuleData?
@@ -10887,9 +10987,11 @@ public struct SDLSubscribeWayPointsRequest: RPCMessage {
 }
 
 /// `SubscribeWayPoints` response, function id 46 (since 4.1).
-public struct SDLSubscribeWayPointsResponse: RPCMessage {
+public struct SDLSubscribeWayPointsResponse: RPCResponse {
     public static let functionID = FunctionID.subscribeWayPoints
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -11023,9 +11125,11 @@ public struct SDLGetWayPointsRequest: RPCMessage {
 }
 
 /// `GetWayPoints` response, function id 45 (since 4.1).
-public struct SDLGetWayPointsResponse: RPCMessage {
+public struct SDLGetWayPointsResponse: RPCResponse {
     public static let functionID = FunctionID.getWayPoints
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -11157,9 +11261,11 @@ public struct SDLUnsubscribeWayPointsRequest: RPCMessage {
 }
 
 /// `UnsubscribeWayPoints` response, function id 47 (since 4.1).
-public struct SDLUnsubscribeWayPointsResponse: RPCMessage {
+public struct SDLUnsubscribeWayPointsResponse: RPCResponse {
     public static let functionID = FunctionID.unsubscribeWayPoints
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -11323,9 +11429,11 @@ public struct SDLGetSystemCapabilityRequest: RPCMessage {
 }
 
 /// `GetSystemCapability` response, function id 48 (since 4.5).
-public struct SDLGetSystemCapabilityResponse: RPCMessage {
+public struct SDLGetSystemCapabilityResponse: RPCResponse {
     public static let functionID = FunctionID.getSystemCapability
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(resultCode: resultCode, info: info, success: false) }
 
     /// `systemCapability`: SystemCapability, optional.
     public var systemCapability: SDLSystemCapability?
@@ -11479,9 +11587,11 @@ public struct SDLSendHapticDataRequest: RPCMessage {
 }
 
 /// `SendHapticData` response, function id 49 (since 4.5).
-public struct SDLSendHapticDataResponse: RPCMessage {
+public struct SDLSendHapticDataResponse: RPCResponse {
     public static let functionID = FunctionID.sendHapticData
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, info: info, resultCode: resultCode) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -11615,9 +11725,11 @@ public struct SDLSetCloudAppPropertiesRequest: RPCMessage {
 }
 
 /// `SetCloudAppProperties` response, function id 50 (since 5.1).
-public struct SDLSetCloudAppPropertiesResponse: RPCMessage {
+public struct SDLSetCloudAppPropertiesResponse: RPCResponse {
     public static let functionID = FunctionID.setCloudAppProperties
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -11751,9 +11863,11 @@ public struct SDLGetCloudAppPropertiesRequest: RPCMessage {
 }
 
 /// `GetCloudAppProperties` response, function id 51 (since 5.1).
-public struct SDLGetCloudAppPropertiesResponse: RPCMessage {
+public struct SDLGetCloudAppPropertiesResponse: RPCResponse {
     public static let functionID = FunctionID.getCloudAppProperties
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `properties`: CloudAppProperties, optional.
     public var properties: SDLCloudAppProperties?
@@ -11896,9 +12010,11 @@ public struct SDLPublishAppServiceRequest: RPCMessage {
 }
 
 /// `PublishAppService` response, function id 52 (since 5.1).
-public struct SDLPublishAppServiceResponse: RPCMessage {
+public struct SDLPublishAppServiceResponse: RPCResponse {
     public static let functionID = FunctionID.publishAppService
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -12041,9 +12157,11 @@ public struct SDLUnpublishAppServiceRequest: RPCMessage {
 }
 
 /// `UnpublishAppService` response, function id 56 (since 6.0).
-public struct SDLUnpublishAppServiceResponse: RPCMessage {
+public struct SDLUnpublishAppServiceResponse: RPCResponse {
     public static let functionID = FunctionID.unpublishAppService
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -12198,9 +12316,11 @@ public struct SDLGetAppServiceDataRequest: RPCMessage {
 }
 
 /// `GetAppServiceData` response, function id 53 (since 5.1).
-public struct SDLGetAppServiceDataResponse: RPCMessage {
+public struct SDLGetAppServiceDataResponse: RPCResponse {
     public static let functionID = FunctionID.getAppServiceData
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -12384,9 +12504,11 @@ public struct SDLPerformAppServiceInteractionRequest: RPCMessage {
 }
 
 /// `PerformAppServiceInteraction` response, function id 55 (since 5.1).
-public struct SDLPerformAppServiceInteractionResponse: RPCMessage {
+public struct SDLPerformAppServiceInteractionResponse: RPCResponse {
     public static let functionID = FunctionID.performAppServiceInteraction
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -12549,9 +12671,11 @@ public struct SDLCancelInteractionRequest: RPCMessage {
 }
 
 /// `CancelInteraction` response, function id 57 (since 6.0).
-public struct SDLCancelInteractionResponse: RPCMessage {
+public struct SDLCancelInteractionResponse: RPCResponse {
     public static let functionID = FunctionID.cancelInteraction
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -12674,9 +12798,11 @@ public struct SDLCloseApplicationRequest: RPCMessage {
 }
 
 /// `CloseApplication` response, function id 58 (since 6.0).
-public struct SDLCloseApplicationResponse: RPCMessage {
+public struct SDLCloseApplicationResponse: RPCResponse {
     public static let functionID = FunctionID.closeApplication
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool
@@ -14710,9 +14836,11 @@ public struct SDLEncodedSyncPDataRequest: RPCMessage {
 }
 
 /// `EncodedSyncPData` response, function id 65536 (since 7.1, deprecated).
-public struct SDLEncodedSyncPDataResponse: RPCMessage {
+public struct SDLEncodedSyncPDataResponse: RPCResponse {
     public static let functionID = FunctionID.encodedSyncPData
     public static let rpcType = RPCType.response
+    /// A response with `success` false, `resultCode` and `info`, and no other parameter.
+    public init(failure resultCode: SDLResult, info: String?) { self.init(success: false, resultCode: resultCode, info: info) }
 
     /// `success`: Boolean, mandatory.
     public var success: Bool

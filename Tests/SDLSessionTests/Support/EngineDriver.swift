@@ -255,7 +255,7 @@ extension SessionEvent {
         switch self {
         case .sessionStarted(let h, _), .sessionStartFailed(let h, _), .sessionEnded(let h, _), .serviceStarted(let h, _, _),
             .serviceStartFailed(let h, _, _), .serviceEnded(let h, _, _), .serviceWaiting(let h, _, _), .message(let h, _),
-            .secondaryTransport(let h, _), .protocolViolation(let h, _):
+            .secondaryTransport(let h, _), .protocolViolation(let h, _), .serviceStartRequested(let h, _, _), .sessionFlooded(let h):
             return h
         case .anomaly(let anomaly):
             return anomaly.session
