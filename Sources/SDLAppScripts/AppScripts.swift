@@ -25,16 +25,30 @@ public struct AppScriptConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// The head unit's port. Default 12345, SDL Core's.
     public var port = 12345
+    /// The transport to reach the head unit; nil: TCP to ``host``:``port``. Default nil.
+    public var transport: (any SDLAppTransport)?
     /// The script. Default `all`.
     public var script: AppScriptName = .all
     /// How long `video` streams and `ping` asks, each app from the moment its step starts. Default 5 s.
     public var duration: TimeAmount = .seconds(5)
-    /// How many apps run the script at once, each on its own connection. Default 1.
+    /// How many apps run the script at once, each on its own connection. `appservice` with one
+    /// app adds a consumer app beside the provider; with several, app k consumes the service of
+    /// app k+1 (the last one app 1's). Default 1.
     public var apps = 1
     /// The service `appservice` publishes. Default weather.
     public var service: PublishedServiceKind = .weather
+    /// `ping`: requests per second each app sends at most, kept below SDL Core's flood limit
+    /// (1,000 messages per second per session, beyond which it ends the session). Default 500.
+    public var rate = 500
+    /// `video`: the bit rate each app streams at, as a real encoder would. Default 8 Mbit/s.
+    public var bitrate = 8_000_000
     /// The app runtime's settings (lenient reading by default, as real head units need).
     public var connection = SDLAppConfiguration()
+
+    /// The transport apps connect with.
+    var appTransport: any SDLAppTransport {
+        self.transport ?? SDLTCPTransport(host: self.host, port: self.port)
+    }
 
     /// The defaults.
     public init() {}
@@ -77,10 +91,11 @@ public enum AppScriptRunner {
     ) async -> AppScriptReport {
         let counters = RunCounters()
         let start = NIODeadline.now()
+        let rendezvous = AppServiceRendezvous()
         await withTaskGroup(of: Void.self) { group in
             for number in 1...max(1, configuration.apps) {
                 group.addTask {
-                    await Self.runOneApp(number: number, configuration, transcript: transcript, counters: counters)
+                    await Self.runOneApp(number: number, configuration, rendezvous, transcript: transcript, counters: counters)
                 }
             }
         }
@@ -95,11 +110,15 @@ public enum AppScriptRunner {
     }
 
     private static func runOneApp(
-        number: Int, _ configuration: AppScriptConfiguration,
+        number: Int, _ configuration: AppScriptConfiguration, _ rendezvous: AppServiceRendezvous,
         transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
     ) async {
         let scripts: [AppScriptName] = configuration.script == .all ? [.appservice, .rc, .video] : [configuration.script]
         for script in scripts where !Task.isCancelled {
+            if script == .appservice {
+                await Self.runAppServices(number: number, configuration, rendezvous, transcript: transcript, counters: counters)
+                continue
+            }
             do {
                 try await Self.run(script, number: number, configuration, transcript: transcript, counters: counters)
             } catch {
@@ -108,150 +127,133 @@ public enum AppScriptRunner {
         }
     }
 
-    /// One app running one script.
+    /// `appservice` for app `number`: it publishes its service and consumes that of app
+    /// `number + 1` (the first app's for the last); alone, it is the provider and a consumer app
+    /// of its own runs beside it. A provider never consumes its own service (SDL Core answers it
+    /// IGNORED): consuming goes through another app.
+    private static func runAppServices(
+        number: Int, _ configuration: AppScriptConfiguration, _ rendezvous: AppServiceRendezvous,
+        transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
+    ) async {
+        let apps = max(1, configuration.apps)
+        if apps == 1 {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try? await Self.runProvider(number: 1, consumedBy: 1, configuration, rendezvous, transcript: transcript, counters: counters)
+                }
+                group.addTask {
+                    try? await Self.runConsumer(
+                        name: "Consumer-1", consuming: 1, alsoProvider: nil, configuration, rendezvous, transcript: transcript, counters: counters)
+                }
+            }
+            return
+        }
+        // Each app provides and consumes: app k consumes app k+1's service.
+        let target = number % apps + 1
+        try? await Self.runConsumer(
+            name: nil, consuming: target, alsoProvider: number, configuration, rendezvous, transcript: transcript, counters: counters)
+    }
+
+    /// One app running one script other than `appservice`.
     static func run(
         _ script: AppScriptName, number: Int, _ configuration: AppScriptConfiguration,
         transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
     ) async throws(AppScriptFailure) {
-        let (name, types, isMedia): (String, [SDLAppHMIType], Bool) =
+        let (name, types): (String, [SDLAppHMIType]) =
             switch script {
-            case .appservice: (configuration.service == .weather ? "Weather" : "Music", [.information], configuration.service == .media)
-            case .rc: ("Climate", [.remoteControl], false)
-            case .video: ("Navigator", [.navigation], false)
-            case .ping, .all: ("Ping", [.default_], false)
-            }
-        let managers: ScriptManagers =
-            switch script {
-            case .appservice: .appServices
-            case .rc: .remoteControl
-            case .video, .ping, .all: []
+            case .rc: ("Climate", [.remoteControl])
+            case .video: ("Navigator", [.navigation])
+            case .appservice, .ping, .all: ("Ping", [.default_])
             }
         let app = try await ScriptedApp.connectAndRegister(
-            name: "\(name)-\(number)", to: configuration.host, port: configuration.port, types: types, isMedia: isMedia,
-            managers: managers, configuration: configuration.connection, transcript: transcript, counters: counters)
+            name: "\(name)-\(number)", to: configuration.appTransport, types: types, isMedia: false,
+            managers: script == .rc ? .remoteControl : [], configuration: configuration.connection, transcript: transcript,
+            counters: counters)
         do {
             try await app.waitForActivation()
             switch script {
-            case .appservice: try await app.runAppServiceScript(configuration.service)
-            case .rc: try await app.runRemoteControlScript()
-            case .video: try await app.runVideoScript(for: configuration.duration)
-            case .ping, .all: try await app.runPingScript(for: configuration.duration)
+            case .rc: try await app.runRemoteControlScript(contended: configuration.apps > 1)
+            case .video: try await app.runVideoScript(for: configuration.duration, bitrate: configuration.bitrate)
+            case .appservice, .ping, .all: try await app.runPingScript(for: configuration.duration, rate: configuration.rate)
             }
         } catch {
-            await app.disconnect()
+            await app.stop()
             throw error
         }
-        await app.disconnect()
-    }
-}
-
-extension ScriptedApp {
-    /// `appservice` on the app-service manager: discover the services, publish (the manager
-    /// answers consumers), update the data, consume it (through the head unit, which forwards to
-    /// the provider: this app) with a subscription, interact, unsubscribe, unpublish (RPC 6.0).
-    func runAppServiceScript(_ kind: PublishedServiceKind) async throws(AppScriptFailure) {
-        guard await self.speaks(5, 1) else {
-            self.skip("app services", "RPC \(await self.rpcVersion) has none (5.1 and later)")
-            return
-        }
-        try await self.subscribeToAppServices()
-        let answers = try await self.recordAnswers()
-        defer { answers.cancel() }
-        let record = try await self.publish(kind)
-        try await self.updateData(kind, of: record, number: 1)
-        let (data, subscription) = try await self.consumeData(kind)
-        try self.expect(data.serviceID == record.serviceID, "GetAppServiceData", "data of \(data.serviceID), not \(record.serviceID)")
-        // The head unit sends the update to the other subscribers, not back to its provider.
-        try await self.updateData(kind, of: record, number: 2)
-        _ = try await self.interact(with: record, uri: "\(kind.rawValue)://refresh")
-        try await self.unsubscribe(from: kind, ending: subscription)
-        if await self.speaks(6, 0) {
-            try await self.unpublish(record)
-        } else {
-            self.skip("UnpublishAppService", "RPC 6.0 and later")
-        }
+        await app.stop()
     }
 
-    /// `rc` on the remote control manager: capability, consent (6.0), climate and radio read,
-    /// subscribed and set, a button pressed, subscriptions ended, modules released (6.0).
-    func runRemoteControlScript() async throws(AppScriptFailure) {
-        let (climate, radio) = try await self.remoteControlModules()
-        let consent = await self.speaks(6, 0)
-        if consent {
-            // Asked for each module before its first set, as the manager would on its own.
-            try await self.askConsent(for: climate)
-            try await self.askConsent(for: radio)
-        } else {
-            self.skip("GetInteriorVehicleDataConsent", "RPC 6.0 and later")
-        }
-        let (climateData, climateUpdates) = try await self.readAndSubscribe(climate)
-        let fanSpeed: Int32 = (climateData.climateControlData?.fanSpeed ?? 30) >= 90 ? 20 : (climateData.climateControlData?.fanSpeed ?? 30) + 10
-        try await self.set(
-            climate, SDLModuleData(moduleType: .climate, moduleId: climate.id.wireValue, climateControlData: SDLClimateControlData(fanSpeed: fanSpeed)),
-            what: "fan speed \(fanSpeed)", shows: { $0.climateControlData?.fanSpeed == fanSpeed })
-        let (radioData, radioUpdates) = try await self.readAndSubscribe(radio)
-        let frequency: Int32 = radioData.radioControlData?.frequencyInteger == 99 ? 101 : 99
-        try await self.set(
-            radio,
-            SDLModuleData(
-                moduleType: .radio, moduleId: radio.id.wireValue,
-                radioControlData: SDLRadioControlData(frequencyInteger: frequency, frequencyFraction: 5)),
-            what: "frequency \(frequency).5", shows: { $0.radioControlData?.frequencyInteger == frequency })
-        try await self.press(.fanUp, of: climate)
-        try await self.unsubscribe(climate, ending: climateUpdates)
-        try await self.unsubscribe(radio, ending: radioUpdates)
-        if consent {
-            try await self.release(climate)
-            try await self.release(radio)
-        } else {
-            self.skip("ReleaseInteriorVehicleDataModule", "RPC 6.0 and later")
-        }
+    private static func appName(_ configuration: AppScriptConfiguration, _ number: Int) -> String {
+        "\(configuration.service == .weather ? "Weather" : "Music")-\(number)"
     }
 
-    /// `video`: starts the video service where the head unit's `videoServiceTransports` put it
-    /// (the secondary transport is connected and registered first when the list asks for it) and
-    /// writes 32 KiB messages for `duration` (at least one).
-    func runVideoScript(for duration: TimeAmount) async throws(AppScriptFailure) {
-        let writer = try await self.step("start video") {
-            let writer = try await self.connection.startVideo(VideoParameters(height: 480, width: 800, videoProtocol: "RAW", videoCodec: "H264"))
-            return (writer, "on the \(writer.info.slot) transport, MTU \(writer.info.mtu ?? 0)")
+    /// A provider alone: publish, update, answer consumers until its consumer is done, unpublish.
+    private static func runProvider(
+        number: Int, consumedBy consumers: Int, _ configuration: AppScriptConfiguration, _ rendezvous: AppServiceRendezvous,
+        transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
+    ) async throws(AppScriptFailure) {
+        let app = try await ScriptedApp.connectAndRegister(
+            name: Self.appName(configuration, number), to: configuration.appTransport, types: [.information],
+            isMedia: configuration.service == .media, managers: .appServices, configuration: configuration.connection,
+            transcript: transcript, counters: counters)
+        do {
+            try await app.waitForActivation()
+            try await app.provide(configuration.service, number: number, rendezvous)
+        } catch {
+            await rendezvous.fail(provider: number)
+            await app.stop()
+            throw error
         }
-        let chunk = ByteBuffer(repeating: 0x5A, count: 32 * 1024)
-        try await self.step("stream video") {
-            let start = NIODeadline.now()
-            let deadline = start + duration
-            var written = 0
-            do {
-                repeat {
-                    try await writer.write(chunk)
-                    written += chunk.readableBytes
-                } while NIODeadline.now() < deadline && !Task.isCancelled
-            } catch {
-                self.counters.update { $0.mediaBytes += written }
-                throw error
+        await app.stop()
+    }
+
+    /// A consumer (and, in a ring of apps, the provider of its own service too).
+    private static func runConsumer(
+        name: String?, consuming target: Int, alsoProvider number: Int?, _ configuration: AppScriptConfiguration,
+        _ rendezvous: AppServiceRendezvous, transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
+    ) async throws(AppScriptFailure) {
+        let app = try await ScriptedApp.connectAndRegister(
+            name: name ?? Self.appName(configuration, number ?? target), to: configuration.appTransport, types: [.information],
+            isMedia: configuration.service == .media, managers: .appServices, configuration: configuration.connection,
+            transcript: transcript, counters: counters)
+        do {
+            try await app.waitForActivation()
+            guard await app.speaks(5, 1) else {
+                app.skip("app services", "RPC \(await app.rpcVersion) has none (5.1 and later)")
+                await rendezvous.fail(provider: number ?? 0)
+                await app.stop()
+                return
             }
-            self.counters.update { $0.mediaBytes += written }
-            let seconds = Double((NIODeadline.now() - start).nanoseconds) / 1e9
-            let rate = seconds > 0 ? Double(written) / seconds / 1_048_576 : 0
-            return ((), "\(written) bytes in \(formatted(seconds)) s (\(formatted(rate)) MiB/s)")
+            if let number {
+                // Publishing and consuming run side by side: each waits for the other apps.
+                let provided = Task { () async -> AppScriptFailure? in
+                    do throws(AppScriptFailure) {
+                        try await app.provide(configuration.service, number: number, rendezvous)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+                var consumeError: AppScriptFailure?
+                do {
+                    try await app.consume(configuration.service, of: target, rendezvous, providesToo: true)
+                } catch {
+                    consumeError = error
+                }
+                let provideError = await provided.value
+                if let error = consumeError ?? provideError { throw error }
+            } else {
+                try await app.consume(configuration.service, of: target, rendezvous, providesToo: false)
+            }
+        } catch let failure as AppScriptFailure {
+            if let number { await rendezvous.fail(provider: number) }
+            await rendezvous.consumed(target)
+            await app.stop()
+            throw failure
+        } catch {
+            await app.stop()
         }
-        await writer.finish()
-    }
-
-    /// `ping`: ListFiles round trips for `duration`, at least one (any answer counts; Core answers
-    /// success, and so does the test head unit).
-    func runPingScript(for duration: TimeAmount) async throws(AppScriptFailure) {
-        try await self.step("ListFiles round trips") {
-            let start = NIODeadline.now()
-            let deadline = start + duration
-            var count = 0
-            repeat {
-                let _: SDLListFilesResponse = try await self.request(SDLListFilesRequest())
-                count += 1
-            } while NIODeadline.now() < deadline && !Task.isCancelled
-            let seconds = Double((NIODeadline.now() - start).nanoseconds) / 1e9
-            return ((), "\(count) in \(formatted(seconds)) s (\(formatted(seconds > 0 ? Double(count) / seconds : 0))/s)")
-        }
+        await app.stop()
     }
 }
 

@@ -152,3 +152,143 @@ extension ScriptedApp {
         }
     }
 }
+
+/// Where the apps of an `appservice` run meet: providers say what they published, consumers say
+/// when they subscribed and when they are done, and each waits for the others with a time bound
+/// (an app that fails says so, and nobody waits for it).
+actor AppServiceRendezvous {
+    private var records: [Int: SDLAppServiceRecord] = [:]
+    private var failed: Set<Int> = []
+    private var subscribed: Set<Int> = []
+    private var consumedBy: [Int: Int] = [:]
+
+    /// Provider `number` published its service.
+    func published(_ number: Int, _ record: SDLAppServiceRecord) { self.records[number] = record }
+    /// Provider `number` failed: its consumer does not wait for it.
+    func fail(provider number: Int) { self.failed.insert(number) }
+    /// A consumer of provider `number`'s service subscribed (or gave up subscribing).
+    func didSubscribe(to number: Int) { self.subscribed.insert(number) }
+    /// A consumer of provider `number`'s service is done.
+    func consumed(_ number: Int) { self.consumedBy[number, default: 0] += 1 }
+
+    private func wait<Value: Sendable>(within timeout: TimeAmount, _ check: () -> Value?) async -> Value? {
+        let deadline = NIODeadline.now() + timeout
+        while NIODeadline.now() < deadline, !Task.isCancelled {
+            if let value = check() { return value }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return check()
+    }
+
+    /// Provider `number`'s record once published; nil if it failed or took longer than `timeout`.
+    func record(of number: Int, within timeout: TimeAmount) async -> SDLAppServiceRecord? {
+        await self.wait(within: timeout) { self.failed.contains(number) ? SDLAppServiceRecord?.none : self.records[number] } ?? nil
+    }
+
+    /// Whether a consumer subscribed to provider `number`'s service within `timeout`.
+    func waitForSubscription(to number: Int, within timeout: TimeAmount) async -> Bool {
+        await self.wait(within: timeout) { self.subscribed.contains(number) ? true : nil } ?? false
+    }
+
+    /// Whether a consumer of provider `number`'s service was done within `timeout`.
+    func waitUntilConsumed(_ number: Int, within timeout: TimeAmount) async -> Bool {
+        await self.wait(within: timeout) { (self.consumedBy[number] ?? 0) > 0 ? true : nil } ?? false
+    }
+}
+
+extension ScriptedApp {
+    /// The provider's part of `appservice`: discover, publish (the manager answers consumers),
+    /// update the data, update it again once a consumer subscribed, wait for the consumer to be
+    /// done, unpublish (RPC 6.0).
+    func provide(_ kind: PublishedServiceKind, number: Int, _ rendezvous: AppServiceRendezvous) async throws(AppScriptFailure) {
+        guard await self.speaks(5, 1) else {
+            self.skip("app services", "RPC \(await self.rpcVersion) has none (5.1 and later)")
+            await rendezvous.fail(provider: number)
+            return
+        }
+        try await self.subscribeToAppServices()
+        let answers = try await self.recordAnswers()
+        defer { answers.cancel() }
+        let record = try await self.publish(kind)
+        await rendezvous.published(number, record)
+        try await self.updateData(kind, of: record, number: 1)
+        if await rendezvous.waitForSubscription(to: number, within: .seconds(30)) {
+            try await self.updateData(kind, of: record, number: 2)
+        } else {
+            self.skip("OnAppServiceData #2", "no consumer subscribed within 30 s")
+        }
+        _ = await rendezvous.waitUntilConsumed(number, within: .seconds(30))
+        if await self.speaks(6, 0) {
+            try await self.unpublish(record)
+        } else {
+            self.skip("UnpublishAppService", "RPC 6.0 and later")
+        }
+    }
+
+    /// The consumer's part of `appservice`, of provider `target`'s service: wait for it to be
+    /// published, subscribe to the data of the active service of its type (SDL Core routes by
+    /// type, to the active service; it answers IGNORED when that service is the consumer's own,
+    /// an expected outcome where every app provides), see the provider's next update, interact
+    /// with the provider's service by its id, unsubscribe.
+    func consume(
+        _ kind: PublishedServiceKind, of target: Int, _ rendezvous: AppServiceRendezvous, providesToo: Bool
+    ) async throws(AppScriptFailure) {
+        defer { Task { await rendezvous.consumed(target) } }
+        let waitStep = "wait for service #\(target)"
+        let record = try await self.step(waitStep) {
+            guard let record = await rendezvous.record(of: target, within: .seconds(30)) else {
+                throw self.failure(waitStep, "provider #\(target) published nothing within 30 s")
+            }
+            return (record, "\(record.serviceID) (\(record.serviceManifest.serviceName ?? "?"))")
+        }
+        let manager = try self.appServiceManager("GetAppServiceData")
+        let step = "GetAppServiceData \(kind.serviceType), subscribe"
+        // Core routes by type, to the active service; which one is active changes as the apps of
+        // the run come to the foreground. A provider asking while its own service is active is
+        // answered IGNORED: expected where every app provides.
+        let observation = Observation(manager.serviceDataUpdates(ofType: kind.serviceType))
+        let first: SDLAppServiceData? = try await self.step(step) {
+            do {
+                guard let data = try await observation.first(within: .seconds(10)) else {
+                    throw self.failure(step, "no serviceData within 10 s")
+                }
+                return (data, "data of \(data.serviceID)")
+            } catch let error as SDLManagerError where providesToo && error.resultCode == .ignored {
+                return (nil, "IGNORED, as SDL Core answers: the active \(kind.serviceType) service is this app's own")
+            }
+        }
+        await rendezvous.didSubscribe(to: target)
+        var subscription: Observation<SDLAppServiceData>?
+        if let data = first {
+            subscription = observation
+            if data.serviceID == record.serviceID {
+                try await self.step("OnAppServiceData #2 of \(record.serviceID)") {
+                    let update = try await observation.first(within: .seconds(10)) { kind.number(of: $0) == 2 }
+                    guard update != nil else { throw self.failure("OnAppServiceData #2", "no update within 10 s") }
+                    return ((), "received")
+                }
+            } else {
+                self.skip("OnAppServiceData #2 of \(record.serviceID)", "the active \(kind.serviceType) service is \(data.serviceID)")
+            }
+        } else {
+            await observation.stop()
+        }
+        let result = try await self.interact(with: record, uri: "\(kind.rawValue)://refresh")
+        try self.expect(result == "done: \(kind.rawValue)://refresh", "PerformAppServiceInteraction", "result \"\(result)\"")
+        if let subscription {
+            try await self.unsubscribe(from: kind, ending: subscription)
+        }
+    }
+}
+
+extension PublishedServiceKind {
+    /// The update number ``data(serviceID:number:)`` put in the data.
+    func number(of data: SDLAppServiceData) -> Int? {
+        let text: String? =
+            switch self {
+            case .weather: data.weatherServiceData?.currentForecast?.weatherSummary.map { String($0.dropFirst("update ".count)) }
+            case .media: data.mediaServiceData?.mediaTitle.map { String($0.dropFirst("Track ".count)) }
+            }
+        return text.flatMap { Int($0) }
+    }
+}

@@ -12,27 +12,68 @@ func label(_ module: SDLRCModule) -> String {
 /// consent, read and subscribe, set, button press, unsubscribe, release.
 extension ScriptedApp {
     /// Starts the remote control manager (GetSystemCapability REMOTE_CONTROL, SEAT_LOCATION too
-    /// from RPC 6.0) and returns the default climate and radio modules (their ids are
-    /// ``SDLModuleID/default`` before 6.0, where modules have none).
-    func remoteControlModules() async throws(AppScriptFailure) -> (climate: SDLRCModule, radio: SDLRCModule) {
+    /// from RPC 6.0) and returns the default climate module and the radio module if the vehicle
+    /// has one (their ids are ``SDLModuleID/default`` before 6.0, where modules have none).
+    func remoteControlModules() async throws(AppScriptFailure) -> (climate: SDLRCModule, radio: SDLRCModule?) {
         let step = "GetSystemCapability REMOTE_CONTROL"
         let manager = try self.remoteControlManager(step)
         return try await self.step(step) {
             let modules = try await manager.start()
             guard let climate = modules.module(.climate) else { throw self.failure(step, "no climate module") }
-            guard let radio = modules.module(.radio) else { throw self.failure(step, "no radio module") }
+            let radio = modules.module(.radio)
             let seats = await manager.seatLocations.map { ", \($0.seats?.count ?? 0) seat(s)" } ?? ""
-            return ((climate, radio), "climate \(label(climate)), radio \(label(radio)), \(modules.buttons.count) button(s)\(seats)")
+            let radioText = radio.map { "radio \(label($0))" } ?? "no radio"
+            return ((climate, radio), "climate \(label(climate)), \(radioText), \(modules.buttons.count) button(s)\(seats)")
+        }
+    }
+
+    /// Runs a step of a module that other apps may hold: with `contended`, SDL Core's allocation
+    /// outcomes (REJECTED, IN_USE, IGNORED) end the step as expected results of contention
+    /// (returns false); any other failure fails it.
+    @discardableResult
+    private func contendedStep(
+        _ step: String, contended: Bool, _ body: () async throws -> String
+    ) async throws(AppScriptFailure) -> Bool {
+        let outcome: Result<String, any Error>
+        do {
+            outcome = .success(try await body())
+        } catch {
+            outcome = .failure(error)
+        }
+        switch outcome {
+        case .success(let text):
+            self.record(step, ok: true, text)
+            return true
+        case .failure(let error):
+            if contended, let error = error as? SDLManagerError {
+                if let code = error.resultCode, [SDLResult.rejected, .inUse, .ignored].contains(code) {
+                    self.record(step, ok: true, "contention: \(code.wireName) (\(error.detail))")
+                    return false
+                }
+                if error.code == .consentRefused {
+                    self.record(step, ok: true, "contention: consent refused (\(error.detail))")
+                    return false
+                }
+            }
+            if let failure = error as? AppScriptFailure {
+                self.counters.update { $0.failures.append(failure.line) }
+                self.transcript(failure.line)
+                throw failure
+            }
+            throw self.recordedFailure(step, "\(error)")
         }
     }
 
     /// Asks the driver's consent to control a module (GetInteriorVehicleDataConsent, RPC 6.0),
-    /// which must be allowed.
-    func askConsent(for module: SDLRCModule) async throws(AppScriptFailure) {
+    /// which must be allowed (unless other apps contend for it).
+    func askConsent(for module: SDLRCModule, contended: Bool = false) async throws(AppScriptFailure) {
         let step = "GetInteriorVehicleDataConsent \(label(module))"
         let manager = try self.remoteControlManager(step)
         try await self.step(step) {
             let answers = try await manager.requestConsent(module.type, [module.id])
+            if contended && answers[module] == false {
+                return ((), "contention: not allowed now (another app holds it)")
+            }
             try self.expect(answers[module] == true, step, "allowed \(answers[module].map { "\($0)" } ?? "nil")")
             return ((), "allowed")
         }
@@ -58,40 +99,55 @@ extension ScriptedApp {
     /// subscription brings, read by an observer of its own that joins the subscription first;
     /// `check` says whether data shows the change.
     func set(
-        _ module: SDLRCModule, _ data: SDLModuleData, what: String, shows check: @escaping @Sendable (SDLModuleData) -> Bool
+        _ module: SDLRCModule, _ data: SDLModuleData, what: String, contended: Bool = false,
+        shows check: @escaping @Sendable (SDLModuleData) -> Bool
     ) async throws(AppScriptFailure) {
         let step = "SetInteriorVehicleData \(label(module)) \(what)"
         let manager = try self.remoteControlManager(step)
-        try await self.step(step) {
-            let updates = Observation(manager.moduleDataUpdates(module.type, module.id))
-            // The observer's first update is the data it joins with: from then on it hears every change.
-            guard try await updates.first(within: .seconds(10)) != nil else { throw self.failure(step, "no moduleData within 10 s") }
-            let answer = try await manager.setModuleData(data)
-            try self.expect(answer.map(check) == true, step, "the response does not show \(what)")
-            let notified = try await updates.first(within: .seconds(10), where: check)
-            try self.expect(notified != nil, step, "no OnInteriorVehicleData showing \(what)")
-            await updates.stop()
-            return ((), "success, OnInteriorVehicleData received")
+        let updates = Observation(manager.moduleDataUpdates(module.type, module.id))
+        let body: () async throws -> String = {
+            try await self.setAndWait(manager, data, step: step, what: what, contended: contended, updates: updates, check: check)
         }
+        do throws(AppScriptFailure) {
+            try await self.contendedStep(step, contended: contended, body)
+        } catch {
+            await updates.stop()
+            throw error
+        }
+        await updates.stop()
+    }
+
+    private func setAndWait(
+        _ manager: SDLRemoteControlManager, _ data: SDLModuleData, step: String, what: String, contended: Bool,
+        updates: Observation<SDLModuleData>, check: @escaping @Sendable (SDLModuleData) -> Bool
+    ) async throws -> String {
+        // The observer's first update is the data it joins with: from then on it hears every change.
+        guard try await updates.first(within: .seconds(10)) != nil else { throw self.failure(step, "no moduleData within 10 s") }
+        let answer = try await manager.setModuleData(data)
+        try self.expect(answer.map(check) == true, step, "the response does not show \(what)")
+        // Another app may set the module meanwhile: any update after the answer will do then.
+        let notified = try await updates.first(within: .seconds(10)) { contended || check($0) }
+        try self.expect(notified != nil, step, "no OnInteriorVehicleData showing \(what)")
+        return "success, OnInteriorVehicleData received"
     }
 
     /// Presses a button of a module (ButtonPress, short press).
-    func press(_ button: SDLButtonName, of module: SDLRCModule) async throws(AppScriptFailure) {
+    func press(_ button: SDLButtonName, of module: SDLRCModule, contended: Bool = false) async throws(AppScriptFailure) {
         let step = "ButtonPress \(button) on \(label(module))"
         let manager = try self.remoteControlManager(step)
-        try await self.step(step) {
+        try await self.contendedStep(step, contended: contended) {
             try await manager.pressButton(button, module: module.id)
-            return ((), "success")
+            return "success"
         }
     }
 
     /// Gives a module back (ReleaseInteriorVehicleDataModule, RPC 6.0).
-    func release(_ module: SDLRCModule) async throws(AppScriptFailure) {
+    func release(_ module: SDLRCModule, contended: Bool = false) async throws(AppScriptFailure) {
         let step = "ReleaseInteriorVehicleDataModule \(label(module))"
         let manager = try self.remoteControlManager(step)
-        try await self.step(step) {
+        try await self.contendedStep(step, contended: contended) {
             try await manager.releaseModule(module.type, module.id)
-            return ((), "success")
+            return "success"
         }
     }
 

@@ -133,7 +133,7 @@ public final class ScriptedApp: Sendable {
         return manager
     }
 
-    private func recordedFailure(_ step: String, _ outcome: String) -> AppScriptFailure {
+    func recordedFailure(_ step: String, _ outcome: String) -> AppScriptFailure {
         let failure = self.failure(step, outcome)
         self.counters.update { $0.failures.append(failure.line) }
         self.transcript(failure.line)
@@ -176,14 +176,15 @@ public final class ScriptedApp: Sendable {
     /// Connects, starts the RPC service, makes the managers and registers the app; its name,
     /// lowercased, is also its app id.
     static func connectAndRegister(
-        name: String, to host: String, port: Int, types: [SDLAppHMIType], isMedia: Bool, managers: ScriptManagers = [],
+        name: String, to transport: any SDLAppTransport, types: [SDLAppHMIType], isMedia: Bool, managers: ScriptManagers = [],
         configuration: SDLAppConfiguration, transcript: @escaping @Sendable (AppTranscriptLine) -> Void, counters: RunCounters
     ) async throws(AppScriptFailure) -> ScriptedApp {
         let connection: SDLAppConnection
+        let target = transport.transportDescription
         do {
-            connection = try await SDLAppConnection.connect(host: host, port: port, configuration: configuration)
+            connection = try await SDLAppConnection.connect(to: transport, configuration: configuration)
         } catch {
-            let line = AppTranscriptLine(app: name, step: "connect \(host):\(port)", ok: false, outcome: "\(error)")
+            let line = AppTranscriptLine(app: name, step: "connect \(target)", ok: false, outcome: "\(error)")
             counters.update { $0.failures.append(line) }
             transcript(line)
             throw AppScriptFailure(line: line)
@@ -198,7 +199,7 @@ public final class ScriptedApp: Sendable {
             appServices: managers.contains(.appServices) ? SDLAppServiceManager(connection: connection, appID: request.appID) : nil,
             transcript: transcript, counters: counters)
         let info = connection.sessionInfo
-        app.record("connect \(host):\(port)", ok: true, "session \(info.sessionID), protocol \(info.version)")
+        app.record("connect \(target)", ok: true, "session \(info.sessionID), protocol \(info.version)")
         do {
             try await app.step("RegisterAppInterface") {
                 let response = try await connection.register(request)
@@ -227,11 +228,23 @@ public final class ScriptedApp: Sendable {
         }
     }
 
-    /// Ends the session (EndService, then the transports close); the requests the managers had
-    /// answered join the run's round trips.
-    func disconnect() async {
+    /// Stops as a well-mannered app does: UnregisterAppInterface (the scripts run one request at a
+    /// time, so none is in flight: SDL Core 8.2 can crash when a session ends under a queued RC
+    /// request), then EndService; the transports close. The requests the managers had answered
+    /// join the run's round trips.
+    func stop() async {
         let managed = (self.remoteControl?.answeredRequests ?? 0) + (self.appServices?.answeredRequests ?? 0)
         self.counters.update { $0.roundTrips += managed }
+        if await self.connection.registration != nil {
+            do {
+                try await self.connection.unregister()
+                self.record("UnregisterAppInterface", ok: true, "unregistered")
+            } catch {
+                self.record("UnregisterAppInterface", ok: true, "not answered: \(error)")
+            }
+        } else if let reason = await self.connection.unregisteredReason {
+            self.record("UnregisterAppInterface", ok: true, "skipped: the head unit unregistered the app (\(reason.wireName))")
+        }
         await self.connection.disconnect()
         self.record("disconnect", ok: true, "session ended")
     }

@@ -53,6 +53,8 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     private(set) var registeredRPCVersion: SDLSyncMsgVersion?
     private(set) var hmiStatus: SDLOnHMIStatus?
     private(set) var permissions: SDLOnPermissionsChange?
+    /// Why the head unit unregistered the app (OnAppInterfaceUnregistered), if it did.
+    private(set) var unregisteredReason: SDLAppInterfaceUnregisteredReason?
 
     /// A reader of requests from the head unit: those of `functions` (all when nil).
     private struct RequestListener {
@@ -75,8 +77,8 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         case moving([OutboundBudget.Waiter])
         /// Ended by the app while its messages still wait in the engine: EndService goes once they
         /// have left (ending a service drops what it still queues).
-        case finishing([Completion<Void>])
-        case ending([Completion<Void>])
+        case finishing([Completion<ServiceEndReason>])
+        case ending([Completion<ServiceEndReason>])
     }
 
     private var media: [ServiceType: MediaState] = [:]
@@ -188,7 +190,8 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
 
     private func sessionEnded(_ reason: SessionEndReason) {
         self.phase = .ended
-        let error = SDLConnectionError(.disconnected, "the session ended: \(reason)")
+        let why = self.unregisteredReason.map { ", after the head unit unregistered the app (\($0.wireName))" } ?? ""
+        let error = SDLConnectionError(.disconnected, "the session ended: \(reason)\(why)")
         for (_, request) in self.pending {
             request.timer.cancel()
             request.completion.complete(.failure(error))
@@ -355,8 +358,10 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
             if let status = message.message as? SDLOnHMIStatus, status.windowID == nil || status.windowID == 0 {
                 self.hmiStatus = status
             }
-            if message.message is SDLOnAppInterfaceUnregistered {
+            if let unregistered = message.message as? SDLOnAppInterfaceUnregistered {
                 self.registration = nil
+                self.unregisteredReason = unregistered.reason
+                self.report(.unregistered(unregistered.reason))
             }
             for (_, subscriber) in self.subscribers[header.functionID] ?? [:] {
                 subscriber.deliver(message)
@@ -647,7 +652,7 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         case .moving(let waiters):
             for waiter in waiters { waiter(.failure(error)) }
         case .ending(let completions), .finishing(let completions):
-            for completion in completions { completion.succeed(()) }
+            for completion in completions { completion.succeed(reason) }
         case .running, nil:
             break
         }
@@ -708,9 +713,9 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         }
     }
 
-    func endMedia(_ service: ServiceType, completion: Completion<Void>) {
+    func endMedia(_ service: ServiceType, completion: Completion<ServiceEndReason>) {
         guard let handle = self.handle else {
-            completion.succeed(())
+            completion.succeed(.sessionEnded)
             return
         }
         switch self.media[service] {
@@ -727,11 +732,11 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
             } catch {
                 // Not running in the engine (a start that was only wanted): nothing to end.
                 self.mediaEnded(service, .local)
-                completion.succeed(())
+                completion.succeed(.local)
                 return
             }
             if self.media[service] == nil {
-                completion.succeed(())
+                completion.succeed(.local)
             } else {
                 if case .starting(let waiting) = self.media[service] {
                     waiting.fail(.serviceFailed, "\(service) was ended while starting")
@@ -745,7 +750,7 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
             completions.append(completion)
             self.media[service] = .finishing(completions)
         case nil:
-            completion.succeed(())
+            completion.succeed(.sessionEnded)
         }
     }
 

@@ -69,6 +69,9 @@ public enum SDLAppEvent: Sendable {
     case sessionEnded(SessionEndReason)
     /// An audio or video service stopped.
     case serviceEnded(ServiceType, ServiceEndReason)
+    /// The head unit unregistered the app (OnAppInterfaceUnregistered), for this reason: SDL Core
+    /// sends TOO_MANY_REQUESTS to an app above its flood limit, then ends the session.
+    case unregistered(SDLAppInterfaceUnregisteredReason)
     /// A subscriber did not keep up: notifications of this function were dropped; `total` counts
     /// them since the connection opened.
     case notificationsDropped(functionName: String, total: Int)

@@ -121,6 +121,12 @@ public final class SDLAppConnection: Sendable {
         get async { await self.read { $0.permissions } }
     }
 
+    /// Why the head unit unregistered the app (its OnAppInterfaceUnregistered), if it did; kept
+    /// after the session ended, so that a caller learns why it ended.
+    public var unregisteredReason: SDLAppInterfaceUnregisteredReason? {
+        get async { await self.read { $0.unregisteredReason } }
+    }
+
     /// Counters of what the connection dropped or could not match, and the bytes it has queued.
     public var statistics: SDLAppStatistics {
         get async { await self.read { $0.snapshotStatistics() } }
@@ -405,11 +411,16 @@ public struct SDLMediaWriter: Sendable {
         }
     }
 
-    /// Ends the service: EndService, answered by the head unit or timed out.
-    public func finish() async {
+    /// Ends the service: what was written goes out first, then EndService, answered by the head
+    /// unit or timed out (``SessionConfiguration/serviceEndTimeout``). Returns how it ended:
+    /// ``ServiceEndReason/local`` when the head unit answered, ``ServiceEndReason/endTimedOut``
+    /// when it did not, or the reason it had ended before (the head unit's EndService, the
+    /// transport or the session gone).
+    @discardableResult
+    public func finish() async -> ServiceEndReason {
         let service = self.service
-        _ = try? await self.core.run { core, completion in
+        return (try? await self.core.run { core, completion in
             core.endMedia(service, completion: completion)
-        }
+        }) ?? .local
     }
 }

@@ -95,7 +95,7 @@ extension SessionEngine {
             }
         case .ending(let ending) where ending.deadline <= now:
             self.sessions[existing: handle][service: service] = .stopped
-            self.emit(.serviceEnded(handle, service, ending.restart?.reason ?? .local))
+            self.emit(.serviceEnded(handle, service, ending.restart?.reason ?? .endTimedOut))
             if let request = ending.restart?.request {
                 self.sessions[existing: handle][service: service] = .wanted(request)
                 self.placeService(service, of: handle, now: now)

@@ -215,8 +215,12 @@ public enum ServiceStartFailure: Hashable, Sendable {
 
 /// Why a running service stopped.
 public enum ServiceEndReason: Hashable, Sendable {
-    /// Our EndService was answered (or timed out).
+    /// Our EndService was answered (ACK or NAK), or, head unit role, its grace ran out.
     case local
+    /// Our EndService was not answered within ``SessionConfiguration/serviceEndTimeout``: the
+    /// service is over for us, but the peer never said so (SDL Core answers an app's video
+    /// EndService only once it has worked through what it buffered).
+    case endTimedOut
     /// The peer's EndService (always ACKed).
     case peer
     /// Its transport closed.

@@ -10,16 +10,22 @@ import SDLRPC
 import SDLSession
 import SDLTestHeadUnit
 
-struct HeadUnitCommand: AsyncParsableCommand {
+struct HeadUnitSubcommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "headunit",
-        abstract: "Run a test head unit on TCP that answers apps as SDL Core 8.2 does; print a transcript.",
+        abstract: "Run a test head unit that answers apps as SDL Core 8.2 does; print a transcript.",
         discussion: """
-            Negotiates protocol v1-v5, registers apps (OnHMIStatus NONE, activation, OnPermissionsChange), \
-            serves app services, remote control, files, menus, choice sets and the screen as Core does, \
-            answers every other request UNSUPPORTED_REQUEST, \
-            accepts audio and video on either transport and counts their bytes. Stops on Ctrl-C \
-            (SIGINT), SIGTERM or after --duration.
+            Listens on TCP (and WebSocket with --websocket-port). Negotiates protocol v1-v5, registers apps \
+            (OnHMIStatus NONE, activation, OnPermissionsChange), applies SDL Core's policy table (its stock \
+            rules, or --policy FILE in sdl_preloaded_pt.json format), serves app services and remote control \
+            by Core's rules, files, menus, choice sets and the screen, answers every other request \
+            UNSUPPORTED_REQUEST, accepts audio and video where Core would and counts their bytes, and ends \
+            a session above the flood limit as Core does. The driver and the vehicle follow commands from \
+            --commands FILE and from standard input, one per line (hmi APP LEVEL, access MODE, consent \
+            allow|deny|ask, answer [SUBJECT] allow|deny, set TYPE PARAMETER VALUE, seat occupied|vacant SEAT, \
+            vehicle delay DURATION, wait DURATION). The transcript never holds the head unit up: lines a full \
+            standard output cannot take are dropped and counted. Stops on Ctrl-C (SIGINT), SIGTERM or after \
+            --duration.
             """)
 
     @Option(help: "The address to listen on.")
@@ -27,6 +33,9 @@ struct HeadUnitCommand: AsyncParsableCommand {
 
     @Option(help: "The port apps connect to; 0 picks a free one (printed first).")
     var port = 12345
+
+    @Option(help: "Also take apps over WebSocket on this port (SDL Core's WebEngine port is 2020; 0 picks one).")
+    var websocketPort: Int?
 
     @Option(help: "Offer a secondary transport on this port (0 picks one) in TransportEventUpdate.")
     var secondaryPort: Int?
@@ -45,6 +54,21 @@ struct HeadUnitCommand: AsyncParsableCommand {
 
     @Option(help: "Messages per second one session may send before it is ended, as SDL Core's flood limit; 0 for none.")
     var floodLimit = 1000
+
+    @Option(help: "A policy table in SDL Core's sdl_preloaded_pt.json format; without it, the stock rules of SDL Core 8.2.")
+    var policy: String?
+
+    @Option(help: "Remote control access mode when a module another app holds is asked for: auto-allow (SDL Core's default), auto-deny or ask-driver.")
+    var accessMode = "auto-allow"
+
+    @Option(help: "How the driver answers consent questions: allow, deny, or ask (each question waits for an 'answer' command).")
+    var consent = "allow"
+
+    @Option(help: "The vehicle's remote-control modules: standard (every module type), climate-and-radio, or climate-only.")
+    var vehicle = "standard"
+
+    @Option(help: "Driver and vehicle commands to carry out, one per line, after the head unit starts.")
+    var commands: String?
 
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
@@ -68,38 +92,112 @@ struct HeadUnitCommand: AsyncParsableCommand {
         configuration.server.videoServiceTransports = slots
         guard (1...255).contains(self.maxSessions) else { throw ToolError("--max-sessions must be 1 to 255") }
         configuration.server.session.headUnit.maxSessions = self.maxSessions
+        guard self.floodLimit >= 0 else { throw ToolError("--flood-limit must be 0 or more") }
         configuration.server.session.headUnit.floodLimit = self.floodLimit > 0 ? RateLimit(count: self.floodLimit, per: .seconds(1)) : nil
         configuration.headUnit.rpcVersion = try parseRPCVersion(self.rpcVersion)
         configuration.headUnit.activationLevel = try parseActivation(self.activation)
+        switch self.accessMode {
+        case "auto-allow": configuration.headUnit.accessMode = .autoAllow
+        case "auto-deny": configuration.headUnit.accessMode = .autoDeny
+        case "ask-driver": configuration.headUnit.accessMode = .askDriver
+        default: throw ToolError("--access-mode must be auto-allow, auto-deny or ask-driver")
+        }
+        switch self.consent {
+        case "allow": configuration.headUnit.driverConsent = .grant
+        case "deny": configuration.headUnit.driverConsent = .refuse
+        case "ask": configuration.headUnit.driverConsent = .ask
+        default: throw ToolError("--consent must be allow, deny or ask")
+        }
+        switch self.vehicle {
+        case "standard": configuration.headUnit.vehicle = .standard
+        case "climate-and-radio": configuration.headUnit.vehicle = .climateAndRadio
+        case "climate-only": configuration.headUnit.vehicle = .climateOnly
+        default: throw ToolError("--vehicle must be standard, climate-and-radio or climate-only")
+        }
+        if let path = self.policy {
+            guard let bytes = FileManager.default.contents(atPath: path) else { throw ToolError("cannot read the policy table \(path)") }
+            do {
+                configuration.headUnit.policy = try HeadUnitPolicy(json: Array(bytes))
+            } catch {
+                throw ToolError("\(path): \(error)")
+            }
+        }
+        var script: [SDLTestHeadUnit.HeadUnitCommand] = []
+        if let path = self.commands {
+            guard let bytes = FileManager.default.contents(atPath: path) else { throw ToolError("cannot read the commands \(path)") }
+            do {
+                script = try SDLTestHeadUnit.HeadUnitCommand.parseScript(String(decoding: bytes, as: UTF8.self), vehicle: configuration.headUnit.vehicle)
+            } catch {
+                throw ToolError("\(path): \(error)")
+            }
+        }
 
         let printer = TranscriptPrinter(json: self.json)
         let headUnit: SimulatedHeadUnitServer
         do {
-            headUnit = try await SimulatedHeadUnitServer.start(configuration: configuration) { printer.headUnit($0) }
+            var transports: [any SDLHeadUnitTransport] = [SDLTCPTransport(host: self.host, port: self.port)]
+            if let websocket = self.websocketPort {
+                transports.append(SDLWebSocketTransport(role: .server(host: self.host, port: websocket)))
+            }
+            headUnit = try await SimulatedHeadUnitServer.start(
+                transports: transports, secondary: self.secondaryPort.map { SDLTCPTransport(host: self.host, port: $0) },
+                configuration: configuration
+            ) { printer.headUnit($0) }
         } catch {
             printer.error("\(error)")
             throw ExitCode.failure
         }
-        printer.listening(host: self.host, port: headUnit.primaryPort, secondaryPort: headUnit.secondaryPort, rpcVersion: configuration.headUnit.rpcVersion)
+        printer.listening(
+            host: self.host, port: headUnit.primaryPort, webSocketPort: headUnit.server.listeners.dropFirst().first?.advertisedAddress?.port,
+            secondaryPort: headUnit.secondaryPort, rpcVersion: configuration.headUnit.rpcVersion)
+        let vehicle = configuration.headUnit.vehicle
+        let driver = Task {
+            await Self.perform(script, on: headUnit, printer: printer)
+            // Then whatever comes on standard input, until it ends.
+            for await line in StandardInputLines.lines() {
+                do {
+                    guard let command = try SDLTestHeadUnit.HeadUnitCommand(parsing: line, vehicle: vehicle) else { continue }
+                    await Self.perform([command], on: headUnit, printer: printer)
+                } catch {
+                    printer.error("standard input: \(error)")
+                }
+            }
+        }
         let reason = await StopSignal.wait(duration: self.duration)
+        driver.cancel()
         await headUnit.shutdown()
         let statistics = await headUnit.statistics
         printer.headUnitEnd(reason: reason, statistics: statistics)
+        await printer.finish()
+    }
+
+    /// Carries out commands in order, sleeping through `wait`.
+    static func perform(_ commands: [SDLTestHeadUnit.HeadUnitCommand], on headUnit: SimulatedHeadUnitServer, printer: TranscriptPrinter) async {
+        for command in commands where !Task.isCancelled {
+            await headUnit.perform(command)
+            if case .wait(let amount) = command.action, amount > .zero {
+                try? await Task.sleep(nanoseconds: UInt64(amount.nanoseconds))
+            }
+        }
     }
 }
 
-struct AppCommand: AsyncParsableCommand {
+struct AppSubcommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app",
         abstract: "Connect to a head unit (sdl headunit or SDL Core) and run a scripted app session; print a transcript.",
         discussion: """
-            Scripts: appservice (publish a weather or media service, update its data, answer consumers), \
-            rc (read, subscribe and set climate and radio, press a button, consent), video (stream for \
-            --duration where the head unit's lists put video: the secondary transport when they ask for \
-            it), ping (round trips for --duration), all (appservice, rc, video). Exits non-zero when a step fails. Stops on Ctrl-C (SIGINT) or SIGTERM.
+            Scripts: appservice (one app publishes a weather or media service, updates its data and answers \
+            consumers, another consumes it; with --apps N app k consumes app k+1's), rc (read, subscribe \
+            and set climate and radio, press a button, consent; with --apps N SDL Core's allocation outcomes \
+            are the expected results of contention), video (stream at --bitrate for --duration where the head \
+            unit's lists put video: the secondary transport when they ask for it; the end must be \
+            acknowledged), ping (round trips for --duration at most --rate per second), all (appservice, rc, \
+            video). Every app unregisters before it ends its session. Exits non-zero when a step fails. \
+            Stops on Ctrl-C (SIGINT) or SIGTERM.
             """)
 
-    @Option(help: "The head unit, HOST:PORT.")
+    @Option(help: "The head unit: HOST:PORT or tcp://HOST:PORT (SDL Core: 12345), ws://HOST:PORT[/PATH] (SDL Core's WebEngine: 2020).")
     var connect = "127.0.0.1:12345"
 
     @Option(help: "appservice, rc, video, ping or all.")
@@ -114,14 +212,19 @@ struct AppCommand: AsyncParsableCommand {
     @Option(help: "The service appservice publishes: weather or media.")
     var service = "weather"
 
+    @Option(help: "ping: requests per second per app at most (SDL Core ends a session above 1,000 messages per second).")
+    var rate = 500
+
+    @Option(help: "video: bits per second per app.")
+    var bitrate = 8_000_000
+
     @Flag(help: "One JSON object per line.")
     var json = false
 
     func run() async throws {
         var configuration = AppScriptConfiguration()
-        let (host, port) = try parseHostPort(self.connect)
-        configuration.host = host
-        configuration.port = port
+        let transport = try parseAppTransport(self.connect)
+        configuration.transport = transport
         guard let script = AppScriptName(rawValue: self.script) else {
             throw ToolError("unknown script \(self.script): \(AppScriptName.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -132,6 +235,10 @@ struct AppCommand: AsyncParsableCommand {
         configuration.duration = .nanoseconds(Int64(self.duration * 1e9))
         guard (1...255).contains(self.apps) else { throw ToolError("--apps must be 1 to 255") }
         configuration.apps = self.apps
+        guard (1...100_000).contains(self.rate) else { throw ToolError("--rate must be 1 to 100000") }
+        configuration.rate = self.rate
+        guard (8_000...10_000_000_000).contains(self.bitrate) else { throw ToolError("--bitrate must be 8000 to 10000000000") }
+        configuration.bitrate = self.bitrate
 
         let printer = TranscriptPrinter(json: self.json)
         let run = Task { await AppScriptRunner.run(configuration) { printer.app($0) } }
@@ -144,10 +251,26 @@ struct AppCommand: AsyncParsableCommand {
         watcher.cancel()
         let interrupted = await watcher.value
         printer.appEnd(report: report, interrupted: interrupted)
+        await printer.finish()
         if let interrupted, interrupted != "cancelled" {
             throw ExitCode(interrupted == "duration" ? 2 : 130)
         }
         guard report.succeeded else { throw ExitCode.failure }
+    }
+}
+
+/// The lines of standard input, read on a thread of their own so that nothing waits for them.
+enum StandardInputLines {
+    static func lines() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(64))
+        let thread = Thread {
+            while let line = readLine() {
+                continuation.yield(line)
+            }
+            continuation.finish()
+        }
+        thread.start()
+        return stream
     }
 }
 
@@ -184,17 +307,57 @@ enum StopSignal {
     }
 }
 
-/// Prints transcript lines as they come, from any thread, with the seconds since the start.
+/// Prints transcript lines as they come, from any thread, with the seconds since the start. A
+/// writer thread of its own writes them: whoever emits a line (the head unit's event loop) never
+/// waits for standard output. Lines beyond ``capacity`` waiting to be written are dropped and
+/// counted, and the count is printed once the output takes lines again.
 final class TranscriptPrinter: Sendable {
     let json: Bool
     private let start = NIODeadline.now()
-    private let lock = NIOLock()
+    private let state = NIOLockedValueBox(State())
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    /// Lines held for the writer at most.
+    static let capacity = 4096
+
+    private struct State {
+        var lines: [String] = []
+        var dropped = 0
+        var finished = false
+    }
 
     init(json: Bool) {
         self.json = json
+        let thread = Thread { [self] in self.write() }
+        thread.start()
     }
 
     private var seconds: Double { Double((NIODeadline.now() - self.start).nanoseconds) / 1e9 }
+
+    private func write() {
+        while true {
+            self.wakeUp.wait()
+            let (lines, dropped, finished) = self.state.withLockedValue { state in
+                defer {
+                    state.lines.removeAll(keepingCapacity: true)
+                    state.dropped = 0
+                }
+                return (state.lines, state.dropped, state.finished)
+            }
+            var text = lines.joined(separator: "\n")
+            if !lines.isEmpty { text += "\n" }
+            if dropped > 0 {
+                text += self.json
+                    ? "{\"event\":\"transcriptDropped\",\"lines\":\(dropped)}\n"
+                    : "[transcript] \(dropped) line(s) dropped: standard output did not keep up\n"
+            }
+            if !text.isEmpty { FileHandle.standardOutput.write(Data(text.utf8)) }
+            if finished {
+                self.done.signal()
+                return
+            }
+        }
+    }
 
     private func emit(_ text: String, _ object: [(String, OutputJSON)]) {
         let time = self.seconds
@@ -204,17 +367,38 @@ final class TranscriptPrinter: Sendable {
         } else {
             line = "[\(String(format: "%8.3f", time))] \(text)"
         }
-        self.lock.withLock {
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        let wake: Bool = self.state.withLockedValue { state in
+            guard !state.finished else { return false }
+            guard state.lines.count < Self.capacity else {
+                state.dropped += 1
+                return false
+            }
+            state.lines.append(line)
+            return state.lines.count == 1
+        }
+        if wake { self.wakeUp.signal() }
+    }
+
+    /// Writes what is left and stops the writer.
+    func finish() async {
+        self.state.withLockedValue { $0.finished = true }
+        self.wakeUp.signal()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.done.wait()
+                continuation.resume()
+            }
         }
     }
 
-    func listening(host: String, port: Int, secondaryPort: Int?, rpcVersion: RPCVersion) {
+    func listening(host: String, port: Int, webSocketPort: Int?, secondaryPort: Int?, rpcVersion: RPCVersion) {
+        let webSocket = webSocketPort.map { ", WebSocket on port \($0)" } ?? ""
         let secondary = secondaryPort.map { ", secondary transport on port \($0)" } ?? ""
         self.emit(
-            "listening on \(host):\(port)\(secondary), RPC \(rpcVersion)",
+            "listening on \(host):\(port)\(webSocket)\(secondary), RPC \(rpcVersion)",
             [
                 ("event", .string("listening")), ("host", .string(host)), ("port", .int(port)),
+                ("webSocketPort", webSocketPort.map { .int($0) } ?? .null),
                 ("secondaryPort", secondaryPort.map { .int($0) } ?? .null), ("rpcVersion", .string("\(rpcVersion)")),
             ])
     }
@@ -230,10 +414,11 @@ final class TranscriptPrinter: Sendable {
 
     func headUnitEnd(reason: String?, statistics: SimulatedHeadUnitStatistics) {
         self.emit(
-            "stopped (\(reason ?? "?")): \(statistics.audioBytes) audio bytes, \(statistics.videoBytes) video bytes received",
+            "stopped (\(reason ?? "?")): \(statistics.audioBytes) audio bytes, \(statistics.videoBytes) video bytes received, "
+                + "\(statistics.droppedNotifications) notification(s) dropped for apps that did not read",
             [
                 ("event", .string("end")), ("reason", .string(reason ?? "?")), ("audioBytes", .int(statistics.audioBytes)),
-                ("videoBytes", .int(statistics.videoBytes)),
+                ("videoBytes", .int(statistics.videoBytes)), ("droppedNotifications", .int(statistics.droppedNotifications)),
             ])
     }
 
@@ -291,4 +476,19 @@ func parseHostPort(_ text: String) throws -> (String, Int) {
     var host = String(text[..<colon])
     if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
     return (host.isEmpty ? "127.0.0.1" : host, port)
+}
+
+/// The transport of `sdl app --connect`: `HOST:PORT`, `tcp://HOST:PORT` or `ws://HOST:PORT[/PATH]`.
+func parseAppTransport(_ text: String) throws -> any SDLAppTransport {
+    if text.hasPrefix("ws://") {
+        let rest = text.dropFirst("ws://".count)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let (host, port) = try parseHostPort(String(rest[..<slash]))
+        let path = slash == rest.endIndex ? "/" : String(rest[slash...])
+        return SDLWebSocketTransport(role: .client(host: host, port: port, path: path))
+    }
+    if text.hasPrefix("wss://") { throw ToolError("--connect: wss:// (TLS) is not supported; use ws://") }
+    let address = text.hasPrefix("tcp://") ? String(text.dropFirst("tcp://".count)) : text
+    let (host, port) = try parseHostPort(address)
+    return SDLTCPTransport(host: host, port: port)
 }

@@ -8,7 +8,7 @@ struct SDLTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sdl",
         abstract: "SmartDeviceLink protocol tools: dissect and build SDL byte streams, run a test head unit and scripted apps.",
-        subcommands: [Dissect.self, Encode.self, BSONCommand.self, RPCCommand.self, HeadUnitCommand.self, AppCommand.self])
+        subcommands: [Dissect.self, Encode.self, BSONCommand.self, RPCCommand.self, HeadUnitSubcommand.self, AppSubcommand.self])
 
     /// Refuses an argument that is not valid UTF-8 before parsing: `CommandLine.arguments` would
     /// hand it over with U+FFFD in place of the bad bytes, and the tool must not repair its input.

@@ -18,12 +18,14 @@ struct HeadUnitRuntimeTests {
         let (headUnit, _) = try await startHeadUnit(secondary: true) { $0.headUnit.rpcVersion = version }
         let (report, lines) = await runScript(.all, against: headUnit, duration: .milliseconds(100))
         #expect(report.failures == [])
+        // appservice runs a provider and a consumer app, then rc and video one app each.
         let registrations = lines.filter { $0.step == "RegisterAppInterface" }.map(\.outcome)
-        #expect(registrations == Array(repeating: "SUCCESS, RPC \(version) on SDL Simulator", count: 3))
+        #expect(registrations == Array(repeating: "SUCCESS, RPC \(version) on SDL Simulator", count: 4))
+        #expect(lines.filter { $0.step == "UnregisterAppInterface" }.map(\.outcome) == Array(repeating: "unregistered", count: 4))
         let skipped = lines.filter { $0.outcome.hasPrefix("skipped") }.map(\.step)
         switch version {
         case .v4_5, .v5_0:
-            #expect(skipped == ["app services", "GetInteriorVehicleDataConsent", "ReleaseInteriorVehicleDataModule"])
+            #expect(skipped == ["app services", "app services", "GetInteriorVehicleDataConsent", "ReleaseInteriorVehicleDataModule"])
         case .v5_1:
             #expect(skipped == ["UnpublishAppService", "GetInteriorVehicleDataConsent", "ReleaseInteriorVehicleDataModule"])
         default:
@@ -48,12 +50,12 @@ struct HeadUnitRuntimeTests {
         let (headUnit, huTranscript) = try await startHeadUnit()
         let (report, lines) = await runScript(.ping, against: headUnit, apps: 50, duration: .milliseconds(500))
         #expect(report.failures == [])
-        #expect(report.steps == 50 * 5)
+        #expect(report.steps == 50 * 6)
         for number in 1...50 {
             #expect(
                 steps(lines, of: "Ping-\(number)") == [
-                    "connect 127.0.0.1:\(headUnit.primaryPort): ok", "RegisterAppInterface: ok", "wait for activation: ok",
-                    "ListFiles round trips: ok", "disconnect: ok",
+                    "connect tcp 127.0.0.1:\(headUnit.primaryPort): ok", "RegisterAppInterface: ok", "wait for activation: ok",
+                    "ListFiles round trips: ok", "UnregisterAppInterface: ok", "disconnect: ok",
                 ])
         }
         #expect(report.roundTrips >= 50)

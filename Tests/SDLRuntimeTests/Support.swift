@@ -73,7 +73,7 @@ func scriptedApp(
     transcript: Collected<AppTranscriptLine> = Collected()
 ) async throws -> ScriptedApp {
     let app = try await ScriptedApp.connectAndRegister(
-        name: name, to: "127.0.0.1", port: headUnit.primaryPort, types: types, isMedia: false, managers: [.remoteControl, .appServices],
+        name: name, to: SDLTCPTransport(host: "127.0.0.1", port: headUnit.primaryPort), types: types, isMedia: false, managers: [.remoteControl, .appServices],
         configuration: SDLAppConfiguration(), transcript: { transcript.append($0) }, counters: counters)
     try await app.waitForActivation()
     return app

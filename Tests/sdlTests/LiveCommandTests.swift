@@ -90,7 +90,8 @@ struct LiveCommandTests {
         // The head unit is gone: nothing listens on its port any more.
         let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"], input: nil)
         #expect(app.status == 1)
-        #expect(app.out.contains("Climate-1 connect 127.0.0.1:\(port): FAILED"))
+        #expect(app.out.contains("Climate-1 connect tcp 127.0.0.1:\(port): FAILED"))
+        #expect(app.out.contains("connection refused"))
         #expect(app.out.contains("0 step(s), 1 failed"))
 
         let usage = try runSDL(["app", "--script", "nope"], input: nil)
