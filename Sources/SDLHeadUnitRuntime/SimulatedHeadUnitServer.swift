@@ -262,7 +262,7 @@ final class SimulationHandler: SDLHeadUnitLoopHandler {
             self.streamBytes = self.streamBytes.filter { $0.key.app != session }
             self.log(app, "session ended", "\(reason)")
         case .unreadableMessage(let session, let error):
-            self.log(Self.appHandle(session), "unreadable message", "\(error)")
+            self.logLimited(Self.appHandle(session), "unreadable message", "\(error)")
         case .notificationsDropped(let session, let total):
             self.droppedNotifications += 1
             // One line per power of two: an app that stops reading does not flood the transcript.
@@ -270,7 +270,7 @@ final class SimulationHandler: SDLHeadUnitLoopHandler {
                 self.log(Self.appHandle(session), "notification dropped", "the app does not read; \(total) dropped so far")
             }
         case .session(let event):
-            self.log(nil, "session", "\(event)")
+            self.logLimited(nil, "session", "\(event)")
         case .serverStopped:
             self.timer?.cancel()
             self.timer = nil
@@ -346,4 +346,30 @@ final class SimulationHandler: SDLHeadUnitLoopHandler {
     private func log(_ app: AppHandle?, _ input: String, _ outcome: String) {
         self.transcript(TranscriptLine(app: app, input: input, outcome: outcome))
     }
+
+    /// The lines a peer can provoke at will (protocol errors, anomalies, unreadable messages):
+    /// at most ``limitedLinesPerSecond`` a second, and then one line saying how many were left out,
+    /// so that a flood of bad frames cannot flood the transcript.
+    private func logLimited(_ app: AppHandle?, _ input: String, _ outcome: String) {
+        let now = NIODeadline.now()
+        if now - self.limitedWindowStart >= .seconds(1) {
+            if self.limitedSuppressed > 0 {
+                self.log(nil, "transcript", "\(self.limitedSuppressed) session event line(s) left out in the last second")
+            }
+            self.limitedWindowStart = now
+            self.limitedCount = 0
+            self.limitedSuppressed = 0
+        }
+        guard self.limitedCount < Self.limitedLinesPerSecond else {
+            self.limitedSuppressed += 1
+            return
+        }
+        self.limitedCount += 1
+        self.log(app, input, outcome)
+    }
+
+    private static let limitedLinesPerSecond = 100
+    private var limitedWindowStart = NIODeadline.uptimeNanoseconds(0)
+    private var limitedCount = 0
+    private var limitedSuppressed = 0
 }

@@ -36,6 +36,11 @@ public struct ProtocolLimits: Hashable, Sendable {
     /// releases its memory. Default 10 seconds.
     public var reassemblyTimeout: TimeAmount = .seconds(10)
 
+    /// How long a message may take from its First frame to its last, however often frames come:
+    /// a peer that trickles a byte now and then cannot keep a reassembly alive forever. Default
+    /// 60 seconds (a 16 MiB message at 300 KB/s).
+    public var maxReassemblyDuration: TimeAmount = .seconds(60)
+
     /// The largest data size any header may declare: 2^31 − 1. Sizes are 32-bit on the wire, but
     /// the official peers read them as signed integers, so anything from 2^31 on is refused
     /// whatever the configuration.

@@ -38,9 +38,21 @@ public struct Reassembler: Sendable {
         var version: ProtocolVersion
         var encrypted: Bool
         var lastActivity: NIODeadline
+        /// When its First frame came.
+        var started: NIODeadline
         /// Set after an error: the frames of the message are absorbed, nothing is kept.
         var discarding: Bool
+
+        /// When it expires: `timeout` after its last frame, or `maxDuration` after its first.
+        func expiry(_ limits: ProtocolLimits) -> NIODeadline {
+            min(self.lastActivity + limits.reassemblyTimeout, self.started + limits.maxReassemblyDuration)
+        }
     }
+
+    /// Messages up to this size get their whole buffer at once; a larger one starts with this much
+    /// and grows as its frames come, so that a peer that declares large messages and sends little
+    /// of them holds little memory.
+    static let eagerAllocationLimit = 1 << 20
 
     /// Internal, not private: the tests compare `reservedBytes` with the buffers' capacities.
     var assemblies: [Key: Assembly] = [:]
@@ -92,7 +104,7 @@ public struct Reassembler: Sendable {
     /// memory, and reports each with a `reassemblyExpired` error carrying its `messageKey`.
     public mutating func expire(now: NIODeadline) -> [SDLProtocolError] {
         var errors: [SDLProtocolError] = []
-        for (key, assembly) in self.assemblies where now - assembly.lastActivity >= self.limits.reassemblyTimeout {
+        for (key, assembly) in self.assemblies where assembly.expiry(self.limits) <= now {
             self.remove(key)
             if !assembly.discarding {
                 errors.append(
@@ -134,9 +146,9 @@ public struct Reassembler: Sendable {
         return dropped
     }
 
-    /// When the oldest incomplete message expires, nil if none is in reassembly.
+    /// When the next incomplete message expires, nil if none is in reassembly.
     public var nextExpiry: NIODeadline? {
-        self.assemblies.values.map(\.lastActivity).min().map { $0 + self.limits.reassemblyTimeout }
+        self.assemblies.values.map { $0.expiry(self.limits) }.min()
     }
 
     private mutating func startMessage(_ frame: ProtocolFrame, now: NIODeadline, mtus: MTUTable) throws(SDLProtocolError) {
@@ -189,16 +201,16 @@ public struct Reassembler: Sendable {
         else {
             throw self.tooManyReassemblies(key, reservation: reservation)
         }
-        let buffer = ByteBufferAllocator().buffer(capacity: total)
-        // The capacity is what the memory really costs; `reservation` predicted it for the check,
-        // and an allocator that rounds differently still cannot push the total over the limit.
-        let reserved = max(buffer.capacity, total)
+        let buffer = ByteBufferAllocator().buffer(capacity: min(total, Self.eagerAllocationLimit))
+        // The declared size counts against the limit from the start, although a large message's
+        // buffer grows only as its frames come: the limit bounds what the peer can make us hold.
+        let reserved = max(buffer.capacity, reservation)
         guard self.reserved + reserved <= self.limits.maxReassemblyBytes else {
             throw self.tooManyReassemblies(key, reservation: reserved)
         }
         self.assemblies[key] = Assembly(
             buffer: buffer, totalSize: total, reservedSize: reserved, consecutiveFrames: count,
-            received: 0, version: header.version, encrypted: false, lastActivity: now, discarding: false)
+            received: 0, version: header.version, encrypted: false, lastActivity: now, started: now, discarding: false)
         self.perSession[session] += 1
         self.reserved += reserved
     }
@@ -264,6 +276,11 @@ public struct Reassembler: Sendable {
                 "message \(key.messageID) of session \(key.sessionID): \(assembly.buffer.readableBytes + size) bytes "
                     + "after frame \(index) of \(assembly.consecutiveFrames), First frame declared \(assembly.totalSize)")
         }
+        if assembly.buffer.writableBytes < size {
+            // Doubling up to the declared size: a large message is copied about once more in all.
+            let needed = assembly.buffer.readableBytes + size
+            assembly.buffer.reserveCapacity(min(assembly.totalSize, max(needed, assembly.buffer.capacity * 2)))
+        }
         assembly.buffer.writeImmutableBuffer(frame.payload)
         assembly.received = index
         assembly.encrypted = assembly.encrypted || header.isEncrypted
@@ -287,7 +304,7 @@ public struct Reassembler: Sendable {
             self.assemblies[key] = Assembly(
                 buffer: ByteBuffer(), totalSize: 0, reservedSize: 0, consecutiveFrames: assembly.consecutiveFrames,
                 received: assembly.received, version: assembly.version, encrypted: false,
-                lastActivity: assembly.lastActivity, discarding: true)
+                lastActivity: assembly.lastActivity, started: assembly.started, discarding: true)
             self.perSession[Int(key.sessionID.rawValue)] += 1
         }
     }

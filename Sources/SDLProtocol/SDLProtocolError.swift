@@ -27,7 +27,8 @@ public struct SDLProtocolError: Error, Hashable, Sendable, CustomStringConvertib
         self.detail = detail
     }
 
-    init(_ code: Code, key: MessageKey, _ detail: String) {
+    /// An error about one message in reassembly, naming it by its key.
+    public init(_ code: Code, key: MessageKey, _ detail: String) {
         self.init(code, detail)
         self.messageKey = key
     }

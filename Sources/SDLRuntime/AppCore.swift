@@ -322,6 +322,21 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
             self.report(.unreadableMessage(RPCError(.invalidPayload, offset: error.offset, error.detail)))
             return
         }
+        if Int(header.jsonSize) > self.configuration.maxRPCParametersSize {
+            // Not parsed: a head unit cannot make the app chew on megabytes of JSON.
+            let detail = "parameters of \(header.jsonSize) bytes, above the \(self.configuration.maxRPCParametersSize) this app reads"
+            self.statistics.unreadableMessages += 1
+            if header.rpcType == .request {
+                self.answer(functionID: header.functionID, correlationID: header.correlationID, failure: .invalidData, info: detail)
+            } else if header.rpcType == .response || header.rpcType == .erroneousResponse,
+                let request = self.pending.removeValue(forKey: header.correlationID)
+            {
+                request.timer.cancel()
+                request.completion.fail(.invalidResponse, detail)
+            }
+            self.report(.unreadableMessage(RPCError(.invalidPayload, detail)))
+            return
+        }
         switch header.rpcType {
         case .response, .erroneousResponse:
             guard let request = self.pending.removeValue(forKey: header.correlationID) else {

@@ -79,9 +79,49 @@ final class HeadUnitCore: SessionDriverDelegate {
         try? self.driver.perform { (engine, now) throws(SessionError) in try engine.updateSecondaryTransport(offer, now: now) }
     }
 
-    /// A connection one of the listeners accepted.
+    /// A connection one of the listeners accepted. Beyond ``SDLHeadUnitConfiguration/maxConnections``
+    /// the oldest connection that carries no registered app makes room (idle connections cannot
+    /// keep a new app out); when every connection carries one, the new one is refused. A
+    /// connection that starts no session within ``SDLHeadUnitConfiguration/connectionStartTimeout``
+    /// is closed.
     func accept(_ connection: any SDLTransportConnection) {
-        self.driver.adopt(connection, as: .accepted)
+        if self.connections.count >= max(1, self.configuration.maxConnections) {
+            let registered = Set(self.apps.values.filter(\.registered).map(\.info.transport))
+            guard let idle = self.connections.first(where: { !registered.contains($0.transport) }) else {
+                self.driver.logger.debug("connection refused: every connection carries a registered app")
+                connection.start(reportingTo: SDLTransportEvents(driver: self.driver, transport: TransportID(0)), readsPaused: true)
+                connection.close(.now)
+                return
+            }
+            self.dropConnection(idle.transport, reason: .tooManyConnections)
+        }
+        guard let transport = self.driver.adopt(connection, as: .accepted) else { return }
+        var timer: Scheduled<Void>?
+        if let timeout = self.configuration.connectionStartTimeout {
+            timer = self.driver.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+                guard !self.driver.engine.hasSessions(on: transport) else { return }
+                self.dropConnection(transport, reason: .noSessionsLeft)
+            }
+        }
+        self.connections.append(Connection(transport: transport, startTimer: timer))
+    }
+
+    private struct Connection {
+        var transport: TransportID
+        var startTimer: Scheduled<Void>?
+    }
+
+    /// The accepted connections, oldest first.
+    private var connections: [Connection] = []
+
+    private func dropConnection(_ transport: TransportID, reason: TransportCloseReason) {
+        try? self.driver.perform { (engine, now) throws(SessionError) in engine.closeTransport(transport, reason: reason, now: now) }
+    }
+
+    private func connectionClosed(_ transport: TransportID) {
+        guard let index = self.connections.firstIndex(where: { $0.transport == transport }) else { return }
+        self.connections[index].startTimer?.cancel()
+        self.connections.remove(at: index)
     }
 
     var connectedHandles: [SessionHandle] { self.order }
@@ -122,6 +162,15 @@ final class HeadUnitCore: SessionDriverDelegate {
             self.report(.appDisconnected(handle, reason))
         case .sessionFlooded(let handle):
             self.flooded(handle)
+        case .unprotectedMessageRefused(let handle, let service, let payload) where service == .rpc:
+            // A request marked protected on a session without protection: answered all the same.
+            var bytes = payload
+            if self.apps[handle] != nil, let header = try? RPCBinaryHeader.read(from: &bytes), header.rpcType == .request {
+                self.answer(
+                    handle, functionID: header.functionID, correlationID: header.correlationID, failure: .invalidData,
+                    info: "the message is marked encrypted, and the session has set no encryption up")
+            }
+            self.report(.session(event))
         case .serviceStartRequested(let handle, let service, let parameters):
             let decision = self.handler?.decideServiceStart(service, of: handle, parameters: parameters) ?? .accept
             try? self.driver.perform { (engine, now) throws(SessionError) in
@@ -146,6 +195,9 @@ final class HeadUnitCore: SessionDriverDelegate {
             default:
                 self.report(.session(event))
             }
+        case .transportClosed(let transport, _):
+            self.connectionClosed(transport)
+            self.report(.session(event))
         default:
             self.report(.session(event))
         }
@@ -202,6 +254,18 @@ final class HeadUnitCore: SessionDriverDelegate {
                 self.answer(handle, functionID: header.functionID, correlationID: header.correlationID, failure: .invalidData, info: error.detail)
             }
             self.report(.unreadableMessage(handle, RPCError(.invalidPayload, offset: error.offset, error.detail)))
+            return
+        }
+        if Int(header.jsonSize) > self.configuration.maxRPCParametersSize {
+            // Refused before it is parsed: one app's huge request never holds up the others.
+            let detail = "parameters of \(header.jsonSize) bytes, above the \(self.configuration.maxRPCParametersSize) this head unit reads"
+            if header.rpcType == .request {
+                self.answer(handle, functionID: header.functionID, correlationID: header.correlationID, failure: .invalidData, info: detail)
+            } else if let request = state.requestsToApp.removeValue(forKey: header.correlationID) {
+                request.timer.cancel()
+                request.completion(.failure(SDLConnectionError(.invalidResponse, detail)))
+            }
+            self.report(.unreadableMessage(handle, RPCError(.invalidPayload, detail)))
             return
         }
         if header.rpcType == .response || header.rpcType == .erroneousResponse {

@@ -58,6 +58,11 @@ public struct SDLAppConfiguration: Sendable {
     /// transport's address, connection and registration included. Default 15 s.
     public var mediaStartTimeout: TimeAmount = .seconds(15)
 
+    /// The largest RPC parameters (JSON or BSON, bulk data aside) the app reads from the head
+    /// unit; a larger message is dropped unparsed (a request answered INVALID_DATA, a response
+    /// failing its request). Default 1 MiB (SDL Core's largest are about 16 KB).
+    public var maxRPCParametersSize = 1 << 20
+
     /// The defaults.
     public init() {}
 }

@@ -52,6 +52,21 @@ public struct SDLHeadUnitConfiguration: Sendable {
     /// an app that does not read never makes the head unit hold more. Default 256 KiB.
     public var maxQueuedBytesPerApp = 256 * 1024
 
+    /// The largest RPC parameters (the JSON or BSON after the binary header; bulk data aside) the
+    /// server reads; a larger request is answered INVALID_DATA without being parsed, so that one
+    /// app's huge request cannot take the event loop from the others. Default 1 MiB (SDL Core's
+    /// largest messages are about 16 KB).
+    public var maxRPCParametersSize = 1 << 20
+
+    /// The most connections at once. Beyond it the oldest connection that carries no registered
+    /// app is closed to make room, so idle connections cannot keep a new app out. Keep it below
+    /// the process's descriptor limit (`ulimit -n`), with room for files. Default 512.
+    public var maxConnections = 512
+
+    /// How long a connection may stay open without starting a session before it is closed; nil:
+    /// no limit. Default 10 s.
+    public var connectionStartTimeout: TimeAmount? = .seconds(10)
+
     /// Requests of one app being handled at once (given to the handler and not answered yet);
     /// more are answered TOO_MANY_PENDING_REQUESTS without reaching the handler. Default 100.
     public var maxPendingRequestsPerApp = 100

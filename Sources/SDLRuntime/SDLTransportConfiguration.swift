@@ -23,6 +23,17 @@ public struct SDLTransportConfiguration: Hashable, Sendable {
     /// sent, alone. Default 256 KiB.
     public var maxQueuedBytesPerService: Int = 256 * 1024
 
+    /// How many bytes of frames may wait in the engine for one connection before the connection is
+    /// no longer read: a peer that does not read what it is sent (responses, heartbeat ACKs) is
+    /// throttled, its requests no longer taken, instead of making our queue grow. Reads resume
+    /// below half of it. Default 512 KiB.
+    public var maxQueuedBytesPerTransport: Int = 512 * 1024
+
+    /// How long a peer may leave unread what waits for it (the connection not writable, frames
+    /// waiting) before the connection is closed (``SessionEvent/transportClosed(_:_:)`` with
+    /// `peerStoppedReading`); nil: never. Default 30 s.
+    public var stalledReaderTimeout: TimeAmount? = .seconds(30)
+
     /// How long a connection attempt may take (the app's primary and secondary transports).
     /// Default 10 s.
     public var connectTimeout: TimeAmount = .seconds(10)

@@ -52,7 +52,13 @@ final class SessionDriver {
         /// How many parties want reads on the transport held (a consumer that lags).
         var readPauses = 0
         var readsPaused: Bool
+        /// Reads held because too much waits for the peer (it does not read).
+        var throttled = false
+        /// Since when frames wait for a connection that takes none.
+        var stalledSince: NIODeadline?
     }
+
+    private var stallCheck: Scheduled<Void>?
 
     init(engine: SessionEngine, eventLoop: any EventLoop, transportConfiguration: SDLTransportConfiguration, logger: Logger) {
         self.engine = engine
@@ -120,6 +126,60 @@ final class SessionDriver {
         guard self.links[transport] != nil else { return }
         self.engine.received(bytes, on: transport, now: .now())
         self.drain()
+        self.throttleIfBacklogged(transport)
+    }
+
+    /// A peer that lets what we send it pile up is no longer read until it catches up: what it
+    /// sends next would only add to the pile (a request's response, a heartbeat's ACK).
+    private func throttleIfBacklogged(_ transport: TransportID) {
+        guard let link = self.links[transport], !link.throttled,
+            self.engine.queuedBytes(on: transport) > self.transportConfiguration.maxQueuedBytesPerTransport
+        else { return }
+        self.links[transport]!.throttled = true
+        self.logger.debug("transport throttled: its peer does not read", metadata: ["transport": "\(transport)"])
+        self.updateReadHold(transport)
+    }
+
+    /// Follows whether frames wait for a connection that takes none, and closes it once that has
+    /// lasted ``SDLTransportConfiguration/stalledReaderTimeout``.
+    private func noteStall(_ transport: TransportID, stalled: Bool) {
+        guard let link = self.links[transport], let timeout = self.transportConfiguration.stalledReaderTimeout else { return }
+        if !stalled {
+            if link.stalledSince != nil { self.links[transport]!.stalledSince = nil }
+            return
+        }
+        guard link.stalledSince == nil else { return }
+        let now = NIODeadline.now()
+        self.links[transport]!.stalledSince = now
+        if self.stallCheck == nil {
+            self.scheduleStallCheck(at: now + timeout)
+        }
+    }
+
+    private func scheduleStallCheck(at deadline: NIODeadline) {
+        self.stallCheck = self.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.stallCheck = nil
+            self.checkStalls()
+        }
+    }
+
+    private func checkStalls() {
+        guard let timeout = self.transportConfiguration.stalledReaderTimeout else { return }
+        let now = NIODeadline.now()
+        var next: NIODeadline?
+        for (transport, link) in self.links {
+            guard let since = link.stalledSince else { continue }
+            if link.connection.isWritable || !self.engine.hasPendingWrites(on: transport) {
+                self.links[transport]!.stalledSince = nil
+            } else if since + timeout <= now {
+                self.logger.debug("closing a transport whose peer stopped reading", metadata: ["transport": "\(transport)"])
+                self.engine.closeTransport(transport, reason: .peerStoppedReading, now: now)
+            } else {
+                next = min(next ?? since + timeout, since + timeout)
+            }
+        }
+        self.drain()
+        if let next, self.stallCheck == nil { self.scheduleStallCheck(at: next) }
     }
 
     func transportClosed(_ transport: TransportID, error: (any Error)?) {
@@ -171,7 +231,7 @@ final class SessionDriver {
 
     private func updateReadHold(_ transport: TransportID) {
         guard let link = self.links[transport] else { return }
-        let held = link.readPauses > 0 || self.globalReadPauses > 0
+        let held = link.readPauses > 0 || self.globalReadPauses > 0 || link.throttled
         if held != link.readsPaused {
             self.links[transport]!.readsPaused = held
             link.connection.setReadsPaused(held)
@@ -245,6 +305,12 @@ final class SessionDriver {
             connection.flush()
             if !self.written.contains(transport) { self.written.append(transport) }
         }
+        let waiting = self.engine.hasPendingWrites(on: transport)
+        self.noteStall(transport, stalled: waiting && !connection.isWritable)
+        if link.throttled, self.engine.queuedBytes(on: transport) <= self.transportConfiguration.maxQueuedBytesPerTransport / 2 {
+            self.links[transport]?.throttled = false
+            self.updateReadHold(transport)
+        }
     }
 
     private func connect(_ request: ConnectRequest) {
@@ -316,6 +382,8 @@ final class SessionDriver {
     private func completeStopIfIdle() {
         guard let stopping = self.stopping, !self.stopped, self.links.isEmpty, self.closing.isEmpty else { return }
         self.stopped = true
+        self.stallCheck?.cancel()
+        self.stallCheck = nil
         self.timer?.cancel()
         self.timer = nil
         self.timerDeadline = nil

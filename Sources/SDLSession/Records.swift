@@ -148,6 +148,15 @@ struct SessionRecord: Sendable {
     var registrationDeadline: NIODeadline?
     var info: SessionInfo?
     var secondaryMachine: SecondaryMachine?
+    /// Head unit role: the registered secondary transport was proven (its RegisterSecondaryTransport
+    /// carried the session's hash id); an unproven one gives way to a proven one.
+    var secondaryProven = false
+
+    /// Whether protection was ever set up or is being set up for the session.
+    var hasSecurityContext: Bool {
+        if case .none = self.security.state { return self.security.provider != nil }
+        return true
+    }
 
     init(handle: SessionHandle, phase: SessionPhase, primary: TransportID, frameVersion: ProtocolVersion, version: SDLVersion) {
         self.handle = handle

@@ -16,6 +16,11 @@ public struct SessionConfiguration: Sendable {
     /// session are clamped to their ceilings.
     public var protocolLimits = ProtocolLimits()
 
+    /// The most bytes the reassemblies of every transport together may hold
+    /// (``ProtocolLimits/maxReassemblyBytes`` bounds one transport's): many connections each
+    /// starting large messages cannot add up past it. Default 64 MiB.
+    public var maxReassemblyBytesTotal: Int = 64 << 20
+
     /// What a transport's decoder does after a bad header. Default: resynchronise, as Core does.
     public var invalidHeaderPolicy: FrameDecoder.InvalidHeaderPolicy = .resynchronize
 
@@ -208,6 +213,19 @@ public struct VehicleInfo: Hashable, Sendable {
     }
 }
 
+/// What a head unit asks of a RegisterSecondaryTransport before it lets the connection carry a
+/// session's audio and video. The protocol gives the frame no proof of ownership; this package's
+/// apps send the session's hash id (`{hashId}`, as EndService carries it), which only the app that
+/// started the session learned.
+public enum SecondaryTransportProof: Hashable, Sendable {
+    /// A hash id, when given, must be the session's; a registration without one is taken (the
+    /// official app libraries send none) but gives way to a later one that proves ownership, so an
+    /// app of this package always gets its secondary back from a connection that claimed it.
+    case hashIDWhenGiven
+    /// Only a registration with the session's hash id is taken.
+    case hashIDRequired
+}
+
 /// Head unit role settings.
 public struct HeadUnitSettings: Hashable, Sendable {
     /// How session ids are picked. Default `.leastRecentlyFreed`.
@@ -215,6 +233,18 @@ public struct HeadUnitSettings: Hashable, Sendable {
 
     /// The most sessions alive at once, across all connections (1…255). Default 255.
     public var maxSessions: Int = 255
+
+    /// The most sessions one connection may run at once (an app runs one; a router several):
+    /// beyond it a session-0 StartService is refused, so that one connection cannot take every
+    /// session id. Default 16.
+    public var maxSessionsPerConnection: Int = 16
+
+    /// How long a session must have waited without registering before it may give its id up to
+    /// a new session when every id is taken (the longest waiting one does). Default 2 s.
+    public var unregisteredSessionGrace: TimeAmount = .seconds(2)
+
+    /// What a RegisterSecondaryTransport must prove to be taken. Default `.hashIDWhenGiven`.
+    public var secondaryTransportProof: SecondaryTransportProof = .hashIDWhenGiven
 
     /// Whether an app's audio and video starts wait for the layer above, which knows the app's
     /// type and HMI level (SDL Core streams only for NAVIGATION and PROJECTION apps in FULL or

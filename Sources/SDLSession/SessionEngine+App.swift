@@ -317,7 +317,15 @@ extension SessionEngine {
         let deadline = now + self.configuration.app.secondaryRegisterTimeout
         self.sessions[existing: handle].secondaryMachine!.state = .registering(transport, deadline: deadline)
         self.noteDeadline(deadline)
-        self.sendControl(.registerSecondaryTransport, service: .control, session: session.id, version: session.frameVersion, messageID: 1, on: transport)
+        // The session's hash id proves to the head unit that this connection belongs to the app
+        // that owns the session (a head unit that does not read it, SDL Core's, ignores it).
+        var payload = ByteBuffer()
+        if session.frameVersion >= .v5, let hash = session.hashID {
+            try! EndServicePayload(hashID: Int32(bitPattern: hash)).write(to: &payload)
+        }
+        self.sendControl(
+            .registerSecondaryTransport, service: .control, session: session.id, version: session.frameVersion, messageID: 1, payload: payload,
+            on: transport)
         self.emit(.secondaryTransport(handle, .registering(transport)))
     }
 

@@ -108,6 +108,24 @@ extension SessionEngine {
         }
     }
 
+    /// Ends the running session that has waited longest without registering, if it has waited
+    /// at least ``HeadUnitSettings/unregisteredSessionGrace``.
+    mutating func reclaimIdleSession(now: NIODeadline) {
+        let grace = self.configuration.headUnit.unregisteredSessionGrace
+        let timeout = self.configuration.headUnit.registrationTimeout ?? .zero
+        var oldest: (handle: SessionHandle, started: NIODeadline)?
+        for (handle, session) in self.sessions where session.isRunning && !session.registered {
+            guard let deadline = session.registrationDeadline else { continue }
+            let started = deadline - timeout
+            if started + grace <= now, oldest.map({ started < $0.started }) ?? true {
+                oldest = (handle, started)
+            }
+        }
+        guard let oldest else { return }
+        self.anomaly(.sessionReclaimed, session: oldest.handle, "every session id was taken: the oldest unregistered session gives its id up")
+        self.endSessionByHeadUnit(oldest.handle, reason: .registrationTimeout, now: now)
+    }
+
     /// Head unit role: starts an audio or video service that waits for approval
     /// (``SessionEvent/serviceStartRequested(_:_:_:)``): the ACK goes out now, or after the
     /// protection handshake for a protected start.
@@ -281,6 +299,20 @@ extension SessionEngine {
             return
         }
         let speaksV5 = offered != nil && ours.major >= 5
+        let perConnection = self.configuration.headUnit.maxSessionsPerConnection
+        if self.transports[existing: transport].sessions.count >= perConnection {
+            // One connection may not take every session id: others must still find one.
+            self.anomaly(.sessionsPerConnectionLimit, transport: transport, "more than \(perConnection) sessions on one connection")
+            self.sendStartServiceNAK(
+                service: .rpc, session: SessionID(0), version: speaksV5 ? .v5 : .v4, fullVersion: offered,
+                messageID: messageID, refusal: .tooManySessionsOnConnection, on: transport)
+            return
+        }
+        if self.allocator.isExhausted {
+            // Every id is taken: the session that has waited longest without registering gives its
+            // id up, so that an app can always start one however many idle sessions others hold.
+            self.reclaimIdleSession(now: now)
+        }
         guard let (id, hash) = self.allocator.allocate() else {
             self.emit(.sessionLimitReached(transport))
             if coreCompatible {
@@ -382,6 +414,24 @@ extension SessionEngine {
 
     // MARK: - RegisterSecondaryTransport (protocol spec 5.4.1 §3.1.6, SESSION.md §1.3, scenario 34)
 
+    /// Takes a secondary transport away from a session: its services there end, and the
+    /// connection closes when it carries no other session.
+    mutating func detachSecondary(_ handle: SessionHandle, from transport: TransportID, now: NIODeadline) {
+        guard let session = self.sessions[handle] else { return }
+        for service in [ServiceType.audio, .video] {
+            if let running = session[service: service].running, running.transport == transport {
+                self.stopService(service, of: handle, reason: .transportLost, now: now)
+            }
+        }
+        self.sessions[existing: handle].secondary = nil
+        self.sessions[existing: handle].secondaryProven = false
+        guard self.transports.contains(transport) else { return }
+        self.transports[existing: transport].sessions[session.id.rawValue] = nil
+        if self.transports[existing: transport].sessions.isEmpty {
+            self.close(transport, reason: .requested, now: now)
+        }
+    }
+
     mutating func headUnitRegisterSecondary(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let sid = frame.header.sessionID
         let refuse = { (engine: inout SessionEngine, version: ProtocolVersion, reason: String) in
@@ -410,10 +460,32 @@ extension SessionEngine {
             refuse(&self, session.frameVersion, "secondary transport not enabled for this session")
             return
         }
-        guard session.secondary == nil else {
-            refuse(&self, session.frameVersion, "RegisterSecondaryTransport session ID has already been registered")
+        // Proof of ownership: the session's hash id, which only its app learned (in the
+        // StartServiceACK on its primary). Without one a registration is taken only where the
+        // settings allow it, and gives way to a proven one.
+        var payload = LenientPayload(frame.payload)
+        let offered = payload.integer("hashId").map { UInt32(truncatingIfNeeded: $0) }
+        if let offered, offered != session.hashID {
+            self.foreignFrame(on: transport, "RegisterSecondaryTransport for session \(sid) with a wrong hash id", now: now)
+            refuse(&self, session.frameVersion, "Wrong hash_id for session \(sid)")
             return
         }
+        let proven = offered != nil
+        guard proven || self.configuration.headUnit.secondaryTransportProof == .hashIDWhenGiven else {
+            self.foreignFrame(on: transport, "RegisterSecondaryTransport for session \(sid) without its hash id", now: now)
+            refuse(&self, session.frameVersion, "RegisterSecondaryTransport must carry the session's hashId")
+            return
+        }
+        if let registered = session.secondary {
+            guard proven, !session.secondaryProven else {
+                refuse(&self, session.frameVersion, "RegisterSecondaryTransport session ID has already been registered")
+                return
+            }
+            // An unproven registration (perhaps another connection claiming the session) gives
+            // way: what ran on it ends, and it no longer carries the session.
+            self.detachSecondary(handle, from: registered, now: now)
+        }
+        self.sessions[existing: handle].secondaryProven = proven
         self.sessions[existing: handle].secondary = transport
         self.transports[existing: transport].kind = .secondary
         self.transports[existing: transport].sessions[sid.rawValue] = handle

@@ -26,6 +26,20 @@ extension SessionEngine {
         self.close(transport, reason: .malformedInput, now: now)
     }
 
+    /// A frame for a session the transport does not carry, or a control frame that would act on
+    /// a session from a transport that may not: reported, and counted against the transport's
+    /// malformed limit, so that a connection that keeps aiming at other apps' sessions is closed
+    /// and only that connection.
+    mutating func foreignFrame(on transport: TransportID, _ detail: String, now: NIODeadline) {
+        self.anomaly(.foreignSessionFrame, transport: transport, detail)
+        self.countMalformed(on: transport, now: now)
+    }
+
+    /// The storage the reassemblies of every transport hold.
+    var totalReassemblyBytes: Int {
+        self.transports.values.reduce(0) { $0 + $1.reassembler.reservedBytes }
+    }
+
     /// Routes one decoded frame.
     mutating func handleFrame(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
@@ -34,17 +48,36 @@ extension SessionEngine {
             return
         }
         guard let handle = self.sessionHandle(header.sessionID, on: transport) else {
-            self.anomaly(
-                .unexpectedFrame, transport: transport,
-                "\(header.frameType) frame of service \(header.serviceType) for session \(header.sessionID), which does not run on this transport")
+            self.foreignFrame(
+                on: transport,
+                "\(header.frameType) frame of service \(header.serviceType) for session \(header.sessionID), which does not run on this transport",
+                now: now)
             return
         }
         self.touch(handle, countsAsMessage: header.frameType != .consecutive && header.serviceType != .audio && header.serviceType != .video, now: now)
         guard self.sessions.contains(handle) else { return }
         var frame = frame
         if header.isEncrypted && header.frameType != .first {
-            guard let clear = self.unprotectIncoming(frame.payload, of: handle, on: transport, now: now) else { return }
+            guard let clear = self.unprotectIncoming(frame.payload, of: handle, on: transport, now: now) else {
+                if header.frameType == .single, self.sessions.contains(handle), !self.sessions[existing: handle].hasSecurityContext {
+                    // Marked protected on a session that never set protection up: the layer above
+                    // can still answer a request in it (SDL Core answers INVALID_DATA).
+                    self.emit(.unprotectedMessageRefused(handle, header.serviceType, frame.payload))
+                }
+                return
+            }
             frame.payload = clear
+        }
+        if header.frameType == .first, let declared = frame.firstFramePayload?.totalSize,
+            self.totalReassemblyBytes + Int(declared) > self.configuration.maxReassemblyBytesTotal
+        {
+            // Every transport together: many connections' large messages cannot add up without bound.
+            self.emit(.protocolError(transport, SDLProtocolError(
+                .tooManyReassemblies, key: MessageKey(of: header),
+                "cannot start a message of \(declared) bytes: \(self.totalReassemblyBytes) of "
+                    + "\(self.configuration.maxReassemblyBytesTotal) bytes of every transport's reassemblies in use")))
+            self.countMalformed(on: transport, now: now)
+            return
         }
         let message: ProtocolMessage?
         do {
@@ -189,7 +222,7 @@ extension SessionEngine {
         guard let handle = self.sessionHandle(header.sessionID, on: transport), let session = self.sessions[handle],
             session.isRunning
         else {
-            self.anomaly(.unexpectedFrame, transport: transport, "heartbeat for session \(header.sessionID), which does not run here")
+            self.foreignFrame(on: transport, "heartbeat for session \(header.sessionID), which does not run here", now: now)
             return
         }
         guard session.frameVersion.rawValue >= 3 else {

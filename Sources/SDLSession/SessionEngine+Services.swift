@@ -310,6 +310,13 @@ extension SessionEngine {
             }
             switch service {
             case .rpc:
+                // The RPC service runs on the primary: its end may come only there, so that a
+                // connection that registered itself as another app's secondary cannot end it.
+                guard transport == session.primary else {
+                    self.foreignFrame(on: transport, "EndService(RPC) of session \(header.sessionID) on a connection that is not its primary", now: now)
+                    refuse(&self, .notAllowedOnTransport)
+                    return
+                }
                 guard self.endServiceHashMatches(frame, session: session) else {
                     refuse(&self, .wrongHashID)
                     return
@@ -318,6 +325,12 @@ extension SessionEngine {
                 ack(&self)
                 self.endSessionNow(handle, reason: .peer, now: now)
             case .audio, .video:
+                // Ended only on the transport it runs on, or on the session's primary.
+                if let running = session[service: service].running, transport != running.transport, transport != session.primary {
+                    self.foreignFrame(on: transport, "EndService(\(service)) of session \(header.sessionID) on a transport it does not run on", now: now)
+                    refuse(&self, .notAllowedOnTransport)
+                    return
+                }
                 switch session[service: service] {
                 case .running, .starting:
                     self.refuseHeldStarts(of: handle, services: [service])
@@ -364,7 +377,9 @@ extension SessionEngine {
         guard let hash = session.hashID else { return true }
         switch frame.header.version.rawValue {
         case 1:
-            return true
+            // A version 1 header carries no hash: accepted only for a session that has none (it
+            // negotiated version 1). Otherwise it is a way around the hash, not an old app.
+            return false
         case 5...:
             var payload = LenientPayload(frame.payload)
             guard let value = payload.integer("hashId") else { return false }

@@ -193,8 +193,14 @@ public struct SessionEngine: Sendable {
     /// Closes a transport on the layer above's request, ending what runs on it as
     /// ``transportClosed(_:now:)`` would, and emits ``SessionAction/close(_:_:)``.
     public mutating func closeTransport(_ transport: TransportID, now: NIODeadline) {
+        self.closeTransport(transport, reason: .requested, now: now)
+    }
+
+    /// ``closeTransport(_:now:)`` for a reason the layer above names (a peer that stopped
+    /// reading, a connection dropped to make room), reported with it.
+    public mutating func closeTransport(_ transport: TransportID, reason: TransportCloseReason, now: NIODeadline) {
         guard self.transports.contains(transport) else { return }
-        self.close(transport, reason: .requested, now: now)
+        self.close(transport, reason: reason, now: now)
     }
 
     /// Bytes arrived on a transport: they are decoded, reassembled and acted on at once.

@@ -95,6 +95,8 @@ public enum Refusal: Hashable, Sendable, CustomStringConvertible {
     case cannotEnd
     /// A StartService for a service type this head unit does not run.
     case unsupportedService
+    /// The connection runs ``HeadUnitSettings/maxSessionsPerConnection`` sessions already.
+    case tooManySessionsOnConnection
     /// The layer above the engine refused the start, for this reason (an app whose type or HMI
     /// level does not allow streaming, as SDL Core decides).
     case refusedByHeadUnit(String)
@@ -116,6 +118,7 @@ public enum Refusal: Hashable, Sendable, CustomStringConvertible {
         case .cannotEnd: return "service cannot be ended"
         case .unsupportedService: return "service type not supported"
         case .refusedByHeadUnit(let reason): return reason
+        case .tooManySessionsOnConnection: return "too many sessions on this connection"
         }
     }
 

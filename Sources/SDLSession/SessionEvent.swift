@@ -48,6 +48,12 @@ public enum TransportCloseReason: Hashable, Sendable {
     case secondaryNotUsable
     /// The primary transport of the sessions this secondary transport served closed.
     case primaryClosed
+    /// The peer read nothing of what waited for it for longer than the layer above allows: a peer
+    /// that stopped reading is disconnected rather than held on to.
+    case peerStoppedReading
+    /// The layer above had too many connections and closed one that carried no registered
+    /// session to make room.
+    case tooManyConnections
 }
 
 /// Events the engine reports. Sessions are named by ``SessionHandle``; their wire session id is in
@@ -62,6 +68,10 @@ public enum SessionEvent: Hashable, Sendable {
     indirect case sessionStartFailed(SessionHandle, SessionStartFailure)
     /// A session ended; every service it ran has been reported ended before.
     indirect case sessionEnded(SessionHandle, SessionEndReason)
+    /// A Single frame marked protected (E=1) arrived on a session without a security context: it
+    /// was dropped and the peer told (an InternalError security query). Its payload, as it came,
+    /// lets the layer above answer a request in it.
+    indirect case unprotectedMessageRefused(SessionHandle, ServiceType, ByteBuffer)
     /// Head unit role, without ``HeadUnitSettings/endsFloodingSessions``: the session crossed
     /// ``HeadUnitSettings/floodLimit``; end it once the app was told.
     case sessionFlooded(SessionHandle)
@@ -364,5 +374,14 @@ public struct Anomaly: Hashable, Sendable, CustomStringConvertible {
         public static let protectionDowngraded = Code("protectionDowngraded")
         /// An EndService for a service or session that is not running; answered anyway.
         public static let endForStoppedService = Code("endForStoppedService")
+        /// A frame for a session the transport does not carry, or a control frame acting on a
+        /// session from a transport that may not (another app's session): counted against the
+        /// transport's malformed limit.
+        public static let foreignSessionFrame = Code("foreignSessionFrame")
+        /// A connection asked for more sessions than ``HeadUnitSettings/maxSessionsPerConnection``.
+        public static let sessionsPerConnectionLimit = Code("sessionsPerConnectionLimit")
+        /// Every session id was taken: the session that waited longest without registering gave
+        /// its id up.
+        public static let sessionReclaimed = Code("sessionReclaimed")
     }
 }

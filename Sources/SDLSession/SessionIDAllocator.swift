@@ -24,6 +24,9 @@ struct SessionIDAllocator: Sendable {
         self.random = SplitMix64(seed: seed ?? UInt64.random(in: .min ... .max))
     }
 
+    /// Whether ``allocate()`` would find no id.
+    var isExhausted: Bool { self.liveCount >= self.maxSessions }
+
     /// A free id and a fresh hash, or nil when none is free.
     mutating func allocate() -> (SessionID, UInt32)? {
         guard self.liveCount < self.maxSessions else { return nil }

@@ -14,3 +14,15 @@ public func finishesOnA512KiBStack(within seconds: Double = 120, _ body: @escapi
     thread.start()
     return finished.wait(timeout: .now() + seconds) == .success
 }
+
+/// Runs CPU-bound work on a thread of its own and waits for it without holding one of Swift's
+/// cooperative threads: long synchronous tests (seeded schedules, hostile streams) running in
+/// parallel would otherwise take every thread of the pool, and the async tests running beside
+/// them (network round trips with time bounds) would wait for minutes without being run.
+public func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.stackSize = 8 * 1024 * 1024
+        thread.start()
+    }
+}

@@ -138,6 +138,9 @@ struct EnginePair {
     static func headUnitDefaults() -> SessionConfiguration {
         var configuration = SessionConfiguration(role: .headUnit)
         configuration.headUnit.hashSeed = 42
+        // The suites that run 255 sessions on one or a few links (a router's case) lift the
+        // per-connection cap; IsolationTests checks the cap at its default.
+        configuration.headUnit.maxSessionsPerConnection = 255
         return configuration
     }
 
@@ -255,7 +258,7 @@ extension SessionEvent {
         switch self {
         case .sessionStarted(let h, _), .sessionStartFailed(let h, _), .sessionEnded(let h, _), .serviceStarted(let h, _, _),
             .serviceStartFailed(let h, _, _), .serviceEnded(let h, _, _), .serviceWaiting(let h, _, _), .message(let h, _),
-            .secondaryTransport(let h, _), .protocolViolation(let h, _), .serviceStartRequested(let h, _, _), .sessionFlooded(let h):
+            .secondaryTransport(let h, _), .protocolViolation(let h, _), .serviceStartRequested(let h, _, _), .sessionFlooded(let h), .unprotectedMessageRefused(let h, _, _):
             return h
         case .anomaly(let anomaly):
             return anomaly.session
