@@ -1,0 +1,177 @@
+import NIOCore
+import SDLBSON
+import SDLProtocol
+import SDLTestSupport
+import Testing
+
+@testable import SDLSession
+
+/// One connection cannot act on another app's session, nor take every session id, nor make the
+/// head unit hold reassemblies without bound: each attack as a hostile connection beside a victim.
+@Suite("Session isolation and fair shares")
+struct IsolationTests {
+    /// A head unit offering a secondary transport, with the victim's session registered on its
+    /// own connection.
+    static func headUnit(
+        _ adjust: @escaping (inout SessionConfiguration) -> Void = { _ in }
+    ) -> (HeadUnitUnderTest, victimLink: TransportID, victim: SessionHandle, info: SessionInfo) {
+        var hu = HeadUnitUnderTest {
+            $0.headUnit.secondaryTransport = SecondaryTransportOffer(tcpAddress: "127.0.0.1", tcpPort: 12346)
+            adjust(&$0)
+        }
+        let link = hu.accept()
+        let (victim, info) = hu.startSession(on: link)
+        return (hu, link, victim, info)
+    }
+
+    static func hashPayload(_ hash: UInt32) -> [UInt8] {
+        bson { $0.appendInt32("hashId", Int32(bitPattern: hash)) }
+    }
+
+    @Test("a connection that registers itself as another app's secondary cannot end its RPC service, not even with a hashless v1 EndService")
+    func aClaimedSecondaryCannotEndTheSession() throws {
+        var (hu, victimLink, victim, info) = Self.headUnit()
+        let attacker = hu.accept()
+        let sid = info.sessionID.rawValue
+        // Unproven (no hash): taken, as the official app libraries send none.
+        hu.feed(control(.registerSecondaryTransport, service: .control, session: sid, messageID: 1), on: attacker)
+        #expect(hu.newFrames(on: attacker).map(\.header.frameInfo) == [0x08])
+        // EndService(RPC) from that connection, v5 without a hash and v1: both refused, the
+        // session untouched.
+        hu.feed(control(.endService, service: .rpc, session: sid, messageID: 2), on: attacker)
+        hu.feed(control(.endService, version: .v1, service: .rpc, session: sid), on: attacker)
+        #expect(hu.newFrames(on: attacker).map(\.header.frameInfo) == [0x06, 0x06])
+        // v1 on the victim's own primary too: a v1 header carries no hash.
+        hu.feed(control(.endService, version: .v1, service: .rpc, session: sid), on: victimLink)
+        #expect(hu.newFrames(on: victimLink).map(\.header.frameInfo) == [0x06])
+        #expect(!hu.driver.events.contains { if case .sessionEnded(victim, _) = $0 { return true } else { return false } })
+        #expect(hu.driver.events.contains { if case .anomaly(let a) = $0 { return a.code == .foreignSessionFrame } else { return false } })
+    }
+
+    @Test("the app's own registration, proven by its hash id, displaces a connection that claimed its secondary; a wrong hash is refused")
+    func aProvenRegistrationWins() throws {
+        var (hu, _, victim, info) = Self.headUnit()
+        let sid = info.sessionID.rawValue
+        let hash = try #require(info.hashID)
+        let attacker = hu.accept()
+        hu.feed(control(.registerSecondaryTransport, service: .control, session: sid, messageID: 1), on: attacker)
+        #expect(hu.newFrames(on: attacker).map(\.header.frameInfo) == [0x08])
+        // A guessed hash: refused, counted.
+        let guesser = hu.accept()
+        hu.feed(
+            control(.registerSecondaryTransport, service: .control, session: sid, messageID: 1, payload: Self.hashPayload(hash &+ 1)),
+            on: guesser)
+        let refused = try #require(hu.newFrames(on: guesser).first)
+        #expect(refused.header.frameInfo == 0x09)
+        #expect(try BSONDocument(validating: refused.payload)["reason"]?.stringValue == "Wrong hash_id for session \(sid)")
+        // The app's own: accepted; the claiming connection carries the session no more and closes.
+        let own = hu.accept()
+        hu.feed(
+            control(.registerSecondaryTransport, service: .control, session: sid, messageID: 1, payload: Self.hashPayload(hash)), on: own)
+        #expect(hu.newFrames(on: own).map(\.header.frameInfo) == [0x08])
+        #expect(hu.driver.closed.contains { $0.0 == attacker })
+        // Video started from the displaced connection is refused: it is no transport of the session.
+        #expect(hu.driver.engine.hasSessions(on: own))
+        _ = victim
+    }
+
+    @Test("with hashIDRequired a registration without the session's hash id is refused")
+    func hashRequired() throws {
+        var (hu, _, _, info) = Self.headUnit { $0.headUnit.secondaryTransportProof = .hashIDRequired }
+        let attacker = hu.accept()
+        hu.feed(control(.registerSecondaryTransport, service: .control, session: info.sessionID.rawValue, messageID: 1), on: attacker)
+        #expect(hu.newFrames(on: attacker).map(\.header.frameInfo) == [0x09])
+    }
+
+    @Test("frames aimed at sessions a connection does not carry count towards closing that connection, and only it")
+    func foreignFramesCloseTheirConnection() throws {
+        var (hu, victimLink, victim, info) = Self.headUnit { $0.headUnit.malformedLimit = RateLimit(count: 10, per: .seconds(1)) }
+        let attacker = hu.accept()
+        let sid = info.sessionID.rawValue
+        for index in 0..<11 {
+            hu.feed(frameBytes(type: .single, service: .rpc, session: sid, messageID: UInt32(index + 1), payload: [1, 2, 3]), on: attacker)
+        }
+        #expect(hu.driver.closed.contains { $0.0 == attacker })
+        #expect(!hu.driver.closed.contains { $0.0 == victimLink })
+        #expect(!hu.driver.events.contains { if case .sessionEnded(victim, _) = $0 { return true } else { return false } })
+    }
+
+    @Test("one connection gets at most maxSessionsPerConnection sessions (default 16); another connection still starts one")
+    func sessionsPerConnection() throws {
+        var hu = HeadUnitUnderTest { $0.headUnit.maxSessionsPerConnection = SessionConfiguration(role: .headUnit).headUnit.maxSessionsPerConnection }
+        #expect(SessionConfiguration(role: .headUnit).headUnit.maxSessionsPerConnection == 16)
+        let greedy = hu.accept()
+        for _ in 0..<16 { _ = hu.startSession(on: greedy, registered: false) }
+        hu.feed([UInt8](hex: Vectors.a1), on: greedy)
+        let nak = try #require(hu.newFrames(on: greedy).first)
+        #expect(nak.header.frameInfo == 0x03)
+        #expect(try BSONDocument(validating: nak.payload)["reason"]?.stringValue == "too many sessions on this connection")
+        let other = hu.accept()
+        let (_, info) = hu.startSession(on: other)
+        #expect(info.sessionID.rawValue == 17)
+    }
+
+    @Test("when every session id is taken, the session that waited longest without registering gives its id up to a new app")
+    func idleSessionsGiveTheirIDsUp() throws {
+        var hu = HeadUnitUnderTest { $0.headUnit.maxSessions = 4 }
+        let idle = hu.accept()
+        var idleHandles: [SessionHandle] = []
+        for _ in 0..<4 { idleHandles.append(hu.startSession(on: idle, registered: false).0) }
+        // Within the grace nothing is reclaimed: a session that just started is not idle yet.
+        let app = hu.accept()
+        hu.feed([UInt8](hex: Vectors.a1), on: app)
+        #expect(hu.newFrames(on: app).map(\.header.frameInfo) == [0x03])
+        hu.advance(by: .seconds(3))
+        let (handle, _) = hu.startSession(on: app)
+        #expect(!idleHandles.contains(handle))
+        #expect(hu.driver.events.contains { if case .sessionEnded(idleHandles[0], .registrationTimeout) = $0 { return true } else { return false } })
+        #expect(!hu.driver.events.contains { if case .sessionEnded(idleHandles[1], _) = $0 { return true } else { return false } })
+    }
+
+    @Test("reassemblies of every connection together stay under maxReassemblyBytesTotal")
+    func reassemblyAcrossConnections() throws {
+        var hu = HeadUnitUnderTest {
+            $0.maxReassemblyBytesTotal = 32 << 20
+            $0.headUnit.malformedLimit = nil
+        }
+        var started = 0
+        for _ in 0..<8 {
+            let link = hu.accept()
+            let (_, info) = hu.startSession(on: link)
+            for message in 0..<2 {
+                // 8 MiB declared, one byte sent: the declared size is what counts.
+                let total: UInt32 = 8 << 20
+                hu.feed(
+                    frameBytes(
+                        type: .first, service: .rpc, session: info.sessionID.rawValue, messageID: UInt32(100 + message),
+                        payload: [UInt8(total >> 24), UInt8(total >> 16 & 0xFF), UInt8(total >> 8 & 0xFF), UInt8(total & 0xFF), 0, 0, 0, 64]),
+                    on: link)
+                if hu.driver.engine.totalReassemblyBytes > started * (8 << 20) { started += 1 }
+            }
+        }
+        #expect(started == 4)
+        #expect(hu.driver.engine.totalReassemblyBytes == 32 << 20)
+    }
+
+    @Test("a message trickled frame by frame is dropped after maxReassemblyDuration, however often frames come")
+    func trickleDeadline() throws {
+        var hu = HeadUnitUnderTest {
+            $0.protocolLimits.maxReassemblyDuration = .seconds(20)
+            $0.protocolLimits.reassemblyTimeout = .seconds(10)
+        }
+        let link = hu.accept()
+        let (_, info) = hu.startSession(on: link)
+        let sid = info.sessionID.rawValue
+        let total: UInt32 = 1000
+        hu.feed(
+            frameBytes(type: .first, service: .rpc, session: sid, messageID: 7, payload: [0, 0, 3, 232, 0, 0, 0, 100]), on: link)
+        for index in 1...5 {
+            hu.advance(by: .seconds(5))
+            hu.feed(frameBytes(type: .consecutive, service: .rpc, info: UInt8(index), session: sid, messageID: 7, payload: [1]), on: link)
+        }
+        // 25 s after its First frame, every gap under 10 s: dropped all the same.
+        #expect(hu.driver.engine.totalReassemblyBytes == 0)
+        #expect(hu.driver.events.contains { if case .protocolError(_, let error) = $0 { return error.code == .reassemblyExpired } else { return false } })
+        _ = total
+    }
+}
