@@ -97,6 +97,9 @@ public struct SDLTCPTransport: SDLAppTransport, SDLHeadUnitTransport {
             low: configuration.writeBufferLowWatermark, high: configuration.writeBufferHighWatermark)
         try channel.syncOptions?.setOption(.writeBufferWaterMark, value: watermark)
         try channel.syncOptions?.setOption(.tcpOption(.tcp_nodelay), value: 1)
+        if let size = configuration.socketSendBufferSize {
+            try channel.syncOptions?.setOption(.socketOption(.so_sndbuf), value: SocketOptionValue(size))
+        }
     }
 
     /// A socket error as a reader wants it: refused, timed out, unreachable, else NIO's words.

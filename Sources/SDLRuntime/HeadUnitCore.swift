@@ -230,13 +230,9 @@ final class HeadUnitCore: SessionDriverDelegate {
     private func endFloodedSession(_ handle: SessionHandle) {
         guard let state = self.apps[handle], let deadline = state.floodDeadline else { return }
         deadline.cancel()
-        let transport = state.info.transport
         try? self.driver.perform { (engine, now) throws(SessionError) in
-            try engine.endSession(handle, reason: .flood, now: now)
             // The connection goes too when no other session uses it, as SDL Core closes it.
-            if !engine.hasSessions(on: transport) {
-                engine.closeTransport(transport, now: now)
-            }
+            try engine.endSession(handle, reason: .flood, closingItsConnection: true, now: now)
         }
     }
 

@@ -34,6 +34,11 @@ public struct SDLTransportConfiguration: Hashable, Sendable {
     /// `peerStoppedReading`); nil: never. Default 30 s.
     public var stalledReaderTimeout: TimeAmount? = .seconds(30)
 
+    /// The kernel's send buffer of each socket (SO_SNDBUF), for transports over sockets; nil: the
+    /// system's default (Linux grows it up to megabytes). A smaller one makes a peer that stops
+    /// reading show sooner, at some cost in throughput. Default nil.
+    public var socketSendBufferSize: Int?
+
     /// How long a connection attempt may take (the app's primary and secondary transports).
     /// Default 10 s.
     public var connectTimeout: TimeAmount = .seconds(10)

@@ -268,10 +268,17 @@ public struct SessionEngine: Sendable {
 
     /// Head unit role: ends a session for `reason` (``SessionEndReason/flood`` after
     /// ``SessionEvent/sessionFlooded(_:)``, say): EndService(RPC), then the session ends at once.
-    public mutating func endSession(_ handle: SessionHandle, reason: SessionEndReason, now: NIODeadline) throws(SessionError) {
+    /// `closingItsConnection`: its connection closes too, once the EndService is written, when no
+    /// other session uses it (SDL Core closes a flooding app's connection).
+    public mutating func endSession(
+        _ handle: SessionHandle, reason: SessionEndReason, closingItsConnection: Bool = false, now: NIODeadline
+    ) throws(SessionError) {
         guard self.role == .headUnit else { throw SessionError(.wrongRole, "an app ends its session with endSession(_:now:)") }
-        guard self.sessions[handle]?.isRunning == true else { throw SessionError(.unknownSession, "\(handle)") }
+        guard let session = self.sessions[handle], session.isRunning else { throw SessionError(.unknownSession, "\(handle)") }
         self.endSessionByHeadUnit(handle, reason: reason, now: now)
+        if closingItsConnection, let record = self.transports[session.primary], record.sessions.isEmpty {
+            self.closeAfterFlush(session.primary, reason: .noSessionsLeft, now: now)
+        }
     }
 
     /// The layer above saw the session register (RegisterAppInterface succeeded). App role: audio

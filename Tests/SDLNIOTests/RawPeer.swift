@@ -25,9 +25,13 @@ struct RawPeer: Sendable {
         }
     }
 
-    static func connect(port: Int) async throws -> RawPeer {
+    static func connect(port: Int, receiveBufferSize: Int? = nil) async throws -> RawPeer {
         let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream()
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if let size = receiveBufferSize {
+            bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(size))
+        }
+        let channel = try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(Collector(continuation))
@@ -40,8 +44,8 @@ struct RawPeer: Sendable {
 
     /// A raw app whose session started and whose RegisterAppInterface (#1) was answered: the
     /// frames after the response, and the session id.
-    static func registered(port: Int) async throws -> (peer: RawPeer, frames: FrameReader, session: UInt8) {
-        let peer = try await RawPeer.connect(port: port)
+    static func registered(port: Int, receiveBufferSize: Int? = nil) async throws -> (peer: RawPeer, frames: FrameReader, session: UInt8) {
+        let peer = try await RawPeer.connect(port: port, receiveBufferSize: receiveBufferSize)
         var frames = peer.frames()
         try await peer.send(RawFrames.startSession)
         let session = try #require(try await frames.next()).header.sessionID.rawValue

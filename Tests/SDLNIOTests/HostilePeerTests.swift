@@ -1,0 +1,220 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import SDLNIO
+import SDLProtocol
+import SDLRPC
+import SDLSession
+import Testing
+
+/// A hostile peer against the head unit (and a hostile head unit against the app), over loopback:
+/// each attack bounded in memory, answered as SDL Core answers, and ended for that peer alone.
+@Suite(.timeLimit(.minutes(1)))
+struct HostilePeerTests {
+    /// A raw ListFiles request payload with a correlation id.
+    static func listFiles(_ correlationID: UInt32) -> ByteBuffer {
+        try! SDLListFilesRequest().payload(correlationID: correlationID)
+    }
+
+    /// The frames of `count` ListFiles requests in one buffer.
+    static func requests(_ count: Int, session: UInt8, from first: UInt32 = 10) -> ByteBuffer {
+        var all = ByteBuffer()
+        for index in 0..<count {
+            var frame = RawFrames.rpc(Self.listFiles(first + UInt32(index)), session: session, messageID: first + UInt32(index))
+            all.writeBuffer(&frame)
+        }
+        return all
+    }
+
+    static func disconnections(_ handler: RecordingHandler) -> [String] {
+        handler.events.map(\.name).filter { $0.hasPrefix("appDisconnected") }
+    }
+
+    /// A head unit that holds at most `limit` queued bytes per connection and closes a connection
+    /// not read for 2 s, and a registered raw app on it that has stopped reading.
+    static func nonReadingApp(limit: Int, handler: RecordingHandler) async throws -> (SDLHeadUnitServer, RawPeer, UInt8) {
+        var configuration = testHeadUnitConfiguration()
+        configuration.transport.maxQueuedBytesPerTransport = limit
+        configuration.transport.stalledReaderTimeout = .seconds(2)
+        // Small kernel buffers on both ends, so that a peer that stops reading shows at once.
+        configuration.transport.socketSendBufferSize = 16 * 1024
+        configuration.session.headUnit.floodLimit = nil
+        let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)
+        let (peer, _, session) = try await RawPeer.registered(port: server.primaryPort, receiveBufferSize: 16 * 1024)
+        try await peer.stopReading()
+        return (server, peer, session)
+    }
+
+    @Test func anAppThatSendsRequestsAndNeverReadsTheAnswersIsThrottledThenClosed() async throws {
+        try await within(40) {
+            let handler = RecordingHandler()
+            let (server, peer, session) = try await Self.nonReadingApp(limit: 64 * 1024, handler: handler)
+            // 20,000 requests whose answers (about 100 bytes each) it never reads.
+            let sent = Task { try? await peer.send(Self.requests(20_000, session: session)) }
+            var highest = 0
+            while Self.disconnections(handler).isEmpty {
+                highest = max(highest, await server.queuedBytes)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            // Held: the bound plus the answers to the requests already read when reading paused
+            // (the requests of one read of up to 64 KiB, and the frames buffered before it: a few
+            // hundred KiB), never the 2 MB of answers to everything sent.
+            #expect(highest <= 64 * 1024 + 512 * 1024)
+            #expect(handler.requests.withLockedValue { $0.count } < 20_000)
+            #expect(Self.disconnections(handler) == ["appDisconnected(transportLost)"])
+            #expect(handler.events.contains { event in
+                if case .session(.transportClosed(_, let closure)) = event { return "\(closure)".contains("peerStoppedReading") }
+                return false
+            })
+            sent.cancel()
+            #expect(await server.queuedBytes == 0)
+            await peer.close()
+            await server.shutdown()
+        }
+    }
+
+    @Test func heartbeatsWhoseACKsAreNeverReadHoldNoMoreThanTheBound() async throws {
+        try await within(40) {
+            let handler = RecordingHandler()
+            let (server, peer, session) = try await Self.nonReadingApp(limit: 32 * 1024, handler: handler)
+            var heartbeats = ByteBuffer()
+            for index in 0..<100_000 {
+                heartbeats.writeBytes([0x50, 0x00, 0x00, session, 0, 0, 0, 0])
+                heartbeats.writeInteger(UInt32(index + 2))
+            }
+            let sent = Task { try? await peer.send(heartbeats) }
+            var highest = 0
+            while Self.disconnections(handler).isEmpty {
+                highest = max(highest, await server.queuedBytes)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(highest <= 32 * 1024 + 128 * 1024)
+            sent.cancel()
+            await peer.close()
+            await server.shutdown()
+        }
+    }
+
+    @Test func idleConnectionsCannotKeepANewAppOut() async throws {
+        try await within {
+            let handler = RecordingHandler()
+            var configuration = testHeadUnitConfiguration()
+            configuration.maxConnections = 3
+            configuration.connectionStartTimeout = nil
+            let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)
+            var idle: [RawPeer] = []
+            for _ in 0..<3 { idle.append(try await RawPeer.connect(port: server.primaryPort)) }
+            try await Task.sleep(for: .milliseconds(100))
+            // A fourth: the oldest idle connection makes room, and the app registers.
+            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            try await app.register(registration())
+            var frames = idle[0].frames()
+            #expect(try await frames.next() == nil)  // closed
+            await app.disconnect()
+            for peer in idle { await peer.close() }
+            await server.shutdown()
+        }
+    }
+
+    @Test func aConnectionThatStartsNoSessionIsClosed() async throws {
+        try await within {
+            var configuration = testHeadUnitConfiguration()
+            configuration.connectionStartTimeout = .milliseconds(300)
+            let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: RecordingHandler())
+            let peer = try await RawPeer.connect(port: server.primaryPort)
+            var frames = peer.frames()
+            let start = NIODeadline.now()
+            #expect(try await frames.next() == nil)
+            #expect(NIODeadline.now() - start >= .milliseconds(250))
+            await server.shutdown()
+        }
+    }
+
+    @Test func aRequestTooLargeToParseIsAnsweredInvalidDataUnparsed() async throws {
+        try await within {
+            var configuration = testHeadUnitConfiguration()
+            configuration.maxRPCParametersSize = 64 * 1024
+            let handler = RecordingHandler()
+            let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)
+            let (peer, frames, session) = try await RawPeer.registered(port: server.primaryPort)
+            var reader = frames
+            // 100 KB of JSON parameters in a ListFiles request.
+            let json = "{\"x\":\"" + String(repeating: "a", count: 100_000) + "\"}"
+            var payload = ByteBuffer()
+            try RPCPayload(
+                header: RPCBinaryHeader(rpcType: .request, functionID: FunctionID.listFiles.rawValue, correlationID: 77, jsonSize: 0),
+                parameters: ByteBuffer(string: json)
+            ).write(to: &payload)
+            try await peer.send(RawFrames.rpc(payload, session: session, messageID: 5))
+            var message: AnyRPCMessage?
+            while let frame = try await reader.next(where: { $0.header.serviceType == .rpc && $0.header.frameType == .single }) {
+                let decoded = try AnyRPCMessage(payload: frame.payload, options: .lenient)
+                if decoded.message is SDLListFilesResponse {
+                    message = decoded
+                    break
+                }
+            }
+            let response = try #require(message?.message as? SDLListFilesResponse)
+            #expect(message?.correlationID == 77)
+            #expect(response.resultCode == .invalidData)
+            #expect(response.info?.contains("above the 65536 this head unit reads") == true)
+            #expect(handler.requests.withLockedValue { $0.isEmpty })
+            await peer.close()
+            await server.shutdown()
+        }
+    }
+
+    @Test func aRequestWhoseJSONRunsPastItsPayloadAndAnEncryptedRequestWithoutEncryptionAreAnswered() async throws {
+        try await within {
+            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: RecordingHandler())
+            let (peer, frames, session) = try await RawPeer.registered(port: server.primaryPort)
+            var reader = frames
+            // The binary header says 500 bytes of JSON; 20 follow.
+            var short = ByteBuffer()
+            short.writeInteger(UInt32(0x0000_0022))  // request, function 34 (ListFiles)
+            short.writeInteger(UInt32(41))
+            short.writeInteger(UInt32(500))
+            short.writeString("{\"a\":1}")
+            try await peer.send(RawFrames.rpc(short, session: session, messageID: 6))
+            // A plain request in a frame marked encrypted (E=1) on a session without encryption.
+            var marked = RawFrames.rpc(Self.listFiles(42), session: session, messageID: 7)
+            let first = marked.getInteger(at: marked.readerIndex, as: UInt8.self)!
+            marked.setInteger(first | 0x08, at: marked.readerIndex)
+            try await peer.send(marked)
+            var answered: [UInt32: SDLResult] = [:]
+            while answered.count < 2, let frame = try await reader.next(where: { $0.header.serviceType == .rpc && $0.header.frameType == .single }) {
+                let message = try AnyRPCMessage(payload: frame.payload, options: .lenient)
+                if let response = message.message as? SDLListFilesResponse { answered[message.correlationID] = response.resultCode }
+            }
+            #expect(answered == [41: .invalidData, 42: .invalidData])
+            await peer.close()
+            await server.shutdown()
+        }
+    }
+
+    @Test func aFloodEndsWithOnAppInterfaceUnregisteredThenEndServiceAndTheConnectionClosed() async throws {
+        try await within {
+            var configuration = testHeadUnitConfiguration()
+            configuration.session.headUnit.floodLimit = RateLimit(count: 100, per: .seconds(1))
+            let handler = RecordingHandler()
+            let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)
+            let (peer, frames, session) = try await RawPeer.registered(port: server.primaryPort)
+            var reader = frames
+            try await peer.send(Self.requests(1500, session: session))
+            var seen: [String] = []
+            while let frame = try await reader.next() {
+                if frame.header.frameType == .control {
+                    seen.append("control \(frame.header.frameInfo)")
+                } else if frame.header.serviceType == .rpc, let message = try? AnyRPCMessage(payload: frame.payload, options: .lenient),
+                    let unregistered = message.message as? SDLOnAppInterfaceUnregistered
+                {
+                    seen.append("OnAppInterfaceUnregistered \(unregistered.reason.wireName)")
+                }
+            }
+            // The notification, then EndService(RPC), then the connection closes (nil above).
+            #expect(seen.filter { $0 != "control 255" }.suffix(2) == ["OnAppInterfaceUnregistered TOO_MANY_REQUESTS", "control 4"])
+            #expect(handler.requests.withLockedValue { $0.count } <= 100)
+            await server.shutdown()
+        }
+    }
+}
