@@ -84,8 +84,15 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     private var media: [ServiceType: MediaState] = [:]
     /// Bounds the wait of a start (``SDLAppConfiguration/mediaStartTimeout``).
     private var mediaTimers: [ServiceType: Scheduled<Void>] = [:]
+    /// Streams opened from other threads (notification subscriptions, request listeners), added
+    /// before the next message is handled.
+    let preceding: PrecedingWork<AppCore>
 
-    init(configuration: SDLAppConfiguration, eventLoop: any EventLoop, events: AsyncStream<SDLAppEvent>.Continuation, logger: Logger) {
+    init(
+        configuration: SDLAppConfiguration, eventLoop: any EventLoop, events: AsyncStream<SDLAppEvent>.Continuation, logger: Logger,
+        preceding: PrecedingWork<AppCore>
+    ) {
+        self.preceding = preceding
         var session = configuration.session
         session.role = .app
         self.configuration = configuration
@@ -314,6 +321,8 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     // MARK: - Receiving
 
     private func receivedRPC(_ payload: ByteBuffer) {
+        // A stream opened before this message arrived sees it.
+        self.preceding.drain(self)
         let header: RPCBinaryHeader
         do {
             header = try RPCPayload(parsing: payload).header

@@ -31,6 +31,8 @@ public final class SDLAppConnection: Sendable {
     /// The session as the head unit's StartServiceACK set it up.
     public let sessionInfo: SessionInfo
     private let core: LoopBound<AppCore>
+    /// The core's queue of streams opened here, added before it handles its next message.
+    private let preceding: PrecedingWork<AppCore>
     private let configuration: SDLAppConfiguration
 
     /// A connection dropped without ``disconnect()`` or ``close()`` closes its transports.
@@ -38,8 +40,12 @@ public final class SDLAppConnection: Sendable {
         self.core.execute { $0.close(completion: nil) }
     }
 
-    private init(core: LoopBound<AppCore>, events: AsyncStream<SDLAppEvent>, sessionInfo: SessionInfo, configuration: SDLAppConfiguration) {
+    private init(
+        core: LoopBound<AppCore>, preceding: PrecedingWork<AppCore>, events: AsyncStream<SDLAppEvent>, sessionInfo: SessionInfo,
+        configuration: SDLAppConfiguration
+    ) {
         self.core = core
+        self.preceding = preceding
         self.eventLoop = core.eventLoop
         self.events = events
         self.sessionInfo = sessionInfo
@@ -61,9 +67,12 @@ public final class SDLAppConnection: Sendable {
         let (events, continuation) = AsyncStream<SDLAppEvent>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, configuration.eventBufferSize)))
         let core: LoopBound<AppCore>
+        let preceding = PrecedingWork<AppCore>()
         do {
             core = try await loop.submit {
-                LoopBound(AppCore(configuration: configuration, eventLoop: loop, events: continuation, logger: logger), eventLoop: loop)
+                LoopBound(
+                    AppCore(configuration: configuration, eventLoop: loop, events: continuation, logger: logger, preceding: preceding),
+                    eventLoop: loop)
             }.get()
         } catch {
             throw SDLConnectionError(.connectFailed, "the event loop is shut down: \(error)")
@@ -73,7 +82,7 @@ public final class SDLAppConnection: Sendable {
         } onCancel: { core, _ in
             core.cancelConnect()
         }
-        return SDLAppConnection(core: core, events: events, sessionInfo: info, configuration: configuration)
+        return SDLAppConnection(core: core, preceding: preceding, events: events, sessionInfo: info, configuration: configuration)
     }
 
     /// A logger that logs nothing: the default of every runtime, which stays quiet unless given
@@ -222,7 +231,7 @@ public final class SDLAppConnection: Sendable {
         let size = max(1, bufferSize ?? self.configuration.notificationBufferSize)
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(size))
         let functionID = Notification.functionID
-        self.core.execute { core in
+        self.core.executeBeforeNextInput(self.preceding) { core in
             if let value = current?(core) {
                 continuation.yield(value)
             }
@@ -280,7 +289,7 @@ public final class SDLAppConnection: Sendable {
         let size = max(1, bufferSize ?? self.configuration.notificationBufferSize)
         let (stream, continuation) = AsyncStream<SDLIncomingRequest>.makeStream(bufferingPolicy: .bufferingOldest(size))
         let filter = functions.map { Set($0.map(\.rawValue)) }
-        self.core.execute { core in
+        self.core.executeBeforeNextInput(self.preceding) { core in
             let id = core.listenForRequests(functions: filter, finish: { continuation.finish() }) { request in
                 AsyncStreamYieldOutcome(continuation.yield(request))
             }

@@ -192,6 +192,39 @@ struct HostilePeerTests {
         }
     }
 
+    @Test func requestsWithTheHighestCorrelationIDsAreAnsweredAndAReRegistrationStillWorks() async throws {
+        try await within {
+            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: RecordingHandler())
+            let (peer, frames, session) = try await RawPeer.registered(port: server.primaryPort)
+            var reader = frames
+            // The ids next to the one Core's notifications carry, then an unregistration and a
+            // registration whose correlation id is one of them again.
+            func answer(to correlationID: UInt32) async throws -> (String, SDLResult?) {
+                while let frame = try await reader.next(where: { $0.header.serviceType == .rpc && $0.header.frameType == .single }) {
+                    let message = try AnyRPCMessage(payload: frame.payload, options: .lenient)
+                    guard message.correlationID == correlationID, let response = message.message as? any RPCResponse else { continue }
+                    return (message.functionName, response.resultCode)
+                }
+                throw TimedOut(what: "the answer to #\(correlationID)")
+            }
+            for correlationID: UInt32 in [0xFFFF_FFFD, 0xFFFF_FFFE] {
+                try await peer.send(RawFrames.rpc(Self.listFiles(correlationID), session: session, messageID: 2))
+                let (name, result) = try await answer(to: correlationID)
+                #expect(name == "ListFiles")
+                #expect(result == .success)
+            }
+            let unregister = try SDLUnregisterAppInterfaceRequest().payload(correlationID: 0xFFFF_FFFD)
+            try await peer.send(RawFrames.rpc(unregister, session: session, messageID: 3))
+            #expect(try await answer(to: 0xFFFF_FFFD) == ("UnregisterAppInterface", .success))
+            try await peer.send(RawFrames.register(session: session, correlationID: 0xFFFF_FFFE))
+            #expect(try await answer(to: 0xFFFF_FFFE) == ("RegisterAppInterface", .success))
+            try await peer.send(RawFrames.rpc(Self.listFiles(0xFFFF_FFFD), session: session, messageID: 4))
+            #expect(try await answer(to: 0xFFFF_FFFD) == ("ListFiles", .success))
+            await peer.close()
+            await server.shutdown()
+        }
+    }
+
     @Test func aFloodEndsWithOnAppInterfaceUnregisteredThenEndServiceAndTheConnectionClosed() async throws {
         try await within {
             var configuration = testHeadUnitConfiguration()
