@@ -811,7 +811,7 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     func snapshotStatistics() -> SDLAppStatistics {
         var statistics = self.statistics
         self.budget.refresh(self.driver.engine)
-        statistics.queuedBytes = self.budget.totalQueuedBytes
+        statistics.queuedBytes = self.driver.queuedBytesOnEveryTransport
         return statistics
     }
 }

@@ -106,7 +106,8 @@ public struct SDLAppStatistics: Hashable, Sendable {
     public var unreadableMessages = 0
     /// RPCs from the head unit read leniently with violations (delivered all the same).
     public var messagesWithViolations = 0
-    /// Bytes of our messages queued in the session engine, not yet written to the socket.
+    /// Bytes queued in the session engine towards the head unit (messages, media, control frames
+    /// such as heartbeat ACKs), not yet written to the transports.
     public var queuedBytes = 0
 
     /// Zero counters.

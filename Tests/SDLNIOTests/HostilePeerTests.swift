@@ -251,3 +251,89 @@ struct HostilePeerTests {
         }
     }
 }
+
+/// A head unit that accepts the session, then floods heartbeats and never reads what the app
+/// answers: the app's queue towards it stays bounded, and the app ends the session with a typed
+/// reason once the head unit has not read for `stalledReaderTimeout`.
+@Suite(.timeLimit(.minutes(1)))
+struct HostileHeadUnitTests {
+    final class Flooder: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        var decoder = FrameDecoder(invalidHeaderPolicy: .fail)
+        var flooding = false
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !self.flooding else { return }
+            self.decoder.append(self.unwrapInboundIn(data))
+            while let frame = try? self.decoder.nextFrame() {
+                guard frame.header.frameType == .control, frame.header.controlFrameInfo == .startService else { continue }
+                var payload = ByteBuffer()
+                try! StartServiceACKPayload(protocolVersion: "5.4.0", hashID: 0x1D2C_3B4A, mtu: 131_072).write(to: &payload)
+                var out = ByteBuffer()
+                try! FrameEncoder.writeMessage(
+                    payload, version: .v5, serviceType: .rpc, sessionID: SessionID(1), messageID: frame.header.messageID ?? MessageID(0),
+                    control: .startServiceACK, maxPayloadPerFrame: 131_072, to: &out)
+                context.writeAndFlush(self.wrapOutboundOut(out), promise: nil)
+                // From now on nothing the app sends is read.
+                self.flooding = true
+                context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+                self.flood(context: context, messageID: 2)
+                return
+            }
+        }
+
+        /// Heartbeats, 64 KiB at a time, as long as the socket takes them.
+        private func flood(context: ChannelHandlerContext, messageID: UInt32) {
+            guard context.channel.isActive else { return }
+            var next = messageID
+            if context.channel.isWritable {
+                var heartbeats = ByteBuffer()
+                for _ in 0..<5000 {
+                    heartbeats.writeBytes([0x50, 0x00, 0x00, 0x01, 0, 0, 0, 0])
+                    heartbeats.writeInteger(next)
+                    next &+= 1
+                }
+                context.writeAndFlush(self.wrapOutboundOut(heartbeats), promise: nil)
+            }
+            context.eventLoop.scheduleTask(in: .milliseconds(5)) { self.flood(context: context, messageID: next) }
+        }
+    }
+
+    @Test func aHeadUnitThatFloodsHeartbeatsAndNeverReadsCostsTheAppABoundedQueueAndEndsTheSession() async throws {
+        try await within(50) {
+            let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .childChannelOption(ChannelOptions.socketOption(.so_rcvbuf), value: 16 * 1024)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Flooder()) }
+                }
+                .bind(host: "127.0.0.1", port: 0).get()
+            var configuration = SDLAppConfiguration()
+            configuration.transport.maxQueuedBytesPerTransport = 64 * 1024
+            configuration.transport.stalledReaderTimeout = .seconds(2)
+            configuration.transport.socketSendBufferSize = 16 * 1024
+            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.localAddress!.port!, configuration: configuration)
+            let ended = NIOLockedValueBox<SessionEndReason?>(nil)
+            let closure = NIOLockedValueBox<String>("")
+            let events = Task {
+                for await event in app.events {
+                    if case .session(.transportClosed(_, let reason)) = event { closure.withLockedValue { $0 = "\(reason)" } }
+                    if case .sessionEnded(let reason) = event { ended.withLockedValue { $0 = reason } }
+                }
+            }
+            var highest = 0
+            while ended.withLockedValue({ $0 }) == nil {
+                highest = max(highest, await app.statistics.queuedBytes)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            events.cancel()
+            // The bound plus the answers to the heartbeats already read when reading paused.
+            #expect(highest > 0)
+            #expect(highest <= 64 * 1024 + 512 * 1024)
+            #expect(ended.withLockedValue { $0 } == .transportLost)
+            #expect(closure.withLockedValue { $0 }.contains("peerStoppedReading"))
+            await app.disconnect()
+            try? await server.close()
+        }
+    }
+}
