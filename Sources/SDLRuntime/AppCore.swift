@@ -661,9 +661,9 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         self.media[service] = nil
         if reason == .transportLost, let handle = self.handle {
             // The engine keeps a service lost with its transport wanted, to restart it when the
-            // secondary returns (SESSION.md scenario 29). Its writer fails instead: bytes in flight
-            // were lost and a decoder needs a fresh start (a new key frame). The app starts it again
-            // with startVideo/startAudio, which waits for the secondary's return.
+            // secondary returns (ARCHITECTURE.md, D-secondary). Its writer fails instead: bytes in
+            // flight were lost and a decoder needs a fresh start (a new key frame). The app starts
+            // it again with startVideo/startAudio, which waits for the secondary's return.
             try? self.driver.perform { (engine, now) throws(SessionError) in try engine.endService(service, of: handle, now: now) }
         }
         let error = SDLConnectionError(.serviceFailed, "\(service) ended: \(reason)")

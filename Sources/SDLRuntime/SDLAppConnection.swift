@@ -4,9 +4,9 @@ import SDLProtocol
 import SDLRPC
 import SDLSession
 
-/// An app's connection to a head unit over TCP (an SDL Core listens on port 12345 by default):
-/// one session, its RPCs as async calls, notifications as `AsyncSequence`s, audio and video with
-/// back-pressure (DESIGN.md §1, "Runtimes").
+/// An app's connection to a head unit over any ``SDLAppTransport`` (TCP with `SDLNIO`: an SDL Core
+/// listens on port 12345 by default): one session, its RPCs as async calls, notifications as
+/// `AsyncSequence`s, audio and video with back-pressure (ARCHITECTURE.md §4).
 ///
 /// ```swift
 /// let connection = try await SDLAppConnection.connect(host: "127.0.0.1", port: 12345)
@@ -16,7 +16,7 @@ import SDLSession
 /// await connection.disconnect()
 /// ```
 ///
-/// Everything runs on one event loop: the session engine, its sockets and timers, the requests
+/// Everything runs on one event loop: the session engine, its connections and timers, the requests
 /// waiting for responses. The methods may be called from any task; they are safe to call
 /// concurrently.
 public final class SDLAppConnection: Sendable {
@@ -315,11 +315,11 @@ public final class SDLAppConnection: Sendable {
 
     // MARK: - Audio and video
 
-    /// Starts the video service (protocol spec 5.4.1 §3.1.3.1) where the head unit's
-    /// `videoServiceTransports` put it, connecting and registering the secondary transport first
-    /// if needed (SESSION.md §1.5), and returns a writer for the byte stream. Needs a registered
-    /// app. Throws ``SDLConnectionError/Code/serviceFailed`` when the head unit refuses or no
-    /// transport allows it.
+    /// Starts the video service (protocol spec 5.4.1 §3.1.3.4) where the head unit's
+    /// `videoServiceTransports` put it, connecting and registering the secondary transport first if
+    /// needed (ARCHITECTURE.md, D-secondary), and returns a writer for the byte stream. Needs a
+    /// registered app. Throws ``SDLConnectionError/Code/serviceFailed`` when the head unit refuses
+    /// or no transport allows it.
     public func startVideo(
         _ parameters: VideoParameters? = nil, protection: ServiceProtection = .none
     ) async throws(SDLConnectionError) -> SDLMediaWriter {
