@@ -47,6 +47,22 @@ public struct SDLTransportConfiguration: Hashable, Sendable {
     /// ACK) to the link before it is closed anyway. Default 2 s.
     public var closeTimeout: TimeAmount = .seconds(2)
 
+    /// How long a listener waits before accepting again after accepting failed (out of file
+    /// descriptors: EMFILE, ENFILE; out of memory: ENOBUFS, ENOMEM), instead of retrying at once
+    /// and spinning a core while the condition lasts. Default 250 ms.
+    public var acceptBackoff: TimeAmount = .milliseconds(250)
+
+    /// How long a connection a listener accepted may take over a handshake of its link's own (the
+    /// WebSocket upgrade) before it is closed. Until its handshake is done a connection is not the
+    /// runtime's, so the runtime's own limits (``SDLHeadUnitConfiguration/maxConnections``,
+    /// ``SDLHeadUnitConfiguration/connectionStartTimeout``) do not see it yet. Default 10 s.
+    public var handshakeTimeout: TimeAmount = .seconds(10)
+
+    /// How many accepted connections may be in their link's handshake at once, per listener:
+    /// beyond it the one waiting longest is closed for the new one, so that connections that never
+    /// finish their handshake cannot hold the descriptors. Default 64.
+    public var maxPendingHandshakes: Int = 64
+
     /// The defaults.
     public init() {}
 }

@@ -132,6 +132,42 @@ struct HostilePeerTests {
         }
     }
 
+    /// Over WebSocket a connection is the head unit's only once upgraded: until then the listener
+    /// bounds it (the oldest of too many pending upgrades closed, each closed at its deadline).
+    @Test func webSocketConnectionsThatNeverUpgradeAreBoundedAndClosed() async throws {
+        try await within {
+            var configuration = testHeadUnitConfiguration()
+            configuration.transport.handshakeTimeout = .seconds(1)
+            configuration.transport.maxPendingHandshakes = 3
+            let server = try await TestBed(.webSocket).server(configuration, handler: RecordingHandler())
+            var idle: [RawPeer] = []
+            for _ in 0..<5 {
+                idle.append(try await RawPeer.connect(port: server.primaryPort))
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // Five connections, three may wait: the two oldest are closed for the newer ones.
+            for peer in idle.prefix(2) {
+                var frames = peer.frames()
+                #expect(try await frames.next() == nil)
+            }
+            #expect(idle[4].channel.isActive)
+            // The others at their deadline.
+            let start = NIODeadline.now()
+            for peer in idle.suffix(3) {
+                var frames = peer.frames()
+                #expect(try await frames.next() == nil)
+            }
+            #expect(NIODeadline.now() - start >= .milliseconds(300))
+            // A real app, whose upgrade is done at once, is not closed by the deadline.
+            let app = try await TestBed(.webSocket).connect(server)
+            try await app.register(registration())
+            try await Task.sleep(for: .milliseconds(1200))
+            _ = try await app.send(SDLListFilesRequest())
+            await app.disconnect()
+            await server.shutdown()
+        }
+    }
+
     @Test func aRequestTooLargeToParseIsAnsweredInvalidDataUnparsed() async throws {
         try await within {
             var configuration = testHeadUnitConfiguration()

@@ -10,9 +10,18 @@ struct LiveCommandTests {
         private let output = Pipe()
         private var pending = Data()
 
-        init(_ arguments: [String]) throws {
-            self.process.executableURL = try sdlBinary()
-            self.process.arguments = ["headunit", "--port", "0", "--json"] + arguments
+        /// `sdl headunit --port 0 --json` with `arguments`; with `descriptorLimit`, under that
+        /// `ulimit -n`.
+        init(_ arguments: [String], descriptorLimit: Int? = nil) throws {
+            let arguments = ["headunit", "--port", "0", "--json"] + arguments
+            if let descriptorLimit {
+                // The shell lowers its limit and becomes `sdl`: the process id is the head unit's.
+                self.process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                self.process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", try sdlBinary().path] + arguments
+            } else {
+                self.process.executableURL = try sdlBinary()
+                self.process.arguments = arguments
+            }
             self.process.standardOutput = self.output
             self.process.standardError = FileHandle.nullDevice
             try self.process.run()
@@ -38,6 +47,29 @@ struct LiveCommandTests {
             while let line = self.nextLine() { lines.append(line) }
             self.process.waitUntilExit()
             return lines
+        }
+
+        /// The CPU time the process has used, in clock ticks (user and system).
+        func cpuTicks() throws -> Int {
+            let stat = try String(contentsOfFile: "/proc/\(self.process.processIdentifier)/stat", encoding: .utf8)
+            // The fields after the command name, which is in parentheses and may hold spaces.
+            let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+            return Int(fields[11])! + Int(fields[12])!
+        }
+    }
+
+    /// Opens `count` TCP connections to the loopback `port` that never send a byte.
+    static func idleConnections(_ count: Int, port: Int) -> [Int32] {
+        (0..<count).map { _ in
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            return socket
         }
     }
 
@@ -96,5 +128,41 @@ struct LiveCommandTests {
 
         let usage = try runSDL(["app", "--script", "nope"], input: nil)
         #expect(usage.status != 0 && usage.err.contains("unknown script nope"))
+    }
+
+    @Test("out of descriptors, headunit backs off its accepts rather than spinning a core, and takes an app once the idle connections are gone")
+    func descriptorsExhausted() throws {
+        // A limit of 64 descriptors and room for 1,000 connections: the kernel runs out first.
+        let headUnit = try HeadUnitProcess(["--max-connections", "1000", "--duration", "60"], descriptorLimit: 64)
+        defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
+        let port = try #require(headUnit.nextLine().flatMap(Self.object)?["port"] as? Int)
+        let idle = Self.idleConnections(100, port: port)
+        Thread.sleep(forTimeInterval: 0.5)
+        let before = try headUnit.cpuTicks()
+        Thread.sleep(forTimeInterval: 1)
+        // A listener retrying at once spins (a core, less what a loaded machine leaves it: 27 to
+        // 39 ticks were seen); backing off, it wakes four times a second (0 to 2 ticks).
+        let used = try headUnit.cpuTicks() - before
+        #expect(used < 10, "\(used) ticks of CPU in 1 s while out of descriptors")
+        for socket in idle { close(socket) }
+        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"], input: nil)
+        #expect(app.status == 0, "\(app.out)")
+        kill(headUnit.process.processIdentifier, SIGINT)
+        _ = headUnit.remainingLines()
+    }
+
+    @Test("with a low descriptor limit, headunit's default connection maximum stays below it: idle connections cannot keep an app out")
+    func idleConnectionsUnderALowDescriptorLimit() throws {
+        let headUnit = try HeadUnitProcess(["--duration", "60"], descriptorLimit: 64)
+        defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
+        let port = try #require(headUnit.nextLine().flatMap(Self.object)?["port"] as? Int)
+        let idle = Self.idleConnections(100, port: port)
+        defer { for socket in idle { close(socket) } }
+        // 100 idle connections and a limit of 64 descriptors (32 connections): the oldest idle
+        // ones make room, and the app registers while all of them are still open on its side.
+        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"], input: nil)
+        #expect(app.status == 0, "\(app.out)")
+        kill(headUnit.process.processIdentifier, SIGINT)
+        _ = headUnit.remainingLines()
     }
 }
