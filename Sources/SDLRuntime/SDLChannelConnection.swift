@@ -124,9 +124,13 @@ public final class SDLChannelConnection: ChannelDuplexHandler, SDLTransportConne
 
     private func reportClosed(_ error: (any Error)?) {
         guard !self.closeReported else { return }
-        // Bytes held while paused are not handled once the connection is gone: nothing could be
-        // answered on it.
-        if self.events != nil { self.held = [] }
+        if let events = self.events, !self.held.isEmpty {
+            // What the peer sent before it went (an UnregisterAppInterface, an EndService) is
+            // handled before its close, paused or not.
+            let held = self.held
+            self.held = []
+            for bytes in held { events.received(bytes) }
+        }
         guard let events = self.events else {
             self.closedEarly = true
             return

@@ -34,6 +34,18 @@ public struct SDLTransportConfiguration: Hashable, Sendable {
     /// `peerStoppedReading`); nil: never. Default 30 s.
     public var stalledReaderTimeout: TimeAmount? = .seconds(30)
 
+    /// How many messages of one connection's input are handled in one go: past it, or past
+    /// ``maxInputBytesPerTurn`` bytes, the rest of what was read waits (the connection no longer
+    /// read meanwhile) while the event loop serves the other connections, so that one peer that
+    /// sends thousands of requests in one write delays another peer's request by at most this many
+    /// messages' work. A single message is always handled whole. Default 64.
+    public var maxInputMessagesPerTurn: Int = 64
+
+    /// See ``maxInputMessagesPerTurn``: the bytes of one connection's input handed to the session
+    /// engine in one go. Default 256 KiB (a read cycle of a socket: large media messages go
+    /// through unhindered).
+    public var maxInputBytesPerTurn: Int = 256 * 1024
+
     /// The kernel's send buffer of each socket (SO_SNDBUF), for transports over sockets; nil: the
     /// system's default (Linux grows it up to megabytes). A smaller one makes a peer that stops
     /// reading show sooner, at some cost in throughput. Default nil.

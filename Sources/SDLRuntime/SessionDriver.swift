@@ -56,7 +56,21 @@ final class SessionDriver {
         var throttled = false
         /// Since when frames wait for a connection that takes none.
         var stalledSince: NIODeadline?
+        /// Input read but not handed to the engine yet: the rest of a read beyond the turn's
+        /// budget, or beyond the point where the connection was throttled. Reads are held while
+        /// it is there.
+        var backlog: ByteBuffer?
     }
+
+    /// `.message` events reported so far (a connection's turn counts its own).
+    private var messagesReported = 0
+    /// The task that gives backlogged connections their next turn.
+    private var backlogTurn: Scheduled<Void>?
+    /// How long the loop is left to other connections' input between two turns of backlogged
+    /// ones: long enough that the loop polls its sockets first (tasks due at once run before).
+    static let backlogYield = TimeAmount.microseconds(50)
+    /// The first piece input is handed to the engine in within a turn (see ``feed(_:on:)``).
+    static let inputSlice = 2048
 
     private var stallCheck: Scheduled<Void>?
 
@@ -123,10 +137,78 @@ final class SessionDriver {
     }
 
     func transportReceived(_ bytes: ByteBuffer, on transport: TransportID) {
-        guard self.links[transport] != nil else { return }
-        self.engine.received(bytes, on: transport, now: .now())
-        self.drain()
-        self.throttleIfBacklogged(transport)
+        guard let link = self.links[transport] else { return }
+        if link.backlog != nil {
+            // Reads are held while there is a backlog; a transport that delivers anyway queues.
+            self.links[transport]!.backlog!.writeImmutableBuffer(bytes)
+            return
+        }
+        self.feed(bytes, on: transport)
+    }
+
+    /// Hands input to the engine within one turn's budget; what is left over becomes the
+    /// transport's backlog, handled in a later turn once the loop has served the others (and the
+    /// transport is no longer throttled).
+    private func feed(_ bytes: ByteBuffer, on transport: TransportID) {
+        var rest = bytes
+        let messagesBefore = self.messagesReported
+        var fed = 0
+        // Small pieces while they carry several messages each, so that a turn ends close to its
+        // message budget; doubling while they carry at most one (large media frames go on in
+        // large pieces, not copied together from small ones).
+        var pieceSize = Self.inputSlice
+        while rest.readableBytes > 0 {
+            let budgetSpent = fed >= self.transportConfiguration.maxInputBytesPerTurn
+                || self.messagesReported - messagesBefore >= self.transportConfiguration.maxInputMessagesPerTurn
+            if budgetSpent || self.links[transport]!.throttled {
+                self.links[transport]!.backlog = rest
+                self.updateReadHold(transport)
+                self.scheduleBacklogTurn()
+                return
+            }
+            let piece = rest.readSlice(length: min(rest.readableBytes, pieceSize))!
+            fed += piece.readableBytes
+            let messagesBeforePiece = self.messagesReported
+            self.engine.received(piece, on: transport, now: .now())
+            self.drain()
+            guard self.links[transport] != nil else { return }
+            if self.messagesReported - messagesBeforePiece <= 1 {
+                pieceSize = min(pieceSize * 2, self.transportConfiguration.maxInputBytesPerTurn)
+            }
+            self.throttleIfBacklogged(transport)
+        }
+    }
+
+    private func scheduleBacklogTurn() {
+        guard self.backlogTurn == nil else { return }
+        self.backlogTurn = self.eventLoop.assumeIsolated().scheduleTask(in: Self.backlogYield) {
+            self.backlogTurn = nil
+            self.serveBacklogs()
+        }
+    }
+
+    /// One turn for every transport with a backlog that may go on (not throttled, not paused by
+    /// a lagging consumer).
+    private func serveBacklogs() {
+        var waiting = false
+        for transport in self.links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let link = self.links[transport], let backlog = link.backlog else { continue }
+            guard !link.throttled, link.readPauses == 0, self.globalReadPauses == 0 else {
+                waiting = true
+                continue
+            }
+            self.links[transport]!.backlog = nil
+            self.feed(backlog, on: transport)
+            if self.links[transport]?.backlog != nil {
+                waiting = true
+            } else {
+                // Done: reads resume (what the connection held meanwhile comes first).
+                self.updateReadHold(transport)
+            }
+        }
+        if waiting, self.links.values.contains(where: { $0.backlog != nil && !$0.throttled && $0.readPauses == 0 }), self.globalReadPauses == 0 {
+            self.scheduleBacklogTurn()
+        }
     }
 
     /// A peer that lets what we send it pile up is no longer read until it catches up: what it
@@ -193,7 +275,20 @@ final class SessionDriver {
             self.completeStopIfIdle()
             return
         }
-        guard let link = self.links.removeValue(forKey: transport) else { return }
+        guard let link = self.links[transport] else { return }
+        if let backlog = link.backlog {
+            // What the peer sent before it went is handled before its close, whatever the budget.
+            self.links[transport]!.backlog = nil
+            self.engine.received(backlog, on: transport, now: .now())
+            self.drain()
+            if self.links[transport] == nil {
+                // The engine gave up on it meanwhile: that close is this one.
+                self.closing[transport] = nil
+                self.completeStopIfIdle()
+                return
+            }
+        }
+        self.links[transport] = nil
         self.logger.debug(
             "transport closed",
             metadata: ["transport": "\(transport)", "link": "\(link.connection.transportDescription)", "error": "\(error.map { "\($0)" } ?? "none")"])
@@ -237,10 +332,14 @@ final class SessionDriver {
 
     private func updateReadHold(_ transport: TransportID) {
         guard let link = self.links[transport] else { return }
-        let held = link.readPauses > 0 || self.globalReadPauses > 0 || link.throttled
+        let held = link.readPauses > 0 || self.globalReadPauses > 0 || link.throttled || link.backlog != nil
         if held != link.readsPaused {
             self.links[transport]!.readsPaused = held
             link.connection.setReadsPaused(held)
+        }
+        if link.backlog != nil, !link.throttled, link.readPauses == 0, self.globalReadPauses == 0 {
+            // Free to go on with its backlog.
+            self.scheduleBacklogTurn()
         }
     }
 
@@ -256,6 +355,7 @@ final class SessionDriver {
             while let action = self.engine.nextAction() {
                 switch action {
                 case .event(let event):
+                    if case .message = event { self.messagesReported &+= 1 }
                     self.delegate?.sessionDriver(self, didReport: event)
                 case .write(let transport):
                     self.pull(transport)
@@ -390,6 +490,8 @@ final class SessionDriver {
         self.stopped = true
         self.stallCheck?.cancel()
         self.stallCheck = nil
+        self.backlogTurn?.cancel()
+        self.backlogTurn = nil
         self.timer?.cancel()
         self.timer = nil
         self.timerDeadline = nil
