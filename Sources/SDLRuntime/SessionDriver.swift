@@ -139,44 +139,59 @@ final class SessionDriver {
     func transportReceived(_ bytes: ByteBuffer, on transport: TransportID) {
         guard let link = self.links[transport] else { return }
         if link.backlog != nil {
-            // Reads are held while there is a backlog; a transport that delivers anyway queues.
+            // Older input waits, or is being handed over right now (bytes a connection delivered
+            // while the engine's actions were acted on): these go after it.
             self.links[transport]!.backlog!.writeImmutableBuffer(bytes)
             return
         }
-        self.feed(bytes, on: transport)
+        self.links[transport]!.backlog = bytes
+        self.feed(transport)
     }
 
-    /// Hands input to the engine within one turn's budget; what is left over becomes the
-    /// transport's backlog, handled in a later turn once the loop has served the others (and the
-    /// transport is no longer throttled).
-    private func feed(_ bytes: ByteBuffer, on transport: TransportID) {
-        var rest = bytes
+    /// Hands the transport's backlog to the engine within one turn's budget. What is not handed
+    /// over stays the backlog, the transport's reads held, until a later turn once the loop has
+    /// served the others (and the transport is no longer throttled). The backlog keeps the rest
+    /// while the engine works, so that input arriving meanwhile queues behind it.
+    private func feed(_ transport: TransportID) {
         let messagesBefore = self.messagesReported
         var fed = 0
         // Small pieces while they carry several messages each, so that a turn ends close to its
         // message budget; doubling while they carry at most one (large media frames go on in
         // large pieces, not copied together from small ones).
         var pieceSize = Self.inputSlice
-        while rest.readableBytes > 0 {
+        while let link = self.links[transport], var backlog = link.backlog {
+            guard backlog.readableBytes > 0 else {
+                self.links[transport]!.backlog = nil
+                break
+            }
             let budgetSpent = fed >= self.transportConfiguration.maxInputBytesPerTurn
                 || self.messagesReported - messagesBefore >= self.transportConfiguration.maxInputMessagesPerTurn
-            if budgetSpent || self.links[transport]!.throttled {
-                self.links[transport]!.backlog = rest
+            if budgetSpent {
                 self.updateReadHold(transport)
                 self.scheduleBacklogTurn()
                 return
             }
-            let piece = rest.readSlice(length: min(rest.readableBytes, pieceSize))!
+            if link.throttled || link.readPauses > 0 || self.globalReadPauses > 0 {
+                // Held (the peer does not read, a consumer lags, the app flooded): the rest waits
+                // for the hold to end, which gives the backlog its turn.
+                self.updateReadHold(transport)
+                return
+            }
+            let piece = backlog.readSlice(length: min(backlog.readableBytes, pieceSize))!
+            self.links[transport]!.backlog = backlog
             fed += piece.readableBytes
             let messagesBeforePiece = self.messagesReported
             self.engine.received(piece, on: transport, now: .now())
             self.drain()
             guard self.links[transport] != nil else { return }
+            self.throttleIfBacklogged(transport)
             if self.messagesReported - messagesBeforePiece <= 1 {
                 pieceSize = min(pieceSize * 2, self.transportConfiguration.maxInputBytesPerTurn)
             }
-            self.throttleIfBacklogged(transport)
         }
+        // Everything handed over: reads resume if the backlog held them (what the connection
+        // kept meanwhile comes first).
+        self.updateReadHold(transport)
     }
 
     private func scheduleBacklogTurn() {
@@ -188,26 +203,14 @@ final class SessionDriver {
     }
 
     /// One turn for every transport with a backlog that may go on (not throttled, not paused by
-    /// a lagging consumer).
+    /// a lagging consumer: those get theirs when that ends). A turn that spends its budget
+    /// schedules the next.
     private func serveBacklogs() {
-        var waiting = false
         for transport in self.links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard let link = self.links[transport], let backlog = link.backlog else { continue }
-            guard !link.throttled, link.readPauses == 0, self.globalReadPauses == 0 else {
-                waiting = true
-                continue
-            }
-            self.links[transport]!.backlog = nil
-            self.feed(backlog, on: transport)
-            if self.links[transport]?.backlog != nil {
-                waiting = true
-            } else {
-                // Done: reads resume (what the connection held meanwhile comes first).
-                self.updateReadHold(transport)
-            }
-        }
-        if waiting, self.links.values.contains(where: { $0.backlog != nil && !$0.throttled && $0.readPauses == 0 }), self.globalReadPauses == 0 {
-            self.scheduleBacklogTurn()
+            guard let link = self.links[transport], link.backlog != nil, !link.throttled, link.readPauses == 0,
+                self.globalReadPauses == 0
+            else { continue }
+            self.feed(transport)
         }
     }
 

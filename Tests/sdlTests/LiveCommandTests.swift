@@ -1,8 +1,11 @@
 import Foundation
 import Testing
 
-/// `sdl headunit` and `sdl app` as subprocesses on ephemeral loopback ports.
-@Suite("sdl headunit and sdl app")
+/// `sdl headunit` and `sdl app` as subprocesses on ephemeral loopback ports. One test at a time,
+/// and every wait of seconds (a script run, a pause) off the cooperative thread pool: waiting on a
+/// subprocess blocks its thread, and the pool has one thread per core, which the other suites'
+/// event-loop tests need.
+@Suite("sdl headunit and sdl app", .serialized)
 struct LiveCommandTests {
     /// A running `sdl headunit --json`, its standard output read line by line.
     final class HeadUnitProcess {
@@ -73,12 +76,19 @@ struct LiveCommandTests {
         }
     }
 
+    /// ``runSDL(_:input:)`` on a thread of its own.
+    static func runApart(_ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try runSDL(arguments, input: nil) }) }
+        }
+    }
+
     static func object(_ line: String) -> [String: Any]? {
         (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
     }
 
     @Test("headunit prints its bound port; app --script all against it exits 0 with every step ok; SIGINT stops the head unit with exit 0")
-    func headUnitAndApp() throws {
+    func headUnitAndApp() async throws {
         let headUnit = try HeadUnitProcess(["--secondary-port", "0", "--media-transports", "secondary", "--duration", "120"])
         defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
         let listening = try #require(headUnit.nextLine().flatMap(Self.object))
@@ -87,7 +97,7 @@ struct LiveCommandTests {
         let port = try #require(listening["port"] as? Int)
         #expect(port > 0 && (listening["secondaryPort"] as? Int ?? 0) > 0)
 
-        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "all", "--duration", "0.3", "--json"], input: nil)
+        let app = try await Self.runApart(["app", "--connect", "127.0.0.1:\(port)", "--script", "all", "--duration", "0.3", "--json"])
         #expect(app.status == 0, "\(app.out)\(app.err)")
         let steps = app.out.split(separator: "\n").compactMap { Self.object(String($0)) }
         #expect(steps.filter { $0["event"] as? String == "step" }.allSatisfy { $0["ok"] as? Bool == true })
@@ -110,7 +120,7 @@ struct LiveCommandTests {
     }
 
     @Test("app exits 1 with a failed step when the head unit cannot be reached; headunit stops by itself after --duration")
-    func failuresAndDuration() throws {
+    func failuresAndDuration() async throws {
         let headUnit = try HeadUnitProcess(["--duration", "0.5"])
         defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
         let listening = try #require(headUnit.nextLine().flatMap(Self.object))
@@ -120,7 +130,7 @@ struct LiveCommandTests {
         #expect(lines.last?["reason"] as? String == "duration")
 
         // The head unit is gone: nothing listens on its port any more.
-        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"], input: nil)
+        let app = try await Self.runApart(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"])
         #expect(app.status == 1)
         #expect(app.out.contains("Climate-1 connect tcp 127.0.0.1:\(port): FAILED"))
         #expect(app.out.contains("connection refused"))
@@ -131,28 +141,28 @@ struct LiveCommandTests {
     }
 
     @Test("out of descriptors, headunit backs off its accepts rather than spinning a core, and takes an app once the idle connections are gone")
-    func descriptorsExhausted() throws {
+    func descriptorsExhausted() async throws {
         // A limit of 64 descriptors and room for 1,000 connections: the kernel runs out first.
         let headUnit = try HeadUnitProcess(["--max-connections", "1000", "--duration", "60"], descriptorLimit: 64)
         defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
         let port = try #require(headUnit.nextLine().flatMap(Self.object)?["port"] as? Int)
         let idle = Self.idleConnections(100, port: port)
-        Thread.sleep(forTimeInterval: 0.5)
+        try await Task.sleep(for: .milliseconds(500))
         let before = try headUnit.cpuTicks()
-        Thread.sleep(forTimeInterval: 1)
+        try await Task.sleep(for: .seconds(1))
         // A listener retrying at once spins (a core, less what a loaded machine leaves it: 27 to
         // 39 ticks were seen); backing off, it wakes four times a second (0 to 2 ticks).
         let used = try headUnit.cpuTicks() - before
         #expect(used < 10, "\(used) ticks of CPU in 1 s while out of descriptors")
         for socket in idle { close(socket) }
-        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"], input: nil)
+        let app = try await Self.runApart(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"])
         #expect(app.status == 0, "\(app.out)")
         kill(headUnit.process.processIdentifier, SIGINT)
         _ = headUnit.remainingLines()
     }
 
     @Test("with a low descriptor limit, headunit's default connection maximum stays below it: idle connections cannot keep an app out")
-    func idleConnectionsUnderALowDescriptorLimit() throws {
+    func idleConnectionsUnderALowDescriptorLimit() async throws {
         let headUnit = try HeadUnitProcess(["--duration", "60"], descriptorLimit: 64)
         defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
         let port = try #require(headUnit.nextLine().flatMap(Self.object)?["port"] as? Int)
@@ -160,7 +170,7 @@ struct LiveCommandTests {
         defer { for socket in idle { close(socket) } }
         // 100 idle connections and a limit of 64 descriptors (32 connections): the oldest idle
         // ones make room, and the app registers while all of them are still open on its side.
-        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"], input: nil)
+        let app = try await Self.runApart(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"])
         #expect(app.status == 0, "\(app.out)")
         kill(headUnit.process.processIdentifier, SIGINT)
         _ = headUnit.remainingLines()
