@@ -60,6 +60,9 @@ final class SessionDriver {
         /// budget, or beyond the point where the connection was throttled. Reads are held while
         /// it is there.
         var backlog: ByteBuffer?
+        /// The size of the pieces its input is handed over in (see ``SessionDriver/feed(_:)``),
+        /// kept from one read to the next.
+        var pieceSize = SessionDriver.inputSlice
     }
 
     /// `.message` events reported so far (a connection's turn counts its own).
@@ -69,7 +72,7 @@ final class SessionDriver {
     /// How long the loop is left to other connections' input between two turns of backlogged
     /// ones: long enough that the loop polls its sockets first (tasks due at once run before).
     static let backlogYield = TimeAmount.microseconds(50)
-    /// The first piece input is handed to the engine in within a turn (see ``feed(_:on:)``).
+    /// The smallest piece input is handed to the engine in (see ``feed(_:)``).
     static let inputSlice = 2048
 
     private var stallCheck: Scheduled<Void>?
@@ -156,9 +159,10 @@ final class SessionDriver {
         let messagesBefore = self.messagesReported
         var fed = 0
         // Small pieces while they carry several messages each, so that a turn ends close to its
-        // message budget; doubling while they carry at most one (large media frames go on in
-        // large pieces, not copied together from small ones).
-        var pieceSize = Self.inputSlice
+        // message budget; doubling while they carry at most one, halving while they carry many:
+        // a connection that carries media keeps large pieces from one read to the next (its
+        // frames are not copied together from small ones), one that carries small requests small
+        // ones.
         while let link = self.links[transport], var backlog = link.backlog {
             guard backlog.readableBytes > 0 else {
                 self.links[transport]!.backlog = nil
@@ -177,7 +181,7 @@ final class SessionDriver {
                 self.updateReadHold(transport)
                 return
             }
-            let piece = backlog.readSlice(length: min(backlog.readableBytes, pieceSize))!
+            let piece = backlog.readSlice(length: min(backlog.readableBytes, link.pieceSize))!
             self.links[transport]!.backlog = backlog
             fed += piece.readableBytes
             let messagesBeforePiece = self.messagesReported
@@ -185,8 +189,11 @@ final class SessionDriver {
             self.drain()
             guard self.links[transport] != nil else { return }
             self.throttleIfBacklogged(transport)
-            if self.messagesReported - messagesBeforePiece <= 1 {
-                pieceSize = min(pieceSize * 2, self.transportConfiguration.maxInputBytesPerTurn)
+            let carried = self.messagesReported - messagesBeforePiece
+            if carried <= 1 && piece.readableBytes == link.pieceSize {
+                self.links[transport]!.pieceSize = min(link.pieceSize * 2, max(Self.inputSlice, self.transportConfiguration.maxInputBytesPerTurn))
+            } else if carried > 16 {
+                self.links[transport]!.pieceSize = max(Self.inputSlice, link.pieceSize / 2)
             }
         }
         // Everything handed over: reads resume if the backlog held them (what the connection
