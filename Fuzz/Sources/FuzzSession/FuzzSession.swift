@@ -33,7 +33,8 @@ import SDLSession
 // - a hostile connection's bytes (unless it proved a session's hash id) never end a session nor a
 //   service that does not run on that connection, never deliver an RPC or hybrid message to a
 //   session, reach a session at all only as its claimed secondary when the head unit takes
-//   unproven registrations (audio and video there), and get nothing but control frames back;
+//   unproven registrations (audio and video there), and get nothing but control frames back
+//   (and the audio and video of a session it claimed, which run on its connection);
 //   every request it makes is answered while it stays open;
 // - queues: `queuedBytes(on:)` is never negative, 0 exactly when nothing waits, equal to the
 //   frames a full pull hands out (headers included), and one delivery of input adds at most its
@@ -265,8 +266,11 @@ struct Pair {
         if fromApp {
             self.wire[transport]?.toHU.add(bytes, what: "app on \(transport)")
         } else {
-            // An attacker gets answers, never another session's data.
-            self.wire[transport]?.toApp.add(bytes, what: "head unit on \(transport)", controlOnly: self.attackers.contains(transport))
+            // An attacker gets answers, never another session's data: only the audio and video of a
+            // session it claimed, which run on its connection, may go to it.
+            self.wire[transport]?.toApp.add(
+                bytes, what: "head unit on \(transport)", controlOnly: self.attackers.contains(transport),
+                mediaToo: self.unprovenAllowed && self.claimed[transport]?.isEmpty == false)
         }
         let receiver = !fromApp
         let before = self[receiver].engine.queuedBytes(on: transport)

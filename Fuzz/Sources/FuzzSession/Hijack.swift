@@ -94,7 +94,9 @@ func hijack(_ pair: inout Pair, _ input: inout FuzzInput) {
     let victims = pair.hu.liveHandles().filter { pair.hu.tracks[$0]?.transport != attacker }
     let victim = input.int(in: 0...7) == 0 ? nil : pick(victims, &input)
     let sid = victim.flatMap { pair.hu.tracks[$0]?.sessionID } ?? SessionID(UInt8(input.int(in: 1...255)))
-    let info = victim.flatMap { pair.hu.engine.sessionInfo($0) }
+    // The session the id names, if any, whichever way it was picked.
+    let named = victim ?? pair.hu.liveHandles().first { pair.hu.tracks[$0]?.sessionID == sid }
+    let info = named.flatMap { pair.hu.engine.sessionInfo($0) }
     let hash = info?.hashID
     let version = input.pick([ProtocolVersion.v5, info?.frameVersion ?? .v5, .v4, .v2])
     // The proof an attacker offers: none, a guess, or rarely the very hash id (it is then the
@@ -117,11 +119,11 @@ func hijack(_ pair: inout Pair, _ input: inout FuzzInput) {
         if let offered {
             payload.writeBSONDocument { $0.appendInt32("hashId", Int32(bitPattern: offered)) }
         }
-        if let victim {
+        if let named {
             if proved {
-                pair.proven[attacker, default: []].insert(victim)
+                pair.proven[attacker, default: []].insert(named)
             } else if offered == nil {
-                pair.claimed[attacker, default: []].insert(victim)
+                pair.claimed[attacker, default: []].insert(named)
             }
         }
     case 2:

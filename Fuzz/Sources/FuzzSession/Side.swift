@@ -116,7 +116,8 @@ struct WireCount {
         self.counts[UInt16(service.rawValue) << 8 | UInt16(info.rawValue)] ?? 0
     }
 
-    mutating func add(_ bytes: ByteBuffer, what: String, controlOnly: Bool = false) {
+    /// `controlOnly`: every frame must be a control frame, or audio and video when `mediaToo`.
+    mutating func add(_ bytes: ByteBuffer, what: String, controlOnly: Bool = false, mediaToo: Bool = false) {
         self.decoder.append(bytes)
         while true {
             let frame: ProtocolFrame?
@@ -126,7 +127,10 @@ struct WireCount {
                 preconditionFailure("\(what): an engine wrote a malformed frame: \(error)")
             }
             guard let frame else { return }
-            precondition(!controlOnly || frame.header.frameType == .control, "\(what): a \(frame.header.frameType) frame of \(frame.header.serviceType)")
+            precondition(
+                !controlOnly || frame.header.frameType == .control
+                    || mediaToo && (frame.header.serviceType == .audio || frame.header.serviceType == .video),
+                "\(what): a \(frame.header.frameType) frame of \(frame.header.serviceType)")
             if frame.header.frameType == .control {
                 self.counts[UInt16(frame.header.serviceType.rawValue) << 8 | UInt16(frame.header.frameInfo), default: 0] += 1
             }
