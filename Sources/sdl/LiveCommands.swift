@@ -387,15 +387,22 @@ final class TranscriptPrinter: Sendable {
         if wake { self.wakeUp.signal() }
     }
 
-    /// Writes what is left and stops the writer.
-    func finish() async {
+    /// Writes what is left and stops the writer, waiting for standard output at most `patience`:
+    /// an output nobody reads (a full pipe) does not keep the process from ending. What could not
+    /// be written is then counted on standard error.
+    func finish(patience: Duration = .seconds(2)) async {
         self.state.withLockedValue { $0.finished = true }
         self.wakeUp.signal()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let written = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             DispatchQueue.global().async {
-                self.done.wait()
-                continuation.resume()
+                let nanoseconds = patience.components.seconds * 1_000_000_000 + patience.components.attoseconds / 1_000_000_000
+                continuation.resume(returning: self.done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success)
             }
+        }
+        if !written {
+            let unwritten = self.state.withLockedValue { $0.lines.count + $0.dropped }
+            FileHandle.standardError.write(
+                Data("sdl: standard output took nothing for \(patience): the transcript's last \(unwritten) line(s) and what the writer was writing are not written\n".utf8))
         }
     }
 
