@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import SDLAppScripts
@@ -9,6 +10,7 @@ import SDLNIO
 import SDLRPC
 import SDLSession
 import SDLTestHeadUnit
+import ServiceLifecycle
 
 struct HeadUnitSubcommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -170,11 +172,25 @@ struct HeadUnitSubcommand: AsyncParsableCommand {
                 }
             }
         }
-        let reason = await StopSignal.wait(duration: self.duration)
+        // The head unit runs as a service of a group; SIGINT, SIGTERM or --duration end the
+        // watcher, which shuts the group down gracefully: every session ended with EndService,
+        // every connection closed, before the end line.
+        let watcher = StopWatcher(duration: self.duration)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: headUnit),
+                    .init(service: watcher, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                logger: Logger(label: "sdl.headunit", factory: { _ in SwiftLogNoOpLogHandler() })))
+        do {
+            try await group.run()
+        } catch {
+            printer.error("\(error)")
+        }
         driver.cancel()
-        await headUnit.shutdown()
         let statistics = await headUnit.statistics
-        printer.headUnitEnd(reason: reason, statistics: statistics)
+        printer.headUnitEnd(reason: watcher.reason, statistics: statistics)
         await printer.finish()
     }
 
@@ -283,6 +299,23 @@ enum StandardInputLines {
 }
 
 /// Waits for SIGINT, SIGTERM or the end of a duration.
+/// A service that returns on SIGINT, SIGTERM or at the end of `duration`, remembering which: in a
+/// service group whose graceful shutdown it starts by returning.
+final class StopWatcher: Service, Sendable {
+    let duration: Double?
+    private let stopReason = NIOLockedValueBox("cancelled")
+
+    init(duration: Double?) { self.duration = duration }
+
+    /// "SIGINT", "SIGTERM", "duration", or "cancelled" when the group was cancelled first.
+    var reason: String { self.stopReason.withLockedValue { $0 } }
+
+    func run() async {
+        let reason = await StopSignal.wait(duration: self.duration) ?? "cancelled"
+        self.stopReason.withLockedValue { $0 = reason }
+    }
+}
+
 enum StopSignal {
     /// Returns "SIGINT", "SIGTERM", "duration", or "cancelled" when the calling task is
     /// cancelled first (nil is never returned; the optional keeps call sites simple).
