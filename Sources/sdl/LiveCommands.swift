@@ -485,13 +485,15 @@ final class TranscriptPrinter: Sendable {
         let stop = interrupted.map { $0 == "cancelled" ? "" : " (stopped by \($0))" } ?? ""
         self.emit(
             "\(report.steps) step(s), \(report.failures.count) failed; \(report.roundTrips) round trips in \(String(format: "%.2f", seconds)) s "
-                + "(\(String(format: "%.0f", report.roundTripsPerSecond))/s, slowest \(String(format: "%.1f", slowest)) ms); "
+                + "(\(String(format: "%.0f", report.roundTripsPerSecond))/s"
+                + (report.timedRoundTrips > 0 ? ", slowest \(String(format: "%.1f", slowest)) ms of \(report.timedRoundTrips) timed" : "") + "); "
                 + "\(report.mediaBytes) media bytes "
                 + "(\(String(format: "%.1f", report.mediaBytesPerSecond / 1_048_576)) MiB/s)\(stop)",
             [
                 ("event", .string("end")), ("steps", .int(report.steps)), ("failed", .int(report.failures.count)),
                 ("roundTrips", .int(report.roundTrips)), ("roundTripsPerSecond", .double(report.roundTripsPerSecond.rounded())),
-                ("slowestRoundTripMs", .double((slowest * 10).rounded() / 10)),
+                ("timedRoundTrips", .int(report.timedRoundTrips)),
+                ("slowestRoundTripMs", report.timedRoundTrips > 0 ? .double((slowest * 10).rounded() / 10) : .null),
                 ("mediaBytes", .int(report.mediaBytes)), ("seconds", .double((seconds * 1000).rounded() / 1000)),
                 ("stoppedBy", interrupted.flatMap { $0 == "cancelled" ? nil : .string($0) } ?? .null),
             ])
