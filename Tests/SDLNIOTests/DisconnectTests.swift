@@ -75,11 +75,12 @@ struct DisconnectTests {
         }
     }
 
-    @Test func anAbruptHeadUnitShutdownFailsWaitingRequests() async throws {
+    @Test(arguments: TransportKind.allCases) func anAbruptHeadUnitShutdownFailsWaitingRequests(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within {
             let handler = RecordingHandler(listFilesDelay: .seconds(30))
-            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let server = try await bed.server(testHeadUnitConfiguration(), handler: handler)
+            let app = try await bed.connect(server)
             try await app.register(registration())
             let waiting = Task { () async -> Result<SDLListFilesResponse, SDLConnectionError> in
                 do throws(SDLConnectionError) {
@@ -115,16 +116,16 @@ struct DisconnectTests {
         }
     }
 
-    @Test func aGracefulHeadUnitShutdownEndsEverySessionAndService() async throws {
+    @Test(arguments: TransportKind.allCases) func aGracefulHeadUnitShutdownEndsEverySessionAndService(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within {
             let handler = RecordingHandler()
-            let server = try await SDLHeadUnitServer.start(
-                configuration: testHeadUnitConfiguration(secondary: true, videoTransports: [.secondary]), handler: handler)
-            let first = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let server = try await bed.server(testHeadUnitConfiguration(secondary: true, videoTransports: [.secondary]), handler: handler)
+            let first = try await bed.connect(server)
             try await first.register(registration("First"))
             let writer = try await first.startVideo()
             try await writer.write(patternBytes(offset: 0, count: 100_000))
-            let second = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let second = try await bed.connect(server)
             try await second.register(registration("Second"))
 
             await server.shutdown()
