@@ -59,6 +59,10 @@ public final class SDLAppConnection: Sendable {
     /// (``AppSettings/sessionStartTimeout``). Runs on `eventLoop`, or on one of the transport's
     /// ``SDLAppTransport/defaultEventLoopGroup``. Close the connection with ``disconnect()`` or
     /// ``close()``; ``withSDLAppConnection(to:configuration:eventLoop:logger:_:)`` does it for you.
+    ///
+    /// The event loop must outlive the connection: SwiftNIO drops work sent to a loop that has shut
+    /// down (it prints an error), so a call made on the connection afterwards would never return.
+    /// End the connection before shutting down an event-loop group of your own; a scope does.
     public static func connect(
         to transport: some SDLAppTransport, configuration: SDLAppConfiguration = SDLAppConfiguration(),
         eventLoop: (any EventLoop)? = nil, logger: Logger = SDLAppConnection.silentLogger
