@@ -552,7 +552,6 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         self.registeredRPCVersion = nil
     }
 
-
     // MARK: - Audio and video
 
     func startMedia(_ service: ServiceType, video: VideoParameters?, protection: ServiceProtection, completion: Completion<ServiceInfo>) {

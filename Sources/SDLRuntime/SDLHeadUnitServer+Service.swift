@@ -13,8 +13,8 @@ import ServiceLifecycle
 /// ```
 extension SDLHeadUnitServer: Service {
     /// Serves until the service group shuts down gracefully or the calling task is cancelled, then
-    /// stops the server gracefully; returns once it has stopped. A server already shut down
-    /// returns at once.
+    /// stops the server gracefully; returns once it has stopped. A server the program shut down
+    /// itself meanwhile is found stopped: the second shutdown does nothing more.
     public func run() async {
         try? await gracefulShutdown()
         await self.shutdown()

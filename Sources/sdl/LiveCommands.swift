@@ -298,7 +298,6 @@ enum StandardInputLines {
     }
 }
 
-/// Waits for SIGINT, SIGTERM or the end of a duration.
 /// A service that returns on SIGINT, SIGTERM or at the end of `duration`, remembering which: in a
 /// service group whose graceful shutdown it starts by returning.
 final class StopWatcher: Service, Sendable {
@@ -316,6 +315,7 @@ final class StopWatcher: Service, Sendable {
     }
 }
 
+/// Waits for SIGINT, SIGTERM or the end of a duration.
 enum StopSignal {
     /// Returns "SIGINT", "SIGTERM", "duration", or "cancelled" when the calling task is
     /// cancelled first (nil is never returned; the optional keeps call sites simple).
