@@ -25,23 +25,76 @@ private let headerSet: [FrameHeader] = (0..<64).map { index in
 
 private let headerBytes: [UInt8] = headerSet.flatMap(\.bytes)
 
-/// One side of the header parse row: our `FrameHeader.peek(in:at:)`, every field read.
-private func parseOurs() -> (Int) -> Void {
-    let buffer = ByteBuffer(bytes: headerBytes)
-    let end = headerBytes.count
-    return { count in
-        var sum: UInt64 = 0
-        var offset = 0
-        for _ in 0..<count {
-            let header = FrameHeader.peek(in: buffer, at: offset).unsafelyUnwrapped
-            sum &+= UInt64(header.version.rawValue) &+ (header.protectionBit ? 1 : 0) &+ UInt64(header.frameType.rawValue)
-            sum &+= UInt64(header.serviceType.rawValue) &+ UInt64(header.frameInfo) &+ UInt64(header.sessionID.rawValue)
-            sum &+= UInt64(header.dataSize) &+ UInt64(header.messageID?.rawValue ?? 0)
-            offset += 12
-            if offset == end { offset = 0 }
-        }
-        sink(sum)
+/// The 64 headers of the header rows, one after the other (768 bytes).
+public let headerSetBuffer = ByteBuffer(bytes: headerBytes)
+
+/// Our side of the header parse row: `count` headers read with `FrameHeader.peek(in:at:)` from
+/// `headerSetBuffer`, in turn, every field read; returns a checksum of the fields.
+@inline(__always)
+public func parseHeaderSet(_ buffer: ByteBuffer, count: Int) -> UInt64 {
+    let end = buffer.readableBytes
+    var sum: UInt64 = 0
+    var offset = 0
+    for _ in 0..<count {
+        let header = FrameHeader.peek(in: buffer, at: offset).unsafelyUnwrapped
+        sum &+= UInt64(header.version.rawValue) &+ (header.protectionBit ? 1 : 0) &+ UInt64(header.frameType.rawValue)
+        sum &+= UInt64(header.serviceType.rawValue) &+ UInt64(header.frameInfo) &+ UInt64(header.sessionID.rawValue)
+        sum &+= UInt64(header.dataSize) &+ UInt64(header.messageID?.rawValue ?? 0)
+        offset += 12
+        if offset == end { offset = 0 }
     }
+    return sum
+}
+
+private func parseOurs() -> (Int) -> Void {
+    let buffer = headerSetBuffer
+    return { count in sink(parseHeaderSet(buffer, count: count)) }
+}
+
+/// 1 MiB of pseudo-random bytes in which no valid header starts, as two received buffers: what a
+/// resynchronising decoder slides through when a peer sends garbage (FrameBenchmarks' "Skip
+/// 1 MiB of garbage in two buffers", and FrameProfile's `garbage`).
+public let garbageHalves: (ByteBuffer, ByteBuffer) = {
+    let oneMiB = 1 << 20
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var bytes = (0..<oneMiB).map { _ -> UInt8 in
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return UInt8(truncatingIfNeeded: state >> 32)
+    }
+    // Where a valid header starts by chance, clear its version nibble; repeat until none is left
+    // (a cleared byte can complete a header that starts before it).
+    let limits = ProtocolLimits()
+    var repaired = true
+    while repaired {
+        repaired = false
+        for index in 0..<(oneMiB - 12) where FrameHeader(bytes: bytes[index..<(index + 12)])!.isValid(against: limits) {
+            bytes[index] &= 0x0F
+            repaired = true
+        }
+    }
+    return (ByteBuffer(bytes: bytes[..<(oneMiB / 2 + 1)]), ByteBuffer(bytes: bytes[(oneMiB / 2 + 1)...]))
+}()
+
+/// Slides a resynchronising decoder through `halves` (one error, every byte skipped or left
+/// buffered as a possible header start); returns the bytes skipped.
+@inline(never)
+public func skipGarbage(_ halves: (ByteBuffer, ByteBuffer)) -> Int {
+    var decoder = FrameDecoder()
+    decoder.append(halves.0)
+    decoder.append(halves.1)
+    var errors = 0
+    while true {
+        do {
+            guard try decoder.nextFrame() == nil else { preconditionFailure("a frame in garbage") }
+            break
+        } catch {
+            errors += 1
+        }
+    }
+    precondition(errors == 1 && decoder.skippedByteCount + decoder.bufferedByteCount == halves.0.readableBytes + halves.1.readableBytes)
+    return decoder.skippedByteCount
 }
 
 private func writeOurs() -> (Int) -> Void {
