@@ -1,3 +1,5 @@
+import SDLBSON
+
 /// Reads a parameters object from JSON text (RFC 8259), strictly, in one pass and without building
 /// a tree: generated code pulls keys and typed values in order.
 ///
@@ -264,6 +266,31 @@ struct JSONParameterReader: RPCParameterReader {
         return try self.scanString()
     }
 
+    /// An enum's wire name matched in the text: plain ASCII names (all the spec's) are hashed and
+    /// compared where they lie; anything else (escapes, other UTF-8, an unknown name) is read as
+    /// a String.
+    mutating func readEnumeration<E: RPCEnum>(
+        _ match: (_ hash: UInt32, _ equals: (StaticString) -> Bool) -> E?
+    ) throws(RPCError) -> E {
+        self.skipWhitespace()
+        guard self.peek() == UInt8(ascii: "\"") else {
+            throw self.mismatch(expected: "String")
+        }
+        let start = self.index &+ 1
+        let end = self.skipPlainStringBytes(from: start)
+        if end < self.bytes.count, self.bytes[end] == UInt8(ascii: "\""), let base = self.bytes.baseAddress {
+            let count = end &- start
+            let found = match(RPCKeyHash.hash(self.slice(start, end))) { name in
+                name.utf8CodeUnitCount == count && Self.equal(base + start, name.utf8Start, count)
+            }
+            if let found {
+                self.index = end &+ 1
+                return found
+            }
+        }
+        return E(wireName: try self.scanString())
+    }
+
     mutating func readUnknown() throws(RPCError) -> RPCValue {
         self.skipWhitespace()
         guard let byte = self.peek() else {
@@ -320,11 +347,9 @@ struct JSONParameterReader: RPCParameterReader {
         UnsafeBufferPointer(rebasing: self.bytes[start..<end])
     }
 
+    @inline(__always)
     private static func equal(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-        for offset in 0..<count where lhs[offset] != rhs[offset] {
-            return false
-        }
-        return true
+        _bsonBytesEqual(UnsafeRawPointer(lhs), UnsafeRawPointer(rhs), count)
     }
 
     private func peek() -> UInt8? {

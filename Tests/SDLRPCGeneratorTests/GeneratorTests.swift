@@ -1,4 +1,4 @@
-import SDLRPCGenerator
+@testable import SDLRPCGenerator
 import SDLTestSupport
 import Testing
 
@@ -319,5 +319,19 @@ struct CodeGeneratorTests {
             let bytes = try SharedData.packageFile("Sources/SDLRPC/Generated/\(file.name)")
             #expect(String(decoding: bytes, as: UTF8.self) == file.contents, "\(file.name) differs from a fresh generation: run `swift run sdl-rpc-gen ../shared/rpc_spec/MOBILE_API.xml --output Sources/SDLRPC/Generated`")
         }
+    }
+}
+
+@Suite("Generated layout")
+struct GeneratedLayoutChoiceTests {
+    /// Out of line are exactly the structs whose parameters would take more than
+    /// `outOfLineThreshold` bytes inline, decided from the spec alone.
+    @Test func largeStructsStoredOutOfLine() throws {
+        let spec = try SpecParser.parse(SharedData.specBytes())
+        let generator = CodeGenerator(spec: spec)
+        let chosen = spec.structs.map(\.name).filter(generator.storesOutOfLine)
+        #expect(chosen.sorted() == ["ModuleData", "NavigationServiceData", "WeatherServiceData"])
+        #expect(generator.inlineSize(ofStruct: "ModuleData") > CodeGenerator.outOfLineThreshold)
+        #expect(generator.inlineSize(ofStruct: "Temperature") == 24)
     }
 }

@@ -8988,21 +8988,45 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
 /// Spec struct `ModuleData` (since 4.5).
 public struct SDLModuleData: RPCStruct {
     /// `moduleType`: ModuleType, mandatory.
-    public var moduleType: SDLModuleType
+    public var moduleType: SDLModuleType {
+        get { self._storage.moduleType }
+        set { self._storage = _Storage(moduleType: newValue, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
+    }
     /// `moduleId`: String, length 1...100, optional (since 6.0).
-    public var moduleId: String?
+    public var moduleId: String? {
+        get { self._storage.moduleId }
+        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: newValue, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
+    }
     /// `radioControlData`: RadioControlData, optional.
-    public var radioControlData: SDLRadioControlData?
+    public var radioControlData: SDLRadioControlData? {
+        get { self._storage.radioControlData }
+        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: newValue, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
+    }
     /// `climateControlData`: ClimateControlData, optional.
-    public var climateControlData: SDLClimateControlData?
+    public var climateControlData: SDLClimateControlData? {
+        get { self._storage.climateControlData }
+        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: newValue, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
+    }
     /// `seatControlData`: SeatControlData, optional (since 5.0).
-    public var seatControlData: SDLSeatControlData?
+    public var seatControlData: SDLSeatControlData? {
+        get { self._storage.seatControlData }
+        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: newValue, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
+    }
     /// `audioControlData`: AudioControlData, optional (since 5.0).
-    public var audioControlData: SDLAudioControlData?
+    public var audioControlData: SDLAudioControlData? {
+        get { self._storage.audioControlData }
+        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: newValue, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
+    }
     /// `lightControlData`: LightControlData, optional (since 5.0).
-    public var lightControlData: SDLLightControlData?
+    public var lightControlData: SDLLightControlData? {
+        get { self._storage.lightControlData }
+        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: newValue, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
+    }
     /// `hmiSettingsControlData`: HMISettingsControlData, optional (since 5.0).
-    public var hmiSettingsControlData: SDLHMISettingsControlData?
+    public var hmiSettingsControlData: SDLHMISettingsControlData? {
+        get { self._storage.hmiSettingsControlData }
+        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: newValue) }
+    }
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject {
         get { self.extraParameters.unknown }
@@ -9015,6 +9039,65 @@ public struct SDLModuleData: RPCStruct {
     }
     /// The storage of `unknownParameters` and `droppedParameters`.
     var extraParameters: RPCExtraParameters
+    /// The typed parameters, out of line: copies of this struct share them (one reference to copy),
+    /// and a change makes new storage.
+    var _storage: _Storage
+
+    final class _Storage: Sendable {
+        let moduleType: SDLModuleType
+        let moduleId: String?
+        let radioControlData: SDLRadioControlData?
+        let climateControlData: SDLClimateControlData?
+        let seatControlData: SDLSeatControlData?
+        let audioControlData: SDLAudioControlData?
+        let lightControlData: SDLLightControlData?
+        let hmiSettingsControlData: SDLHMISettingsControlData?
+
+        init(
+            moduleType: SDLModuleType,
+            moduleId: String?,
+            radioControlData: SDLRadioControlData?,
+            climateControlData: SDLClimateControlData?,
+            seatControlData: SDLSeatControlData?,
+            audioControlData: SDLAudioControlData?,
+            lightControlData: SDLLightControlData?,
+            hmiSettingsControlData: SDLHMISettingsControlData?
+        ) {
+            self.moduleType = moduleType
+            self.moduleId = moduleId
+            self.radioControlData = radioControlData
+            self.climateControlData = climateControlData
+            self.seatControlData = seatControlData
+            self.audioControlData = audioControlData
+            self.lightControlData = lightControlData
+            self.hmiSettingsControlData = hmiSettingsControlData
+        }
+    }
+
+    public static func == (lhs: SDLModuleData, rhs: SDLModuleData) -> Bool {
+        guard lhs._storage !== rhs._storage else { return lhs.extraParameters == rhs.extraParameters }
+        return lhs._storage.moduleType == rhs._storage.moduleType
+            && lhs._storage.moduleId == rhs._storage.moduleId
+            && lhs._storage.radioControlData == rhs._storage.radioControlData
+            && lhs._storage.climateControlData == rhs._storage.climateControlData
+            && lhs._storage.seatControlData == rhs._storage.seatControlData
+            && lhs._storage.audioControlData == rhs._storage.audioControlData
+            && lhs._storage.lightControlData == rhs._storage.lightControlData
+            && lhs._storage.hmiSettingsControlData == rhs._storage.hmiSettingsControlData
+            && lhs.extraParameters == rhs.extraParameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self._storage.moduleType)
+        hasher.combine(self._storage.moduleId)
+        hasher.combine(self._storage.radioControlData)
+        hasher.combine(self._storage.climateControlData)
+        hasher.combine(self._storage.seatControlData)
+        hasher.combine(self._storage.audioControlData)
+        hasher.combine(self._storage.lightControlData)
+        hasher.combine(self._storage.hmiSettingsControlData)
+        hasher.combine(self.extraParameters)
+    }
 
     public init(
         moduleType: SDLModuleType,
@@ -9043,14 +9126,7 @@ public struct SDLModuleData: RPCStruct {
         unknownParameters: RPCObject,
         droppedParameters: RPCDroppedParameters
     ) {
-        self.moduleType = moduleType
-        self.moduleId = moduleId
-        self.radioControlData = radioControlData
-        self.climateControlData = climateControlData
-        self.seatControlData = seatControlData
-        self.audioControlData = audioControlData
-        self.lightControlData = lightControlData
-        self.hmiSettingsControlData = hmiSettingsControlData
+        self._storage = _Storage(moduleType: moduleType, moduleId: moduleId, radioControlData: radioControlData, climateControlData: climateControlData, seatControlData: seatControlData, audioControlData: audioControlData, lightControlData: lightControlData, hmiSettingsControlData: hmiSettingsControlData)
         self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
@@ -10113,17 +10189,35 @@ public struct SDLWeatherData: RPCStruct {
 /// Spec struct `WeatherServiceData` (since 5.1).
 public struct SDLWeatherServiceData: RPCStruct {
     /// `location`: LocationDetails, mandatory.
-    public var location: SDLLocationDetails
+    public var location: SDLLocationDetails {
+        get { self._storage.location }
+        set { self._storage = _Storage(location: newValue, currentForecast: self._storage.currentForecast, minuteForecast: self._storage.minuteForecast, hourlyForecast: self._storage.hourlyForecast, multidayForecast: self._storage.multidayForecast, alerts: self._storage.alerts) }
+    }
     /// `currentForecast`: WeatherData, optional.
-    public var currentForecast: SDLWeatherData?
+    public var currentForecast: SDLWeatherData? {
+        get { self._storage.currentForecast }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: newValue, minuteForecast: self._storage.minuteForecast, hourlyForecast: self._storage.hourlyForecast, multidayForecast: self._storage.multidayForecast, alerts: self._storage.alerts) }
+    }
     /// `minuteForecast`: array of WeatherData, size 15...60, optional.
-    public var minuteForecast: [SDLWeatherData]?
+    public var minuteForecast: [SDLWeatherData]? {
+        get { self._storage.minuteForecast }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: self._storage.currentForecast, minuteForecast: newValue, hourlyForecast: self._storage.hourlyForecast, multidayForecast: self._storage.multidayForecast, alerts: self._storage.alerts) }
+    }
     /// `hourlyForecast`: array of WeatherData, size 1...96, optional.
-    public var hourlyForecast: [SDLWeatherData]?
+    public var hourlyForecast: [SDLWeatherData]? {
+        get { self._storage.hourlyForecast }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: self._storage.currentForecast, minuteForecast: self._storage.minuteForecast, hourlyForecast: newValue, multidayForecast: self._storage.multidayForecast, alerts: self._storage.alerts) }
+    }
     /// `multidayForecast`: array of WeatherData, size 1...30, optional.
-    public var multidayForecast: [SDLWeatherData]?
+    public var multidayForecast: [SDLWeatherData]? {
+        get { self._storage.multidayForecast }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: self._storage.currentForecast, minuteForecast: self._storage.minuteForecast, hourlyForecast: self._storage.hourlyForecast, multidayForecast: newValue, alerts: self._storage.alerts) }
+    }
     /// `alerts`: array of WeatherAlert, size 1...10, optional.
-    public var alerts: [SDLWeatherAlert]?
+    public var alerts: [SDLWeatherAlert]? {
+        get { self._storage.alerts }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: self._storage.currentForecast, minuteForecast: self._storage.minuteForecast, hourlyForecast: self._storage.hourlyForecast, multidayForecast: self._storage.multidayForecast, alerts: newValue) }
+    }
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject {
         get { self.extraParameters.unknown }
@@ -10136,6 +10230,55 @@ public struct SDLWeatherServiceData: RPCStruct {
     }
     /// The storage of `unknownParameters` and `droppedParameters`.
     var extraParameters: RPCExtraParameters
+    /// The typed parameters, out of line: copies of this struct share them (one reference to copy),
+    /// and a change makes new storage.
+    var _storage: _Storage
+
+    final class _Storage: Sendable {
+        let location: SDLLocationDetails
+        let currentForecast: SDLWeatherData?
+        let minuteForecast: [SDLWeatherData]?
+        let hourlyForecast: [SDLWeatherData]?
+        let multidayForecast: [SDLWeatherData]?
+        let alerts: [SDLWeatherAlert]?
+
+        init(
+            location: SDLLocationDetails,
+            currentForecast: SDLWeatherData?,
+            minuteForecast: [SDLWeatherData]?,
+            hourlyForecast: [SDLWeatherData]?,
+            multidayForecast: [SDLWeatherData]?,
+            alerts: [SDLWeatherAlert]?
+        ) {
+            self.location = location
+            self.currentForecast = currentForecast
+            self.minuteForecast = minuteForecast
+            self.hourlyForecast = hourlyForecast
+            self.multidayForecast = multidayForecast
+            self.alerts = alerts
+        }
+    }
+
+    public static func == (lhs: SDLWeatherServiceData, rhs: SDLWeatherServiceData) -> Bool {
+        guard lhs._storage !== rhs._storage else { return lhs.extraParameters == rhs.extraParameters }
+        return lhs._storage.location == rhs._storage.location
+            && lhs._storage.currentForecast == rhs._storage.currentForecast
+            && lhs._storage.minuteForecast == rhs._storage.minuteForecast
+            && lhs._storage.hourlyForecast == rhs._storage.hourlyForecast
+            && lhs._storage.multidayForecast == rhs._storage.multidayForecast
+            && lhs._storage.alerts == rhs._storage.alerts
+            && lhs.extraParameters == rhs.extraParameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self._storage.location)
+        hasher.combine(self._storage.currentForecast)
+        hasher.combine(self._storage.minuteForecast)
+        hasher.combine(self._storage.hourlyForecast)
+        hasher.combine(self._storage.multidayForecast)
+        hasher.combine(self._storage.alerts)
+        hasher.combine(self.extraParameters)
+    }
 
     public init(
         location: SDLLocationDetails,
@@ -10160,12 +10303,7 @@ public struct SDLWeatherServiceData: RPCStruct {
         unknownParameters: RPCObject,
         droppedParameters: RPCDroppedParameters
     ) {
-        self.location = location
-        self.currentForecast = currentForecast
-        self.minuteForecast = minuteForecast
-        self.hourlyForecast = hourlyForecast
-        self.multidayForecast = multidayForecast
-        self.alerts = alerts
+        self._storage = _Storage(location: location, currentForecast: currentForecast, minuteForecast: minuteForecast, hourlyForecast: hourlyForecast, multidayForecast: multidayForecast, alerts: alerts)
         self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
@@ -10407,23 +10545,50 @@ public struct SDLNavigationInstruction: RPCStruct {
 /// Spec struct `NavigationServiceData` (since 5.1).
 public struct SDLNavigationServiceData: RPCStruct {
     /// `timeStamp`: DateTime, mandatory.
-    public var timeStamp: SDLDateTime
+    public var timeStamp: SDLDateTime {
+        get { self._storage.timeStamp }
+        set { self._storage = _Storage(timeStamp: newValue, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `origin`: LocationDetails, optional.
-    public var origin: SDLLocationDetails?
+    public var origin: SDLLocationDetails? {
+        get { self._storage.origin }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: newValue, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `destination`: LocationDetails, optional.
-    public var destination: SDLLocationDetails?
+    public var destination: SDLLocationDetails? {
+        get { self._storage.destination }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: newValue, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `destinationETA`: DateTime, optional.
-    public var destinationETA: SDLDateTime?
+    public var destinationETA: SDLDateTime? {
+        get { self._storage.destinationETA }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: newValue, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `instructions`: array of NavigationInstruction, optional.
-    public var instructions: [SDLNavigationInstruction]?
+    public var instructions: [SDLNavigationInstruction]? {
+        get { self._storage.instructions }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: newValue, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `nextInstructionETA`: DateTime, optional.
-    public var nextInstructionETA: SDLDateTime?
+    public var nextInstructionETA: SDLDateTime? {
+        get { self._storage.nextInstructionETA }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: newValue, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `nextInstructionDistance`: Float, optional.
-    public var nextInstructionDistance: Double?
+    public var nextInstructionDistance: Double? {
+        get { self._storage.nextInstructionDistance }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: newValue, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `nextInstructionDistanceScale`: Float, optional.
-    public var nextInstructionDistanceScale: Double?
+    public var nextInstructionDistanceScale: Double? {
+        get { self._storage.nextInstructionDistanceScale }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: newValue, prompt: self._storage.prompt) }
+    }
     /// `prompt`: String, length 1..., optional.
-    public var prompt: String?
+    public var prompt: String? {
+        get { self._storage.prompt }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: newValue) }
+    }
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject {
         get { self.extraParameters.unknown }
@@ -10436,6 +10601,70 @@ public struct SDLNavigationServiceData: RPCStruct {
     }
     /// The storage of `unknownParameters` and `droppedParameters`.
     var extraParameters: RPCExtraParameters
+    /// The typed parameters, out of line: copies of this struct share them (one reference to copy),
+    /// and a change makes new storage.
+    var _storage: _Storage
+
+    final class _Storage: Sendable {
+        let timeStamp: SDLDateTime
+        let origin: SDLLocationDetails?
+        let destination: SDLLocationDetails?
+        let destinationETA: SDLDateTime?
+        let instructions: [SDLNavigationInstruction]?
+        let nextInstructionETA: SDLDateTime?
+        let nextInstructionDistance: Double?
+        let nextInstructionDistanceScale: Double?
+        let prompt: String?
+
+        init(
+            timeStamp: SDLDateTime,
+            origin: SDLLocationDetails?,
+            destination: SDLLocationDetails?,
+            destinationETA: SDLDateTime?,
+            instructions: [SDLNavigationInstruction]?,
+            nextInstructionETA: SDLDateTime?,
+            nextInstructionDistance: Double?,
+            nextInstructionDistanceScale: Double?,
+            prompt: String?
+        ) {
+            self.timeStamp = timeStamp
+            self.origin = origin
+            self.destination = destination
+            self.destinationETA = destinationETA
+            self.instructions = instructions
+            self.nextInstructionETA = nextInstructionETA
+            self.nextInstructionDistance = nextInstructionDistance
+            self.nextInstructionDistanceScale = nextInstructionDistanceScale
+            self.prompt = prompt
+        }
+    }
+
+    public static func == (lhs: SDLNavigationServiceData, rhs: SDLNavigationServiceData) -> Bool {
+        guard lhs._storage !== rhs._storage else { return lhs.extraParameters == rhs.extraParameters }
+        return lhs._storage.timeStamp == rhs._storage.timeStamp
+            && lhs._storage.origin == rhs._storage.origin
+            && lhs._storage.destination == rhs._storage.destination
+            && lhs._storage.destinationETA == rhs._storage.destinationETA
+            && lhs._storage.instructions == rhs._storage.instructions
+            && lhs._storage.nextInstructionETA == rhs._storage.nextInstructionETA
+            && lhs._storage.nextInstructionDistance == rhs._storage.nextInstructionDistance
+            && lhs._storage.nextInstructionDistanceScale == rhs._storage.nextInstructionDistanceScale
+            && lhs._storage.prompt == rhs._storage.prompt
+            && lhs.extraParameters == rhs.extraParameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self._storage.timeStamp)
+        hasher.combine(self._storage.origin)
+        hasher.combine(self._storage.destination)
+        hasher.combine(self._storage.destinationETA)
+        hasher.combine(self._storage.instructions)
+        hasher.combine(self._storage.nextInstructionETA)
+        hasher.combine(self._storage.nextInstructionDistance)
+        hasher.combine(self._storage.nextInstructionDistanceScale)
+        hasher.combine(self._storage.prompt)
+        hasher.combine(self.extraParameters)
+    }
 
     public init(
         timeStamp: SDLDateTime,
@@ -10466,15 +10695,7 @@ public struct SDLNavigationServiceData: RPCStruct {
         unknownParameters: RPCObject,
         droppedParameters: RPCDroppedParameters
     ) {
-        self.timeStamp = timeStamp
-        self.origin = origin
-        self.destination = destination
-        self.destinationETA = destinationETA
-        self.instructions = instructions
-        self.nextInstructionETA = nextInstructionETA
-        self.nextInstructionDistance = nextInstructionDistance
-        self.nextInstructionDistanceScale = nextInstructionDistanceScale
-        self.prompt = prompt
+        self._storage = _Storage(timeStamp: timeStamp, origin: origin, destination: destination, destinationETA: destinationETA, instructions: instructions, nextInstructionETA: nextInstructionETA, nextInstructionDistance: nextInstructionDistance, nextInstructionDistanceScale: nextInstructionDistanceScale, prompt: prompt)
         self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
