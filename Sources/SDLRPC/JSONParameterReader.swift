@@ -167,6 +167,19 @@ struct JSONParameterReader: RPCParameterReader {
 
     mutating func readBool() throws(RPCError) -> Bool {
         self.skipWhitespace()
+        // The literals compared as words where the input holds them (`expectLiteral` below
+        // reports a bad one).
+        if self.bytes.count &- self.index >= 5, let base = self.bytes.baseAddress {
+            let word = UInt32(littleEndian: UnsafeRawPointer(base + self.index).loadUnaligned(as: UInt32.self))
+            if word == Self.trueWord {
+                self.index &+= 4
+                return true
+            }
+            if word == Self.falsWord && base[self.index &+ 4] == UInt8(ascii: "e") {
+                self.index &+= 5
+                return false
+            }
+        }
         switch self.peek() {
         case UInt8(ascii: "t"):
             try self.expectLiteral("true")
@@ -381,6 +394,10 @@ struct JSONParameterReader: RPCParameterReader {
         self.index += count
     }
 
+    /// "true" and "fals" as little-endian words.
+    private static let trueWord: UInt32 = 0x6575_7274
+    private static let falsWord: UInt32 = 0x736C_6166
+
     /// Byte classes inside strings: `.` plain ASCII, `q` quote, `b` backslash, `c` control
     /// character, `u` a byte of a multi-byte UTF-8 sequence. A literal, so no lazy initialisation.
     private static let stringByteClasses: StaticString = """
@@ -391,14 +408,20 @@ struct JSONParameterReader: RPCParameterReader {
         """
 
     /// Skips plain ASCII string bytes from `start`; returns where the first other byte is. Eight
-    /// bytes at a time while none of them is special, then one at a time.
+    /// bytes at a time, the first special one found from the word's mask, then one at a time
+    /// for the last few.
+    @inline(__always)
     private func skipPlainStringBytes(from start: Int) -> Int {
         var index = start
         let count = self.bytes.count
         if let base = self.bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
-            while index + 8 <= count, !Self.hasSpecialByte(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-                index += 8
+            while index &+ 8 <= count {
+                let special = Self.specialBytes(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+                if special != 0 {
+                    return index &+ special.trailingZeroBitCount &>> 3
+                }
+                index &+= 8
             }
         }
         let classes = Self.stringByteClasses.utf8Start
@@ -408,9 +431,12 @@ struct JSONParameterReader: RPCParameterReader {
         return index
     }
 
-    /// Whether any of the eight bytes is a quote, a backslash, a control character or non-ASCII
-    /// (the classic "has a zero byte" and "has a byte less than n" bit tricks).
-    private static func hasSpecialByte(_ word: UInt64) -> Bool {
+    /// The high bit of each of the eight bytes (the first in memory lowest) that is a quote, a
+    /// backslash, a control character or non-ASCII, by the classic "has a zero byte" and "has a
+    /// byte less than n" bit tricks. A borrow can flag a plain byte only after a flagged one, so
+    /// the lowest flag is exact: the first special byte.
+    @inline(__always)
+    private static func specialBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         let control = (word &- ones &* 0x20) & ~word & highBits
@@ -418,7 +444,7 @@ struct JSONParameterReader: RPCParameterReader {
         let backslashes = word ^ (ones &* 0x5C)
         let quote = (quotes &- ones) & ~quotes & highBits
         let backslash = (backslashes &- ones) & ~backslashes & highBits
-        return (control | quote | backslash | (word & highBits)) != 0
+        return control | quote | backslash | (word & highBits)
     }
 
     /// Scans a key and hashes it; keys with escapes are decoded into `escapedKey`.
@@ -441,7 +467,7 @@ struct JSONParameterReader: RPCParameterReader {
                 if self.escapedKey != nil {
                     self.escapedKey = nil
                 }
-                self.keyHash = RPCKeyHash.hash(self.slice(start, self.index))
+                self.keyHash = _BSONKeyHash.hash(UnsafeRawBufferPointer(self.slice(start, self.index)))
                 self.index += 1
                 return
             }

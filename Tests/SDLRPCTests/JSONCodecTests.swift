@@ -42,6 +42,21 @@ struct JSONReaderTests {
         }
     }
 
+    @Test("Boolean literals, read as words where the input holds five bytes, and cut short")
+    func booleanLiterals() throws {
+        func success(_ literal: String) throws -> Bool {
+            try SDLGetInteriorVehicleDataResponse(jsonParameters: #"{"resultCode":"SUCCESS","success":"# + literal).success
+        }
+        #expect(try success("true}"))
+        #expect(try !success("false}"))
+        #expect(try success("true }"))
+        #expect(try !success("false\n}"))
+        #expect(try SDLGetInteriorVehicleDataResponse(jsonParameters: #"{"success":false,"resultCode":"SUCCESS"}"#).success == false)
+        for bad in ["tru}", "fals}", "falsy}", "trues}", "truex}", "TRUE}", "true", "false", "tr", "f", "nul}"] {
+            #expect(throws: RPCError.self, "\(bad)") { try success(bad) }
+        }
+    }
+
     @Test("keys that share a hash are told apart by their bytes")
     func hashCollisions() throws {
         #expect(RPCKeyHash.hash("majorVersion".utf8) == RPCKeyHash.hash("minorVersion".utf8))
