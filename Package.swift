@@ -75,8 +75,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // `sdl headunit` as a library: the simulated head unit served over TCP by SDLNIO's server
-        // (transcript, media byte counts). No product: the CLI and the tests use it.
+        // `sdl headunit` as a library: the simulated head unit served by SDLRuntime's head-unit
+        // server over SDLNIO's TCP (transcript, media byte counts). No product: the CLI and the
+        // tests use it.
         .target(
             name: "SDLHeadUnitRuntime",
             dependencies: [
@@ -164,7 +165,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SDLSessionTests",
-            dependencies: ["SDLSession", "SDLProtocol", "SDLBSON", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["SDLSession", "SDLProtocol", "SDLBSON", "SDLTestSupport", .product(name: "NIOCore", package: "swift-nio")],
+            // The tests read their golden frames (a vector file of the project's own) in place.
+            exclude: ["Vectors"]
         ),
         .testTarget(
             name: "SDLTestHeadUnitTests",

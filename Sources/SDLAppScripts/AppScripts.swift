@@ -173,7 +173,7 @@ public enum AppScriptRunner {
             try await app.waitForActivation()
             switch script {
             case .rc: try await app.runRemoteControlScript(contended: configuration.apps > 1)
-            case .video: try await app.runVideoScript(for: configuration.duration, bitrate: configuration.bitrate)
+            case .video: try await app.runVideoScript(for: configuration.duration, bitrate: configuration.bitrate, contended: configuration.apps > 1)
             case .appservice, .ping, .all: try await app.runPingScript(for: configuration.duration, rate: configuration.rate)
             }
         } catch {

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import SDLManagers
 import SDLRPC
@@ -60,12 +61,39 @@ extension ScriptedApp {
     /// (the secondary transport is connected and registered first when the list asks for it) and
     /// writes 32 KiB messages paced to `bitrate` for `duration` (at least one), as an encoder
     /// would; then ends it and reports whether the head unit acknowledged the end, which SDL Core
-    /// does only once it has worked through what it received.
-    func runVideoScript(for duration: TimeAmount, bitrate: Int) async throws(AppScriptFailure) {
+    /// does only once it has worked through what it received. As a well-mannered navigation app,
+    /// it stops writing as soon as the head unit makes it NOT_STREAMABLE (another app activated:
+    /// SDL Core unregisters an app that keeps streaming with PROTOCOL_VIOLATION). With
+    /// `contended` (several navigation apps, one screen), a start refused for the app's HMI level
+    /// is the expected result of contention.
+    func runVideoScript(for duration: TimeAmount, bitrate: Int, contended: Bool = false) async throws(AppScriptFailure) {
+        let started: Result<SDLMediaWriter, any Error>
+        do {
+            started = .success(try await self.connection.startVideo(VideoParameters(height: 480, width: 800, videoProtocol: "RAW", videoCodec: "H264")))
+        } catch {
+            started = .failure(error)
+        }
+        if contended, case .failure(let error) = started, "\(error)".contains("disallowed with current HMI level") {
+            self.record("start video", ok: true, "contention: refused, another navigation app holds the screen (\(error))")
+            return
+        }
         let writer = try await self.step("start video") {
-            let writer = try await self.connection.startVideo(VideoParameters(height: 480, width: 800, videoProtocol: "RAW", videoCodec: "H264"))
+            let writer = try started.get()
             return (writer, "on the \(writer.info.slot) transport, MTU \(writer.info.mtu ?? 0)")
         }
+        // Whether the head unit has taken streaming away, and why.
+        let stopped = NIOLockedValueBox<String?>(nil)
+        let statuses = self.connection.hmiStatusUpdates()
+        let watcher = Task {
+            for await status in statuses {
+                let level = status.hmiLevel
+                if status.videoStreamingState == .notStreamable || level == .background || level == .none {
+                    stopped.withLockedValue { $0 = "the head unit made the app \(status.videoStreamingState.map { $0.wireName } ?? "NOT_STREAMABLE") in HMI level \(level.wireName)" }
+                    return
+                }
+            }
+        }
+        defer { watcher.cancel() }
         let chunk = ByteBuffer(repeating: 0x5A, count: 32 * 1024)
         // The time one chunk takes at the bit rate.
         let interval = TimeAmount.nanoseconds(Int64(Double(chunk.readableBytes * 8) / Double(max(1, bitrate)) * 1e9))
@@ -81,7 +109,7 @@ extension ScriptedApp {
                     next = next + interval
                     let wait = next - .now()
                     if wait > .zero { try await Task.sleep(nanoseconds: UInt64(wait.nanoseconds)) }
-                } while NIODeadline.now() < deadline && !Task.isCancelled
+                } while NIODeadline.now() < deadline && !Task.isCancelled && stopped.withLockedValue({ $0 }) == nil
             } catch {
                 self.counters.update { $0.mediaBytes += written }
                 throw error
@@ -89,7 +117,8 @@ extension ScriptedApp {
             self.counters.update { $0.mediaBytes += written }
             let seconds = Double((NIODeadline.now() - start).nanoseconds) / 1e9
             let rate = seconds > 0 ? Double(written * 8) / seconds / 1e6 : 0
-            return (written, "\(written) bytes written in \(formatted(seconds)) s (\(formatted(rate)) Mbit/s)")
+            let why = stopped.withLockedValue { $0 }.map { "; stopped early: \($0)" } ?? ""
+            return (written, "\(written) bytes written in \(formatted(seconds)) s (\(formatted(rate)) Mbit/s)\(why)")
         }
         try await self.step("end video") {
             let start = NIODeadline.now()

@@ -84,8 +84,15 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     private var media: [ServiceType: MediaState] = [:]
     /// Bounds the wait of a start (``SDLAppConfiguration/mediaStartTimeout``).
     private var mediaTimers: [ServiceType: Scheduled<Void>] = [:]
+    /// Streams opened from other threads (notification subscriptions, request listeners), added
+    /// before the next message is handled.
+    let preceding: PrecedingWork<AppCore>
 
-    init(configuration: SDLAppConfiguration, eventLoop: any EventLoop, events: AsyncStream<SDLAppEvent>.Continuation, logger: Logger) {
+    init(
+        configuration: SDLAppConfiguration, eventLoop: any EventLoop, events: AsyncStream<SDLAppEvent>.Continuation, logger: Logger,
+        preceding: PrecedingWork<AppCore>
+    ) {
+        self.preceding = preceding
         var session = configuration.session
         session.role = .app
         self.configuration = configuration
@@ -314,6 +321,8 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     // MARK: - Receiving
 
     private func receivedRPC(_ payload: ByteBuffer) {
+        // A stream opened before this message arrived sees it.
+        self.preceding.drain(self)
         let header: RPCBinaryHeader
         do {
             header = try RPCPayload(parsing: payload).header
@@ -652,9 +661,9 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         self.media[service] = nil
         if reason == .transportLost, let handle = self.handle {
             // The engine keeps a service lost with its transport wanted, to restart it when the
-            // secondary returns (SESSION.md scenario 29). Its writer fails instead: bytes in flight
-            // were lost and a decoder needs a fresh start (a new key frame). The app starts it again
-            // with startVideo/startAudio, which waits for the secondary's return.
+            // secondary returns (ARCHITECTURE.md, D-secondary). Its writer fails instead: bytes in
+            // flight were lost and a decoder needs a fresh start (a new key frame). The app starts
+            // it again with startVideo/startAudio, which waits for the secondary's return.
             try? self.driver.perform { (engine, now) throws(SessionError) in try engine.endService(service, of: handle, now: now) }
         }
         let error = SDLConnectionError(.serviceFailed, "\(service) ended: \(reason)")
@@ -802,7 +811,7 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
     func snapshotStatistics() -> SDLAppStatistics {
         var statistics = self.statistics
         self.budget.refresh(self.driver.engine)
-        statistics.queuedBytes = self.budget.totalQueuedBytes
+        statistics.queuedBytes = self.driver.queuedBytesOnEveryTransport
         return statistics
     }
 }

@@ -87,6 +87,30 @@ final class Completion<Value: Sendable>: Sendable {
     }
 }
 
+/// Work handed to a loop-confined value from another thread that must take effect before the
+/// value handles its next input, not merely some time later: a stream a caller opened must see
+/// every message that arrives after the call returned. The caller appends under the lock and
+/// schedules a drain; the value also drains at the start of every input it handles.
+final class PrecedingWork<Value: AnyObject>: Sendable {
+    private let queue = NIOLockedValueBox<[@Sendable (Value) -> Void]>([])
+
+    func append(_ body: @escaping @Sendable (Value) -> Void) {
+        self.queue.withLockedValue { $0.append(body) }
+    }
+
+    /// Runs what was appended, in order; on the value's loop.
+    func drain(_ value: Value) {
+        while true {
+            let work = self.queue.withLockedValue { queue -> [@Sendable (Value) -> Void] in
+                defer { queue.removeAll() }
+                return queue
+            }
+            if work.isEmpty { return }
+            for body in work { body(value) }
+        }
+    }
+}
+
 /// A loop-confined value reachable from any thread: work is sent to its loop.
 struct LoopBound<Value: AnyObject>: Sendable {
     let eventLoop: any EventLoop
@@ -99,6 +123,13 @@ struct LoopBound<Value: AnyObject>: Sendable {
 
     /// The value; only on its loop.
     var value: Value { self.bound.value }
+
+    /// Runs `body` with the value on its loop before the value handles any input that comes after
+    /// this call: through `preceding`, which the value drains at the start of each input.
+    func executeBeforeNextInput(_ preceding: PrecedingWork<Value>, _ body: @escaping @Sendable (Value) -> Void) {
+        preceding.append(body)
+        self.execute { preceding.drain($0) }
+    }
 
     /// Runs `body` with the value on its loop.
     func execute(_ body: @escaping @Sendable (Value) -> Void) {

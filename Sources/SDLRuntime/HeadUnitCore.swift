@@ -130,6 +130,8 @@ final class HeadUnitCore: SessionDriverDelegate {
 
     func isRegistered(_ handle: SessionHandle) -> Bool { self.apps[handle]?.registered ?? false }
 
+    var queuedBytesOnEveryTransport: Int { self.driver.queuedBytesOnEveryTransport }
+
     func queuedBytes(of handle: SessionHandle) -> Int {
         [ServiceType.rpc, .hybrid, .audio, .video].reduce(0) { $0 + self.driver.engine.queuedBytes($1, of: handle) }
     }

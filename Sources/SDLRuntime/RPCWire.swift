@@ -6,7 +6,7 @@ import SDLRPC
 /// bulk data).
 enum RPCWire {
     /// The payload of a message we send, validated strictly by `options` (our own messages are
-    /// always checked: DESIGN.md §1, "our own sent strictly").
+    /// always checked: ARCHITECTURE.md, D-rpc-reading).
     static func payload(
         _ message: any RPCMessage, correlationID: UInt32, bulkData: ByteBuffer, format: RPCParameterFormat,
         options: RPCCodingOptions
@@ -44,10 +44,10 @@ enum RPCWire {
         return try Self.payload(response, correlationID: correlationID, bulkData: ByteBuffer(), format: format, options: options)
     }
 
-    /// A response to any function id, known to the spec or not, with `success` false: what SDL
-    /// Core answers to a request it cannot serve (UNSUPPORTED_REQUEST for an unknown function,
-    /// INVALID_DATA for parameters that break the spec, SESSION.md §C). `info` is cut to the spec's
-    /// 1,000 characters.
+    /// A response to any function id, known to the spec or not, with `success` false: what SDL Core
+    /// answers to a request it cannot serve (UNSUPPORTED_REQUEST for an unknown function,
+    /// INVALID_DATA for parameters that break the spec: ARCHITECTURE.md, D-real-peers). `info` is
+    /// cut to the spec's 1,000 characters.
     static func failureResponse(functionID: UInt32, correlationID: UInt32, resultCode: SDLResult, info: String?) -> ByteBuffer {
         var parameters: RPCObject = ["success": .bool(false), "resultCode": .string(resultCode.wireName)]
         if let info, !info.isEmpty {

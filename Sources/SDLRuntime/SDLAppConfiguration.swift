@@ -17,14 +17,14 @@ public struct SDLAppConfiguration: Sendable {
     /// ``SDLConnectionError/Code/timeout``; SDL Core answers within 10 s. Default 10 s.
     public var requestTimeout: TimeAmount = .seconds(10)
 
-    /// How RPCs from the head unit are decoded. Default `.lenient` (DESIGN.md §1: real peers are
-    /// read leniently): what conforms is typed, a non-conforming optional part is kept out of the
-    /// typed value with its data in `droppedParameters`, and every violation is reported with its
-    /// path (``SDLAppEvent/violations(functionName:rpcType:correlationID:_:)``, and
-    /// `AnyRPCMessage.violations` of what ``SDLAppConnection/send(_:bulkData:timeout:)`` returns).
-    /// SDL Core 8.2.0's RegisterAppInterface response needs it: 10 of its 12
-    /// `displayCapabilities.imageFields` lack the mandatory `imageTypeSupported`. Set `.default`
-    /// to refuse such messages.
+    /// How RPCs from the head unit are decoded. Default `.lenient` (real peers are read leniently:
+    /// ARCHITECTURE.md, D-rpc-reading): what conforms is typed, a non-conforming optional part is
+    /// kept out of the typed value with its data in `droppedParameters`, and every violation is
+    /// reported with its path (``SDLAppEvent/violations(functionName:rpcType:correlationID:_:)``,
+    /// and `AnyRPCMessage.violations` of what ``SDLAppConnection/send(_:bulkData:timeout:)``
+    /// returns). SDL Core 8.2.0's RegisterAppInterface response needs it: 10 of its 12
+    /// `displayCapabilities.imageFields` lack the mandatory `imageTypeSupported`. Set `.default` to
+    /// refuse such messages.
     public var receiveOptions: RPCCodingOptions = .lenient
 
     /// How our own RPCs are encoded: validated against the spec before they are written. Default
@@ -106,7 +106,8 @@ public struct SDLAppStatistics: Hashable, Sendable {
     public var unreadableMessages = 0
     /// RPCs from the head unit read leniently with violations (delivered all the same).
     public var messagesWithViolations = 0
-    /// Bytes of our messages queued in the session engine, not yet written to the socket.
+    /// Bytes queued in the session engine towards the head unit (messages, media, control frames
+    /// such as heartbeat ACKs), not yet written to the transports.
     public var queuedBytes = 0
 
     /// Zero counters.

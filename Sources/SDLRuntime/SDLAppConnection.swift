@@ -4,9 +4,9 @@ import SDLProtocol
 import SDLRPC
 import SDLSession
 
-/// An app's connection to a head unit over TCP (an SDL Core listens on port 12345 by default):
-/// one session, its RPCs as async calls, notifications as `AsyncSequence`s, audio and video with
-/// back-pressure (DESIGN.md §1, "Runtimes").
+/// An app's connection to a head unit over any ``SDLAppTransport`` (TCP with `SDLNIO`: an SDL Core
+/// listens on port 12345 by default): one session, its RPCs as async calls, notifications as
+/// `AsyncSequence`s, audio and video with back-pressure (ARCHITECTURE.md §4).
 ///
 /// ```swift
 /// let connection = try await SDLAppConnection.connect(host: "127.0.0.1", port: 12345)
@@ -16,7 +16,7 @@ import SDLSession
 /// await connection.disconnect()
 /// ```
 ///
-/// Everything runs on one event loop: the session engine, its sockets and timers, the requests
+/// Everything runs on one event loop: the session engine, its connections and timers, the requests
 /// waiting for responses. The methods may be called from any task; they are safe to call
 /// concurrently.
 public final class SDLAppConnection: Sendable {
@@ -31,6 +31,8 @@ public final class SDLAppConnection: Sendable {
     /// The session as the head unit's StartServiceACK set it up.
     public let sessionInfo: SessionInfo
     private let core: LoopBound<AppCore>
+    /// The core's queue of streams opened here, added before it handles its next message.
+    private let preceding: PrecedingWork<AppCore>
     private let configuration: SDLAppConfiguration
 
     /// A connection dropped without ``disconnect()`` or ``close()`` closes its transports.
@@ -38,8 +40,12 @@ public final class SDLAppConnection: Sendable {
         self.core.execute { $0.close(completion: nil) }
     }
 
-    private init(core: LoopBound<AppCore>, events: AsyncStream<SDLAppEvent>, sessionInfo: SessionInfo, configuration: SDLAppConfiguration) {
+    private init(
+        core: LoopBound<AppCore>, preceding: PrecedingWork<AppCore>, events: AsyncStream<SDLAppEvent>, sessionInfo: SessionInfo,
+        configuration: SDLAppConfiguration
+    ) {
         self.core = core
+        self.preceding = preceding
         self.eventLoop = core.eventLoop
         self.events = events
         self.sessionInfo = sessionInfo
@@ -61,9 +67,12 @@ public final class SDLAppConnection: Sendable {
         let (events, continuation) = AsyncStream<SDLAppEvent>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, configuration.eventBufferSize)))
         let core: LoopBound<AppCore>
+        let preceding = PrecedingWork<AppCore>()
         do {
             core = try await loop.submit {
-                LoopBound(AppCore(configuration: configuration, eventLoop: loop, events: continuation, logger: logger), eventLoop: loop)
+                LoopBound(
+                    AppCore(configuration: configuration, eventLoop: loop, events: continuation, logger: logger, preceding: preceding),
+                    eventLoop: loop)
             }.get()
         } catch {
             throw SDLConnectionError(.connectFailed, "the event loop is shut down: \(error)")
@@ -73,7 +82,7 @@ public final class SDLAppConnection: Sendable {
         } onCancel: { core, _ in
             core.cancelConnect()
         }
-        return SDLAppConnection(core: core, events: events, sessionInfo: info, configuration: configuration)
+        return SDLAppConnection(core: core, preceding: preceding, events: events, sessionInfo: info, configuration: configuration)
     }
 
     /// A logger that logs nothing: the default of every runtime, which stays quiet unless given
@@ -222,7 +231,7 @@ public final class SDLAppConnection: Sendable {
         let size = max(1, bufferSize ?? self.configuration.notificationBufferSize)
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(size))
         let functionID = Notification.functionID
-        self.core.execute { core in
+        self.core.executeBeforeNextInput(self.preceding) { core in
             if let value = current?(core) {
                 continuation.yield(value)
             }
@@ -280,7 +289,7 @@ public final class SDLAppConnection: Sendable {
         let size = max(1, bufferSize ?? self.configuration.notificationBufferSize)
         let (stream, continuation) = AsyncStream<SDLIncomingRequest>.makeStream(bufferingPolicy: .bufferingOldest(size))
         let filter = functions.map { Set($0.map(\.rawValue)) }
-        self.core.execute { core in
+        self.core.executeBeforeNextInput(self.preceding) { core in
             let id = core.listenForRequests(functions: filter, finish: { continuation.finish() }) { request in
                 AsyncStreamYieldOutcome(continuation.yield(request))
             }
@@ -306,11 +315,11 @@ public final class SDLAppConnection: Sendable {
 
     // MARK: - Audio and video
 
-    /// Starts the video service (protocol spec 5.4.1 §3.1.3.1) where the head unit's
-    /// `videoServiceTransports` put it, connecting and registering the secondary transport first
-    /// if needed (SESSION.md §1.5), and returns a writer for the byte stream. Needs a registered
-    /// app. Throws ``SDLConnectionError/Code/serviceFailed`` when the head unit refuses or no
-    /// transport allows it.
+    /// Starts the video service (protocol spec 5.4.1 §3.1.3.4) where the head unit's
+    /// `videoServiceTransports` put it, connecting and registering the secondary transport first if
+    /// needed (ARCHITECTURE.md, D-secondary), and returns a writer for the byte stream. Needs a
+    /// registered app. Throws ``SDLConnectionError/Code/serviceFailed`` when the head unit refuses
+    /// or no transport allows it.
     public func startVideo(
         _ parameters: VideoParameters? = nil, protection: ServiceProtection = .none
     ) async throws(SDLConnectionError) -> SDLMediaWriter {

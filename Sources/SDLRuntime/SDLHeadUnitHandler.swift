@@ -4,7 +4,7 @@ import SDLRPC
 import SDLSession
 
 /// Every setting of an ``SDLHeadUnitServer``, each with a documented default. The session
-/// defaults are SESSION.md section D's (``HeadUnitSettings``).
+/// defaults are the engine's (``HeadUnitSettings``, after the decisions of ARCHITECTURE.md §3).
 public struct SDLHeadUnitConfiguration: Sendable {
     /// The address the server listens on. Default "127.0.0.1".
     public var host = "127.0.0.1"

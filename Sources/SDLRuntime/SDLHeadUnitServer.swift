@@ -197,13 +197,13 @@ public final class SDLHeadUnitServer: Sendable {
         }
     }
 
-    /// Bytes of responses and notifications queued in the session engine, not yet written to the
-    /// transports.
+    /// Bytes queued in the session engine towards every app (responses, notifications, media,
+    /// control frames such as heartbeat ACKs), not yet written to the transports.
     public var queuedBytes: Int {
         get async {
             await withCheckedContinuation { continuation in
                 self.core.execute { core in
-                    continuation.resume(returning: core.connectedHandles.reduce(0) { $0 + core.queuedBytes(of: $1) })
+                    continuation.resume(returning: core.queuedBytesOnEveryTransport)
                 }
             }
         }

@@ -182,6 +182,12 @@ final class SessionDriver {
         if let next, self.stallCheck == nil { self.scheduleStallCheck(at: next) }
     }
 
+    /// Bytes queued in the engine towards every transport (every service, control frames too),
+    /// not yet handed to a connection.
+    var queuedBytesOnEveryTransport: Int {
+        self.links.keys.reduce(0) { $0 + self.engine.queuedBytes(on: $1) }
+    }
+
     func transportClosed(_ transport: TransportID, error: (any Error)?) {
         if self.closing.removeValue(forKey: transport) != nil {
             self.completeStopIfIdle()

@@ -28,7 +28,8 @@ struct ScheduledFrame: Sendable {
     var needsProtection: Bool
 }
 
-/// The outgoing frames of one transport, chosen when the transport can write (SESSION.md D.11).
+/// The outgoing frames of one transport, chosen when the transport can write (ARCHITECTURE.md,
+/// D-scheduler).
 ///
 /// Frames are queued per stream: the control frames of a session (whatever their service byte:
 /// StartServiceACK, TransportEventUpdate, heartbeats, security queries), and the data messages of

@@ -2,8 +2,8 @@ import SDLProtocol
 
 /// Names one transport connection (a TCP socket, a Bluetooth channel, an in-memory pipe) for the
 /// engine. The I/O layer picks the values; the engine only compares them. Transports are told
-/// apart by connection, never by type, so a TCP primary with a TCP secondary works (SESSION.md
-/// D.12; sdl_ios disables that case, §2 #29).
+/// apart by connection, never by type, so a TCP primary with a TCP secondary works (sdl_ios
+/// disables that case; ARCHITECTURE.md, D-secondary).
 public struct TransportID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The value the I/O layer chose.
     public var rawValue: UInt64
@@ -20,8 +20,8 @@ public struct TransportID: RawRepresentable, Hashable, Sendable, CustomStringCon
 
 /// Names one session for the layer above, from the moment it is asked for until long after it has
 /// ended. Handles are never reused, unlike session ids (1–255, reused once freed), so a late call
-/// for an old session can never reach a new session that got the same id (sdl_java_suite#660,
-/// SESSION.md §2 #22).
+/// for an old session can never reach a new session that got the same id (sdl_java_suite#660;
+/// ARCHITECTURE.md, D-session-ids).
 public struct SessionHandle: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The engine's counter value.
     public var rawValue: UInt32

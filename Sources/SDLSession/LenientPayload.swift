@@ -3,9 +3,9 @@ import SDLBSON
 import SDLProtocol
 
 /// Reads a control payload field by field and forgives what it can: peers send `mtu` as int32,
-/// `hashId` as a string, no payload at all, or bytes that are not BSON (SESSION.md §2 #1, #5; D.2).
-/// The typed payloads of SDLProtocol refuse such input; the engine must still act on the fields
-/// that are usable. Every problem is collected for an anomaly event.
+/// `hashId` as a string, no payload at all, or bytes that are not BSON (ARCHITECTURE.md,
+/// D-lenient-payloads). The typed payloads of SDLProtocol refuse such input; the engine must still
+/// act on the fields that are usable. Every problem is collected for an anomaly event.
 struct LenientPayload {
     private(set) var document: BSONDocument?
     private(set) var problems: [String] = []
@@ -80,7 +80,7 @@ struct LenientPayload {
 
 extension TransportSlot {
     /// Reads a service-transport list: an empty list counts as absent and entries other than 1 and
-    /// 2 are dropped (SESSION.md D.1), each reported in `problems`.
+    /// 2 are dropped (ARCHITECTURE.md, D-lenient-payloads), each reported in `problems`.
     static func list(_ values: [Int64]?, key: String, problems: inout [String]) -> [TransportSlot]? {
         guard let values else { return nil }
         guard !values.isEmpty else {

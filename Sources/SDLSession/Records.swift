@@ -20,9 +20,8 @@ struct ServiceRequest: Hashable, Sendable {
     var video: VideoParameters?
 }
 
-/// The state of one service of one session (SESSION.md §1.2 service state machine). The RPC
-/// service is the session itself; this machine covers audio, video and the protection upgrade of
-/// RPC.
+/// The state machine of one service of one session, in either role. The RPC service is the session
+/// itself; this machine covers audio, video and the protection upgrade of RPC.
 enum ServiceState: Hashable, Sendable {
     struct Starting: Hashable, Sendable {
         var request: ServiceRequest
@@ -86,7 +85,7 @@ enum ServiceState: Hashable, Sendable {
     }
 }
 
-/// Where a session is in its life (SESSION.md §1.1–1.2).
+/// Where a session is in its life (protocol spec 5.4.1 §4.2 and §6.1).
 enum SessionPhase: Hashable, Sendable {
     /// App role: session-0 StartService queued or sent; waits until the deadline.
     case starting(deadline: NIODeadline?)
@@ -95,7 +94,7 @@ enum SessionPhase: Hashable, Sendable {
     case ending(deadline: NIODeadline)
 }
 
-/// Heartbeat bookkeeping of a session (SESSION.md §1.6).
+/// Heartbeat bookkeeping of a session (protocol spec 5.4.1 §4.5; ARCHITECTURE.md, D-heartbeat).
 struct HeartbeatState: Hashable, Sendable {
     /// Whether this engine watches the session (originates heartbeats).
     var watched = false
@@ -105,7 +104,7 @@ struct HeartbeatState: Hashable, Sendable {
     var deadline: NIODeadline?
 }
 
-/// The security context of a session (SESSION.md §1.7).
+/// The security context of a session (protocol spec 5.4.1 §7).
 struct SessionSecurity: Sendable {
     enum State: Hashable, Sendable {
         case none
@@ -240,14 +239,14 @@ struct TransportRecord: Sendable {
     /// (secondary).
     var sessions = RecordTable<UInt8, SessionHandle>()
     /// App role: sessions whose session-0 StartService waits on this transport, the first one
-    /// sent (one outstanding at a time, answers matched in order: SESSION.md §2 #23).
+    /// sent (one outstanding at a time, answers matched in order: ARCHITECTURE.md, D-negotiation).
     var pendingStarts = CircularBuffer<SessionHandle>(initialCapacity: 1)
     /// App role: the session-0 StartService of the first pending start is on its way.
     var startSent = false
     /// App role: the request this secondary transport answers.
     var connectRequest: ConnectRequestID?
     /// App role: a TransportEventUpdate that arrived before the StartServiceACK of the session it
-    /// names (a reordering head unit), applied after the ACK (scenario 32).
+    /// names (a reordering head unit), applied after the ACK (ARCHITECTURE.md, D-transport-events).
     var earlyTransportEvent: (session: SessionID, payload: ByteBuffer)?
     /// App role: a secondary transport being left: closed once no service runs on it (their
     /// EndServices answered) or at this deadline.

@@ -1,8 +1,8 @@
 import NIOCore
 import SDLProtocol
 
-/// The secondary transport of one session, app role (SESSION.md §1.3, after sdl_ios's
-/// `SDLSecondaryTransportManager`, with its retry loop capped: §2 #28).
+/// The secondary transport of one session, app role (protocol spec 5.4.1 §4.6; after sdl_ios's
+/// `SDLSecondaryTransportManager`, with its retry loop capped: ARCHITECTURE.md, D-secondary).
 ///
 /// ```
 /// idle --wanted (lazy) or address known (eager)--> connecting --open--> registering --ACK--> registered

@@ -1,9 +1,9 @@
 import NIOCore
 import SDLProtocol
 
-/// Every setting of a ``SessionEngine``, each with a documented default. The defaults follow
-/// section D of SESSION.md (the project's decisions) and, where it is silent, SDL Core 8.2's
-/// `smartDeviceLink.ini`.
+/// Every setting of a ``SessionEngine``, each with a documented default. The defaults follow the
+/// decisions of ARCHITECTURE.md §3 ("Sessions, services and the runtimes") and, where those are
+/// silent, SDL Core 8.2's `smartDeviceLink.ini`.
 public struct SessionConfiguration: Sendable {
     /// Which side the engine plays.
     public var role: SessionRole
@@ -24,8 +24,8 @@ public struct SessionConfiguration: Sendable {
     /// What a transport's decoder does after a bad header. Default: resynchronise, as Core does.
     public var invalidHeaderPolicy: FrameDecoder.InvalidHeaderPolicy = .resynchronize
 
-    /// Heartbeat origination and timeout (SESSION.md §1.6, D.5). Answering heartbeats is always on
-    /// for sessions at version 3 or later.
+    /// Heartbeat origination and timeout (ARCHITECTURE.md, D-heartbeat). Answering heartbeats is
+    /// always on for sessions at version 3 or later.
     public var heartbeat: HeartbeatSettings
 
     /// How long a StartService for audio, video or a protection upgrade may wait for its ACK or
@@ -33,18 +33,18 @@ public struct SessionConfiguration: Sendable {
     public var serviceStartTimeout: TimeAmount = .seconds(10)
 
     /// How long our EndService may wait for its ACK or NAK before the service is treated as ended
-    /// (Core never answers some, SESSION.md §2 #18). Default 5 s.
+    /// (Core never answers some: ARCHITECTURE.md, D-answers). Default 5 s.
     public var serviceEndTimeout: TimeAmount = .seconds(5)
 
     /// How often the bulk and lower data classes get a frame while higher data classes have frames
-    /// waiting: a waiting class is served after it was passed over this many times in a row
-    /// (SESSION.md D.11: bulk data ages so it always makes progress under continuous video).
+    /// waiting: a waiting class is served after it was passed over this many times in a row (bulk
+    /// data ages so it always makes progress under continuous video: ARCHITECTURE.md, D-scheduler).
     /// Control and RPC frames never wait behind data. Default 2.
     public var dataAgingThreshold: Int = 2
 
     /// Makes the security provider of a session when a protected service is started
-    /// (SESSION.md §1.7). nil: no security; a handshake is then refused with Internal Error 3
-    /// (app) or the service is started unprotected or refused (head unit, see
+    /// (ARCHITECTURE.md, D-security). nil: no security; a handshake is then refused with Internal
+    /// Error 3 (app) or the service is started unprotected or refused (head unit, see
     /// ``HeadUnitSettings/forceProtectedServices``). Default nil.
     public var makeSecurityProvider: (@Sendable (SessionHandle) -> any SecurityProvider)?
 
@@ -61,7 +61,7 @@ public struct SessionConfiguration: Sendable {
     }
 }
 
-/// Heartbeat settings (protocol spec 5.4.1 §3.4, SESSION.md §1.6 and D.5).
+/// Heartbeat settings (protocol spec 5.4.1 §4.5; ARCHITECTURE.md, D-heartbeat).
 public struct HeartbeatSettings: Hashable, Sendable {
     /// When the engine sends heartbeats of its own.
     public enum Origination: Hashable, Sendable {
@@ -109,12 +109,14 @@ public struct AppSettings: Hashable, Sendable {
     /// The longest reconnect delay. Default 30 s.
     public var secondaryRetryCap: TimeAmount = .seconds(30)
 
-    /// How many RegisterSecondaryTransport NAKs in a row end the retries until the next
-    /// TransportEventUpdate (sdl_ios retries forever, SESSION.md §2 #28). Default 3.
+    /// How many RegisterSecondaryTransport NAKs in a row are tried again: the next one ends the
+    /// retries until the next TransportEventUpdate (sdl_ios retries forever: ARCHITECTURE.md,
+    /// D-secondary). Default 3.
     public var secondaryMaxRejections: Int = 3
 
     /// TransportEventUpdates closer together than this are merged: only the last one is acted on
-    /// (Core's emulated adapters sent three in a row, §2 #35). Default 100 ms.
+    /// (Core's emulated adapters sent three in a row: ARCHITECTURE.md, D-transport-events).
+    /// Default 100 ms.
     public var transportEventDebounce: TimeAmount = .milliseconds(100)
 
     /// Whether the primary transport is closed when its last session fails to start or ends.
@@ -135,7 +137,8 @@ public enum SecondaryConnectionPolicy: Hashable, Sendable {
 
 /// How a head unit allocates session ids (1–255, unique across all its connections).
 public enum SessionIDPolicy: Hashable, Sendable {
-    /// The id freed longest ago first, so a freed id is reused as late as possible (SESSION.md D.4).
+    /// The id freed longest ago first, so a freed id is reused as late as possible
+    /// (ARCHITECTURE.md, D-session-ids).
     case leastRecentlyFreed
     /// The lowest free id, as SDL Core does (`findGap`).
     case lowestFree
@@ -272,7 +275,7 @@ public struct HeadUnitSettings: Hashable, Sendable {
 
     /// How long a session may run its RPC service without being registered
     /// (``SessionEngine/sessionRegistered(_:now:)``) before the head unit ends it; nil: never.
-    /// Default 30 s (SESSION.md D.8; Core has no such timer).
+    /// Default 30 s (Core has no such timer: ARCHITECTURE.md, D-registration-timeout).
     public var registrationTimeout: TimeAmount? = .seconds(30)
 
     /// Messages per session (control and data, audio and video excluded; a multi-frame message

@@ -3,11 +3,11 @@ import SDLBSON
 import SDLProtocol
 
 extension SessionEngine {
-    // MARK: - Session start (protocol spec 5.4.1 §3.1.1, SESSION.md §1.1)
+    // MARK: - Session start (protocol spec 5.4.1 §4.2; ARCHITECTURE.md, D-negotiation)
 
     /// Sends the session-0 StartService of the first pending session on the transport, unless one
     /// is already on its way: answers carry no correlation, so they are matched in order, one at a
-    /// time (SESSION.md §2 #23). A version 5 app sends a version 1 header with BSON
+    /// time (ARCHITECTURE.md, D-negotiation). A version 5 app sends a version 1 header with BSON
     /// `{protocolVersion}`; older ones send it without payload.
     mutating func sendNextSessionStart(on transport: TransportID, now: NIODeadline) {
         guard let record = self.transports[transport], !record.startSent, let handle = record.pendingStarts.first else { return }
@@ -56,7 +56,8 @@ extension SessionEngine {
         guard let pending = self.sessions[handle] else { return }
         var payload = LenientPayload(frame.payload)
         guard isACK else {
-            // Any header version, with or without payload (Core sends a bare v1 NAK, §2 #1).
+            // Any header version, with or without payload (Core sends a bare v1 NAK:
+            // ARCHITECTURE.md, D-negotiation).
             let content = header.version >= .v5 || payload.isBSON ? payload.nakContent() : NAKContent()
             self.sessions[handle] = nil
             self.emit(.sessionStartFailed(handle, .rejected(content)))
@@ -150,7 +151,7 @@ extension SessionEngine {
         }
     }
 
-    // MARK: - TransportEventUpdate (protocol spec 5.4.1 §3.1.7, SESSION.md §1.4)
+    // MARK: - TransportEventUpdate (spec 5.4.1 §4.6.2; ARCHITECTURE.md, D-transport-events)
 
     mutating func appTransportEventUpdate(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let sid = frame.header.sessionID
@@ -171,7 +172,7 @@ extension SessionEngine {
     }
 
     /// Reads a TransportEventUpdate and holds it for the debounce interval: the last of a burst wins
-    /// (Core's emulated adapters sent three in a row, §2 #35).
+    /// (Core's emulated adapters sent three in a row: ARCHITECTURE.md, D-transport-events).
     mutating func receivedTransportEvent(_ bytes: ByteBuffer, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) {
         var payload = LenientPayload(bytes)
         let address = payload.string("tcpIpAddress")
@@ -199,14 +200,16 @@ extension SessionEngine {
         machine.port = port
         self.sessions[existing: handle].secondaryMachine = machine
         if address == "" {
-            // TCP unavailable: end what runs on the secondary, close it, no retries (scenario 31).
+            // TCP unavailable: end what runs on the secondary, close it, no retries
+            // (ARCHITECTURE.md, D-transport-events).
             self.dropSecondary(handle, to: .unavailable, now: now)
             return
         }
         switch machine.state {
         case .registered, .registering, .connecting:
             guard changed else { return }
-            // A new address: leave the old one and connect to the new one (§2 #33).
+            // A new address: leave the old one and connect to the new one (ARCHITECTURE.md,
+            // D-transport-events).
             self.dropSecondary(handle, to: .idle, now: now)
         case .rejected, .unavailable, .backoff:
             self.sessions[existing: handle].secondaryMachine!.state = .idle
@@ -223,7 +226,7 @@ extension SessionEngine {
     }
 
     /// Leaves the secondary transport on purpose: EndService for what runs on it (best effort),
-    /// then the transport closes; the services wait or move (SESSION.md §2 #32).
+    /// then the transport closes; the services wait or move (ARCHITECTURE.md, D-secondary).
     mutating func dropSecondary(_ handle: SessionHandle, to state: SecondaryMachine.State, now: NIODeadline) {
         guard var machine = self.sessions[handle]?.secondaryMachine else { return }
         switch machine.state {

@@ -5,9 +5,10 @@ import SDLProtocol
 extension SessionEngine {
     // MARK: - Inputs only a head unit takes
 
-    /// Head unit role: changes the secondary transport offer (an address came up or went away)
-    /// and sends a TransportEventUpdate to every session at 5.1.0 or later (protocol spec 5.4.1
-    /// §3.1.7, SESSION.md §1.4). nil withdraws the offer: sessions get an empty address.
+    /// Head unit role: changes the secondary transport offer (an address came up or went away) and
+    /// sends a TransportEventUpdate to every session at 5.1.0 or later (protocol spec 5.4.1 §4.6.2;
+    /// ARCHITECTURE.md, D-transport-events). nil withdraws the offer: sessions get an empty
+    /// address.
     public mutating func updateSecondaryTransport(_ offer: SecondaryTransportOffer?, now: NIODeadline) throws(SessionError) {
         guard self.role == .headUnit else { throw SessionError(.wrongRole, "only a head unit offers secondary transports") }
         self.secondaryOffer = offer
@@ -49,7 +50,8 @@ extension SessionEngine {
             refuse(&self, .transportNotRegistered)
             return
         }
-        // E on a version 1 header means "compressed"; Core ignores it there (§2 #12).
+        // E on a version 1 header means "compressed"; Core ignores it there (ARCHITECTURE.md,
+        // D-security).
         let wantsProtection = header.isEncrypted
         switch service {
         case .rpc:
@@ -183,7 +185,8 @@ extension SessionEngine {
         case .established:
             self.headUnitAnswerStart(service, of: handle, starting: starting, protected: true, now: now)
         case .handshaking:
-            // A second protected start joins the running handshake (Core, ph:2072).
+            // A second protected start joins the running handshake, as in SDL Core
+            // (ARCHITECTURE.md, D-security).
             var joined = starting
             joined.handshaking = true
             joined.deadline = now + self.configuration.serviceStartTimeout
@@ -207,8 +210,8 @@ extension SessionEngine {
         }
     }
 
-    /// The handshake for a protected start failed: a forced service is refused, any other one
-    /// starts unprotected (ACK with E=0), as Core does (SESSION.md §2 #11).
+    /// The handshake for a protected start failed: RPC and a forced service are refused, any other
+    /// one starts unprotected (ACK with E=0), as Core does (ARCHITECTURE.md, D-security).
     mutating func headUnitProtectionFailed(_ service: ServiceType, of handle: SessionHandle, starting: ServiceState.Starting, now: NIODeadline) {
         guard let session = self.sessions[handle] else { return }
         if self.configuration.headUnit.forceProtectedServices.contains(service) || service == .rpc {
@@ -238,7 +241,7 @@ extension SessionEngine {
                 videoCodec: video?.videoCodec)
             try! ack.write(to: &payload)
         }
-        // D.3: an E=1 control frame never carries a clear payload.
+        // An E=1 control frame never carries a clear payload (ARCHITECTURE.md, D-security).
         self.sendControl(
             .startServiceACK, service: service, session: session.id, version: session.frameVersion,
             messageID: starting.messageID, payload: payload, eBit: protected, protectPayload: protected,
@@ -258,7 +261,7 @@ extension SessionEngine {
                 ServiceInfo(transport: running.transport, slot: running.slot, isProtected: protected, mtu: mtu, video: running.video)))
     }
 
-    // MARK: - Negotiation (protocol spec 5.4.1 §3.1.1, SESSION.md §1.1)
+    // MARK: - Negotiation (protocol spec 5.4.1 §4.2; ARCHITECTURE.md, D-negotiation)
 
     mutating func headUnitStartSession(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
@@ -286,7 +289,8 @@ extension SessionEngine {
             unusable = true
         }
         if offered == nil && header.version.rawValue >= 5 {
-            // A version 5 header counts as version 5 support (Core, ph:278-281).
+            // A version 5 header counts as version 5 support, as in SDL Core 8.2 (ARCHITECTURE.md,
+            // D-negotiation).
             offered = ours
         }
         if !payload.problems.isEmpty {
@@ -368,7 +372,8 @@ extension SessionEngine {
         }
         self.sendControl(.startServiceACK, service: .rpc, session: id, version: frameVersion, messageID: messageID, payload: ackPayload, on: transport)
         if let offer {
-            // After the ACK in the session's control queue, so never ahead of it (§2 #36).
+            // After the ACK in the session's control queue, so never ahead of it (ARCHITECTURE.md,
+            // D-scheduler).
             self.sendTransportEventUpdate(to: self.sessions[existing: handle], offer: offer)
         }
         if self.configuration.heartbeat.origination == .always && frameVersion.rawValue >= 3 {
@@ -412,7 +417,7 @@ extension SessionEngine {
         self.sendControl(info, service: service, session: session, version: version, messageID: messageID, payload: payload, on: transport)
     }
 
-    // MARK: - RegisterSecondaryTransport (protocol spec 5.4.1 §3.1.6, SESSION.md §1.3, scenario 34)
+    // MARK: - RegisterSecondaryTransport (spec 5.4.1 §4.6.1; ARCHITECTURE.md, D-secondary)
 
     /// Takes a secondary transport away from a session: its services there end, and the
     /// connection closes when it carries no other session.
@@ -448,7 +453,8 @@ extension SessionEngine {
             return
         }
         if transport == session.primary {
-            // Core wedges on this (§2 #24); refuse it and keep serving.
+            // A running SDL Core 8.2 wedges on this (ARCHITECTURE.md, D-secondary); refuse it and
+            // keep serving.
             refuse(&self, session.frameVersion, "RegisterSecondaryTransport must be sent on a secondary transport")
             return
         }
@@ -503,11 +509,11 @@ extension SessionEngine {
         self.endSessionNow(handle, reason: reason, now: now)
     }
 
-    /// Starts held for a protection handshake still get their one answer (D.9) when their service
-    /// or session ends first: a NAK, queued before the EndService or EndServiceACK that ends them,
-    /// so that the app reads the answers in the order of its requests (its session id may be given
-    /// out again right after). Whoever ends the service reports it. Head unit role only: an app's
-    /// starts are its own requests.
+    /// Starts held for a protection handshake still get their one answer (ARCHITECTURE.md,
+    /// D-answers) when their service or session ends first: a NAK, queued before the EndService or
+    /// EndServiceACK that ends them, so that the app reads the answers in the order of its requests
+    /// (its session id may be given out again right after). Whoever ends the service reports it.
+    /// Head unit role only: an app's starts are its own requests.
     mutating func refuseHeldStarts(of handle: SessionHandle, services: [ServiceType] = [.rpc, .audio, .video]) {
         guard self.role == .headUnit, let session = self.sessions[handle] else { return }
         for service in services {

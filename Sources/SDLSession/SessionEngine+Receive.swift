@@ -207,8 +207,8 @@ extension SessionEngine {
         }
     }
 
-    /// Heartbeat: answered for sessions at version 3 or later with the same session, message id
-    /// and version (SESSION.md D.5); a session watched Core-style starts being watched.
+    /// Heartbeat: answered for sessions at version 3 or later with the same session, message id and
+    /// version (ARCHITECTURE.md, D-heartbeat); a session watched Core-style starts being watched.
     mutating func receivedHeartbeat(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let messageID = header.messageID?.rawValue ?? 0

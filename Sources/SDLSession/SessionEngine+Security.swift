@@ -64,7 +64,8 @@ extension SessionEngine {
         }
         switch self.role {
         case .app:
-            // The head unit's request; Core before 8.0 sent it as a notification (spec:1283).
+            // The head unit's request; Core before 8.0 sent it as a notification (protocol
+            // spec 5.4.1 §5.1.1.3.1).
             guard header.queryType == .request || header.queryType == .notification else {
                 self.anomaly(.unexpectedSecurityQuery, session: handle, transport: transport, "handshake data of type \(header.queryType)")
                 return
@@ -79,7 +80,7 @@ extension SessionEngine {
             if case .none = self.sessions[existing: handle].security.state {
                 self.sessions[existing: handle].security.state = .handshaking(service: .control, sequence: header.sequenceNumber)
             }
-            // The answer echoes the request's sequential number (spec:1262-1265).
+            // The answer echoes the request's sequential number (protocol spec 5.4.1 §5.1.1.2.1).
             self.stepHandshake(of: handle, input: query.binaryData, sequence: header.sequenceNumber, now: now)
         case .headUnit:
             guard case .handshaking = self.sessions[existing: handle].security.state, header.queryType == .response else {
@@ -145,7 +146,8 @@ extension SessionEngine {
             json: json, binaryData: binary)
         var payload = ByteBuffer()
         try! query.write(to: &payload)
-        // Handshake queries are Single frames of the control service, never protected (spec:1685).
+        // Handshake queries are Single frames of the control service, never protected (protocol
+        // spec 5.4.1 §7.2).
         let fragmenter = try! MessageFragmenter(
             payload: payload, version: session.frameVersion, serviceType: .control, sessionID: session.id,
             messageID: MessageID(self.sessions[existing: handle].takeMessageID()), maxPayloadPerFrame: Int(UInt32.max))
@@ -194,7 +196,8 @@ extension SessionEngine {
 
     /// Unprotects an incoming frame's payload. Without an established context, or when it fails,
     /// the frame is dropped, the peer is told with Internal Error 6 (or 3 without a provider) and
-    /// the session's protected services stop (spec 7.3; §2 #45: never a crash).
+    /// the session's protected services stop (protocol spec 5.4.1 §7.3; ARCHITECTURE.md,
+    /// D-security: never a crash).
     mutating func unprotectIncoming(_ payload: ByteBuffer, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) -> ByteBuffer? {
         guard self.sessions[existing: handle].security.provider != nil, case .established = self.sessions[existing: handle].security.state else {
             self.anomaly(.unprotectFailed, session: handle, transport: transport, "a protected frame without a security context; dropped")

@@ -6,8 +6,8 @@ import SDLProtocol
 public enum ServiceProtection: Hashable, Sendable {
     /// Unprotected.
     case none
-    /// Protected if the head unit agrees; an ACK with E=0 (a failed handshake Core downgrades,
-    /// SESSION.md §2 #11) starts it unprotected, with an anomaly.
+    /// Protected if the head unit agrees; an ACK with E=0 (a failed handshake SDL Core downgrades:
+    /// ARCHITECTURE.md, D-security) starts it unprotected, with an anomaly.
     case preferred
     /// Protected or not at all: an unprotected ACK is followed at once by an EndService.
     case required
@@ -17,11 +17,11 @@ extension SessionEngine {
     // MARK: - Public service calls
 
     /// App role: starts a service of a running, registered session. Audio and video go where the
-    /// head unit's service-transport lists put them (SESSION.md §1.5), connecting the secondary
-    /// transport first if needed; ``SessionEvent/serviceStarted(_:_:_:)``,
+    /// head unit's service-transport lists put them (ARCHITECTURE.md, D-secondary), connecting the
+    /// secondary transport first if needed; ``SessionEvent/serviceStarted(_:_:_:)``,
     /// ``SessionEvent/serviceStartFailed(_:_:_:)`` or ``SessionEvent/serviceWaiting(_:_:_:)``
     /// follows. `.rpc` with a protection asks to protect the RPC service (sent in the negotiated
-    /// version, never 1: §2 #12).
+    /// version, never 1: ARCHITECTURE.md, D-security).
     public mutating func startService(
         _ service: ServiceType, of handle: SessionHandle, video: VideoParameters? = nil,
         protection: ServiceProtection = .none, now: NIODeadline
@@ -90,13 +90,14 @@ extension SessionEngine {
         }
     }
 
-    // MARK: - Placement (app role, SESSION.md §1.5)
+    // MARK: - Placement (app role, protocol spec 5.4.1 §4.6.3; ARCHITECTURE.md, D-secondary)
 
     /// Starts a wanted service where its list allows, or leaves it waiting for the secondary.
     mutating func placeService(_ service: ServiceType, of handle: SessionHandle, now: NIODeadline) {
         guard let session = self.sessions[handle], case .wanted(let request) = session[service: service] else { return }
         if request.isProtected && self.protectedStartPending(in: session, except: service) {
-            // One protected start at a time per session (SDL-0322, scenario 38e): it waits its turn.
+            // One protected start at a time per session (SDL-0322; ARCHITECTURE.md, D-security): it
+            // waits its turn.
             return
         }
         if service == .rpc {
@@ -143,7 +144,7 @@ extension SessionEngine {
         }
         let messageID = self.sessions[existing: handle].takeMessageID()
         // The StartService of a protected service carries E=1 over a clear payload: Core never
-        // decrypts incoming control frames (ph:2317-2439).
+        // decrypts incoming control frames (ARCHITECTURE.md, D-security).
         self.sendControl(
             .startService, service: service, session: session.id, version: session.frameVersion, messageID: messageID,
             payload: payload, eBit: request.isProtected, on: transport)
@@ -245,7 +246,7 @@ extension SessionEngine {
     }
 
     /// Reads a StartServiceACK/NAK payload; an E=1 payload that is not BSON is unprotected first
-    /// (Core protects its StartServiceACK's payload, SESSION.md §2 #43).
+    /// (Core protects its StartServiceACK's payload: ARCHITECTURE.md, D-security).
     mutating func readAnswerPayload(_ frame: ProtocolFrame, of handle: SessionHandle) -> LenientPayload {
         var payload = LenientPayload(frame.payload)
         if frame.header.isEncrypted, !payload.isBSON, frame.payload.readableBytes > 0,
@@ -260,7 +261,7 @@ extension SessionEngine {
     // MARK: - EndService
 
     /// Sends our EndService: for RPC with the hash per version (BSON `hashId` at v5, the raw
-    /// big-endian 4 bytes at v2–v4, nothing at v1: SESSION.md §2 #20, #21). The service's queued
+    /// big-endian 4 bytes at v2–v4, nothing at v1: ARCHITECTURE.md, D-hash). The service's queued
     /// data frames are dropped: nothing of it follows the EndService.
     mutating func sendEndService(_ service: ServiceType, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) {
         let session = self.sessions[existing: handle]
@@ -283,9 +284,9 @@ extension SessionEngine {
             messageID: self.sessions[existing: handle].takeMessageID(), payload: payload, on: transport)
     }
 
-    /// A peer's EndService: always answered, exactly once (SESSION.md D.9). A head unit checks the
-    /// RPC hash and NAKs what it cannot end; an app ACKs everything on the transport it arrived on
-    /// (§2 #14, #17, #19).
+    /// A peer's EndService: always answered, exactly once (ARCHITECTURE.md, D-answers). A head unit
+    /// checks the RPC hash and NAKs what it cannot end; an app ACKs everything, on the transport it
+    /// arrived on, with or without a hash.
     mutating func peerEndService(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
         let service = header.serviceType
@@ -370,9 +371,9 @@ extension SessionEngine {
         }
     }
 
-    /// Whether an EndService(RPC) carries the session's hash (Core's checks, SESSION.md §1.2):
-    /// version 1 is not checked; version 5 needs BSON `hashId`; versions 2–4 need 4 raw
-    /// big-endian bytes, 0 being wrong.
+    /// Whether an EndService(RPC) carries the session's hash (Core's checks, stricter at version 1:
+    /// ARCHITECTURE.md, D-hash): version 5 needs BSON `hashId`; versions 2–4 need 4 raw big-endian
+    /// bytes, 0 being wrong; version 1 passes only for a session without a hash.
     func endServiceHashMatches(_ frame: ProtocolFrame, session: SessionRecord) -> Bool {
         guard let hash = session.hashID else { return true }
         switch frame.header.version.rawValue {
@@ -424,7 +425,8 @@ extension SessionEngine {
             self.sessions[existing: handle][service: service] = .draining(until: until, reported: true)
             self.emit(.serviceEnded(handle, service, .local))
         default:
-            // Already stopped (a crossing peer EndService): the late answer changes nothing (scenario 24).
+            // Already stopped (a crossing peer EndService): the late answer changes nothing
+            // (ARCHITECTURE.md, D-ending).
             break
         }
     }
@@ -505,7 +507,8 @@ extension SessionEngine {
         self.transports[existing: transport].sessions[session.id.rawValue] = nil
         guard self.transports[existing: transport].sessions.isEmpty else { return }
         if immediately {
-            // The primary is gone: nothing on the secondary is worth waiting for (scenario 35).
+            // The primary is gone: nothing on the secondary is worth waiting for (ARCHITECTURE.md,
+            // D-secondary).
             self.close(transport, reason: .primaryClosed, now: now)
         } else {
             self.closeAfterFlush(transport, reason: self.role == .app ? .secondaryNotUsable : .noSessionsLeft, now: now)
@@ -563,8 +566,8 @@ extension SessionEngine {
     }
 
     /// A session lost its secondary transport: the services on it end; head unit role, the
-    /// registration is cleared for every session bound to it (§2 #26); app role, the secondary
-    /// machine backs off and the services wait or move.
+    /// registration is cleared for every session bound to it (ARCHITECTURE.md, D-secondary); app
+    /// role, the secondary machine backs off and the services wait or move.
     mutating func secondaryLost(_ handle: SessionHandle, transport: TransportID, now: NIODeadline) {
         if self.sessions[existing: handle].secondary == transport { self.sessions[existing: handle].secondary = nil }
         for service in [ServiceType.audio, .video] {
@@ -582,7 +585,8 @@ extension SessionEngine {
             }
             self.stopService(service, of: handle, reason: .transportLost, now: now)
             if self.role == .app, let request {
-                // Still wanted: it waits for the secondary or moves to the primary (scenarios 28, 29).
+                // Still wanted: it waits for the secondary or moves to the primary
+                // (ARCHITECTURE.md, D-secondary).
                 self.sessions[existing: handle][service: service] = .wanted(request)
             }
         }

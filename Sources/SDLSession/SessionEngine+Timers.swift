@@ -102,7 +102,8 @@ extension SessionEngine {
             }
             self.closeIdleRetiringTransports(now: now)
         case .draining(let until, false) where until <= now:
-            // The grace is over without an ACK: ended all the same (Core 8.0, scenario 23).
+            // The grace is over without an ACK: ended all the same, as Core 8.0 does
+            // (ARCHITECTURE.md, D-ending).
             self.sessions[existing: handle][service: service] = .draining(until: until, reported: true)
             self.emit(.serviceEnded(handle, service, .local))
         default:
@@ -133,7 +134,8 @@ extension SessionEngine {
     }
 
     /// No answer to the session-0 StartService: every session waiting on the transport fails and
-    /// the transport is closed; the StartService is never sent twice (sdl_ios#1783, §2 #7).
+    /// the transport is closed; the StartService is never sent twice (sdl_ios#1783;
+    /// ARCHITECTURE.md, D-negotiation).
     mutating func sessionStartTimedOut(on transport: TransportID, now: NIODeadline) {
         guard let record = self.transports[transport] else { return }
         for handle in record.pendingStarts where self.sessions.removeValue(forKey: handle) != nil {

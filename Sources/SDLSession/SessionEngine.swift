@@ -3,7 +3,8 @@ import SDLBSON
 import SDLProtocol
 
 /// The SDL session engine: the protocol's state machines for one endpoint, app or head unit, with
-/// no I/O and no clock inside (protocol spec 5.4.1 §3–§7; the decisions of SESSION.md section D).
+/// no I/O and no clock inside (protocol spec 5.4.1 §3–§7; where it is silent, the decisions of
+/// ARCHITECTURE.md §3).
 ///
 /// The layer that owns the sockets drives it:
 /// - inputs are method calls: a transport opened or closed, bytes received on a transport, a
@@ -12,7 +13,8 @@ import SDLProtocol
 /// - outputs are pulled: ``nextAction()`` returns the events, write requests, connections to
 ///   open or close and timers to arm that the inputs produced, in order; and
 ///   ``nextWrite(on:maxBytes:into:)`` hands out the next frames of a transport when its socket can
-///   take them, so priorities hold at the socket, not in a queue in front of it (D.11).
+///   take them, so priorities hold at the socket, not in a queue in front of it
+///   (ARCHITECTURE.md, D-scheduler).
 ///
 /// One engine serves every transport of the endpoint: an app's primary link and the secondary
 /// transports of its sessions (several sessions on one link for a router), or every connection a
@@ -223,7 +225,8 @@ public struct SessionEngine: Sendable {
     // MARK: - Sessions
 
     /// App role: starts a session on the primary transport. Its session-0 StartService is sent
-    /// once every session started before it on the transport was answered (SESSION.md §2 #23).
+    /// once every session started before it on the transport was answered (ARCHITECTURE.md,
+    /// D-negotiation).
     /// ``SessionEvent/sessionStarted(_:_:)`` or ``SessionEvent/sessionStartFailed(_:_:)`` follows.
     public mutating func startSession(on transport: TransportID, now: NIODeadline) throws(SessionError) -> SessionHandle {
         guard self.role == .app else { throw SessionError(.wrongRole, "only an app starts sessions") }
@@ -396,8 +399,8 @@ public struct SessionEngine: Sendable {
 
     /// Queues a control frame (never fragmented). `eBit` sets the header's E bit (a protected
     /// start, or its ACK); `protectPayload` passes the payload through the session's security
-    /// provider as it is queued (only a head unit's StartServiceACK with E=1, D.3: an E=1 control
-    /// frame never carries a clear payload).
+    /// provider as it is queued (only a head unit's StartServiceACK with E=1: an E=1 control frame
+    /// never carries a clear payload, ARCHITECTURE.md, D-security).
     mutating func sendControl(
         _ info: ControlFrameInfo, service: ServiceType, session: SessionID, version: ProtocolVersion, messageID: UInt32,
         payload: ByteBuffer = ByteBuffer(), eBit: Bool = false, protectPayload: Bool = false, on transport: TransportID
@@ -405,8 +408,9 @@ public struct SessionEngine: Sendable {
         var payload = payload
         if protectPayload && payload.readableBytes > 0 {
             // Now, not at write time: the session may end before the frame is written, taking its
-            // security context, and the answer must still go out (D.9). Control frames go ahead
-            // of everything queued, so protecting them now keeps the records in wire order.
+            // security context, and the answer must still go out (ARCHITECTURE.md, D-answers).
+            // Control frames go ahead of everything queued, so protecting them now keeps the
+            // records in wire order.
             guard let protected = self.protect(payload, session: session, on: transport) else { return }
             payload = protected
         }

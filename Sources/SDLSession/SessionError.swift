@@ -73,12 +73,13 @@ public enum Refusal: Hashable, Sendable, CustomStringConvertible {
     case unknownSession
     /// Audio and video need protocol version 3 or later.
     case versionTooLow
-    /// Services other than RPC start only after registration (Core answers nothing, §2 #8).
+    /// Services other than RPC start only after registration (Core answers nothing:
+    /// ARCHITECTURE.md, D-answers).
     case notRegistered
     /// One service of each type at a time.
     case alreadyStarted
     /// A StartService on a connection that is neither the session's primary nor its registered
-    /// secondary (§2 #25).
+    /// secondary (ARCHITECTURE.md, D-secondary).
     case transportNotRegistered
     /// The service is not allowed on this transport by the service-transport lists, or RPC data on
     /// a secondary.

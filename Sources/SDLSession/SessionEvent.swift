@@ -95,7 +95,7 @@ public enum SessionEvent: Hashable, Sendable {
     /// App role: the secondary transport of a session changed state.
     indirect case secondaryTransport(SessionHandle, SecondaryTransportState)
     /// Head unit role: frames of a service this head unit ended kept coming after the grace
-    /// period (SESSION.md §2 #16); they are dropped.
+    /// period (ARCHITECTURE.md, D-ending); they are dropped.
     case protocolViolation(SessionHandle, ServiceType)
     /// A transport was closed by the engine or reported closed by the I/O layer.
     indirect case transportClosed(TransportID, TransportClosure)
@@ -254,7 +254,7 @@ public enum ServiceWait: Hashable, Sendable {
     case noSecondary
 }
 
-/// The state of a session's secondary transport (app role, SESSION.md §1.3).
+/// The state of a session's secondary transport (app role; ARCHITECTURE.md, D-secondary).
 public enum SecondaryTransportState: Hashable, Sendable {
     /// The head unit offers no secondary transport this engine can use.
     case disabled
@@ -343,8 +343,8 @@ public struct Anomaly: Hashable, Sendable, CustomStringConvertible {
         /// A control payload is not valid BSON, or a field has an unexpected type; it was read as
         /// far as possible.
         public static let malformedControlPayload = Code("malformedControlPayload")
-        /// An empty service-transport list, treated as absent (SESSION.md D.1), or entries other
-        /// than 1 and 2, ignored.
+        /// An empty service-transport list, treated as absent (ARCHITECTURE.md,
+        /// D-lenient-payloads), or entries other than 1 and 2, ignored.
         public static let oddServiceTransportList = Code("oddServiceTransportList")
         /// A heartbeat on session 0 (the spec's example), answered leniently.
         public static let heartbeatOnSessionZero = Code("heartbeatOnSessionZero")

@@ -2,7 +2,7 @@ import NIOCore
 import SDLProtocol
 
 /// Session ids 1–255 for a head unit, unique across all its connections (as in SDL Core since
-/// SDL-0141), and the hash ids that go with them (SESSION.md D.4).
+/// SDL-0141), and the hash ids that go with them (ARCHITECTURE.md, D-session-ids).
 struct SessionIDAllocator: Sendable {
     let policy: SessionIDPolicy
     let maxSessions: Int

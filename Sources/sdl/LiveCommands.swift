@@ -192,7 +192,8 @@ struct AppSubcommand: AsyncParsableCommand {
             and set climate and radio, press a button, consent; with --apps N SDL Core's allocation outcomes \
             are the expected results of contention), video (stream at --bitrate for --duration where the head \
             unit's lists put video: the secondary transport when they ask for it; the end must be \
-            acknowledged), ping (round trips for --duration at most --rate per second), all (appservice, rc, \
+            acknowledged; an app made NOT_STREAMABLE stops writing; with --apps N a start refused for the \
+            HMI level is the expected result of contention), ping (round trips for --duration at most --rate per second), all (appservice, rc, \
             video). Every app unregisters before it ends its session. Exits non-zero when a step fails. \
             Stops on Ctrl-C (SIGINT) or SIGTERM.
             """)

@@ -6,7 +6,7 @@ import SDLRPC
 import SDLSession
 import Testing
 
-/// The README's "Over TCP" example, run against a head unit of the tests so that it stays true.
+/// The README's "Over TCP, WebSocket, or any byte pipe" example, run against a head unit of the tests so that it stays true.
 @Suite(.timeLimit(.minutes(1)))
 struct DocumentationExampleTests {
     @Test func theReadmeExampleRuns() async throws {

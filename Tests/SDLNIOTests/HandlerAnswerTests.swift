@@ -17,7 +17,9 @@ struct HandlerAnswerTests {
         handler: some SDLHeadUnitHandler, maxPendingRequests: Int = 100,
         _ body: @escaping @Sendable (RawPeer, inout FrameReader, UInt8, SDLHeadUnitServer) async throws -> Void
     ) async throws {
-        try await within {
+        // A hundred rounds through the async handler's tasks: on a loaded 2-core machine running
+        // the whole suite, longer than the default 30 s; the suite's minute still bounds it.
+        try await within(55) {
             var configuration = testHeadUnitConfiguration()
             configuration.maxPendingRequestsPerApp = maxPendingRequests
             let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)

@@ -121,20 +121,44 @@ struct HeadUnitRequestTests {
         try await self.withRegisteredApp { app, connected, _ in
             let requests = app.incomingRequests(bufferSize: 1)
             let ask = SDLGetAppServiceDataRequest(serviceType: "WEATHER")
-            async let first: SDLGetAppServiceDataResponse = connected.send(ask)
-            // The second arrives while the first waits unread in the stream.
-            try await Task.sleep(for: .milliseconds(100))
-            let second: SDLGetAppServiceDataResponse = try await connected.send(ask)
-            #expect(second.resultCode == .tooManyPendingRequests)
-            var iterator = requests.makeAsyncIterator()
-            let request = try #require(await iterator.next())
-            try await app.respond(SDLGetAppServiceDataResponse(success: true, resultCode: .success), to: request)
-            #expect(try await first.resultCode == .success)
+            // Two at once: whichever reaches the app second finds the stream full and is refused
+            // at once; the other waits in the stream until it is read and answered.
+            try await withThrowingTaskGroup(of: SDLGetAppServiceDataResponse.self) { group in
+                for _ in 0..<2 {
+                    group.addTask { try await connected.send(ask) }
+                }
+                let refused = try #require(try await group.next())
+                #expect(refused.resultCode == .tooManyPendingRequests)
+                var iterator = requests.makeAsyncIterator()
+                let request = try #require(await iterator.next())
+                try await app.respond(SDLGetAppServiceDataResponse(success: true, resultCode: .success), to: request)
+                #expect(try await group.next()?.resultCode == .success)
+            }
+        }
+    }
+
+    @Test func aStreamOpenedBeforeARequestIsSentGetsIt() async throws {
+        // The listener is in place when `incomingRequests` returns: a request the head unit sends
+        // right after is delivered, never answered UNSUPPORTED_REQUEST because the listener was
+        // still on its way to the event loop.
+        try await self.withRegisteredApp { app, connected, _ in
+            // Twenty rounds: a few round trips each, inside the test's 30 s on a loaded machine.
+            for round in 0..<20 {
+                let requests = app.incomingRequests()
+                let asked = Task { () async throws(SDLConnectionError) -> SDLGetAppServiceDataResponse in
+                    try await connected.send(SDLGetAppServiceDataRequest(serviceType: "round \(round)"))
+                }
+                var iterator = requests.makeAsyncIterator()
+                let request = try #require(await iterator.next())
+                #expect((request.message.message as? SDLGetAppServiceDataRequest)?.serviceType == "round \(round)")
+                try await app.respond(SDLGetAppServiceDataResponse(success: true, resultCode: .success), to: request)
+                #expect(try await asked.value.resultCode == .success)
+            }
         }
     }
 
     @Test func theAppHoldsAt1024UnansweredRequestsOfTheHeadUnitAndAnsweringOneMakesRoomForOne() async throws {
-        try await within {
+        try await within(58) {
             var configuration = testHeadUnitConfiguration()
             // The app answers the 1,024 at the end faster than Core's flood limit allows.
             configuration.session.headUnit.floodLimit = nil
@@ -144,8 +168,10 @@ struct HeadUnitRequestTests {
             let connected = try #require(await server.connectedApps.first)
             let requests = app.incomingRequests(bufferSize: 2048)
             var iterator = requests.makeAsyncIterator()
+            // The held requests wait for the whole test, longer than the default 10 s on a loaded
+            // machine: their bound is the test's.
             @Sendable func ask(_ serviceType: String) async throws(SDLConnectionError) -> SDLGetAppServiceDataResponse {
-                try await connected.send(SDLGetAppServiceDataRequest(serviceType: serviceType))
+                try await connected.send(SDLGetAppServiceDataRequest(serviceType: serviceType), timeout: .seconds(55))
             }
 
             let cap = 1024

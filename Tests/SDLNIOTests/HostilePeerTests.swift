@@ -88,7 +88,9 @@ struct HostilePeerTests {
                 highest = max(highest, await server.queuedBytes)
                 try await Task.sleep(for: .milliseconds(50))
             }
-            #expect(highest <= 32 * 1024 + 128 * 1024)
+            // The bound plus the ACKs of the heartbeats already read when reading paused (one read
+            // cycle), as for requests.
+            #expect(highest <= 32 * 1024 + 512 * 1024)
             sent.cancel()
             await peer.close()
             await server.shutdown()
@@ -192,6 +194,39 @@ struct HostilePeerTests {
         }
     }
 
+    @Test func requestsWithTheHighestCorrelationIDsAreAnsweredAndAReRegistrationStillWorks() async throws {
+        try await within {
+            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: RecordingHandler())
+            let (peer, frames, session) = try await RawPeer.registered(port: server.primaryPort)
+            var reader = frames
+            // The ids next to the one Core's notifications carry, then an unregistration and a
+            // registration whose correlation id is one of them again.
+            func answer(to correlationID: UInt32) async throws -> (String, SDLResult?) {
+                while let frame = try await reader.next(where: { $0.header.serviceType == .rpc && $0.header.frameType == .single }) {
+                    let message = try AnyRPCMessage(payload: frame.payload, options: .lenient)
+                    guard message.correlationID == correlationID, let response = message.message as? any RPCResponse else { continue }
+                    return (message.functionName, response.resultCode)
+                }
+                throw TimedOut(what: "the answer to #\(correlationID)")
+            }
+            for correlationID: UInt32 in [0xFFFF_FFFD, 0xFFFF_FFFE] {
+                try await peer.send(RawFrames.rpc(Self.listFiles(correlationID), session: session, messageID: 2))
+                let (name, result) = try await answer(to: correlationID)
+                #expect(name == "ListFiles")
+                #expect(result == .success)
+            }
+            let unregister = try SDLUnregisterAppInterfaceRequest().payload(correlationID: 0xFFFF_FFFD)
+            try await peer.send(RawFrames.rpc(unregister, session: session, messageID: 3))
+            #expect(try await answer(to: 0xFFFF_FFFD) == ("UnregisterAppInterface", .success))
+            try await peer.send(RawFrames.register(session: session, correlationID: 0xFFFF_FFFE))
+            #expect(try await answer(to: 0xFFFF_FFFE) == ("RegisterAppInterface", .success))
+            try await peer.send(RawFrames.rpc(Self.listFiles(0xFFFF_FFFD), session: session, messageID: 4))
+            #expect(try await answer(to: 0xFFFF_FFFD) == ("ListFiles", .success))
+            await peer.close()
+            await server.shutdown()
+        }
+    }
+
     @Test func aFloodEndsWithOnAppInterfaceUnregisteredThenEndServiceAndTheConnectionClosed() async throws {
         try await within {
             var configuration = testHeadUnitConfiguration()
@@ -215,6 +250,92 @@ struct HostilePeerTests {
             #expect(seen.filter { $0 != "control 255" }.suffix(2) == ["OnAppInterfaceUnregistered TOO_MANY_REQUESTS", "control 4"])
             #expect(handler.requests.withLockedValue { $0.count } <= 100)
             await server.shutdown()
+        }
+    }
+}
+
+/// A head unit that accepts the session, then floods heartbeats and never reads what the app
+/// answers: the app's queue towards it stays bounded, and the app ends the session with a typed
+/// reason once the head unit has not read for `stalledReaderTimeout`.
+@Suite(.timeLimit(.minutes(1)))
+struct HostileHeadUnitTests {
+    final class Flooder: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        var decoder = FrameDecoder(invalidHeaderPolicy: .fail)
+        var flooding = false
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !self.flooding else { return }
+            self.decoder.append(self.unwrapInboundIn(data))
+            while let frame = try? self.decoder.nextFrame() {
+                guard frame.header.frameType == .control, frame.header.controlFrameInfo == .startService else { continue }
+                var payload = ByteBuffer()
+                try! StartServiceACKPayload(protocolVersion: "5.4.0", hashID: 0x1D2C_3B4A, mtu: 131_072).write(to: &payload)
+                var out = ByteBuffer()
+                try! FrameEncoder.writeMessage(
+                    payload, version: .v5, serviceType: .rpc, sessionID: SessionID(1), messageID: frame.header.messageID ?? MessageID(0),
+                    control: .startServiceACK, maxPayloadPerFrame: 131_072, to: &out)
+                context.writeAndFlush(self.wrapOutboundOut(out), promise: nil)
+                // From now on nothing the app sends is read.
+                self.flooding = true
+                context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+                self.flood(context: context, messageID: 2)
+                return
+            }
+        }
+
+        /// Heartbeats, 64 KiB at a time, as long as the socket takes them.
+        private func flood(context: ChannelHandlerContext, messageID: UInt32) {
+            guard context.channel.isActive else { return }
+            var next = messageID
+            if context.channel.isWritable {
+                var heartbeats = ByteBuffer()
+                for _ in 0..<5000 {
+                    heartbeats.writeBytes([0x50, 0x00, 0x00, 0x01, 0, 0, 0, 0])
+                    heartbeats.writeInteger(next)
+                    next &+= 1
+                }
+                context.writeAndFlush(self.wrapOutboundOut(heartbeats), promise: nil)
+            }
+            context.eventLoop.scheduleTask(in: .milliseconds(5)) { self.flood(context: context, messageID: next) }
+        }
+    }
+
+    @Test func aHeadUnitThatFloodsHeartbeatsAndNeverReadsCostsTheAppABoundedQueueAndEndsTheSession() async throws {
+        try await within(50) {
+            let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .childChannelOption(ChannelOptions.socketOption(.so_rcvbuf), value: 16 * 1024)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Flooder()) }
+                }
+                .bind(host: "127.0.0.1", port: 0).get()
+            var configuration = SDLAppConfiguration()
+            configuration.transport.maxQueuedBytesPerTransport = 64 * 1024
+            configuration.transport.stalledReaderTimeout = .seconds(2)
+            configuration.transport.socketSendBufferSize = 16 * 1024
+            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.localAddress!.port!, configuration: configuration)
+            let ended = NIOLockedValueBox<SessionEndReason?>(nil)
+            let closure = NIOLockedValueBox<String>("")
+            let events = Task {
+                for await event in app.events {
+                    if case .session(.transportClosed(_, let reason)) = event { closure.withLockedValue { $0 = "\(reason)" } }
+                    if case .sessionEnded(let reason) = event { ended.withLockedValue { $0 = reason } }
+                }
+            }
+            var highest = 0
+            while ended.withLockedValue({ $0 }) == nil {
+                highest = max(highest, await app.statistics.queuedBytes)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            events.cancel()
+            // The bound plus the answers to the heartbeats already read when reading paused.
+            #expect(highest > 0)
+            #expect(highest <= 64 * 1024 + 512 * 1024)
+            #expect(ended.withLockedValue { $0 } == .transportLost)
+            #expect(closure.withLockedValue { $0 }.contains("peerStoppedReading"))
+            await app.disconnect()
+            try? await server.close()
         }
     }
 }

@@ -129,6 +129,9 @@ struct MediaTests {
             var appConfiguration = SDLAppConfiguration()
             appConfiguration.transport.maxQueuedBytesPerService = 128 * 1024
             appConfiguration.maxMediaMessageSize = 32 * 1024
+            // Back-pressure is under test, not the stalled-reader timeout, which a loaded machine
+            // could reach while the test waits for the writer to stall.
+            appConfiguration.transport.stalledReaderTimeout = nil
             let app = try await bed.connect(server, configuration: appConfiguration)
             try await app.register(registration())
             let writer = try await app.startVideo()

@@ -106,7 +106,8 @@ struct FrameReader {
 
 /// Frames a raw app writes.
 enum RawFrames {
-    /// A1 of SESSION.md: StartService(RPC) in a version 1 header with `{protocolVersion: "5.4.1"}`.
+    /// Golden frame A1 of `Tests/SDLSessionTests/Vectors/golden-frames.json`: StartService(RPC) in
+    /// a version 1 header with `{protocolVersion: "5.4.1"}`.
     static let startSession: [UInt8] = [
         0x10, 0x07, 0x01, 0x00, 0x00, 0x00, 0x00, 0x20,
         0x20, 0x00, 0x00, 0x00, 0x02, 0x70, 0x72, 0x6f, 0x74, 0x6f, 0x63, 0x6f, 0x6c, 0x56, 0x65, 0x72, 0x73, 0x69,

@@ -10,7 +10,7 @@ import SDLTestSupport
 import Testing
 
 /// The app runtime against a head unit that writes what a real SDL Core 8.2.0 wrote
-/// (`../shared/vectors/core82/`, DESIGN.md "What real peers put on the wire"): the
+/// (`../shared/vectors/core82/`; ARCHITECTURE.md, D-real-peers): the
 /// StartServiceACK's field types, pretty-printed JSON with tabs, notifications with correlation id
 /// 0xFFFFFFFF, and a RegisterAppInterface response that breaks the spec. The app reads it with its
 /// default policy, reports every violation by path and keeps the data.

@@ -7,9 +7,9 @@ import SDLRPC
 import SDLSession
 import Testing
 
-/// The secondary transport lost while video streams on it, and its return (SESSION.md scenarios
-/// 29 and 30 over real sockets): the video service ends on both sides, the app reconnects and
-/// registers the secondary again after its back-off, and video starts again on it.
+/// The secondary transport lost while video streams on it, and its return (ARCHITECTURE.md,
+/// D-secondary, both roles over real sockets): the video service ends on both sides, the app
+/// reconnects and registers the secondary again after its back-off, and video starts again on it.
 @Suite(.timeLimit(.minutes(1)))
 struct SecondaryLossTests {
     @Test func theSecondaryIsLostMidVideoAndComesBack() async throws {

@@ -1,7 +1,7 @@
 import SDLProtocol
 import Testing
 
-/// The full protocol version the engine negotiates (SESSION.md §1.1, "How versions are compared").
+/// The full protocol version the engine negotiates (ARCHITECTURE.md, D-versions).
 @Suite struct SDLVersionTests {
     /// Lenient parsing: 1–3 components, the rest dropped; nil without a leading number or with
     /// a component above 65,535.

@@ -5,7 +5,8 @@ import SDLRPCGenerator
 import SDLTestSupport
 import Testing
 
-/// The 35 messages of RPC_SCOPE.md (20 functions): request and response, or notification.
+/// The 35 messages (20 functions) the package proves first: app services, remote control, system
+/// capabilities and the navigation pass-through; request and response, or notification.
 let scopeFunctions: [(name: String, id: UInt32)] = [
     ("PublishAppService", 52), ("GetAppServiceData", 53), ("PerformAppServiceInteraction", 55),
     ("UnpublishAppService", 56), ("OnAppServiceData", 32786), ("GetFile", 54), ("ButtonPress", 41),
@@ -40,7 +41,7 @@ enum ParsedSpec {
 
 @Suite("Round trips built from the spec")
 struct RoundTripTests {
-    @Test("RPC_SCOPE.md lists 35 messages of 20 functions, 5 of them notifications")
+    @Test("The first scope has 35 messages of 20 functions, 5 of them notifications")
     func scopeList() throws {
         let spec = try ParsedSpec.get()
         #expect(scopeMessages.count == 35)

@@ -6,8 +6,9 @@ import SDLRPC
 import SDLTestSupport
 import Testing
 
-/// One test (or more) per trap of RPC_SCOPE.md.
-@Suite("RPC_SCOPE traps")
+/// One test (or more) per trap of the RPC spec that generated code easily falls into: number types,
+/// string lengths, names that are not Swift identifiers, recursion, documentation-only constraints.
+@Suite("RPC spec traps")
 struct TrapTests {
     // MARK: Float is Double, Integer is integer, crc needs 64 bits
 

@@ -65,6 +65,25 @@ struct HeadUnitRuntimeTests {
         await headUnit.shutdown()
     }
 
+    @Test("video with three navigation apps: one screen; a start refused for the HMI level is contention, an app made NOT_STREAMABLE stops writing, one streams to the end")
+    func videoContention() async throws {
+        let (headUnit, _) = try await startHeadUnit()
+        let (report, lines) = await runScript(.video, against: headUnit, apps: 3, duration: .milliseconds(600))
+        #expect(report.failures == [])
+        let starts = lines.filter { $0.step == "start video" }
+        #expect(starts.count == 3)
+        let refused = starts.filter { $0.outcome.hasPrefix("contention: refused") }
+        let streams = lines.filter { $0.step == "stream video" }
+        #expect(refused.count + streams.count == 3)
+        // Every app that got the screen and lost it stopped; exactly one streamed to the end.
+        let stoppedEarly = streams.filter { $0.outcome.contains("stopped early: the head unit made the app") }
+        #expect(streams.count - stoppedEarly.count == 1)
+        let failedEnds = lines.filter { $0.step == "end video" && !$0.ok }
+        #expect(failedEnds.isEmpty)
+        #expect(lines.filter { $0.step == "end video" }.count == streams.count)
+        await headUnit.shutdown()
+    }
+
     /// The steps an app goes through, app services and remote control together, for the cut test.
     /// A new fan speed each round: setting the value a module holds notifies nobody. The
     /// subscriptions' observers are kept in `kept` until the app vanishes, so that the head unit

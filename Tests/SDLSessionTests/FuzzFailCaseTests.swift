@@ -80,10 +80,10 @@ import Testing
 
     /// `held-protected-start-at-session-end`: the head unit held a protected StartService(audio)
     /// for its handshake and ended the session (here through `endSession`; a flood, a timeout or
-    /// the app's EndService(RPC) end it the same way) before the handshake finished: the start
-    /// was reported failed locally but never answered on the wire, against D.9, and the app then
-    /// got its session id again for a new session with an answer still owed. The NAK now goes out
-    /// first, then the frame that ends the session or service.
+    /// the app's EndService(RPC) end it the same way) before the handshake finished: the start was
+    /// reported failed locally but never answered on the wire, against ARCHITECTURE.md's D-answers,
+    /// and the app then got its session id again for a new session with an answer still owed. The
+    /// NAK now goes out first, then the frame that ends the session or service.
     @Test(arguments: HeldStartEnd.allCases)
     func aStartHeldForItsHandshakeIsAnsweredBeforeItsSessionEnds(end: HeldStartEnd) throws {
         var hu = HeadUnitUnderTest { $0.makeSecurityProvider = { _ in FakeSecurityProvider(role: .client) } }
@@ -146,9 +146,9 @@ import Testing
     /// with Core's lowest-free order the head unit gives a session's id out again as soon as it
     /// ends the session, so the app's frames for the old session, sent before it read the
     /// EndService, reach the new one; nothing in the protocol tells them apart. The default
-    /// least-recently-freed order gives the next session another id (D.4), which is what keeps
-    /// such frames out. FuzzSession no longer checks messages on a transport where the first
-    /// order reused an id under the app's feet.
+    /// least-recently-freed order gives the next session another id (ARCHITECTURE.md,
+    /// D-session-ids), which is what keeps such frames out. FuzzSession no longer checks messages
+    /// on a transport where the first order reused an id under the app's feet.
     @Test(arguments: [(SessionIDPolicy.lowestFree, 1), (.leastRecentlyFreed, 2)] as [(SessionIDPolicy, UInt8)])
     func anIDEndedByTheHeadUnitIsReusedPerItsPolicy(policy: SessionIDPolicy, nextID: UInt8) throws {
         var hu = HeadUnitUnderTest { $0.headUnit.sessionIDPolicy = policy }
@@ -187,7 +187,7 @@ import Testing
     /// still queued; the EndService(RPC) dropped the queued RPC frames but not the bulk ones, which
     /// went out after it, and Core's lowest-free order had already given the id to the next app's
     /// session. Nothing of a session follows its EndService now (a service's queued frames go when
-    /// it ends, SESSION.md).
+    /// it ends: ARCHITECTURE.md, D-ending).
     @Test(arguments: [ServiceType.rpc, .hybrid])
     func nothingOfASessionFollowsItsEndService(service: ServiceType) throws {
         var app = AppUnderTest()

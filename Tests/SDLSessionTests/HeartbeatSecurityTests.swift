@@ -108,7 +108,7 @@ struct SecurityTests {
         let ack = try #require(huFrames.last)
         #expect(ack.header.frameInfo == 0x02)
         #expect(ack.header.isEncrypted)
-        #expect(Array(ack.payload.readableBytesView.prefix(4)) == FakeSecurityProvider.tag, "the ACK's BSON is protected (D.3)")
+        #expect(Array(ack.payload.readableBytesView.prefix(4)) == FakeSecurityProvider.tag, "the ACK's BSON is protected (ARCHITECTURE.md, D-security)")
         #expect(serviceStarts(pair.app.events, .video).first?.isProtected == true)
         try pair.app.engine.send(ByteBuffer(repeating: 9, count: 300_000), on: .video, of: handle, now: pair.now)
         pair.pump()
@@ -122,9 +122,10 @@ struct SecurityTests {
     }
 
     /// `protected-video-ack-queued-when-its-session-ended` and `…-audio-…` (FuzzSession): a
-    /// protected StartServiceACK was protected at write time, so when its session ended first
-    /// (the app's EndService(RPC) read in the same batch) the security context was gone and the
-    /// ACK was dropped: a start left unanswered, against D.9. It is protected as it is queued now.
+    /// protected StartServiceACK was protected at write time, so when its session ended first (the
+    /// app's EndService(RPC) read in the same batch) the security context was gone and the ACK was
+    /// dropped: a start left unanswered, against ARCHITECTURE.md's D-answers. It is protected as it
+    /// is queued now.
     @Test("A protected StartServiceACK queued when its session ends still goes out, protected")
     func protectedAckOutlivesItsSession() throws {
         var (pair, link, handle, huHandle) = self.protectedPair()

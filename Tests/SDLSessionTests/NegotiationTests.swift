@@ -7,37 +7,53 @@ import Testing
 
 @testable import SDLSession
 
-/// SESSION.md appendix A vectors used as golden frames.
+/// The golden frames of `Vectors/golden-frames.json`: whole frames built by hand from the layouts
+/// of protocol spec 5.4.1, compared byte for byte with what the engines write and fed to them as a
+/// peer's bytes. Each vector has an id, a description and its frames as hex.
 enum Vectors {
-    /// SESSION.md appendix A, read in place from `../shared/docs/SESSION.md`: each row's id and
-    /// its frames' hex (the backquoted groups of a frame joined; frames of one row split at ";").
-    static let appendixA: [String: [String]] = {
+    static let path = "Tests/SDLSessionTests/Vectors/golden-frames.json"
+
+    struct File: Decodable {
+        var vectors: [Vector]
+    }
+
+    struct Vector: Decodable {
+        var id: String
+        var description: String
+        var frames: [String]
+    }
+
+    /// Each vector's frames by id, read in place from the package. A missing or unreadable file, a
+    /// vector without an id, a description or frames, an id given twice, or a frame not spelled
+    /// as `hexString` spells bytes fails the test that asked.
+    static let golden: [String: [String]] = {
         do {
-            let text = String(decoding: try SharedData.bytes("docs/SESSION.md"), as: UTF8.self)
-            guard let start = text.range(of: "## Appendix A. Byte vectors") else {
-                Issue.record("../shared/docs/SESSION.md has no 'Appendix A. Byte vectors' section")
-                return [:]
-            }
-            var rows: [String: [String]] = [:]
-            for line in text[start.upperBound...].split(separator: "\n") where line.hasPrefix("| A") {
-                let columns = line.split(separator: "|", omittingEmptySubsequences: false)
-                guard columns.count >= 4 else { continue }
-                let id = columns[1].trimmingCharacters(in: .whitespaces)
-                rows[id] = columns[3].split(separator: ";").map { frame in
-                    frame.split(separator: "`", omittingEmptySubsequences: false).enumerated()
-                        .filter { $0.offset % 2 == 1 }.map { String($0.element) }.joined(separator: " ")
+            let file = try JSONDecoder().decode(File.self, from: Data(try SharedData.packageFile(path)))
+            var vectors: [String: [String]] = [:]
+            for vector in file.vectors {
+                guard !vector.id.isEmpty, !vector.description.isEmpty, !vector.frames.isEmpty else {
+                    Issue.record("\(path): vector '\(vector.id)' needs an id, a description and at least one frame")
+                    continue
                 }
+                guard vectors[vector.id] == nil else {
+                    Issue.record("\(path): vector \(vector.id) is given twice")
+                    continue
+                }
+                for frame in vector.frames where frame.isEmpty || hexString([UInt8](hex: frame)) != frame {
+                    Issue.record("\(path): vector \(vector.id) has a frame that is not lowercase hex with one space between bytes: '\(frame)'")
+                }
+                vectors[vector.id] = vector.frames
             }
-            return rows
+            return vectors
         } catch {
-            Issue.record("\(error)")
+            Issue.record("\(path): \(error)")
             return [:]
         }
     }()
 
     static func frame(_ id: String, _ index: Int = 0) -> String {
-        guard let frames = appendixA[id], index < frames.count else {
-            Issue.record("SESSION.md appendix A has no frame \(index) in row \(id)")
+        guard let frames = golden[id], index < frames.count else {
+            Issue.record("\(path) has no frame \(index) in vector \(id)")
             return ""
         }
         return frames[index]

@@ -15,13 +15,13 @@ public func finishesOnA512KiBStack(within seconds: Double = 120, _ body: @escapi
     return finished.wait(timeout: .now() + seconds) == .success
 }
 
-/// Runs CPU-bound work on the one background thread kept for it, and waits for it without holding
-/// one of Swift's cooperative threads. Long synchronous tests (seeded schedules, hostile streams)
-/// run in parallel would otherwise take every thread of the pool, and the async tests running
-/// beside them (network round trips with time bounds) would wait for minutes without being run.
-/// One thread, not one per call: sixteen CPU-bound threads on a 2-core machine leave the event
-/// loops a few percent of the CPU each. The thread runs at a lower priority (nice 10 on Linux), so
-/// whatever else is runnable goes first; jobs run one at a time, in the order they came.
+/// Runs CPU-bound work on the background threads kept for it (one per core), and waits for it
+/// without holding one of Swift's cooperative threads. Long synchronous tests (seeded schedules,
+/// hostile streams) run in parallel would otherwise take every thread of the pool, and the async
+/// tests running beside them (network round trips with time bounds) would wait for minutes without
+/// being run. A thread per core, not one per call: sixteen CPU-bound threads on a 2-core machine
+/// leave the event loops a few percent of the CPU each. The threads run at a lower priority
+/// (nice 10 on Linux), so whatever else is runnable goes first; jobs start in the order they came.
 public func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
     await withCheckedContinuation { continuation in
         BackgroundWorker.shared.enqueue { continuation.resume(returning: body()) }
@@ -35,10 +35,12 @@ private final class BackgroundWorker: @unchecked Sendable {
     private var jobs: [@Sendable () -> Void] = []
 
     private init() {
-        let thread = Thread { [self] in self.run() }
-        thread.stackSize = 8 * 1024 * 1024
-        thread.qualityOfService = .background
-        thread.start()
+        for _ in 0..<max(1, ProcessInfo.processInfo.activeProcessorCount) {
+            let thread = Thread { [self] in self.run() }
+            thread.stackSize = 8 * 1024 * 1024
+            thread.qualityOfService = .background
+            thread.start()
+        }
     }
 
     func enqueue(_ job: @escaping @Sendable () -> Void) {

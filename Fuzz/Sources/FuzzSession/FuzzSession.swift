@@ -3,14 +3,14 @@ import NIOCore
 import SDLProtocol
 import SDLSession
 
-// The session engine (SESSION.md), an app engine and a head-unit engine joined in memory and
-// driven by a small op language read from the input: transports opening and closing (either
-// side, or the peer hanging up), secondary connections granted or refused, sessions and
-// services started and ended from either side, registration, tagged messages sent both ways,
-// bytes moved whole or in pieces, time passing and timers firing (on time or early), hostile
-// bytes on a transport, the head unit's secondary offer changing. Configuration (versions,
-// MTUs, limits, flood and malformed meters, heartbeats, security, secondary offers) comes from
-// the input too. Invariants:
+// The session engine (ARCHITECTURE.md §4), an app engine and a head-unit engine joined in memory
+// and driven by a small op language read from the input: transports opening and closing (either
+// side, or the peer hanging up), secondary connections granted or refused, sessions and services
+// started and ended from either side, registration, tagged messages sent both ways, bytes moved
+// whole or in pieces, time passing and timers firing (on time or early), hostile bytes on a
+// transport, the head unit's secondary offer changing. Configuration (versions, MTUs, limits, flood
+// and malformed meters, heartbeats, security, secondary offers) comes from the input too.
+// Invariants:
 // - no crash, and the engines fall quiet: moving bytes between them ends;
 // - every byte an engine writes is a well-formed frame;
 // - sessions are isolated: a message arrives only at the session it was sent to (bound one to
@@ -22,7 +22,8 @@ import SDLSession
 // - between the two engines (on transports no hostile byte reached) nothing is refused: no
 //   protocol error but expiry;
 // - every StartService, EndService and RegisterSecondaryTransport is answered exactly once with
-//   an ACK or a NAK, on every transport still open when the engines fall quiet (SESSION.md D.9);
+//   an ACK or a NAK, on every transport still open when the engines fall quiet (ARCHITECTURE.md,
+//   D-answers);
 // - once quiet, both engines agree on the sessions each such transport carries, and every RPC
 //   message sent on a session still running at both ends arrived;
 // - once every transport is closed, no session is left on either side.
@@ -296,10 +297,11 @@ struct Pair {
             self[fromApp].tracks[handle]!.transport = info.transport
             precondition(info.sessionID.rawValue != 0, "\(side): a session with id 0")
             // Core's lowest-free order gives an id out again at once. When the head unit ended its
-            // previous session there on its own, the app's frames for that session still on the
-            // way (sent before it read the EndService, its own crossing EndService included)
-            // reach the new one: the protocol cannot tell them apart, which is why D.4's default
-            // order reuses an id as late as possible. The transport is then no longer checked.
+            // previous session there on its own, the app's frames for that session still on the way
+            // (sent before it read the EndService, its own crossing EndService included) reach the
+            // new one: the protocol cannot tell them apart, which is why the default order
+            // (ARCHITECTURE.md, D-session-ids) reuses an id as late as possible. The transport is
+            // then no longer checked.
             if !fromApp, self.hu.tracks.values.contains(where: {
                 $0.ended && !$0.endedByPeer && $0.transport == info.transport && $0.sessionID == info.sessionID
             }) {
