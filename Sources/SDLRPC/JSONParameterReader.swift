@@ -65,6 +65,36 @@ struct JSONParameterReader: RPCParameterReader {
     }
 
     mutating func nextKey() throws(RPCError) -> Bool {
+        // Compact JSON (what this package and most peers write): `"key":` right after `{` or a
+        // `,`, the key plain ASCII. Anything else, whitespace included, goes the general way
+        // from the same position.
+        if let base = self.bytes.baseAddress {
+            let count = self.bytes.count
+            var quote = self.index
+            if !self.atFirstMember && quote < count && base[quote] == UInt8(ascii: ",") {
+                quote &+= 1
+            }
+            if quote < count && base[quote] == UInt8(ascii: "\"") && (quote != self.index) != self.atFirstMember {
+                let start = quote &+ 1
+                let end = self.skipPlainStringBytes(from: start)
+                if end &+ 1 < count && base[end] == UInt8(ascii: "\"") && base[end &+ 1] == UInt8(ascii: ":") {
+                    self.atFirstMember = false
+                    self.keyStart = start
+                    self.keyCount = end &- start
+                    if self.escapedKey != nil {
+                        self.escapedKey = nil
+                    }
+                    self.keyHash = _BSONKeyHash.hash(UnsafeRawBufferPointer(start: base + start, count: end &- start))
+                    self.index = end &+ 2
+                    return true
+                }
+            }
+        }
+        return try self.nextKeyInGeneral()
+    }
+
+    /// `nextKey()` for any JSON: whitespace, escapes, errors.
+    private mutating func nextKeyInGeneral() throws(RPCError) -> Bool {
         self.skipWhitespace()
         guard let byte = self.peek() else {
             throw self.malformed("unterminated object")
@@ -260,6 +290,9 @@ struct JSONParameterReader: RPCParameterReader {
 
     mutating func readDouble() throws(RPCError) -> Double {
         self.skipWhitespace()
+        if let value = self.scanShortDecimal() {
+            return value
+        }
         guard let byte = self.peek(), byte == UInt8(ascii: "-") || Self.isDigit(byte) else {
             throw self.mismatch(expected: "Float")
         }
@@ -675,6 +708,55 @@ struct JSONParameterReader: RPCParameterReader {
             }
         }
         self.index = index
+        return negative ? -value : value
+    }
+
+    /// A number of at most 15 digits without an exponent (`21.5`, `-3`, `0.05`), read in one
+    /// pass: its digits as an integer below 10^15, hence exactly a Double, divided by an exact
+    /// power of ten, one correctly rounded operation (Clinger's fast path, as `double(of:)`).
+    /// Nil, having read nothing, for anything else (longer, an exponent, a leading zero, no
+    /// digit after the point, not a number), which `scanNumber` then reads or refuses.
+    private mutating func scanShortDecimal() -> Double? {
+        guard let base = self.bytes.baseAddress else { return nil }
+        let count = self.bytes.count
+        var index = self.index
+        let negative = index < count && base[index] == UInt8(ascii: "-")
+        if negative { index &+= 1 }
+        let integerStart = index
+        var mantissa: UInt64 = 0
+        while index < count && index &- integerStart < 16 {
+            let digit = base[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            mantissa = mantissa &* 10 &+ UInt64(digit)
+            index &+= 1
+        }
+        let integerDigits = index &- integerStart
+        guard integerDigits > 0, integerDigits == 1 || base[integerStart] != UInt8(ascii: "0") else { return nil }
+        var fractionDigits = 0
+        if index < count && base[index] == UInt8(ascii: ".") {
+            index &+= 1
+            let fractionStart = index
+            while index < count && index &- fractionStart < 16 {
+                let digit = base[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { break }
+                mantissa = mantissa &* 10 &+ UInt64(digit)
+                index &+= 1
+            }
+            fractionDigits = index &- fractionStart
+            guard fractionDigits > 0 else { return nil }
+        }
+        guard integerDigits &+ fractionDigits <= 15 else { return nil }
+        if index < count {
+            switch base[index] {
+            case UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "0")...UInt8(ascii: "9"): return nil
+            default: break
+            }
+        }
+        self.index = index
+        var value = Double(mantissa)
+        if fractionDigits > 0 {
+            value /= Self.powersOfTen[fractionDigits]
+        }
         return negative ? -value : value
     }
 
