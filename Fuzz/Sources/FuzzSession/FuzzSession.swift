@@ -346,6 +346,11 @@ struct Pair {
             precondition(
                 self.tainted.contains(transport) || error.code == .reassemblyExpired,
                 "\(side): the engines refused each other's frames on \(transport): \(error)")
+        case .unprotectedMessageRefused(let handle, _, _):
+            _ = track(handle, live: false)
+        case .sessionFlooded, .serviceStartRequested:
+            // Only without endsFloodingSessions or with approvesMediaStarts, which no input sets.
+            preconditionFailure("\(side): \(event) under settings that never ask for it")
         case .transportClosed, .sessionLimitReached:
             break
         }
