@@ -64,13 +64,57 @@ public struct FrameDecoder: Sendable {
         var capacity: Int
     }
 
+    /// The segments after `front`, oldest first. The first is kept apart from the others: with
+    /// small reads there is nearly always one, and a ring buffer's append, copy out and removal
+    /// cost more than the reads' own work.
+    private struct SegmentQueue {
+        private var first: Segment?
+        private var others = CircularBuffer<Segment>(initialCapacity: 4)
+
+        var isEmpty: Bool { if case .none = self.first { true } else { false } }
+        var count: Int { self.isEmpty ? 0 : 1 &+ self.others.count }
+        var last: Segment? { self.others.last ?? self.first }
+
+        subscript(offset offset: Int) -> Segment {
+            offset == 0 ? self.first.unsafelyUnwrapped : self.others[offset: offset &- 1]
+        }
+
+        mutating func append(_ segment: Segment) {
+            if self.isEmpty {
+                self.first = segment
+            } else {
+                self.others.append(segment)
+            }
+        }
+
+        mutating func prepend(_ segment: Segment) {
+            if let first = self.first.take() {
+                self.others.prepend(first)
+            }
+            self.first = segment
+        }
+
+        mutating func popFirst() -> Segment? {
+            self.isEmpty ? nil : self.removeFirst()
+        }
+
+        /// The first segment, moved out (the queue must not be empty).
+        mutating func removeFirst() -> Segment {
+            let first = self.first.take()!
+            if !self.others.isEmpty {
+                self.first = self.others.removeFirst()
+            }
+            return first
+        }
+    }
+
     /// The oldest unconsumed bytes; empty only when nothing is buffered. Kept apart from `rest`
     /// so that the common case, a whole frame at the front, is read in place.
     private var front: ByteBuffer
     /// `front.storageCapacity`, kept with it (see `Segment.capacity`).
     private var frontCapacity = 0
     /// Later segments, oldest first: retained received buffers and sealed owned buffers.
-    private var rest: CircularBuffer<Segment>
+    private var rest = SegmentQueue()
     /// The owned buffer after `rest` into which small or storage-wasteful received buffers are
     /// copied; it is never sliced, so writing into it never copies its storage.
     private var tail: ByteBuffer
@@ -127,7 +171,6 @@ public struct FrameDecoder: Sendable {
         self.limits = limits
         self.invalidHeaderPolicy = invalidHeaderPolicy
         self.front = Self.empty
-        self.rest = CircularBuffer(initialCapacity: 4)
         self.tail = Self.empty
     }
 
@@ -144,7 +187,9 @@ public struct FrameDecoder: Sendable {
 
     /// `bufferedStorageBytes` summed afresh, for the tests to check the running count against.
     var recountedStorageBytes: Int {
-        self.rest.reduce(self.front.storageCapacity + self.tail.storageCapacity) { $0 + $1.buffer.storageCapacity }
+        (0..<self.rest.count).reduce(self.front.storageCapacity + self.tail.storageCapacity) {
+            $0 + self.rest[offset: $1].buffer.storageCapacity
+        }
     }
 
     // MARK: Input
@@ -318,23 +363,21 @@ public struct FrameDecoder: Sendable {
     ) -> (count: Int, waits: Bool)? {
         let maxVersion = self.limits.maxVersion
         let ceiling = self.limits.receivePayloadCeiling
+        // Taken out of `rest` (put back if the general path must decide): reading it in place
+        // would copy the segment, with a retain and a release of its storage.
+        var next = self.rest.removeFirst()
         let outcome = self.front.withUnsafeReadableBytes { front in
-            self.rest[self.rest.startIndex].buffer.withUnsafeReadableBytes { next -> (dataSize: Int, walk: Walk)? in
+            next.buffer.withUnsafeReadableBytes { next -> (dataSize: Int, walk: Walk)? in
                 let frontCount = front.count
                 guard frontCount > 0, frontCount &+ next.count >= FrameHeader.v2Size else { return nil }
-                // The 12 header bytes in wire order, from the front and, where it ends first, the next read.
-                var headerBytes: (UInt64, UInt32) = (0, 0)
-                withUnsafeMutableBytes(of: &headerBytes) { destination in
-                    let fromFront = min(frontCount, FrameHeader.v2Size)
-                    destination.baseAddress.unsafelyUnwrapped.copyMemory(
-                        from: front.baseAddress.unsafelyUnwrapped, byteCount: fromFront)
-                    if fromFront < FrameHeader.v2Size {
-                        destination.baseAddress.unsafelyUnwrapped.advanced(by: fromFront).copyMemory(
-                            from: next.baseAddress.unsafelyUnwrapped, byteCount: FrameHeader.v2Size &- fromFront)
-                    }
+                let header: FrameHeader
+                if frontCount >= FrameHeader.v2Size {
+                    header = FrameHeader(
+                        word: UInt64(bigEndian: front.loadUnaligned(as: UInt64.self)),
+                        messageID: UInt32(bigEndian: front.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+                } else {
+                    header = Self.header(joining: front, next)
                 }
-                let word = UInt64(bigEndian: headerBytes.0)
-                let header = FrameHeader(word: word, messageID: UInt32(bigEndian: headerBytes.1))
                 guard header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) == nil else { return nil }
                 // Validated: the data size is within the receive ceiling, so this cannot overflow.
                 let frameSize = header.size &+ Int(header.dataSize)
@@ -357,12 +400,42 @@ public struct FrameDecoder: Sendable {
                 return (dataSize, walk)
             }
         }
-        guard let (dataSize, walk) = outcome else { return nil }
+        guard let (dataSize, walk) = outcome else {
+            self.rest.prepend(next)
+            return nil
+        }
+        // The front is consumed whole and the segment up to where the walk stopped: the segment
+        // becomes the front (what `consume` does, without its general loop).
         let frontCount = self.front.readableBytes
+        let consumed = frontCount &+ walk.end
         self.workCount &+= dataSize
         self.lastFrameOffset = self.streamOffset &+ (walk.count > 0 ? frontCount &+ walk.lastStart : 0)
-        self.consume(frontCount &+ walk.end)
+        self.bufferedBytes &-= consumed
+        self.streamOffset &+= consumed
+        self.heldStorage &-= self.frontCapacity
+        // Swapped, not assigned: the segment's buffer moves in without a retain, and the old
+        // front goes out with `next`.
+        swap(&self.front, &next.buffer)
+        self.frontCapacity = next.capacity
+        self.frontIsOpen = false
+        if walk.end < self.front.readableBytes {
+            self.front.moveReaderIndex(forwardBy: walk.end)
+        } else {
+            self.advanceFront()
+        }
         return (walk.count &+ 1, walk.waits)
+    }
+
+    /// The 12 header bytes that start in `front` (fewer than 12 there) and go on in `next`.
+    private static func header(joining front: UnsafeRawBufferPointer, _ next: UnsafeRawBufferPointer) -> FrameHeader {
+        var headerBytes: (UInt64, UInt32) = (0, 0)
+        withUnsafeMutableBytes(of: &headerBytes) { destination in
+            let fromFront = front.count
+            destination.baseAddress.unsafelyUnwrapped.copyMemory(from: front.baseAddress.unsafelyUnwrapped, byteCount: fromFront)
+            destination.baseAddress.unsafelyUnwrapped.advanced(by: fromFront).copyMemory(
+                from: next.baseAddress.unsafelyUnwrapped, byteCount: FrameHeader.v2Size &- fromFront)
+        }
+        return FrameHeader(word: UInt64(bigEndian: headerBytes.0), messageID: UInt32(bigEndian: headerBytes.1))
     }
 
     /// Lends the payload of the whole frame at the front, gathered from the buffers it spans,
@@ -827,8 +900,15 @@ public struct FrameDecoder: Sendable {
     }
 
     /// Moves the open tail into `rest`, where nothing is written any more.
+    @inline(__always)
     private mutating func sealTail() {
-        guard self.tail.readableBytes > 0 else { return }
+        if self.tail.readableBytes > 0 {
+            self.sealNonEmptyTail()
+        }
+    }
+
+    @inline(never)
+    private mutating func sealNonEmptyTail() {
         let end = (self.rest.last?.end ?? (self.streamOffset + self.front.readableBytes)) + self.tail.readableBytes
         self.rest.append(Segment(buffer: self.tail, end: end, capacity: self.tail.storageCapacity))
         self.tail = Self.empty
@@ -837,10 +917,17 @@ public struct FrameDecoder: Sendable {
     /// Copies the front's unconsumed bytes into a right-sized buffer when its storage is mostly
     /// consumed bytes. Each copy moves fewer bytes than were consumed from that storage since it
     /// was last sized, so the copies add up to a fraction of the bytes appended.
+    @inline(__always)
     private mutating func compactFrontIfWasteful() {
+        if self.frontCapacity > Self.compactionRatio &* self.front.readableBytes &+ Self.compactionSlack {
+            self.compactFront()
+        }
+    }
+
+    @inline(never)
+    private mutating func compactFront() {
         let storage = self.frontCapacity
         let readable = self.front.readableBytes
-        guard storage > Self.compactionRatio * readable + Self.compactionSlack else { return }
         var compacted = ByteBufferAllocator().buffer(capacity: max(Self.minimumOwnedCapacity, readable))
         compacted.writeImmutableBuffer(self.front)
         self.frontCapacity = compacted.storageCapacity
