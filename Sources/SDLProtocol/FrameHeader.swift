@@ -110,15 +110,23 @@ extension FrameHeader {
         // exclusivity check on its storage, which costs more than the parse itself.
         let offset = index &- buffer.readerIndex
         guard index >= buffer.readerIndex, offset <= buffer.readableBytes &- 8 else { return nil }
-        return buffer.withUnsafeReadableBytes { bytes -> FrameHeader? in
-            let word = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            var messageID: UInt32 = 0
-            if ProtocolVersion(rawValue: UInt8(truncatingIfNeeded: word >> 60)).hasMessageID {
-                guard offset &+ 12 <= bytes.count else { return nil }
-                messageID = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt32.self))
-            }
-            return FrameHeader(word: word, messageID: messageID)
+        return buffer.withUnsafeReadableBytes { Self.peek(in: $0, at: offset) }
+    }
+
+    /// Reads a header at `offset` of `bytes` without validating it; nil when the bytes up to the
+    /// end of the header are not all there. For code that walks many headers in bytes it holds
+    /// (one access to a `ByteBuffer`'s storage for all of them, where `peek(in:at:)` on the
+    /// buffer pays a dynamic exclusivity check per header): two loads and no other check.
+    @inlinable
+    public static func peek(in bytes: UnsafeRawBufferPointer, at offset: Int) -> FrameHeader? {
+        guard offset >= 0, offset <= bytes.count &- FrameHeader.v1Size else { return nil }
+        let word = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        var messageID: UInt32 = 0
+        if ProtocolVersion(rawValue: UInt8(truncatingIfNeeded: word >> 60)).hasMessageID {
+            guard offset &+ FrameHeader.v2Size <= bytes.count else { return nil }
+            messageID = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset &+ FrameHeader.v1Size, as: UInt32.self))
         }
+        return FrameHeader(word: word, messageID: messageID)
     }
 
     /// A header from its first 8 bytes as one big-endian word and, for versions 2–5, its message id.

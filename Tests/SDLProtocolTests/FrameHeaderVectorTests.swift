@@ -36,6 +36,15 @@ import Testing
             #expect(header.bytes == Array(bytes.prefix(header.size)), "\(id): serialises to the same bytes")
             // Peeked out of a buffer, wherever its bytes sit in the storage: the same header.
             #expect(readInEveryLayout(bytes, "\(id)") { FrameHeader.peek(in: $0) } == header)
+            // Peeked out of raw bytes at an offset, and refused where they end before the header does.
+            let padded = [0xAA, 0xBB, 0xCC] + bytes
+            padded.withUnsafeBytes { raw in
+                #expect(FrameHeader.peek(in: raw, at: 3) == header, "\(id)")
+                #expect(FrameHeader.peek(in: UnsafeRawBufferPointer(rebasing: raw[..<(2 + header.size)]), at: 3) == nil, "\(id)")
+                #expect(FrameHeader.peek(in: UnsafeRawBufferPointer(rebasing: raw[..<(3 + header.size)]), at: 3) == header, "\(id)")
+                #expect(FrameHeader.peek(in: raw, at: -1) == nil, "\(id)")
+                #expect(FrameHeader.peek(in: raw, at: raw.count) == nil, "\(id)")
+            }
             if try #require(vector.expect.frameTypeValue, "\(id): frameTypeValue") == 0 {
                 #expect(header.controlFrameInfo?.rawValue == header.frameInfo, "\(id)")
             }
