@@ -58,6 +58,35 @@ import Testing
         #expect(checked == 65)
     }
 
+    /// Byte 0 is kept as on the wire: every version, E bit and frame type reads back as built
+    /// and as parsed from its bytes, and each setter changes its own bits only (a version or
+    /// frame type set keeps its low 4 or 3 bits, the bits the wire has room for).
+    @Test func byteZeroFieldsKeepTheirWireBits() throws {
+        for version in UInt8(0)...15 {
+            for encrypted in [false, true] {
+                for type in UInt8(0)...7 {
+                    let header = FrameHeader(
+                        version: ProtocolVersion(rawValue: version), encrypted: encrypted, frameType: FrameType(rawValue: type),
+                        serviceType: .video, frameInfo: 7, sessionID: SessionID(9), dataSize: 300, messageID: MessageID(77))
+                    #expect(header.version.rawValue == version && header.protectionBit == encrypted && header.frameType.rawValue == type)
+                    #expect(header.bytes[0] == version << 4 | (encrypted ? 0x08 : 0) | type)
+                    #expect(FrameHeader(bytes: header.bytes + [0, 0, 0, 0]) == header)
+                    var changed = header
+                    changed.version = ProtocolVersion(rawValue: 15 - version)
+                    changed.protectionBit.toggle()
+                    changed.frameType = FrameType(rawValue: 7 - type)
+                    #expect(changed.version.rawValue == 15 - version && changed.protectionBit != encrypted)
+                    #expect(changed.frameType.rawValue == 7 - type && changed.serviceType == .video && changed.frameInfo == 7)
+                    #expect(changed.sessionID == SessionID(9) && changed.dataSize == 300 && changed.messageID == header.messageID)
+                }
+            }
+        }
+        var header = FrameHeader(version: .v5, frameType: .single, serviceType: .rpc, sessionID: SessionID(1), dataSize: 1)
+        header.version = ProtocolVersion(rawValue: 0x13)
+        header.frameType = FrameType(rawValue: 0x08)
+        #expect(header.version == .v3 && header.frameType == .control && header.bytes[0] == 0x30)
+    }
+
     /// sdl_core's header validator cases: our validation agrees on every one (the validator's
     /// config, where given, is applied to our limits).
     @Test func headerValidationAgreesWithCore() throws {
