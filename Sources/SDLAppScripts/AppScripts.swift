@@ -62,6 +62,8 @@ public struct AppScriptReport: Hashable, Sendable {
     public var failures: [AppTranscriptLine] = []
     /// Requests answered by the head unit.
     public var roundTrips = 0
+    /// The longest any of them waited for its answer.
+    public var slowestRoundTrip: TimeAmount = .zero
     /// Audio and video bytes written.
     public var mediaBytes = 0
     /// How long the run took.
@@ -104,6 +106,7 @@ public enum AppScriptRunner {
         report.steps = counts.steps
         report.failures = counts.failures
         report.roundTrips = counts.roundTrips
+        report.slowestRoundTrip = counts.slowestRoundTrip
         report.mediaBytes = counts.mediaBytes
         report.elapsed = .now() - start
         return report

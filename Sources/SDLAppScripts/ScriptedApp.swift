@@ -47,6 +47,7 @@ final class RunCounters: Sendable {
         var steps = 0
         var failures: [AppTranscriptLine] = []
         var roundTrips = 0
+        var slowestRoundTrip: TimeAmount = .zero
         var mediaBytes = 0
     }
 
@@ -166,8 +167,13 @@ public final class ScriptedApp: Sendable {
 
     /// Sends a request and returns its response, counting the round trip.
     func request<Response: RPCMessage>(_ request: some RPCMessage, as type: Response.Type = Response.self) async throws -> Response {
+        let start = NIODeadline.now()
         let response: Response = try await self.connection.send(request)
-        self.counters.update { $0.roundTrips += 1 }
+        let waited = NIODeadline.now() - start
+        self.counters.update {
+            $0.roundTrips += 1
+            $0.slowestRoundTrip = max($0.slowestRoundTrip, waited)
+        }
         return response
     }
 

@@ -76,6 +76,7 @@ public struct SDLTCPTransport: SDLAppTransport, SDLHeadUnitTransport {
         do {
             let channel = try await ServerBootstrap(group: eventLoop, childGroup: eventLoop)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelInitializer { addAcceptBackoff(to: $0, configuration) }
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try Self.configure(channel, configuration)

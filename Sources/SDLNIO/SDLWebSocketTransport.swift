@@ -171,11 +171,16 @@ public struct SDLWebSocketTransport: SDLAppTransport, SDLHeadUnitTransport {
         description: String, accept: @escaping @Sendable (SDLChannelConnection, (any Channel)?) -> Void
     ) -> EventLoopFuture<any Channel> {
         let serverChannel = NIOLockedServerChannel()
+        // Every connection is accepted on `eventLoop`, where the pending upgrades are counted.
+        let pending = NIOLoopBoundBox.makeBoxSendingValue(PendingHandshakes(limit: configuration.maxPendingHandshakes), eventLoop: eventLoop)
         let future = ServerBootstrap(group: eventLoop, childGroup: eventLoop)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { addAcceptBackoff(to: $0, configuration) }
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try SDLTCPTransport.configure(channel, configuration)
+                    let deadline = HandshakeDeadline(timeout: configuration.handshakeTimeout, pending: pending)
+                    try channel.pipeline.syncOperations.addHandler(deadline)
                     let refusal = PlainHTTPRefusal()
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: maxFrameSize,
@@ -189,6 +194,7 @@ public struct SDLWebSocketTransport: SDLAppTransport, SDLHeadUnitTransport {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
                             context.pipeline.syncOperations.removeHandler(refusal, promise: nil)
+                            context.pipeline.syncOperations.removeHandler(deadline, promise: nil)
                         }))
                     try channel.pipeline.syncOperations.addHandler(refusal)
                 }

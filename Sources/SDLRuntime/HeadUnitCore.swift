@@ -191,6 +191,9 @@ final class HeadUnitCore: SessionDriverDelegate {
             guard let state = self.apps[handle] else { return }
             switch message.service {
             case .rpc, .hybrid:
+                // A flooded app's messages after the one that crossed the limit are not handled
+                // (what was read with it and after): its session is ending.
+                guard state.floodDeadline == nil else { return }
                 self.receivedRPC(message.payload, from: handle, state)
             case .audio, .video:
                 self.report(.media(message.payload, message.service, from: handle, transport: message.transport))

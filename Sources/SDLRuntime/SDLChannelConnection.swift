@@ -22,9 +22,11 @@ public final class SDLChannelConnection: ChannelDuplexHandler, SDLTransportConne
     private var events: SDLTransportEvents?
     private var readsPaused = true
     private var readPending = false
-    /// Bytes read before ``start(reportingTo:readsPaused:)``: at most the one read a channel may
-    /// issue on its own before the handler is added.
-    private var early: [ByteBuffer] = []
+    /// Bytes read before ``start(reportingTo:readsPaused:)`` (at most the one read a channel may
+    /// issue on its own before the handler is added), or while reads were paused within a read
+    /// cycle (at most the rest of the cycle: NIO's `maxMessagesPerRead` reads).
+    private var held: [ByteBuffer] = []
+    private var delivering = false
     private var closedEarly = false
     private var closeReported = false
     private let onActive: ((SDLChannelConnection) -> Void)?
@@ -77,10 +79,23 @@ public final class SDLChannelConnection: ChannelDuplexHandler, SDLTransportConne
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = self.unwrapInboundIn(data)
-        if let events = self.events {
+        if let events = self.events, !self.readsPaused {
             events.received(bytes)
         } else {
-            self.early.append(bytes)
+            // Before the start, or paused while the channel's read cycle goes on: what the cycle
+            // still brings waits for the resume, so that a pause takes effect from the next read,
+            // not from the next cycle (a throttled peer gets no more of its requests handled).
+            self.held.append(bytes)
+        }
+    }
+
+    /// Delivers what was held, in order, while reads are wanted.
+    private func deliverHeld() {
+        guard let events = self.events, !self.delivering else { return }
+        self.delivering = true
+        defer { self.delivering = false }
+        while !self.readsPaused, !self.held.isEmpty, !self.closeReported {
+            events.received(self.held.removeFirst())
         }
     }
 
@@ -109,6 +124,13 @@ public final class SDLChannelConnection: ChannelDuplexHandler, SDLTransportConne
 
     private func reportClosed(_ error: (any Error)?) {
         guard !self.closeReported else { return }
+        if let events = self.events, !self.held.isEmpty {
+            // What the peer sent before it went (an UnregisterAppInterface, an EndService) is
+            // handled before its close, paused or not.
+            let held = self.held
+            self.held = []
+            for bytes in held { events.received(bytes) }
+        }
         guard let events = self.events else {
             self.closedEarly = true
             return
@@ -121,8 +143,9 @@ public final class SDLChannelConnection: ChannelDuplexHandler, SDLTransportConne
 
     public func start(reportingTo events: SDLTransportEvents, readsPaused: Bool) {
         self.events = events
-        let early = self.early
-        self.early = []
+        // What came before the start is the peer's first words: delivered whatever the pause.
+        let early = self.held
+        self.held = []
         for bytes in early { events.received(bytes) }
         if self.closedEarly {
             self.reportClosed(nil)
@@ -145,7 +168,9 @@ public final class SDLChannelConnection: ChannelDuplexHandler, SDLTransportConne
 
     public func setReadsPaused(_ paused: Bool) {
         self.readsPaused = paused
-        if !paused, self.readPending, let context = self.context {
+        guard !paused else { return }
+        self.deliverHeld()
+        if !self.readsPaused, self.held.isEmpty, self.readPending, let context = self.context {
             self.readPending = false
             context.read()
         }

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NIOCore
 import SDLProtocol
 import SDLRPC
@@ -59,9 +66,19 @@ public struct SDLHeadUnitConfiguration: Sendable {
     public var maxRPCParametersSize = 1 << 20
 
     /// The most connections at once. Beyond it the oldest connection that carries no registered
-    /// app is closed to make room, so idle connections cannot keep a new app out. Keep it below
-    /// the process's descriptor limit (`ulimit -n`), with room for files. Default 512.
-    public var maxConnections = 512
+    /// app is closed to make room, so idle connections cannot keep a new app out. It must stay
+    /// below the process's descriptor limit (`ulimit -n`), with room for files: a connection the
+    /// kernel cannot give a descriptor is never seen, and cannot make room. Default 512, or three
+    /// quarters of the descriptor limit less 16 when that is lower (32 with `ulimit -n 64`).
+    public var maxConnections = Self.defaultMaxConnections
+
+    /// See ``maxConnections``.
+    public static var defaultMaxConnections: Int {
+        var limit = rlimit()
+        guard getrlimit(descriptorLimitResource, &limit) == 0, limit.rlim_cur < rlim_t(Int32.max) else { return 512 }
+        let descriptors = Int(clamping: limit.rlim_cur)
+        return max(1, min(512, descriptors / 4 * 3 - 16))
+    }
 
     /// How long a connection may stay open without starting a session before it is closed; nil:
     /// no limit. Default 10 s.
@@ -180,3 +197,10 @@ public enum SDLHeadUnitEvent: Sendable {
     /// transports closing.
     case session(SessionEvent)
 }
+
+#if canImport(Glibc)
+/// RLIMIT_NOFILE, whose type differs between C libraries.
+private let descriptorLimitResource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#else
+private let descriptorLimitResource = RLIMIT_NOFILE
+#endif

@@ -34,6 +34,18 @@ public struct SDLTransportConfiguration: Hashable, Sendable {
     /// `peerStoppedReading`); nil: never. Default 30 s.
     public var stalledReaderTimeout: TimeAmount? = .seconds(30)
 
+    /// How many messages of one connection's input are handled in one go: past it, or past
+    /// ``maxInputBytesPerTurn`` bytes, the rest of what was read waits (the connection no longer
+    /// read meanwhile) while the event loop serves the other connections, so that one peer that
+    /// sends thousands of requests in one write delays another peer's request by at most this many
+    /// messages' work. A single message is always handled whole. Default 64.
+    public var maxInputMessagesPerTurn: Int = 64
+
+    /// See ``maxInputMessagesPerTurn``: the bytes of one connection's input handed to the session
+    /// engine in one go. Default 256 KiB (a read cycle of a socket: large media messages go
+    /// through unhindered).
+    public var maxInputBytesPerTurn: Int = 256 * 1024
+
     /// The kernel's send buffer of each socket (SO_SNDBUF), for transports over sockets; nil: the
     /// system's default (Linux grows it up to megabytes). A smaller one makes a peer that stops
     /// reading show sooner, at some cost in throughput. Default nil.
@@ -46,6 +58,22 @@ public struct SDLTransportConfiguration: Hashable, Sendable {
     /// How long a transport closed on purpose may take to hand its last frames (an EndService, an
     /// ACK) to the link before it is closed anyway. Default 2 s.
     public var closeTimeout: TimeAmount = .seconds(2)
+
+    /// How long a listener waits before accepting again after accepting failed (out of file
+    /// descriptors: EMFILE, ENFILE; out of memory: ENOBUFS, ENOMEM), instead of retrying at once
+    /// and spinning a core while the condition lasts. Default 250 ms.
+    public var acceptBackoff: TimeAmount = .milliseconds(250)
+
+    /// How long a connection a listener accepted may take over a handshake of its link's own (the
+    /// WebSocket upgrade) before it is closed. Until its handshake is done a connection is not the
+    /// runtime's, so the runtime's own limits (``SDLHeadUnitConfiguration/maxConnections``,
+    /// ``SDLHeadUnitConfiguration/connectionStartTimeout``) do not see it yet. Default 10 s.
+    public var handshakeTimeout: TimeAmount = .seconds(10)
+
+    /// How many accepted connections may be in their link's handshake at once, per listener:
+    /// beyond it the one waiting longest is closed for the new one, so that connections that never
+    /// finish their handshake cannot hold the descriptors. Default 64.
+    public var maxPendingHandshakes: Int = 64
 
     /// The defaults.
     public init() {}

@@ -56,7 +56,24 @@ final class SessionDriver {
         var throttled = false
         /// Since when frames wait for a connection that takes none.
         var stalledSince: NIODeadline?
+        /// Input read but not handed to the engine yet: the rest of a read beyond the turn's
+        /// budget, or beyond the point where the connection was throttled. Reads are held while
+        /// it is there.
+        var backlog: ByteBuffer?
+        /// The size of the pieces its input is handed over in (see ``SessionDriver/feed(_:)``),
+        /// kept from one read to the next.
+        var pieceSize = SessionDriver.inputSlice
     }
+
+    /// `.message` events reported so far (a connection's turn counts its own).
+    private var messagesReported = 0
+    /// The task that gives backlogged connections their next turn.
+    private var backlogTurn: Scheduled<Void>?
+    /// How long the loop is left to other connections' input between two turns of backlogged
+    /// ones: long enough that the loop polls its sockets first (tasks due at once run before).
+    static let backlogYield = TimeAmount.microseconds(50)
+    /// The smallest piece input is handed to the engine in (see ``feed(_:)``).
+    static let inputSlice = 2048
 
     private var stallCheck: Scheduled<Void>?
 
@@ -123,10 +140,85 @@ final class SessionDriver {
     }
 
     func transportReceived(_ bytes: ByteBuffer, on transport: TransportID) {
-        guard self.links[transport] != nil else { return }
-        self.engine.received(bytes, on: transport, now: .now())
-        self.drain()
-        self.throttleIfBacklogged(transport)
+        guard let link = self.links[transport] else { return }
+        if link.backlog != nil {
+            // Older input waits, or is being handed over right now (bytes a connection delivered
+            // while the engine's actions were acted on): these go after it.
+            self.links[transport]!.backlog!.writeImmutableBuffer(bytes)
+            return
+        }
+        self.links[transport]!.backlog = bytes
+        self.feed(transport)
+    }
+
+    /// Hands the transport's backlog to the engine within one turn's budget. What is not handed
+    /// over stays the backlog, the transport's reads held, until a later turn once the loop has
+    /// served the others (and the transport is no longer throttled). The backlog keeps the rest
+    /// while the engine works, so that input arriving meanwhile queues behind it.
+    private func feed(_ transport: TransportID) {
+        let messagesBefore = self.messagesReported
+        var fed = 0
+        // Small pieces while they carry several messages each, so that a turn ends close to its
+        // message budget; doubling while they carry at most one, halving while they carry many:
+        // a connection that carries media keeps large pieces from one read to the next (its
+        // frames are not copied together from small ones), one that carries small requests small
+        // ones.
+        while let link = self.links[transport], var backlog = link.backlog {
+            guard backlog.readableBytes > 0 else {
+                self.links[transport]!.backlog = nil
+                break
+            }
+            let budgetSpent = fed >= self.transportConfiguration.maxInputBytesPerTurn
+                || self.messagesReported - messagesBefore >= self.transportConfiguration.maxInputMessagesPerTurn
+            if budgetSpent {
+                self.updateReadHold(transport)
+                self.scheduleBacklogTurn()
+                return
+            }
+            if link.throttled || link.readPauses > 0 || self.globalReadPauses > 0 {
+                // Held (the peer does not read, a consumer lags, the app flooded): the rest waits
+                // for the hold to end, which gives the backlog its turn.
+                self.updateReadHold(transport)
+                return
+            }
+            let piece = backlog.readSlice(length: min(backlog.readableBytes, link.pieceSize))!
+            self.links[transport]!.backlog = backlog
+            fed += piece.readableBytes
+            let messagesBeforePiece = self.messagesReported
+            self.engine.received(piece, on: transport, now: .now())
+            self.drain()
+            guard self.links[transport] != nil else { return }
+            self.throttleIfBacklogged(transport)
+            let carried = self.messagesReported - messagesBeforePiece
+            if carried <= 1 && piece.readableBytes == link.pieceSize {
+                self.links[transport]!.pieceSize = min(link.pieceSize * 2, max(Self.inputSlice, self.transportConfiguration.maxInputBytesPerTurn))
+            } else if carried > 16 {
+                self.links[transport]!.pieceSize = max(Self.inputSlice, link.pieceSize / 2)
+            }
+        }
+        // Everything handed over: reads resume if the backlog held them (what the connection
+        // kept meanwhile comes first).
+        self.updateReadHold(transport)
+    }
+
+    private func scheduleBacklogTurn() {
+        guard self.backlogTurn == nil else { return }
+        self.backlogTurn = self.eventLoop.assumeIsolated().scheduleTask(in: Self.backlogYield) {
+            self.backlogTurn = nil
+            self.serveBacklogs()
+        }
+    }
+
+    /// One turn for every transport with a backlog that may go on (not throttled, not paused by
+    /// a lagging consumer: those get theirs when that ends). A turn that spends its budget
+    /// schedules the next.
+    private func serveBacklogs() {
+        for transport in self.links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let link = self.links[transport], link.backlog != nil, !link.throttled, link.readPauses == 0,
+                self.globalReadPauses == 0
+            else { continue }
+            self.feed(transport)
+        }
     }
 
     /// A peer that lets what we send it pile up is no longer read until it catches up: what it
@@ -193,7 +285,20 @@ final class SessionDriver {
             self.completeStopIfIdle()
             return
         }
-        guard let link = self.links.removeValue(forKey: transport) else { return }
+        guard let link = self.links[transport] else { return }
+        if let backlog = link.backlog {
+            // What the peer sent before it went is handled before its close, whatever the budget.
+            self.links[transport]!.backlog = nil
+            self.engine.received(backlog, on: transport, now: .now())
+            self.drain()
+            if self.links[transport] == nil {
+                // The engine gave up on it meanwhile: that close is this one.
+                self.closing[transport] = nil
+                self.completeStopIfIdle()
+                return
+            }
+        }
+        self.links[transport] = nil
         self.logger.debug(
             "transport closed",
             metadata: ["transport": "\(transport)", "link": "\(link.connection.transportDescription)", "error": "\(error.map { "\($0)" } ?? "none")"])
@@ -237,10 +342,14 @@ final class SessionDriver {
 
     private func updateReadHold(_ transport: TransportID) {
         guard let link = self.links[transport] else { return }
-        let held = link.readPauses > 0 || self.globalReadPauses > 0 || link.throttled
+        let held = link.readPauses > 0 || self.globalReadPauses > 0 || link.throttled || link.backlog != nil
         if held != link.readsPaused {
             self.links[transport]!.readsPaused = held
             link.connection.setReadsPaused(held)
+        }
+        if link.backlog != nil, !link.throttled, link.readPauses == 0, self.globalReadPauses == 0 {
+            // Free to go on with its backlog.
+            self.scheduleBacklogTurn()
         }
     }
 
@@ -256,6 +365,7 @@ final class SessionDriver {
             while let action = self.engine.nextAction() {
                 switch action {
                 case .event(let event):
+                    if case .message = event { self.messagesReported &+= 1 }
                     self.delegate?.sessionDriver(self, didReport: event)
                 case .write(let transport):
                     self.pull(transport)
@@ -390,6 +500,8 @@ final class SessionDriver {
         self.stopped = true
         self.stallCheck?.cancel()
         self.stallCheck = nil
+        self.backlogTurn?.cancel()
+        self.backlogTurn = nil
         self.timer?.cancel()
         self.timer = nil
         self.timerDeadline = nil

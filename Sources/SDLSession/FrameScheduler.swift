@@ -8,16 +8,19 @@ struct OutgoingMessage: Sendable {
     var remainingFrames: Int
     /// Whether the Single and Consecutive frames are protected when they are written.
     var isProtected: Bool
-    /// The message's bytes with its frame headers: what it holds in the queue until its last
-    /// frame is taken (a control frame without payload counts its 12 bytes, so that a queue of
-    /// heartbeat ACKs a peer never reads shows).
+    /// The message's bytes with its frame headers (12 bytes each, 8 at version 1) and a First
+    /// frame's 8 bytes: what it holds in the queue until its last frame is taken, and what its
+    /// frames take on the wire unless they are protected as they are written (a control frame
+    /// without payload counts its header, so that a queue of heartbeat ACKs a peer never reads
+    /// shows).
     var size: Int
 
     init(_ fragmenter: MessageFragmenter, isProtected: Bool) {
         self.frames = fragmenter.makeIterator()
         self.remainingFrames = fragmenter.frameCount
         self.isProtected = isProtected
-        self.size = fragmenter.payload.readableBytes + 12 * fragmenter.frameCount
+        self.size = fragmenter.payload.readableBytes + fragmenter.version.headerSize * fragmenter.frameCount
+            + (fragmenter.consecutiveFrameCount > 0 ? 8 : 0)
     }
 }
 

@@ -70,7 +70,8 @@ enum ServiceState: Hashable, Sendable {
     case ending(Ending)
     /// Head unit role: this head unit ended the service; its frames are dropped silently until the
     /// deadline and reported after it. `reported`: the end was reported (ACKed, or the grace ran out).
-    case draining(until: NIODeadline, reported: Bool)
+    /// `transport`: where it ran, the only transport besides the primary that may answer or end it.
+    case draining(until: NIODeadline, reported: Bool, transport: TransportID)
 
     var isActive: Bool {
         switch self {

@@ -39,7 +39,22 @@ extension SessionEngine {
             engine.sendStartServiceNAK(
                 service: service, session: session.id, version: session.frameVersion, fullVersion: session.version,
                 messageID: messageID, refusal: refusal, on: transport)
-            engine.emit(.serviceStartFailed(handle, service, .refused(refusal)))
+            if refusal == .alreadyStarted {
+                // The service runs (or starts) all the same: the layer above hears of no failure.
+                engine.anomaly(.unexpectedControlFrame, session: handle, transport: transport, "StartService(\(service)), which is already started; refused")
+            } else {
+                engine.emit(.serviceStartFailed(handle, service, .refused(refusal)))
+            }
+        }
+        // A start on a connection that does not carry the session, or of the RPC service
+        // anywhere but on its primary, is answered on that connection and counted against it;
+        // nothing of it reaches the session (another app's connection may be naming it).
+        let foreign = { (engine: inout SessionEngine, refusal: Refusal) in
+            engine.foreignFrame(on: transport, "StartService(\(service)) of session \(header.sessionID) on a transport that may not start it", now: now)
+            guard engine.transports.contains(transport) else { return }
+            engine.sendStartServiceNAK(
+                service: service, session: session.id, version: session.frameVersion, fullVersion: session.version,
+                messageID: messageID, refusal: refusal, on: transport)
         }
         let slot: TransportSlot
         if transport == session.primary {
@@ -47,7 +62,7 @@ extension SessionEngine {
         } else if transport == session.secondary {
             slot = .secondary
         } else {
-            refuse(&self, .transportNotRegistered)
+            foreign(&self, .transportNotRegistered)
             return
         }
         // E on a version 1 header means "compressed"; Core ignores it there (ARCHITECTURE.md,
@@ -55,7 +70,11 @@ extension SessionEngine {
         let wantsProtection = header.isEncrypted
         switch service {
         case .rpc:
-            guard wantsProtection, slot == .primary, !session.rpcProtected, !session.rpcUpgrade.isActive else {
+            guard slot == .primary else {
+                foreign(&self, .notAllowedOnTransport)
+                return
+            }
+            guard wantsProtection, !session.rpcProtected, !session.rpcUpgrade.isActive else {
                 refuse(&self, .alreadyStarted)
                 return
             }
@@ -488,8 +507,12 @@ extension SessionEngine {
                 return
             }
             // An unproven registration (perhaps another connection claiming the session) gives
-            // way: what ran on it ends, and it no longer carries the session.
-            self.detachSecondary(handle, from: registered, now: now)
+            // way: what ran on it ends, and it no longer carries the session. The same
+            // connection proving itself keeps what runs on it (detaching it would close it
+            // under this very registration).
+            if registered != transport {
+                self.detachSecondary(handle, from: registered, now: now)
+            }
         }
         self.sessions[existing: handle].secondaryProven = proven
         self.sessions[existing: handle].secondary = transport

@@ -54,12 +54,23 @@ extension SessionEngine {
                 now: now)
             return
         }
-        self.touch(handle, countsAsMessage: header.frameType != .consecutive && header.serviceType != .audio && header.serviceType != .video, now: now)
+        let media = header.serviceType == .audio || header.serviceType == .video
+        if !media, transport != self.sessions[existing: handle].primary {
+            // A secondary transport carries audio and video only: RPC, bulk data and security
+            // queries of its session go on the primary. Dropped before anything reads them
+            // (another app's connection may have claimed the session), and counted.
+            self.anomaly(.unexpectedFrame, session: handle, transport: transport, "\(header.serviceType) data on a secondary transport, dropped (it runs on the primary only)")
+            self.countMalformed(on: transport, now: now)
+            return
+        }
+        self.touch(handle, countsAsMessage: header.frameType != .consecutive && !media, now: now)
         guard self.sessions.contains(handle) else { return }
         var frame = frame
         if header.isEncrypted && header.frameType != .first {
             guard let clear = self.unprotectIncoming(frame.payload, of: handle, on: transport, now: now) else {
-                if header.frameType == .single, self.sessions.contains(handle), !self.sessions[existing: handle].hasSecurityContext {
+                if header.frameType == .single, self.sessions.contains(handle), transport == self.sessions[existing: handle].primary,
+                    !self.sessions[existing: handle].hasSecurityContext
+                {
                     // Marked protected on a session that never set protection up: the layer above
                     // can still answer a request in it (SDL Core answers INVALID_DATA).
                     self.emit(.unprotectedMessageRefused(handle, header.serviceType, frame.payload))
@@ -142,7 +153,15 @@ extension SessionEngine {
             case .ending(let ending):
                 // Frames in flight when our EndService crossed them.
                 allowed = ending.running.transport == transport
-            case .draining(let until, _):
+            case .draining(let until, _, let ranOn):
+                let unproven = transport != self.sessions[existing: handle].primary && !self.sessions[existing: handle].secondaryProven
+                if transport != ranOn || unproven {
+                    // From a transport the service did not run on, or a secondary registered
+                    // without the session's hash id: perhaps another connection's, which must not
+                    // get the session reported or ended.
+                    self.anomaly(.unexpectedFrame, session: handle, transport: transport, "\(service) data after its end, from a transport that cannot answer for the session; dropped")
+                    return
+                }
                 if now >= until {
                     self.emit(.protocolViolation(handle, service))
                     if self.configuration.headUnit.closeSessionOnViolation {
@@ -173,7 +192,9 @@ extension SessionEngine {
         let header = frame.header
         let info = ControlFrameInfo(rawValue: header.frameInfo)
         if let handle = self.sessionHandle(header.sessionID, on: transport), self.sessions.contains(handle) {
-            self.touch(handle, countsAsMessage: true, now: now)
+            // Only the primary's frames count towards the session's flood limit: a secondary
+            // that another connection claimed must not get the session ended.
+            self.touch(handle, countsAsMessage: transport == self.sessions[existing: handle].primary, now: now)
         } else if header.sessionID.rawValue == 0, self.transports[transport]?.sessionZeroFlood?.record(now: now) == true {
             let limit = self.transports[existing: transport].sessionZeroFlood!.limit
             self.anomaly(.floodDetected, transport: transport, "more than \(limit.count) session-0 control frames in \(limit.period)")

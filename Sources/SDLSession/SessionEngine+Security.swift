@@ -199,6 +199,19 @@ extension SessionEngine {
     /// the session's protected services stop (protocol spec 5.4.1 §7.3; ARCHITECTURE.md,
     /// D-security: never a crash).
     mutating func unprotectIncoming(_ payload: ByteBuffer, of handle: SessionHandle, on transport: TransportID, now: NIODeadline) -> ByteBuffer? {
+        if self.role == .headUnit, transport != self.sessions[existing: handle].primary, !self.sessions[existing: handle].secondaryProven {
+            // A secondary registered without the session's hash id may be another connection's:
+            // what it cannot unprotect is dropped and counted against it, and the session's
+            // protection stays as it is.
+            guard self.sessions[existing: handle].security.provider != nil, case .established = self.sessions[existing: handle].security.state,
+                let clear = try? self.sessions[existing: handle].security.provider!.unprotect(payload)
+            else {
+                self.anomaly(.unprotectFailed, session: handle, transport: transport, "a protected frame on an unproven secondary transport that does not unprotect; dropped")
+                self.countMalformed(on: transport, now: now)
+                return nil
+            }
+            return clear
+        }
         guard self.sessions[existing: handle].security.provider != nil, case .established = self.sessions[existing: handle].security.state else {
             self.anomaly(.unprotectFailed, session: handle, transport: transport, "a protected frame without a security context; dropped")
             self.sendInternalError(

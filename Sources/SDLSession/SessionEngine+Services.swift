@@ -78,7 +78,7 @@ extension SessionEngine {
             self.sendEndService(service, of: handle, on: running.transport, now: now)
             if self.role == .headUnit {
                 let until = now + self.configuration.headUnit.streamingGracePeriod
-                self.sessions[existing: handle][service: service] = .draining(until: until, reported: false)
+                self.sessions[existing: handle][service: service] = .draining(until: until, reported: false, transport: running.transport)
                 self.noteDeadline(until)
             } else {
                 let deadline = now + self.configuration.serviceEndTimeout
@@ -326,8 +326,15 @@ extension SessionEngine {
                 ack(&self)
                 self.endSessionNow(handle, reason: .peer, now: now)
             case .audio, .video:
-                // Ended only on the transport it runs on, or on the session's primary.
-                if let running = session[service: service].running, transport != running.transport, transport != session.primary {
+                // Ended only on the transport it runs (or starts) on, or on the session's primary.
+                var serviceTransport: TransportID?
+                switch session[service: service] {
+                case .running(let running): serviceTransport = running.transport
+                case .starting(let starting): serviceTransport = starting.transport
+                case .draining(_, _, let ranOn): serviceTransport = ranOn
+                default: serviceTransport = nil
+                }
+                if let serviceTransport, transport != serviceTransport, transport != session.primary {
                     self.foreignFrame(on: transport, "EndService(\(service)) of session \(header.sessionID) on a transport it does not run on", now: now)
                     refuse(&self, .notAllowedOnTransport)
                     return
@@ -337,11 +344,11 @@ extension SessionEngine {
                     self.refuseHeldStarts(of: handle, services: [service])
                     ack(&self)
                     self.stopService(service, of: handle, reason: .peer, now: now)
-                case .draining(let until, let reported):
+                case .draining(let until, let reported, let ranOn):
                     // Crossing EndServices: ours is answered by theirs.
                     ack(&self)
                     if !reported {
-                        self.sessions[existing: handle][service: service] = .draining(until: until, reported: true)
+                        self.sessions[existing: handle][service: service] = .draining(until: until, reported: true, transport: ranOn)
                         self.emit(.serviceEnded(handle, service, .peer))
                     }
                 default:
@@ -421,8 +428,14 @@ extension SessionEngine {
                 self.placeService(service, of: handle, now: now)
             }
             self.closeIdleRetiringTransports(now: now)
-        case .draining(let until, false):
-            self.sessions[existing: handle][service: service] = .draining(until: until, reported: true)
+        case .draining(let until, false, let ranOn):
+            // Our EndService went on the service's transport; its answer comes from there (or
+            // the primary), not from another app's connection.
+            guard transport == ranOn || transport == self.sessions[existing: handle].primary else {
+                self.anomaly(.unsolicitedAnswer, session: handle, transport: transport, "EndService(\(service)) answer on a transport the service did not run on")
+                return
+            }
+            self.sessions[existing: handle][service: service] = .draining(until: until, reported: true, transport: ranOn)
             self.emit(.serviceEnded(handle, service, .local))
         default:
             // Already stopped (a crossing peer EndService): the late answer changes nothing
@@ -448,7 +461,7 @@ extension SessionEngine {
         case .starting:
             let failure: ServiceStartFailure = reason == .transportLost ? .transportLost : .sessionEnded
             self.emit(.serviceStartFailed(handle, service, failure))
-        case .draining(_, false):
+        case .draining(_, false, _):
             self.emit(.serviceEnded(handle, service, reason))
         default:
             break

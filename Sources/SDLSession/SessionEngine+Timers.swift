@@ -101,10 +101,10 @@ extension SessionEngine {
                 self.placeService(service, of: handle, now: now)
             }
             self.closeIdleRetiringTransports(now: now)
-        case .draining(let until, false) where until <= now:
+        case .draining(let until, false, let ranOn) where until <= now:
             // The grace is over without an ACK: ended all the same, as Core 8.0 does
             // (ARCHITECTURE.md, D-ending).
-            self.sessions[existing: handle][service: service] = .draining(until: until, reported: true)
+            self.sessions[existing: handle][service: service] = .draining(until: until, reported: true, transport: ranOn)
             self.emit(.serviceEnded(handle, service, .local))
         default:
             break
@@ -170,7 +170,7 @@ extension SessionEngine {
                 switch session[service: service] {
                 case .starting(let starting): consider(starting.deadline)
                 case .ending(let ending): consider(ending.deadline)
-                case .draining(let until, false): consider(until)
+                case .draining(let until, false, _): consider(until)
                 default: break
                 }
             }

@@ -46,6 +46,9 @@ struct HeadUnitSubcommand: AsyncParsableCommand {
     @Option(help: "The most sessions at once (1-255).")
     var maxSessions = 255
 
+    @Option(help: "The most connections at once; beyond it the oldest without a registered app is closed. Default 512, lower when the descriptor limit (ulimit -n) is low.")
+    var maxConnections: Int?
+
     @Option(help: "Behave as a head unit of this RPC version: 4.5, 5.0, 5.1, 6.0 or 8.0.")
     var rpcVersion = "8.0.0"
 
@@ -92,6 +95,10 @@ struct HeadUnitSubcommand: AsyncParsableCommand {
         configuration.server.videoServiceTransports = slots
         guard (1...255).contains(self.maxSessions) else { throw ToolError("--max-sessions must be 1 to 255") }
         configuration.server.session.headUnit.maxSessions = self.maxSessions
+        if let maxConnections = self.maxConnections {
+            guard maxConnections >= 1 else { throw ToolError("--max-connections must be 1 or more") }
+            configuration.server.maxConnections = maxConnections
+        }
         guard self.floodLimit >= 0 else { throw ToolError("--flood-limit must be 0 or more") }
         configuration.server.session.headUnit.floodLimit = self.floodLimit > 0 ? RateLimit(count: self.floodLimit, per: .seconds(1)) : nil
         configuration.headUnit.rpcVersion = try parseRPCVersion(self.rpcVersion)
@@ -434,14 +441,17 @@ final class TranscriptPrinter: Sendable {
 
     func appEnd(report: AppScriptReport, interrupted: String?) {
         let seconds = Double(report.elapsed.nanoseconds) / 1e9
+        let slowest = Double(report.slowestRoundTrip.nanoseconds) / 1e6
         let stop = interrupted.map { $0 == "cancelled" ? "" : " (stopped by \($0))" } ?? ""
         self.emit(
             "\(report.steps) step(s), \(report.failures.count) failed; \(report.roundTrips) round trips in \(String(format: "%.2f", seconds)) s "
-                + "(\(String(format: "%.0f", report.roundTripsPerSecond))/s); \(report.mediaBytes) media bytes "
+                + "(\(String(format: "%.0f", report.roundTripsPerSecond))/s, slowest \(String(format: "%.1f", slowest)) ms); "
+                + "\(report.mediaBytes) media bytes "
                 + "(\(String(format: "%.1f", report.mediaBytesPerSecond / 1_048_576)) MiB/s)\(stop)",
             [
                 ("event", .string("end")), ("steps", .int(report.steps)), ("failed", .int(report.failures.count)),
                 ("roundTrips", .int(report.roundTrips)), ("roundTripsPerSecond", .double(report.roundTripsPerSecond.rounded())),
+                ("slowestRoundTripMs", .double((slowest * 10).rounded() / 10)),
                 ("mediaBytes", .int(report.mediaBytes)), ("seconds", .double((seconds * 1000).rounded() / 1000)),
                 ("stoppedBy", interrupted.flatMap { $0 == "cancelled" ? nil : .string($0) } ?? .null),
             ])

@@ -35,8 +35,11 @@ struct LoadTests {
                 }
                 var registered = 0
                 while registered < count {
-                    if case .appRegistered = await handler.next({ $0 }) { registered += 1 }
+                    // nil: the server's events ended (it stopped) before every app registered.
+                    guard let event = await handler.next({ $0 }) else { break }
+                    if case .appRegistered = event { registered += 1 }
                 }
+                try #require(registered == count)
                 for app in await server.connectedApps {
                     let name = try #require(await app.registration?.appName)
                     try await app.sendNotification(SDLOnHashChange(hashID: name))

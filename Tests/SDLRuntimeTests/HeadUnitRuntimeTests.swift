@@ -75,9 +75,10 @@ struct HeadUnitRuntimeTests {
         let refused = starts.filter { $0.outcome.hasPrefix("contention: refused") }
         let streams = lines.filter { $0.step == "stream video" }
         #expect(refused.count + streams.count == 3)
-        // Every app that got the screen and lost it stopped; exactly one streamed to the end.
+        // Every app that got the screen and lost it stopped; one streamed to the end (more when a
+        // loaded machine let an app finish its 600 ms before the next one took the screen).
         let stoppedEarly = streams.filter { $0.outcome.contains("stopped early: the head unit made the app") }
-        #expect(streams.count - stoppedEarly.count == 1)
+        #expect(streams.count - stoppedEarly.count >= 1)
         let failedEnds = lines.filter { $0.step == "end video" && !$0.ok }
         #expect(failedEnds.isEmpty)
         #expect(lines.filter { $0.step == "end video" }.count == streams.count)

@@ -24,6 +24,13 @@ struct IsolationTests {
         return (hu, link, victim, info)
     }
 
+    /// A new connection that registers as the session's secondary without a hash id.
+    static func claim(_ session: UInt8, on hu: inout HeadUnitUnderTest) -> TransportID {
+        let attacker = hu.accept()
+        hu.feed(control(.registerSecondaryTransport, service: .control, session: session, messageID: 1), on: attacker)
+        return attacker
+    }
+
     static func hashPayload(_ hash: UInt32) -> [UInt8] {
         bson { $0.appendInt32("hashId", Int32(bitPattern: hash)) }
     }
@@ -73,6 +80,139 @@ struct IsolationTests {
         // Video started from the displaced connection is refused: it is no transport of the session.
         #expect(hu.driver.engine.hasSessions(on: own))
         _ = victim
+    }
+
+    /// `unproven-secondary-proves-itself` (Fuzz/FailCases/FuzzSession): the proven registration
+    /// detached the unproven one it displaced, here the very connection it came on, which then
+    /// closed under it: the head unit trapped on the transport record gone.
+    @Test("a connection that registered without a hash id and then proves it with the hash keeps the session and its video (the head unit crashed: FuzzSession)")
+    func anUnprovenSecondaryProvesItself() throws {
+        var (hu, _, victim, info) = Self.headUnit()
+        let sid = info.sessionID.rawValue
+        let hash = try #require(info.hashID)
+        let secondary = Self.claim(sid, on: &hu)
+        hu.feed(control(.startService, service: .video, session: sid, messageID: 2), on: secondary)
+        #expect(hu.newFrames(on: secondary).map(\.header.frameInfo) == [0x08, 0x02])
+        hu.feed(
+            control(.registerSecondaryTransport, service: .control, session: sid, messageID: 3, payload: Self.hashPayload(hash)),
+            on: secondary)
+        #expect(hu.newFrames(on: secondary).map(\.header.frameInfo) == [0x08])
+        #expect(!hu.driver.closed.contains { $0.0 == secondary })
+        #expect(hu.driver.engine.serviceInfo(.video, of: victim)?.transport == secondary)
+        // Proven now: another connection's proof no longer displaces it.
+        let other = hu.accept()
+        hu.feed(
+            control(.registerSecondaryTransport, service: .control, session: sid, messageID: 1, payload: Self.hashPayload(hash)), on: other)
+        #expect(hu.newFrames(on: other).map(\.header.frameInfo) == [0x09])
+    }
+
+    /// Events of the victim other than anomalies.
+    static func victimEvents(_ hu: HeadUnitUnderTest, _ victim: SessionHandle) -> [SessionEvent] {
+        hu.driver.events.filter { if case .anomaly = $0 { return false } else { return $0.handle == victim } }
+    }
+
+    /// `start-from-another-connection-reported-to-the-session` (Fuzz/FailCases/FuzzSession): a
+    /// StartService naming another app's session was reported to that session as a failed start.
+    @Test("a StartService from a connection that does not carry the session, or of RPC from its secondary, or of a running service, is refused with no event for the session")
+    func startsThatReachNoSession() throws {
+        var (hu, victimLink, victim, info) = Self.headUnit()
+        let sid = info.sessionID.rawValue
+        hu.feed(control(.startService, service: .audio, session: sid, messageID: 5), on: victimLink)
+        #expect(hu.newFrames(on: victimLink).map(\.header.frameInfo) == [0x02])
+        hu.driver.events = []
+        let attacker = hu.accept()
+        hu.feed(control(.startService, service: .video, session: sid, messageID: 1), on: attacker)
+        hu.feed(control(.registerSecondaryTransport, service: .control, session: sid, messageID: 2), on: attacker)
+        hu.feed(control(.startService, encrypted: true, service: .rpc, session: sid, messageID: 3), on: attacker)
+        hu.feed(control(.startService, service: .audio, session: sid, messageID: 4), on: attacker)
+        #expect(hu.newFrames(on: attacker).map(\.header.frameInfo) == [0x03, 0x08, 0x03, 0x03])
+        // The app itself asking again for its running audio: refused, and audio runs on.
+        hu.feed(control(.startService, service: .audio, session: sid, messageID: 6), on: victimLink)
+        #expect(hu.newFrames(on: victimLink).map(\.header.frameInfo) == [0x03])
+        #expect(Self.victimEvents(hu, victim).isEmpty)
+        #expect(hu.driver.engine.serviceInfo(.audio, of: victim)?.transport == victimLink)
+        #expect(hu.driver.anomalies().contains(.foreignSessionFrame))
+    }
+
+    @Test("control frames on a claimed secondary do not count towards the session's flood limit")
+    func aClaimedSecondaryCannotFloodTheSession() throws {
+        var (hu, _, victim, info) = Self.headUnit { $0.headUnit.floodLimit = RateLimit(count: 8, per: .seconds(1)) }
+        let sid = info.sessionID.rawValue
+        hu.driver.events = []
+        let attacker = Self.claim(sid, on: &hu)
+        for index in 0..<20 {
+            hu.feed(control(.heartbeat, service: .control, session: sid, messageID: UInt32(index + 2)), on: attacker)
+        }
+        #expect(hu.newFrames(on: attacker).count == 21)
+        #expect(Self.victimEvents(hu, victim).isEmpty)
+        #expect(hu.driver.engine.sessionInfo(victim) != nil)
+    }
+
+    /// `protected-bulk-data-from-a-claimed-secondary` (Fuzz/FailCases/FuzzSession): an E=1 frame
+    /// of bulk data on a connection that claimed the session was reported to the session as a
+    /// refused protected message (an RPC request among them is answered INVALID_DATA on its
+    /// primary); security queries there could reset its protection.
+    @Test("a claimed secondary carries audio and video only: RPC, bulk data and security queries on it are dropped and counted, and what it cannot unprotect touches nothing of the session")
+    func aClaimedSecondaryCarriesMediaOnly() throws {
+        var (hu, victimLink, victim, info) = Self.headUnit { $0.headUnit.malformedLimit = RateLimit(count: 10, per: .seconds(1)) }
+        let sid = info.sessionID.rawValue
+        let attacker = Self.claim(sid, on: &hu)
+        hu.feed(control(.startService, service: .video, session: sid, messageID: 2), on: attacker)
+        #expect(hu.newFrames(on: attacker).map(\.header.frameInfo) == [0x08, 0x02])
+        hu.driver.events = []
+        // A protected video frame without a security context: dropped, counted; no internal
+        // error goes to the app on its primary.
+        hu.feed(frameBytes(encrypted: true, type: .single, service: .video, session: sid, messageID: 3, payload: [1, 2]), on: attacker)
+        hu.feed(frameBytes(type: .single, service: .rpc, session: sid, messageID: 4, payload: [1, 2, 3]), on: attacker)
+        hu.feed(frameBytes(encrypted: true, type: .single, service: .rpc, session: sid, messageID: 5, payload: [1, 2, 3]), on: attacker)
+        hu.feed(frameBytes(type: .single, service: .hybrid, session: sid, messageID: 6, payload: [1]), on: attacker)
+        // A security query: an internal error would reset the session's protection.
+        let query: [UInt8] = [0x20, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 5]
+        hu.feed(frameBytes(type: .single, service: .control, session: sid, messageID: 7, payload: query), on: attacker)
+        #expect(hu.newFrames(on: victimLink).isEmpty)
+        #expect(Self.victimEvents(hu, victim).isEmpty)
+        #expect(!hu.driver.closed.contains { $0.0 == attacker })
+        for index in 0..<6 {
+            hu.feed(frameBytes(type: .single, service: .rpc, session: sid, messageID: UInt32(10 + index), payload: [1]), on: attacker)
+        }
+        #expect(hu.driver.closed.map(\.0) == [attacker])
+        #expect(hu.driver.engine.sessionInfo(victim) != nil)
+    }
+
+    /// `end-service-ack-from-another-connection` (Fuzz/FailCases/FuzzSession): an EndServiceACK
+    /// from a connection that claimed the session reported the end of an audio service the head
+    /// unit was ending on the primary.
+    @Test("a claimed secondary cannot end a service starting on the primary, report the end of one draining there, nor get the session reported for streaming after its end")
+    func aClaimedSecondaryCannotEndOrReportTheVictimsServices() throws {
+        var (hu, victimLink, victim, info) = Self.headUnit {
+            $0.headUnit.approvesMediaStarts = true
+            $0.headUnit.closeSessionOnViolation = true
+            $0.headUnit.streamingGracePeriod = .milliseconds(50)
+        }
+        let sid = info.sessionID.rawValue
+        let attacker = Self.claim(sid, on: &hu)
+        _ = hu.newFrames(on: attacker)
+        // Video waits for approval on the primary; the attacker's EndService is refused.
+        hu.feed(control(.startService, service: .video, session: sid, messageID: 2), on: victimLink)
+        hu.feed(control(.endService, service: .video, session: sid, messageID: 3), on: attacker)
+        #expect(hu.newFrames(on: attacker).map(\.header.frameInfo) == [0x06])
+        try hu.driver.engine.approveServiceStart(.video, of: victim, now: hu.now)
+        hu.driver.drain()
+        #expect(hu.newFrames(on: victimLink).map(\.header.frameInfo) == [0x02])
+        // The head unit ends it: the attacker's ACK does not report the end, nor its EndService.
+        try hu.driver.engine.endService(.video, of: victim, now: hu.now)
+        hu.driver.drain()
+        hu.driver.events = []
+        hu.feed(control(.endServiceACK, service: .video, session: sid, messageID: 4), on: attacker)
+        hu.feed(control(.endService, service: .video, session: sid, messageID: 5), on: attacker)
+        #expect(hu.newFrames(on: attacker).map(\.header.frameInfo) == [0x06])
+        #expect(Self.victimEvents(hu, victim).isEmpty)
+        // Video from it after the grace: no violation, the session lives.
+        hu.advance(by: .milliseconds(100))
+        hu.driver.events = []
+        hu.feed(frameBytes(type: .single, service: .video, session: sid, messageID: 6, payload: [1]), on: attacker)
+        #expect(Self.victimEvents(hu, victim).isEmpty)
+        #expect(hu.driver.engine.sessionInfo(victim) != nil)
     }
 
     @Test("with hashIDRequired a registration without the session's hash id is refused")

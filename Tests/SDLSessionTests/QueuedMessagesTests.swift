@@ -34,4 +34,33 @@ struct QueuedMessagesTests {
         // An unknown or ended session has nothing queued.
         #expect(hu.driver.engine.queuedMessages(.rpc, of: SessionHandle(rawValue: 999)) == 0)
     }
+
+    /// `queued-bytes-of-a-version-1-header` and `queued-bytes-of-a-first-frame`
+    /// (Fuzz/FailCases/FuzzSession): a message was counted as its payload and 12 bytes a frame,
+    /// so a version 1 frame counted 4 bytes more than it took and a First frame 8 bytes fewer.
+    @Test("queuedBytes(on:) is what a full pull writes: a version 1 frame counts its 8-byte header and a First frame its 8 bytes (FuzzSession found both miscounted)")
+    func queuedBytesAreTheWireBytes() throws {
+        var app = AppUnderTest()
+        app.driver.autoWrite = false
+        _ = app.start()
+        // The session start goes with a version 1 header.
+        let queued = app.driver.engine.queuedBytes(on: app.link)
+        app.driver.pull(app.link)
+        let written = app.driver.takeOutbox(app.link)
+        #expect(decodeFrames(written).map(\.header.version) == [.v1])
+        #expect(queued == written.count)
+        #expect(app.driver.engine.queuedBytes(on: app.link) == 0)
+
+        var hu = HeadUnitUnderTest()
+        hu.driver.autoWrite = false
+        let link = hu.accept()
+        let (handle, _) = hu.startSession(on: link)
+        hu.driver.pull(link)
+        _ = hu.newFrames(on: link)
+        try hu.driver.engine.send(ByteBuffer(repeating: 1, count: 200_000), on: .rpc, of: handle, now: hu.now)
+        hu.feed(control(.heartbeat, service: .control, session: 1, messageID: 9), on: link)
+        let both = hu.driver.engine.queuedBytes(on: link)
+        hu.driver.pull(link)
+        #expect(both == hu.driver.takeOutbox(link).count)
+    }
 }

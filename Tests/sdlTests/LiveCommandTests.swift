@@ -1,8 +1,11 @@
 import Foundation
 import Testing
 
-/// `sdl headunit` and `sdl app` as subprocesses on ephemeral loopback ports.
-@Suite("sdl headunit and sdl app")
+/// `sdl headunit` and `sdl app` as subprocesses on ephemeral loopback ports. One test at a time,
+/// and every wait of seconds (a script run, a pause) off the cooperative thread pool: waiting on a
+/// subprocess blocks its thread, and the pool has one thread per core, which the other suites'
+/// event-loop tests need.
+@Suite("sdl headunit and sdl app", .serialized)
 struct LiveCommandTests {
     /// A running `sdl headunit --json`, its standard output read line by line.
     final class HeadUnitProcess {
@@ -10,9 +13,18 @@ struct LiveCommandTests {
         private let output = Pipe()
         private var pending = Data()
 
-        init(_ arguments: [String]) throws {
-            self.process.executableURL = try sdlBinary()
-            self.process.arguments = ["headunit", "--port", "0", "--json"] + arguments
+        /// `sdl headunit --port 0 --json` with `arguments`; with `descriptorLimit`, under that
+        /// `ulimit -n`.
+        init(_ arguments: [String], descriptorLimit: Int? = nil) throws {
+            let arguments = ["headunit", "--port", "0", "--json"] + arguments
+            if let descriptorLimit {
+                // The shell lowers its limit and becomes `sdl`: the process id is the head unit's.
+                self.process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                self.process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", try sdlBinary().path] + arguments
+            } else {
+                self.process.executableURL = try sdlBinary()
+                self.process.arguments = arguments
+            }
             self.process.standardOutput = self.output
             self.process.standardError = FileHandle.nullDevice
             try self.process.run()
@@ -39,6 +51,36 @@ struct LiveCommandTests {
             self.process.waitUntilExit()
             return lines
         }
+
+        /// The CPU time the process has used, in clock ticks (user and system).
+        func cpuTicks() throws -> Int {
+            let stat = try String(contentsOfFile: "/proc/\(self.process.processIdentifier)/stat", encoding: .utf8)
+            // The fields after the command name, which is in parentheses and may hold spaces.
+            let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+            return Int(fields[11])! + Int(fields[12])!
+        }
+    }
+
+    /// Opens `count` TCP connections to the loopback `port` that never send a byte.
+    static func idleConnections(_ count: Int, port: Int) -> [Int32] {
+        (0..<count).map { _ in
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            return socket
+        }
+    }
+
+    /// ``runSDL(_:input:)`` on a thread of its own.
+    static func runApart(_ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try runSDL(arguments, input: nil) }) }
+        }
     }
 
     static func object(_ line: String) -> [String: Any]? {
@@ -46,7 +88,7 @@ struct LiveCommandTests {
     }
 
     @Test("headunit prints its bound port; app --script all against it exits 0 with every step ok; SIGINT stops the head unit with exit 0")
-    func headUnitAndApp() throws {
+    func headUnitAndApp() async throws {
         let headUnit = try HeadUnitProcess(["--secondary-port", "0", "--media-transports", "secondary", "--duration", "120"])
         defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
         let listening = try #require(headUnit.nextLine().flatMap(Self.object))
@@ -55,7 +97,7 @@ struct LiveCommandTests {
         let port = try #require(listening["port"] as? Int)
         #expect(port > 0 && (listening["secondaryPort"] as? Int ?? 0) > 0)
 
-        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "all", "--duration", "0.3", "--json"], input: nil)
+        let app = try await Self.runApart(["app", "--connect", "127.0.0.1:\(port)", "--script", "all", "--duration", "0.3", "--json"])
         #expect(app.status == 0, "\(app.out)\(app.err)")
         let steps = app.out.split(separator: "\n").compactMap { Self.object(String($0)) }
         #expect(steps.filter { $0["event"] as? String == "step" }.allSatisfy { $0["ok"] as? Bool == true })
@@ -78,7 +120,7 @@ struct LiveCommandTests {
     }
 
     @Test("app exits 1 with a failed step when the head unit cannot be reached; headunit stops by itself after --duration")
-    func failuresAndDuration() throws {
+    func failuresAndDuration() async throws {
         let headUnit = try HeadUnitProcess(["--duration", "0.5"])
         defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
         let listening = try #require(headUnit.nextLine().flatMap(Self.object))
@@ -88,7 +130,7 @@ struct LiveCommandTests {
         #expect(lines.last?["reason"] as? String == "duration")
 
         // The head unit is gone: nothing listens on its port any more.
-        let app = try runSDL(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"], input: nil)
+        let app = try await Self.runApart(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"])
         #expect(app.status == 1)
         #expect(app.out.contains("Climate-1 connect tcp 127.0.0.1:\(port): FAILED"))
         #expect(app.out.contains("connection refused"))
@@ -96,5 +138,41 @@ struct LiveCommandTests {
 
         let usage = try runSDL(["app", "--script", "nope"], input: nil)
         #expect(usage.status != 0 && usage.err.contains("unknown script nope"))
+    }
+
+    @Test("out of descriptors, headunit backs off its accepts rather than spinning a core, and takes an app once the idle connections are gone")
+    func descriptorsExhausted() async throws {
+        // A limit of 64 descriptors and room for 1,000 connections: the kernel runs out first.
+        let headUnit = try HeadUnitProcess(["--max-connections", "1000", "--duration", "60"], descriptorLimit: 64)
+        defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
+        let port = try #require(headUnit.nextLine().flatMap(Self.object)?["port"] as? Int)
+        let idle = Self.idleConnections(100, port: port)
+        try await Task.sleep(for: .milliseconds(500))
+        let before = try headUnit.cpuTicks()
+        try await Task.sleep(for: .seconds(1))
+        // A listener retrying at once spins (a core, less what a loaded machine leaves it: 27 to
+        // 39 ticks were seen); backing off, it wakes four times a second (0 to 2 ticks).
+        let used = try headUnit.cpuTicks() - before
+        #expect(used < 10, "\(used) ticks of CPU in 1 s while out of descriptors")
+        for socket in idle { close(socket) }
+        let app = try await Self.runApart(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"])
+        #expect(app.status == 0, "\(app.out)")
+        kill(headUnit.process.processIdentifier, SIGINT)
+        _ = headUnit.remainingLines()
+    }
+
+    @Test("with a low descriptor limit, headunit's default connection maximum stays below it: idle connections cannot keep an app out")
+    func idleConnectionsUnderALowDescriptorLimit() async throws {
+        let headUnit = try HeadUnitProcess(["--duration", "60"], descriptorLimit: 64)
+        defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
+        let port = try #require(headUnit.nextLine().flatMap(Self.object)?["port"] as? Int)
+        let idle = Self.idleConnections(100, port: port)
+        defer { for socket in idle { close(socket) } }
+        // 100 idle connections and a limit of 64 descriptors (32 connections): the oldest idle
+        // ones make room, and the app registers while all of them are still open on its side.
+        let app = try await Self.runApart(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"])
+        #expect(app.status == 0, "\(app.out)")
+        kill(headUnit.process.processIdentifier, SIGINT)
+        _ = headUnit.remainingLines()
     }
 }

@@ -8,8 +8,11 @@ import SDLSession
 // side, or the peer hanging up), secondary connections granted or refused, sessions and services
 // started and ended from either side, registration, tagged messages sent both ways, bytes moved
 // whole or in pieces, time passing and timers firing (on time or early), hostile bytes on a
-// transport, the head unit's secondary offer changing. Configuration (versions, MTUs, limits, flood
-// and malformed meters, heartbeats, security, secondary offers) comes from the input too.
+// transport, the head unit's secondary offer changing, hostile connections on the head unit that
+// aim hand-built frames at other connections' sessions (Hijack.swift), peers that stop reading
+// and the runtime's throttle towards them. Configuration (versions, MTUs, limits, flood and
+// malformed meters, heartbeats, security, secondary offers, the proof a secondary registration
+// needs, the throttle's limit) comes from the input too.
 // Invariants:
 // - no crash, and the engines fall quiet: moving bytes between them ends;
 // - every byte an engine writes is a well-formed frame;
@@ -26,7 +29,18 @@ import SDLSession
 //   D-answers);
 // - once quiet, both engines agree on the sessions each such transport carries, and every RPC
 //   message sent on a session still running at both ends arrived;
-// - once every transport is closed, no session is left on either side.
+// - once every transport is closed, no session is left on either side;
+// - a hostile connection's bytes (unless it proved a session's hash id) never end a session nor a
+//   service that does not run on that connection, never deliver an RPC or hybrid message to a
+//   session, reach a session at all only as its claimed secondary when the head unit takes
+//   unproven registrations (audio and video there), and get nothing but control frames back
+//   (and the audio and video of a session it claimed, which run on its connection);
+//   every request it makes is answered while it stays open;
+// - queues: `queuedBytes(on:)` is never negative, 0 exactly when nothing waits, equal to the
+//   frames a full pull hands out (headers included), and one delivery of input adds at most its
+//   answers to it (a bound linear in the bytes delivered), so that the runtime's throttle (no
+//   input read from a transport whose queue passed the limit, until it drains below half) keeps
+//   it within the limit and one delivery's answers; once reading resumes everything arrives.
 
 /// The tag every message carries: who sent it, on which service, its sequence number and the
 /// session id it was sent on, then bytes derived from those, so a receiver can tell a lost,
@@ -88,12 +102,48 @@ struct Pair {
     let heapBaseline = liveHeapBytes()
     let limits: ProtocolLimits
     let maxSessions: Int
+    /// Whether protected data frames may be written (their wire size is not the queued size).
+    let secure: Bool
 
-    init(app: SessionConfiguration, headUnit: SessionConfiguration) {
+    // Hostile connections (Hijack.swift).
+    /// Transports a hostile peer opened on the head unit only; their "app side" outbox holds the
+    /// frames it built, not yet read by the head unit. Also in `open` and `tainted`.
+    var attackers: Set<TransportID> = []
+    /// Attackers that also carried random bytes: their frames may be read otherwise than built.
+    var garbled: Set<TransportID> = []
+    /// The head unit's sessions each attacker named in a registration without a hash id.
+    var claimed: [TransportID: Set<SessionHandle>] = [:]
+    /// The head unit's sessions each attacker proved it owns (a registration with the hash id).
+    var proven: [TransportID: Set<SessionHandle>] = [:]
+    /// The attacker whose bytes the head unit is reading now.
+    var attacking: TransportID?
+    var attackerMessageID: UInt32 = 1
+    /// Whether the head unit takes a secondary registration without the session's hash id.
+    let unprovenAllowed: Bool
+
+    // Non-reading peers and the runtime's throttle (SessionDriver).
+    /// Sides whose writes on a transport are not pulled: their peer does not read.
+    var stalled: Set<UInt64> = []
+    /// Sides that read nothing more from a transport: their queue there passed `queueLimit`, and
+    /// has not drained below half of it since.
+    var throttled: Set<UInt64> = []
+    /// Sides whose queue on a transport may hold a partly written message.
+    var partial: Set<UInt64> = []
+    let queueLimit: Int
+
+    init(app: SessionConfiguration, headUnit: SessionConfiguration, queueLimit: Int = 512 << 10) {
         self.app = Side(name: "app", configuration: app)
         self.hu = Side(name: "head unit", configuration: headUnit)
         self.limits = headUnit.protocolLimits
         self.maxSessions = headUnit.headUnit.maxSessions
+        self.secure = app.makeSecurityProvider != nil || headUnit.makeSecurityProvider != nil
+        self.unprovenAllowed = headUnit.headUnit.secondaryTransportProof == .hashIDWhenGiven
+        self.queueLimit = queueLimit
+    }
+
+    /// One side of one transport, for the throttle's sets.
+    static func key(_ fromApp: Bool, _ transport: TransportID) -> UInt64 {
+        transport.rawValue << 1 | (fromApp ? 1 : 0)
     }
 
     /// One side, changed in place (a get/set pair would copy the engine on every change).
@@ -162,6 +212,13 @@ struct Pair {
         self.hu.outbox[transport] = nil
         self.app.wantsWrite.remove(transport)
         self.hu.wantsWrite.remove(transport)
+        self.attackers.remove(transport)
+        for fromApp in [true, false] {
+            let key = Self.key(fromApp, transport)
+            self.stalled.remove(key)
+            self.throttled.remove(key)
+            self.partial.remove(key)
+        }
     }
 
     // MARK: Moving bytes
@@ -201,20 +258,71 @@ struct Pair {
         self.checkLimits()
     }
 
-    /// Hands bytes written by one side to the other.
+    /// Hands bytes written by one side to the other. The receiving side's queue on the transport
+    /// grows by at most the answers to them; past `queueLimit` the side reads no more from it.
     mutating func deliver(_ bytes: ByteBuffer, fromApp: Bool, on transport: TransportID) {
         guard self.open.contains(transport) else { return }
         trace(" \(bytes.readableBytes) bytes \(fromApp ? "app→head unit" : "head unit→app") on \(transport)")
         if fromApp {
             self.wire[transport]?.toHU.add(bytes, what: "app on \(transport)")
         } else {
-            self.wire[transport]?.toApp.add(bytes, what: "head unit on \(transport)")
+            // An attacker gets answers, never another session's data: only the audio and video of a
+            // session it claimed, which run on its connection, may go to it.
+            self.wire[transport]?.toApp.add(
+                bytes, what: "head unit on \(transport)", controlOnly: self.attackers.contains(transport),
+                mediaToo: self.unprovenAllowed && self.claimed[transport]?.isEmpty == false)
         }
-        self[!fromApp].engine.received(bytes, on: transport, now: self.now)
+        let receiver = !fromApp
+        let before = self[receiver].engine.queuedBytes(on: transport)
+        if fromApp && self.attackers.contains(transport) && !self.garbled.contains(transport) {
+            self.attacking = transport
+        }
+        self[receiver].engine.received(bytes, on: transport, now: self.now)
         self.drain()
+        self.attacking = nil
+        let after = self[receiver].engine.queuedBytes(on: transport)
+        // Every frame completed by these bytes (at most one more than an 8-byte header fits) is
+        // answered with a few control frames at most: a session's StartServiceACK and its
+        // TransportEventUpdate are the largest.
+        let bound = 1024 * (1 + bytes.readableBytes / 8)
+        precondition(
+            after - before <= bound,
+            "\(self[receiver].name): \(bytes.readableBytes) bytes on \(transport) queued \(after - before) bytes of answers")
+        if after > self.queueLimit, self.throttled.insert(Self.key(receiver, transport)).inserted {
+            trace(" \(self[receiver].name) throttles \(transport): \(after) bytes queued")
+        }
     }
 
-    /// Moves everything both ways until neither engine has anything to say.
+    /// What the runtime does when a transport can take writes: the side's frames there are
+    /// pulled (up to `maxBytes`), unless its peer does not read, and the queue's accounting is
+    /// checked against what came out. A throttled side reads again once its queue drained
+    /// below half the limit.
+    mutating func pull(fromApp: Bool, _ transport: TransportID, maxBytes: Int) {
+        let key = Self.key(fromApp, transport)
+        guard !self.stalled.contains(key) else { return }
+        let before = self[fromApp].engine.queuedBytes(on: transport)
+        let (counted, protected) = self[fromApp].pull(transport, maxBytes: maxBytes)
+        let after = self[fromApp].engine.queuedBytes(on: transport)
+        let pending = self[fromApp].engine.hasPendingWrites(on: transport)
+        let name = self[fromApp].name
+        precondition(after >= 0 && (after == 0) == !pending, "\(name): \(after) bytes queued on \(transport), pending writes: \(pending)")
+        if !pending && !self.partial.contains(key) && !(protected && self.secure) {
+            precondition(before - after == counted, "\(name): the queue on \(transport) went from \(before) to \(after) bytes, \(counted) written")
+        }
+        if pending { self.partial.insert(key) } else { self.partial.remove(key) }
+        if self.throttled.contains(key) && after <= self.queueLimit / 2 {
+            self.throttled.remove(key)
+            trace(" \(name) reads \(transport) again: \(after) bytes queued")
+        }
+    }
+
+    /// Whether a side reads from a transport (the throttle).
+    func reads(fromApp: Bool, _ transport: TransportID) -> Bool {
+        !self.throttled.contains(Self.key(fromApp, transport))
+    }
+
+    /// Moves everything both ways until neither engine has anything to say, or what is left waits
+    /// for a peer that does not read.
     mutating func pump(chunk: Int = .max) {
         var rounds = 0
         while true {
@@ -223,16 +331,24 @@ struct Pair {
             var moved = false
             for fromApp in [true, false] {
                 for transport in self[fromApp].wantsWrite.sorted(by: { $0.rawValue < $1.rawValue }) {
-                    self[fromApp].pull(transport, maxBytes: .max)
+                    self.pull(fromApp: fromApp, transport, maxBytes: .max)
+                }
+                // A throttled side whose queue emptied otherwise (a session ended) reads again
+                // when its transport is next writable.
+                for key in self.throttled where key & 1 == (fromApp ? 1 : 0) && !self.stalled.contains(key) {
+                    self.pull(fromApp: fromApp, TransportID(key >> 1), maxBytes: .max)
                 }
                 for transport in self.open {
-                    while let bytes = self[fromApp].take(transport, upTo: chunk) {
+                    while self.reads(fromApp: !fromApp, transport), let bytes = self[fromApp].take(transport, upTo: chunk) {
                         moved = true
                         self.deliver(bytes, fromApp: fromApp, on: transport)
                     }
                 }
             }
-            if !moved && self.app.wantsWrite.isEmpty && self.hu.wantsWrite.isEmpty { return }
+            let waiting = [true, false].contains { fromApp in
+                self[fromApp].wantsWrite.contains { !self.stalled.contains(Self.key(fromApp, $0)) }
+            }
+            if !moved && !waiting { return }
         }
     }
 
@@ -282,6 +398,7 @@ struct Pair {
     mutating func observe(_ event: SessionEvent, fromApp: Bool) {
         let side = self[fromApp].name
         trace("  \(side): \(event)")
+        if !fromApp, let attacker = self.attacking { self.checkAttack(event, from: attacker) }
         func track(_ handle: SessionHandle, live: Bool = true) -> SessionTrack {
             guard let track = self[fromApp].tracks[handle] else { preconditionFailure("\(side): \(event) names an unknown session") }
             precondition(!live || track.isLive, "\(side): \(event) for a session that is not running")
@@ -318,10 +435,11 @@ struct Pair {
             precondition(before.services.isEmpty, "\(side): \(handle) ended with services \(before.services) not reported ended")
             self[fromApp].tracks[handle]!.ended = true
             self[fromApp].tracks[handle]!.endedByPeer = reason == .peer
-        case .serviceStarted(let handle, let service, _):
+        case .serviceStarted(let handle, let service, let info):
             _ = track(handle)
             if service == .audio || service == .video {
                 precondition(self[fromApp].tracks[handle]!.services.insert(service.rawValue).inserted, "\(side): \(service) started twice")
+                self[fromApp].tracks[handle]!.serviceTransports[service.rawValue] = info.transport
             }
         case .serviceEnded(let handle, let service, _):
             _ = track(handle)
@@ -332,7 +450,8 @@ struct Pair {
             let before = track(handle, live: false)
             precondition(!before.ended || !fromApp, "\(side): \(event) after the session ended")
             precondition(!before.services.contains(service.rawValue), "\(side): \(service) failed to start while running")
-        case .serviceWaiting(let handle, _, _), .secondaryTransport(let handle, _), .protocolViolation(let handle, _):
+        case .serviceWaiting(let handle, _, _), .secondaryTransport(let handle, _), .protocolViolation(let handle, _),
+            .sessionFlooded(let handle), .unprotectedMessageRefused(let handle, _, _), .serviceStartRequested(let handle, _, _):
             _ = track(handle)
         case .message(let handle, let message):
             let before = track(handle)
@@ -346,11 +465,6 @@ struct Pair {
             precondition(
                 self.tainted.contains(transport) || error.code == .reassemblyExpired,
                 "\(side): the engines refused each other's frames on \(transport): \(error)")
-        case .unprotectedMessageRefused(let handle, _, _):
-            _ = track(handle, live: false)
-        case .sessionFlooded, .serviceStartRequested:
-            // Only without endsFloodingSessions or with approvesMediaStarts, which no input sets.
-            preconditionFailure("\(side): \(event) under settings that never ask for it")
         case .transportClosed, .sessionLimitReached:
             break
         }
@@ -383,26 +497,20 @@ struct Pair {
         }
     }
 
-    /// Once quiet: ACK/NAK accounting and agreement on every clean transport still open.
+    /// Once quiet: ACK/NAK accounting and agreement on every clean transport still open, and the
+    /// answers every attacker still connected got.
     func checkQuiet() {
         for transport in self.open where !self.tainted.contains(transport) {
             guard let wire = self.wire[transport] else { continue }
-            for (requests, answers, label) in [(wire.toHU, wire.toApp, "app→head unit"), (wire.toApp, wire.toHU, "head unit→app")] {
-                for service in ServiceType.known {
-                    let starts = requests[service, .startService]
-                    let startAnswers = answers[service, .startServiceACK] + answers[service, .startServiceNAK]
-                    precondition(starts == startAnswers, "\(transport) \(label): \(starts) StartService(\(service)), \(startAnswers) answers")
-                    let ends = requests[service, .endService]
-                    let endAnswers = answers[service, .endServiceACK] + answers[service, .endServiceNAK]
-                    precondition(ends == endAnswers, "\(transport) \(label): \(ends) EndService(\(service)), \(endAnswers) answers")
-                }
-                let registers = requests[.control, .registerSecondaryTransport]
-                let registerAnswers = answers[.control, .registerSecondaryTransportACK] + answers[.control, .registerSecondaryTransportNAK]
-                precondition(registers == registerAnswers, "\(transport) \(label): \(registers) RegisterSecondaryTransport, \(registerAnswers) answers")
-            }
-            let appIDs = Set(self.app.liveHandles(on: transport).compactMap { self.app.tracks[$0]?.sessionID })
+            Self.checkAnswers(to: wire.toHU, in: wire.toApp, "\(transport) app→head unit")
+            Self.checkAnswers(to: wire.toApp, in: wire.toHU, "\(transport) head unit→app")
+        let appIDs = Set(self.app.liveHandles(on: transport).compactMap { self.app.tracks[$0]?.sessionID })
             let huIDs = Set(self.hu.liveHandles(on: transport).compactMap { self.hu.tracks[$0]?.sessionID })
             precondition(appIDs == huIDs, "\(transport): the app runs sessions \(appIDs), the head unit \(huIDs)")
+        }
+        for transport in self.attackers where !self.garbled.contains(transport) {
+            guard let wire = self.wire[transport] else { continue }
+            Self.checkAnswers(to: wire.toHU, in: wire.toApp, "\(transport) attacker→head unit")
         }
         for fromApp in [true, false] {
             for (sender, missing) in self.unanswered[fromApp]! where missing > 0 {
@@ -412,5 +520,21 @@ struct Pair {
                 precondition(false, "\(self[fromApp].name): \(missing) RPC messages of running session \(sender) never arrived")
             }
         }
+    }
+
+    /// Every StartService, EndService and RegisterSecondaryTransport of one direction answered
+    /// exactly once in the other.
+    static func checkAnswers(to requests: WireCount, in answers: WireCount, _ label: String) {
+        for service in ServiceType.known {
+            let starts = requests[service, .startService]
+            let startAnswers = answers[service, .startServiceACK] + answers[service, .startServiceNAK]
+            precondition(starts == startAnswers, "\(label): \(starts) StartService(\(service)), \(startAnswers) answers")
+            let ends = requests[service, .endService]
+            let endAnswers = answers[service, .endServiceACK] + answers[service, .endServiceNAK]
+            precondition(ends == endAnswers, "\(label): \(ends) EndService(\(service)), \(endAnswers) answers")
+        }
+        let registers = requests[.control, .registerSecondaryTransport]
+        let registerAnswers = answers[.control, .registerSecondaryTransportACK] + answers[.control, .registerSecondaryTransportNAK]
+        precondition(registers == registerAnswers, "\(label): \(registers) RegisterSecondaryTransport, \(registerAnswers) answers")
     }
 }

@@ -4,7 +4,7 @@ import SDLProtocol
 import SDLSession
 
 /// The two engines' settings, from the input's first bytes.
-func configurations(_ input: inout FuzzInput) -> (app: SessionConfiguration, headUnit: SessionConfiguration) {
+func configurations(_ input: inout FuzzInput) -> (app: SessionConfiguration, headUnit: SessionConfiguration, queueLimit: Int) {
     var app = SessionConfiguration(role: .app)
     var hu = SessionConfiguration(role: .headUnit)
     app.maxProtocolVersion = input.pick([
@@ -19,8 +19,14 @@ func configurations(_ input: inout FuzzInput) -> (app: SessionConfiguration, hea
     limits.maxReassembliesPerSession = input.int(in: 1...16)
     app.protocolLimits = limits
     hu.protocolLimits = limits
-    app.app.secondaryConnection = input.bool() ? .eager : .lazy
-    app.app.closePrimaryWithLastSession = input.bool()
+    // Bit 0 of these two bytes as before; the bits above it choose what came later (the proof a
+    // secondary registration needs, the throttle's limit), so that older programs still parse.
+    let connection = input.byte()
+    app.app.secondaryConnection = connection & 1 == 1 ? .eager : .lazy
+    hu.headUnit.secondaryTransportProof = connection & 2 == 0 ? .hashIDWhenGiven : .hashIDRequired
+    let closing = input.byte()
+    app.app.closePrimaryWithLastSession = closing & 1 == 1
+    let queueLimit = [65_536, 512, 4096, 512 << 10][Int(closing >> 1 & 3)]
     app.app.transportEventDebounce = .milliseconds(Int64(input.pick([0, 100])))
     hu.headUnit.hashSeed = 7
     hu.headUnit.negotiationPolicy = input.bool() ? .spec : .coreCompatible
@@ -50,7 +56,7 @@ func configurations(_ input: inout FuzzInput) -> (app: SessionConfiguration, hea
         hu.makeSecurityProvider = { _ in FakeSecurityProvider(role: .client, failAtRound: failAt) }
         hu.headUnit.forceProtectedServices = input.pick([[], [.video], [.rpc, .audio]])
     }
-    return (app, hu)
+    return (app, hu, queueLimit)
 }
 
 let services: [ServiceType] = [.rpc, .hybrid, .audio, .video]
@@ -58,14 +64,16 @@ let services: [ServiceType] = [.rpc, .hybrid, .audio, .video]
 @inline(never)
 func check(_ bytes: UnsafeRawBufferPointer) {
     var input = FuzzInput(bytes)
-    let (appConfiguration, huConfiguration) = configurations(&input)
-    var pair = Pair(app: appConfiguration, headUnit: huConfiguration)
+    let (appConfiguration, huConfiguration, queueLimit) = configurations(&input)
+    var pair = Pair(app: appConfiguration, headUnit: huConfiguration, queueLimit: queueLimit)
     pair.openPrimary()
     var steps = 0
     while !input.isExhausted && steps < 400 {
         steps += 1
         run(&pair, &input)
     }
+    // Every peer reads again: everything must arrive.
+    pair.stalled = []
     pair.pump()
     pair.checkQuiet()
     // Every transport goes: no session may outlive them all.
@@ -86,11 +94,11 @@ func check(_ bytes: UnsafeRawBufferPointer) {
 /// One op of the program.
 func run(_ pair: inout Pair, _ input: inout FuzzInput) {
     let now = pair.now
-    let op = input.int(in: 0...19)
+    let op = input.int(in: 0...23)
     trace("op \(op) at \(now.uptimeNanoseconds / 1_000_000) ms")
     switch op {
     case 0:
-        if pair.open.count < 4 { pair.openPrimary() }
+        if pair.open.count - pair.attackers.count < 4 { pair.openPrimary() }
     case 1, 2:
         guard let transport = pick(pair.open, &input), pair.app.handles.count < 12 else { return }
         if let handle = try? pair.app.engine.startSession(on: transport, now: now) {
@@ -134,8 +142,9 @@ func run(_ pair: inout Pair, _ input: inout FuzzInput) {
         // Part of one direction of one transport: a write of up to N bytes, delivered in pieces.
         guard let transport = pick(pair.open, &input) else { return }
         let fromApp = input.bool()
-        pair[fromApp].pull(transport, maxBytes: input.int(in: 1...4096))
-        if let bytes = pair[fromApp].take(transport, upTo: input.int(in: 1...4096)) {
+        pair.pull(fromApp: fromApp, transport, maxBytes: input.int(in: 1...4096))
+        let count = input.int(in: 1...4096)
+        if pair.reads(fromApp: !fromApp, transport), let bytes = pair[fromApp].take(transport, upTo: count) {
             pair.deliver(bytes, fromApp: fromApp, on: transport)
         }
     case 14:
@@ -151,6 +160,7 @@ func run(_ pair: inout Pair, _ input: inout FuzzInput) {
         let fromApp = input.bool()
         let bytes = input.bytes(input.int(in: 1...300))
         pair.tainted.insert(transport)
+        if pair.attackers.contains(transport) { pair.garbled.insert(transport) }
         pair.inputBytes += bytes.readableBytes
         pair[!fromApp].engine.received(bytes, on: transport, now: now)
         pair.drain()
@@ -167,10 +177,14 @@ func run(_ pair: inout Pair, _ input: inout FuzzInput) {
         }
     case 18:
         pair.answerConnect(grant: input.int(in: 0...3) != 0)
-    default:
+    case 19:
         let offer: SecondaryTransportOffer? = input.bool() ? nil : SecondaryTransportOffer(tcpAddress: input.pick(["10.0.0.2", ""]), tcpPort: input.pick([2, nil]))
         try? pair.hu.engine.updateSecondaryTransport(offer, now: now)
         pair.drain()
+    case 20, 21, 22:
+        hijack(&pair, &input)
+    default:
+        stopReading(&pair, &input)
     }
 }
 

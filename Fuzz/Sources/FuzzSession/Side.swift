@@ -16,6 +16,8 @@ struct SessionTrack {
     var transport: TransportID?
     /// Audio and video services reported running.
     var services: Set<UInt8> = []
+    /// The transport each service (audio, video) last started on, kept after it ended.
+    var serviceTransports: [UInt8: TransportID] = [:]
 
     var isLive: Bool { self.started && !self.ended }
 }
@@ -62,12 +64,30 @@ struct Side {
         self.handles.append(handle)
     }
 
-    /// Pulls up to `maxBytes` of a transport's frames into its outbox.
-    mutating func pull(_ transport: TransportID, maxBytes: Int) {
+    /// Pulls up to `maxBytes` of a transport's frames into its outbox. Returns what the frames
+    /// count for in the engine's queue (their payloads and a header each, whatever its wire
+    /// size), and whether any carried a payload protected as it was written.
+    mutating func pull(_ transport: TransportID, maxBytes: Int) -> (counted: Int, protected: Bool) {
         var buffer = self.outbox[transport] ?? ByteBuffer()
+        let start = buffer.writerIndex
         _ = self.engine.nextWrite(on: transport, maxBytes: maxBytes, into: &buffer)
         self.outbox[transport] = buffer
         if !self.engine.hasPendingWrites(on: transport) { self.wantsWrite.remove(transport) }
+        // The engine writes whole frames: walk their headers.
+        var counted = 0
+        var protected = false
+        var offset = start
+        while offset < buffer.writerIndex, let first = buffer.getInteger(at: offset, as: UInt8.self),
+            let size = buffer.getInteger(at: offset + 4, as: UInt32.self)
+        {
+            let version = first >> 4
+            let headerSize = version == 1 ? 8 : 12
+            counted += Int(size) + headerSize
+            if version > 1 && first & 0x08 != 0 && first & 0x07 != 0 { protected = true }
+            offset += headerSize + Int(size)
+        }
+        precondition(offset == buffer.writerIndex, "\(self.name): nextWrite wrote part of a frame on \(transport)")
+        return (counted, protected)
     }
 
     /// Takes up to `count` bytes of a transport's outbox.
@@ -96,7 +116,8 @@ struct WireCount {
         self.counts[UInt16(service.rawValue) << 8 | UInt16(info.rawValue)] ?? 0
     }
 
-    mutating func add(_ bytes: ByteBuffer, what: String) {
+    /// `controlOnly`: every frame must be a control frame, or audio and video when `mediaToo`.
+    mutating func add(_ bytes: ByteBuffer, what: String, controlOnly: Bool = false, mediaToo: Bool = false) {
         self.decoder.append(bytes)
         while true {
             let frame: ProtocolFrame?
@@ -106,6 +127,10 @@ struct WireCount {
                 preconditionFailure("\(what): an engine wrote a malformed frame: \(error)")
             }
             guard let frame else { return }
+            precondition(
+                !controlOnly || frame.header.frameType == .control
+                    || mediaToo && (frame.header.serviceType == .audio || frame.header.serviceType == .video),
+                "\(what): a \(frame.header.frameType) frame of \(frame.header.serviceType)")
             if frame.header.frameType == .control {
                 self.counts[UInt16(frame.header.serviceType.rawValue) << 8 | UInt16(frame.header.frameInfo), default: 0] += 1
             }

@@ -31,6 +31,8 @@ struct EngineDriver {
     /// Whether writes are pulled as soon as the engine asks (false: the test pulls them).
     var autoWrite = true
     var pendingWrites: Set<TransportID> = []
+    /// Transports whose peer does not read: their writes stay queued in the engine.
+    var unread: Set<TransportID> = []
 
     init(_ configuration: SessionConfiguration) {
         self.engine = SessionEngine(configuration: configuration)
@@ -54,7 +56,7 @@ struct EngineDriver {
             }
         }
         if self.autoWrite {
-            for transport in self.pendingWrites.sorted(by: { $0.rawValue < $1.rawValue }) {
+            for transport in self.pendingWrites.sorted(by: { $0.rawValue < $1.rawValue }) where !self.unread.contains(transport) {
                 self.pull(transport)
             }
         }
@@ -129,6 +131,9 @@ struct EnginePair {
     var chunkSize: Int?
     /// Transports the "network" has dropped: bytes written on them are lost.
     var severed: Set<TransportID> = []
+    /// Connections open on the head unit only (a hostile peer's), and what the head unit wrote
+    /// on them: the app never hears of them.
+    var headUnitOnly: [TransportID: [UInt8]] = [:]
 
     init(app: SessionConfiguration = SessionConfiguration(role: .app), headUnit: SessionConfiguration = EnginePair.headUnitDefaults()) {
         self.app = EngineDriver(app)
@@ -153,6 +158,15 @@ struct EnginePair {
         return transport
     }
 
+    /// Opens a connection on the head unit only, as a peer that is no app of this pair would.
+    mutating func openHeadUnitOnly() -> TransportID {
+        let transport = TransportID(self.nextTransport)
+        self.nextTransport += 1
+        try! self.hu.engine.transportOpened(transport, as: .accepted, now: self.now)
+        self.headUnitOnly[transport] = []
+        return transport
+    }
+
     /// Moves bytes both ways and opens requested connections until both engines are quiet.
     mutating func pump() {
         var rounds = 0
@@ -171,6 +185,10 @@ struct EnginePair {
             for (transport, bytes) in self.hu.outbox where !bytes.isEmpty {
                 _ = self.hu.takeOutbox(transport)
                 moved = true
+                if self.headUnitOnly[transport] != nil {
+                    self.headUnitOnly[transport]! += bytes
+                    continue
+                }
                 if self.severed.contains(transport) { continue }
                 self.deliver(bytes, to: \.app, on: transport)
             }
