@@ -259,24 +259,35 @@ public struct CodeGenerator {
 
     // MARK: Layout
 
-    /// Structs whose typed parameters would take more than this many bytes inline are stored out
-    /// of line (`storesOutOfLine`).
-    public static let outOfLineThreshold = 768
+    /// The structs stored out of line (`storesOutOfLine`), chosen by measurement: a struct out of
+    /// line costs one allocation each time one is decoded, and a copy of one inline costs a
+    /// memcpy of all of it. With these three out of line every other struct of the spec takes at
+    /// most `inlineLimit` bytes inline (a test checks it).
+    ///
+    /// - WeatherServiceData (848 bytes inline) and NavigationServiceData (872) themselves: their
+    ///   members are structs that also come in arrays (WeatherData, LocationDetails), and a struct
+    ///   out of line in an array costs an allocation per element.
+    /// - RadioControlData (480), not ModuleData: with it inline ModuleData took 944 bytes, and out
+    ///   of line ModuleData cost one allocation more for every module's data; RadioControlData
+    ///   costs it only for radio data, and ModuleData takes 464 bytes.
+    public static let outOfLineStructs: Set<String> = ["NavigationServiceData", "RadioControlData", "WeatherServiceData"]
+
+    /// The most bytes the typed parameters of a struct stored inline take once `outOfLineStructs`
+    /// are out of line (WeatherData 513, SystemCapability 597).
+    public static let inlineLimit = 600
 
     /// Whether the struct named `name` keeps its typed parameters in one immutable object that
-    /// copies share: true when they would take more than `outOfLineThreshold` bytes inline
-    /// (ModuleData, AppServiceData and the service data they hold). Such a struct was copied
-    /// whole each time it moved into its optional, its parent or out of a decoder (kilobytes
-    /// of memcpy per decoded message); out of line, a copy is one reference.
+    /// copies share (`outOfLineStructs`). Such a struct was copied whole each time it moved into
+    /// its optional, its parent or out of a decoder (kilobytes of memcpy per decoded message);
+    /// out of line, a copy is one reference.
     public func storesOutOfLine(_ name: String) -> Bool {
-        self.inlineSize(ofStruct: name) > Self.outOfLineThreshold
+        Self.outOfLineStructs.contains(name)
     }
 
     /// The bytes a struct's typed parameters take inline, by Swift's layout rules (each field at
     /// its alignment; an optional adds a byte where its value has no spare bits: Int32, Int64
-    /// and Double), counting a struct stored out of line as its reference. An estimate that
-    /// only decides `storesOutOfLine`, from the spec alone, so that generation stays a pure
-    /// function of it.
+    /// and Double), counting a struct stored out of line as its reference. An estimate from the
+    /// spec alone, which checks the choice of `outOfLineStructs` against `inlineLimit`.
     func inlineSize(ofStruct name: String) -> Int {
         guard let item = self.spec.structNamed(name) else { return 0 }
         var offset = 0

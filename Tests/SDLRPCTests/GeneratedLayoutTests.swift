@@ -13,42 +13,60 @@ import Testing
                 fanSpeed: fanSpeed, currentTemperature: SDLTemperature(unit: .celsius, value: 21.5), acEnable: true))
     }
 
-    /// A large struct (`SDLModuleData` holds every module's data) is one reference plus its extra
-    /// parameters' reference: a copy is a reference copy, counted by the layout and by the
-    /// storage's identity, and a change to a copy leaves the original as it was.
+    static func radio(frequency: Int32) -> SDLRadioControlData {
+        SDLRadioControlData(frequencyInteger: frequency, frequencyFraction: 5, band: .fm, hdRadioEnable: true, availableHdChannels: [1, 2])
+    }
+
+    /// A large struct (`SDLRadioControlData`, `SDLWeatherServiceData`, `SDLNavigationServiceData`)
+    /// is one reference plus its extra parameters' reference: a copy is a reference copy, counted
+    /// by the layout and by the storage's identity, and a change to a copy leaves the original as
+    /// it was. `SDLModuleData`, which holds radio data, stays inline and within the generator's
+    /// limit, so that climate or seat data decode with no allocation for it.
     @Test func aLargeStructCopiesOneReference() {
-        #expect(MemoryLayout<SDLModuleData>.size == 2 * MemoryLayout<AnyObject>.size)
+        #expect(MemoryLayout<SDLRadioControlData>.size == 2 * MemoryLayout<AnyObject>.size)
         #expect(MemoryLayout<SDLWeatherServiceData>.size == 2 * MemoryLayout<AnyObject>.size)
         #expect(MemoryLayout<SDLNavigationServiceData>.size == 2 * MemoryLayout<AnyObject>.size)
-        let original = Self.climate(fanSpeed: 40)
+        #expect(MemoryLayout<SDLModuleData>.size <= 600)
+        let original = Self.radio(frequency: 101)
         var copy = original
         #expect(copy._storage === original._storage)
-        copy.climateControlData?.fanSpeed = 60
+        copy.frequencyInteger = 99
         #expect(copy._storage !== original._storage)
-        #expect(original.climateControlData?.fanSpeed == 40)
-        #expect(copy.climateControlData?.fanSpeed == 60)
-        #expect(copy.moduleId == "front" && copy.moduleType == .climate)
-        copy.moduleId = nil
-        #expect(copy.moduleId == nil && copy.climateControlData?.fanSpeed == 60 && original.moduleId == "front")
+        #expect(original.frequencyInteger == 101)
+        #expect(copy.frequencyInteger == 99)
+        #expect(copy.band == .fm && copy.availableHdChannels == [1, 2])
+        copy.availableHdChannels = nil
+        #expect(copy.availableHdChannels == nil && copy.frequencyInteger == 99 && original.availableHdChannels == [1, 2])
+        // Inside an inline struct, changed through it.
+        var module = SDLModuleData(moduleType: .radio, radioControlData: original)
+        #expect(module.radioControlData?._storage === original._storage)
+        module.radioControlData?.frequencyInteger = 88
+        #expect(module.radioControlData?.frequencyInteger == 88 && original.frequencyInteger == 101)
     }
 
     /// Equality and hashing by value, as a stored struct's synthesized ones: separately built
     /// equal values are equal and hash alike, whatever their storage; unknown parameters count.
     @Test func outOfLineStructsCompareByValue() throws {
-        let a = Self.climate(fanSpeed: 40)
-        let b = Self.climate(fanSpeed: 40)
+        let a = Self.radio(frequency: 101)
+        let b = Self.radio(frequency: 101)
         #expect(a._storage !== b._storage)
         #expect(a == b)
         #expect(a.hashValue == b.hashValue)
         #expect(Set([a, b]).count == 1)
-        #expect(a != Self.climate(fanSpeed: 41))
+        #expect(a != Self.radio(frequency: 102))
         var extra = a
         extra.unknownParameters = ["x": .int32(1)]
         #expect(extra._storage === a._storage)
         #expect(extra != a)
-        // Decoded values equal built ones, through both wire formats.
-        #expect(try SDLModuleData(jsonParameters: a.jsonParameters()) == a)
-        #expect(try SDLModuleData(bsonParameters: a.bsonParameters()) == a)
+        // Decoded values equal built ones, through both wire formats, alone and inside ModuleData.
+        #expect(try SDLRadioControlData(jsonParameters: a.jsonParameters()) == a)
+        #expect(try SDLRadioControlData(bsonParameters: a.bsonParameters()) == a)
+        let module = SDLModuleData(moduleType: .radio, moduleId: "front", radioControlData: a)
+        #expect(try SDLModuleData(jsonParameters: module.jsonParameters()) == module)
+        #expect(try SDLModuleData(bsonParameters: module.bsonParameters()) == module)
+        let climate = Self.climate(fanSpeed: 40)
+        #expect(try SDLModuleData(jsonParameters: climate.jsonParameters()) == climate)
+        #expect(try SDLModuleData(bsonParameters: climate.bsonParameters()) == climate)
     }
 
     /// Every known name of an enum decodes to its case from JSON and BSON, matched by hash and

@@ -7436,31 +7436,70 @@ public struct SDLSisData: RPCStruct {
 /// Spec struct `RadioControlData` (since 4.5).
 public struct SDLRadioControlData: RPCStruct {
     /// `frequencyInteger`: Integer, value 0...1710, optional.
-    public var frequencyInteger: Int32?
+    public var frequencyInteger: Int32? {
+        get { self._storage.frequencyInteger }
+        set { self._storage = _Storage(frequencyInteger: newValue, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `frequencyFraction`: Integer, value 0...9, optional.
-    public var frequencyFraction: Int32?
+    public var frequencyFraction: Int32? {
+        get { self._storage.frequencyFraction }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: newValue, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `band`: RadioBand, optional.
-    public var band: SDLRadioBand?
+    public var band: SDLRadioBand? {
+        get { self._storage.band }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: newValue, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `rdsData`: RdsData, optional.
-    public var rdsData: SDLRdsData?
+    public var rdsData: SDLRdsData? {
+        get { self._storage.rdsData }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: newValue, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `hdRadioEnable`: Boolean, optional (since 5.0).
-    public var hdRadioEnable: Bool?
+    public var hdRadioEnable: Bool? {
+        get { self._storage.hdRadioEnable }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: newValue, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `availableHDs`: Integer, value 1...7, optional (since 6.0, deprecated).
-    public var availableHDs: Int32?
+    public var availableHDs: Int32? {
+        get { self._storage.availableHDs }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: newValue, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `availableHdChannels`: array of Integer, size 0...8, value 0...7, optional (since 6.0).
-    public var availableHdChannels: [Int32]?
+    public var availableHdChannels: [Int32]? {
+        get { self._storage.availableHdChannels }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: newValue, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `hdChannel`: Integer, value 0...7, optional (since 6.0).
-    public var hdChannel: Int32?
+    public var hdChannel: Int32? {
+        get { self._storage.hdChannel }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: newValue, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `signalStrength`: Integer, value 0...100, optional.
-    public var signalStrength: Int32?
+    public var signalStrength: Int32? {
+        get { self._storage.signalStrength }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: newValue, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `signalChangeThreshold`: Integer, value 0...100, optional.
-    public var signalChangeThreshold: Int32?
+    public var signalChangeThreshold: Int32? {
+        get { self._storage.signalChangeThreshold }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: newValue, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `radioEnable`: Boolean, optional.
-    public var radioEnable: Bool?
+    public var radioEnable: Bool? {
+        get { self._storage.radioEnable }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: newValue, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `state`: RadioState, optional.
-    public var state: SDLRadioState?
+    public var state: SDLRadioState? {
+        get { self._storage.state }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: newValue, sisData: self._storage.sisData) }
+    }
     /// `sisData`: SisData, optional (since 5.0).
-    public var sisData: SDLSisData?
+    public var sisData: SDLSisData? {
+        get { self._storage.sisData }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: newValue) }
+    }
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject {
         get { self.extraParameters.unknown }
@@ -7473,6 +7512,90 @@ public struct SDLRadioControlData: RPCStruct {
     }
     /// The storage of `unknownParameters` and `droppedParameters`.
     var extraParameters: RPCExtraParameters
+    /// The typed parameters, out of line: copies of this struct share them (one reference to copy),
+    /// and a change makes new storage.
+    var _storage: _Storage
+
+    final class _Storage: Sendable {
+        let frequencyInteger: Int32?
+        let frequencyFraction: Int32?
+        let band: SDLRadioBand?
+        let rdsData: SDLRdsData?
+        let hdRadioEnable: Bool?
+        let availableHDs: Int32?
+        let availableHdChannels: [Int32]?
+        let hdChannel: Int32?
+        let signalStrength: Int32?
+        let signalChangeThreshold: Int32?
+        let radioEnable: Bool?
+        let state: SDLRadioState?
+        let sisData: SDLSisData?
+
+        init(
+            frequencyInteger: Int32?,
+            frequencyFraction: Int32?,
+            band: SDLRadioBand?,
+            rdsData: SDLRdsData?,
+            hdRadioEnable: Bool?,
+            availableHDs: Int32?,
+            availableHdChannels: [Int32]?,
+            hdChannel: Int32?,
+            signalStrength: Int32?,
+            signalChangeThreshold: Int32?,
+            radioEnable: Bool?,
+            state: SDLRadioState?,
+            sisData: SDLSisData?
+        ) {
+            self.frequencyInteger = frequencyInteger
+            self.frequencyFraction = frequencyFraction
+            self.band = band
+            self.rdsData = rdsData
+            self.hdRadioEnable = hdRadioEnable
+            self.availableHDs = availableHDs
+            self.availableHdChannels = availableHdChannels
+            self.hdChannel = hdChannel
+            self.signalStrength = signalStrength
+            self.signalChangeThreshold = signalChangeThreshold
+            self.radioEnable = radioEnable
+            self.state = state
+            self.sisData = sisData
+        }
+    }
+
+    public static func == (lhs: SDLRadioControlData, rhs: SDLRadioControlData) -> Bool {
+        guard lhs._storage !== rhs._storage else { return lhs.extraParameters == rhs.extraParameters }
+        return lhs._storage.frequencyInteger == rhs._storage.frequencyInteger
+            && lhs._storage.frequencyFraction == rhs._storage.frequencyFraction
+            && lhs._storage.band == rhs._storage.band
+            && lhs._storage.rdsData == rhs._storage.rdsData
+            && lhs._storage.hdRadioEnable == rhs._storage.hdRadioEnable
+            && lhs._storage.availableHDs == rhs._storage.availableHDs
+            && lhs._storage.availableHdChannels == rhs._storage.availableHdChannels
+            && lhs._storage.hdChannel == rhs._storage.hdChannel
+            && lhs._storage.signalStrength == rhs._storage.signalStrength
+            && lhs._storage.signalChangeThreshold == rhs._storage.signalChangeThreshold
+            && lhs._storage.radioEnable == rhs._storage.radioEnable
+            && lhs._storage.state == rhs._storage.state
+            && lhs._storage.sisData == rhs._storage.sisData
+            && lhs.extraParameters == rhs.extraParameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self._storage.frequencyInteger)
+        hasher.combine(self._storage.frequencyFraction)
+        hasher.combine(self._storage.band)
+        hasher.combine(self._storage.rdsData)
+        hasher.combine(self._storage.hdRadioEnable)
+        hasher.combine(self._storage.availableHDs)
+        hasher.combine(self._storage.availableHdChannels)
+        hasher.combine(self._storage.hdChannel)
+        hasher.combine(self._storage.signalStrength)
+        hasher.combine(self._storage.signalChangeThreshold)
+        hasher.combine(self._storage.radioEnable)
+        hasher.combine(self._storage.state)
+        hasher.combine(self._storage.sisData)
+        hasher.combine(self.extraParameters)
+    }
 
     public init(
         frequencyInteger: Int32? = nil,
@@ -7511,19 +7634,7 @@ public struct SDLRadioControlData: RPCStruct {
         unknownParameters: RPCObject,
         droppedParameters: RPCDroppedParameters
     ) {
-        self.frequencyInteger = frequencyInteger
-        self.frequencyFraction = frequencyFraction
-        self.band = band
-        self.rdsData = rdsData
-        self.hdRadioEnable = hdRadioEnable
-        self.availableHDs = availableHDs
-        self.availableHdChannels = availableHdChannels
-        self.hdChannel = hdChannel
-        self.signalStrength = signalStrength
-        self.signalChangeThreshold = signalChangeThreshold
-        self.radioEnable = radioEnable
-        self.state = state
-        self.sisData = sisData
+        self._storage = _Storage(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData)
         self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
@@ -8988,45 +9099,21 @@ public struct SDLHMISettingsControlCapabilities: RPCStruct {
 /// Spec struct `ModuleData` (since 4.5).
 public struct SDLModuleData: RPCStruct {
     /// `moduleType`: ModuleType, mandatory.
-    public var moduleType: SDLModuleType {
-        get { self._storage.moduleType }
-        set { self._storage = _Storage(moduleType: newValue, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
-    }
+    public var moduleType: SDLModuleType
     /// `moduleId`: String, length 1...100, optional (since 6.0).
-    public var moduleId: String? {
-        get { self._storage.moduleId }
-        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: newValue, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
-    }
+    public var moduleId: String?
     /// `radioControlData`: RadioControlData, optional.
-    public var radioControlData: SDLRadioControlData? {
-        get { self._storage.radioControlData }
-        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: newValue, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
-    }
+    public var radioControlData: SDLRadioControlData?
     /// `climateControlData`: ClimateControlData, optional.
-    public var climateControlData: SDLClimateControlData? {
-        get { self._storage.climateControlData }
-        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: newValue, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
-    }
+    public var climateControlData: SDLClimateControlData?
     /// `seatControlData`: SeatControlData, optional (since 5.0).
-    public var seatControlData: SDLSeatControlData? {
-        get { self._storage.seatControlData }
-        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: newValue, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
-    }
+    public var seatControlData: SDLSeatControlData?
     /// `audioControlData`: AudioControlData, optional (since 5.0).
-    public var audioControlData: SDLAudioControlData? {
-        get { self._storage.audioControlData }
-        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: newValue, lightControlData: self._storage.lightControlData, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
-    }
+    public var audioControlData: SDLAudioControlData?
     /// `lightControlData`: LightControlData, optional (since 5.0).
-    public var lightControlData: SDLLightControlData? {
-        get { self._storage.lightControlData }
-        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: newValue, hmiSettingsControlData: self._storage.hmiSettingsControlData) }
-    }
+    public var lightControlData: SDLLightControlData?
     /// `hmiSettingsControlData`: HMISettingsControlData, optional (since 5.0).
-    public var hmiSettingsControlData: SDLHMISettingsControlData? {
-        get { self._storage.hmiSettingsControlData }
-        set { self._storage = _Storage(moduleType: self._storage.moduleType, moduleId: self._storage.moduleId, radioControlData: self._storage.radioControlData, climateControlData: self._storage.climateControlData, seatControlData: self._storage.seatControlData, audioControlData: self._storage.audioControlData, lightControlData: self._storage.lightControlData, hmiSettingsControlData: newValue) }
-    }
+    public var hmiSettingsControlData: SDLHMISettingsControlData?
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject {
         get { self.extraParameters.unknown }
@@ -9039,65 +9126,6 @@ public struct SDLModuleData: RPCStruct {
     }
     /// The storage of `unknownParameters` and `droppedParameters`.
     var extraParameters: RPCExtraParameters
-    /// The typed parameters, out of line: copies of this struct share them (one reference to copy),
-    /// and a change makes new storage.
-    var _storage: _Storage
-
-    final class _Storage: Sendable {
-        let moduleType: SDLModuleType
-        let moduleId: String?
-        let radioControlData: SDLRadioControlData?
-        let climateControlData: SDLClimateControlData?
-        let seatControlData: SDLSeatControlData?
-        let audioControlData: SDLAudioControlData?
-        let lightControlData: SDLLightControlData?
-        let hmiSettingsControlData: SDLHMISettingsControlData?
-
-        init(
-            moduleType: SDLModuleType,
-            moduleId: String?,
-            radioControlData: SDLRadioControlData?,
-            climateControlData: SDLClimateControlData?,
-            seatControlData: SDLSeatControlData?,
-            audioControlData: SDLAudioControlData?,
-            lightControlData: SDLLightControlData?,
-            hmiSettingsControlData: SDLHMISettingsControlData?
-        ) {
-            self.moduleType = moduleType
-            self.moduleId = moduleId
-            self.radioControlData = radioControlData
-            self.climateControlData = climateControlData
-            self.seatControlData = seatControlData
-            self.audioControlData = audioControlData
-            self.lightControlData = lightControlData
-            self.hmiSettingsControlData = hmiSettingsControlData
-        }
-    }
-
-    public static func == (lhs: SDLModuleData, rhs: SDLModuleData) -> Bool {
-        guard lhs._storage !== rhs._storage else { return lhs.extraParameters == rhs.extraParameters }
-        return lhs._storage.moduleType == rhs._storage.moduleType
-            && lhs._storage.moduleId == rhs._storage.moduleId
-            && lhs._storage.radioControlData == rhs._storage.radioControlData
-            && lhs._storage.climateControlData == rhs._storage.climateControlData
-            && lhs._storage.seatControlData == rhs._storage.seatControlData
-            && lhs._storage.audioControlData == rhs._storage.audioControlData
-            && lhs._storage.lightControlData == rhs._storage.lightControlData
-            && lhs._storage.hmiSettingsControlData == rhs._storage.hmiSettingsControlData
-            && lhs.extraParameters == rhs.extraParameters
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(self._storage.moduleType)
-        hasher.combine(self._storage.moduleId)
-        hasher.combine(self._storage.radioControlData)
-        hasher.combine(self._storage.climateControlData)
-        hasher.combine(self._storage.seatControlData)
-        hasher.combine(self._storage.audioControlData)
-        hasher.combine(self._storage.lightControlData)
-        hasher.combine(self._storage.hmiSettingsControlData)
-        hasher.combine(self.extraParameters)
-    }
 
     public init(
         moduleType: SDLModuleType,
@@ -9126,7 +9154,14 @@ public struct SDLModuleData: RPCStruct {
         unknownParameters: RPCObject,
         droppedParameters: RPCDroppedParameters
     ) {
-        self._storage = _Storage(moduleType: moduleType, moduleId: moduleId, radioControlData: radioControlData, climateControlData: climateControlData, seatControlData: seatControlData, audioControlData: audioControlData, lightControlData: lightControlData, hmiSettingsControlData: hmiSettingsControlData)
+        self.moduleType = moduleType
+        self.moduleId = moduleId
+        self.radioControlData = radioControlData
+        self.climateControlData = climateControlData
+        self.seatControlData = seatControlData
+        self.audioControlData = audioControlData
+        self.lightControlData = lightControlData
+        self.hmiSettingsControlData = hmiSettingsControlData
         self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
