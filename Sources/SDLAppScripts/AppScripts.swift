@@ -62,7 +62,10 @@ public struct AppScriptReport: Hashable, Sendable {
     public var failures: [AppTranscriptLine] = []
     /// Requests answered by the head unit.
     public var roundTrips = 0
-    /// The longest any of them waited for its answer.
+    /// Of those, the requests the scripts sent themselves, each timed (the managers' own requests
+    /// are counted in ``roundTrips``, not timed).
+    public var timedRoundTrips = 0
+    /// The longest any timed request waited for its answer; zero when none was timed.
     public var slowestRoundTrip: TimeAmount = .zero
     /// Audio and video bytes written.
     public var mediaBytes = 0
@@ -106,6 +109,7 @@ public enum AppScriptRunner {
         report.steps = counts.steps
         report.failures = counts.failures
         report.roundTrips = counts.roundTrips
+        report.timedRoundTrips = counts.timedRoundTrips
         report.slowestRoundTrip = counts.slowestRoundTrip
         report.mediaBytes = counts.mediaBytes
         report.elapsed = .now() - start

@@ -47,6 +47,7 @@ final class RunCounters: Sendable {
         var steps = 0
         var failures: [AppTranscriptLine] = []
         var roundTrips = 0
+        var timedRoundTrips = 0
         var slowestRoundTrip: TimeAmount = .zero
         var mediaBytes = 0
     }
@@ -172,6 +173,7 @@ public final class ScriptedApp: Sendable {
         let waited = NIODeadline.now() - start
         self.counters.update {
             $0.roundTrips += 1
+            $0.timedRoundTrips += 1
             $0.slowestRoundTrip = max($0.slowestRoundTrip, waited)
         }
         return response

@@ -6,6 +6,7 @@ import SDLRPC
 import SDLRuntime
 import SDLSession
 import SDLTestHeadUnit
+import ServiceLifecycle
 
 /// The settings of a ``SimulatedHeadUnitServer``: the transports and sessions
 /// (``SDLHeadUnitServer``'s) and the head unit's behaviour (``SimulatedHeadUnit``'s).
@@ -372,4 +373,15 @@ final class SimulationHandler: SDLHeadUnitLoopHandler {
     private var limitedWindowStart = NIODeadline.uptimeNanoseconds(0)
     private var limitedCount = 0
     private var limitedSuppressed = 0
+}
+
+/// `sdl headunit`'s head unit is a swift-service-lifecycle `Service` as ``SDLHeadUnitServer`` is:
+/// the group's graceful shutdown ends every session with EndService and closes the connections.
+extension SimulatedHeadUnitServer: Service {
+    /// Serves until the service group shuts down gracefully or the calling task is cancelled, then
+    /// stops gracefully; every disconnection has reached the transcript when this returns.
+    public func run() async {
+        try? await gracefulShutdown()
+        await self.shutdown()
+    }
 }

@@ -2,37 +2,24 @@ import NIOConcurrencyHelpers
 import SDLRuntime
 import SDLRPC
 
-/// An RPC version as `major.minor.patch`, ordered: what the managers compare the negotiated
-/// version against (MOBILE_API.xml `since` attributes).
-struct RPCVersionNumber: Comparable, Sendable, CustomStringConvertible {
-    var major: Int32
-    var minor: Int32
-    var patch: Int32
-
+/// The RPC versions the managers compare the negotiated version against (MOBILE_API.xml `since`
+/// attributes), in ``SDLSyncMsgVersion``'s order.
+extension SDLSyncMsgVersion {
     init(_ major: Int32, _ minor: Int32, _ patch: Int32 = 0) {
-        self.major = major
-        self.minor = minor
-        self.patch = patch
-    }
-
-    init(_ version: SDLSyncMsgVersion) {
-        self.init(version.majorVersion, version.minorVersion, version.patchVersion ?? 0)
+        self.init(majorVersion: major, minorVersion: minor, patchVersion: patch)
     }
 
     /// Remote control (climate, radio, ButtonPress), GetSystemCapability.
-    static let v4_5 = RPCVersionNumber(4, 5)
+    static let v4_5 = SDLSyncMsgVersion(4, 5)
     /// OnRCStatus; seat, audio, light, HMI-settings modules.
-    static let v5_0 = RPCVersionNumber(5, 0)
+    static let v5_0 = SDLSyncMsgVersion(5, 0)
     /// App services; capability subscriptions (GetSystemCapability `subscribe`).
-    static let v5_1 = RPCVersionNumber(5, 1)
+    static let v5_1 = SDLSyncMsgVersion(5, 1)
     /// Module ids, seat locations, consent, release; manifest updates, UnpublishAppService.
-    static let v6_0 = RPCVersionNumber(6, 0)
+    static let v6_0 = SDLSyncMsgVersion(6, 0)
 
-    static func < (lhs: RPCVersionNumber, rhs: RPCVersionNumber) -> Bool {
-        (lhs.major, lhs.minor, lhs.patch) < (rhs.major, rhs.minor, rhs.patch)
-    }
-
-    var description: String { "\(self.major).\(self.minor).\(self.patch)" }
+    /// `major.minor.patch`, for messages.
+    var versionText: String { "\(self.majorVersion).\(self.minorVersion).\(self.patchVersion ?? 0)" }
 }
 
 /// Whether the app's permissions allow a function at an HMI level: the function must be listed
@@ -45,38 +32,16 @@ func permits(_ functionName: String, permissions: SDLOnPermissionsChange?, level
     return item.hmiPermissions.allowed.contains(level)
 }
 
-/// `success` and `resultCode` of any response: every response of the spec has both, but no
-/// protocol of the generated code names them, so they are read through the JSON parameters.
+/// `success`, `resultCode` and `info` of any response (every response of the spec is an
+/// ``RPCResponse``); `success` false and nothing else for a message that is not one.
 func outcome(of response: any RPCMessage) -> (success: Bool, resultCode: SDLResult?, info: String?) {
-    let options = RPCCodingOptions(validate: false)
-    guard let text = try? response.jsonParametersText(options: options),
-        case .object(let object)? = try? RPCValue(jsonObject: text, options: options)
-    else { return (false, nil, nil) }
-    var resultCode: SDLResult?
-    if case .string(let name)? = object["resultCode"] {
-        resultCode = SDLResult(wireName: name)
-    }
-    var info: String?
-    if case .string(let text)? = object["info"] {
-        info = text
-    }
-    if case .bool(let success)? = object["success"] {
-        return (success, resultCode, info)
-    }
-    return (false, resultCode, info)
+    guard let response = response as? any RPCResponse else { return (false, nil, nil) }
+    return (response.success, response.resultCode, response.info)
 }
 
-/// A response of the function with `success` false: every response of the spec has `success`,
-/// `resultCode` and `info` and no other mandatory parameter, so one object fits them all; nil when
-/// the spec has no response for the function.
-func failureResponse(to functionID: FunctionID, _ resultCode: SDLResult, info: String) -> (any RPCMessage)? {
-    guard let type = RPCRegistry.messageType(functionID: functionID, rpcType: .response) else { return nil }
-    let parameters = RPCValue.object([
-        "success": .bool(false), "resultCode": .string(resultCode.wireName),
-        "info": .string(String(String.UnicodeScalarView(info.unicodeScalars.prefix(1000)))),
-    ])
-    guard let text = try? parameters.jsonText() else { return nil }
-    return try? type.init(jsonParameters: text)
+/// A response of the function with `success` false (``RPCRegistry/failureResponse(functionID:resultCode:info:)``).
+func failureResponse(to functionID: FunctionID, _ resultCode: SDLResult, info: String) -> any RPCMessage {
+    RPCRegistry.failureResponse(functionID: functionID, resultCode: resultCode, info: info)
 }
 
 /// The error for a response with `success` false.

@@ -35,8 +35,8 @@ public struct SDLAppServiceHandlers: Sendable {
 public struct SDLServedRequest: Sendable {
     /// The request as the head unit sent it: function, correlation id, parameters.
     public let request: SDLIncomingRequest
-    /// The answer: a handler's, or the default documented on ``SDLAppServiceHandlers``; nil when
-    /// the spec has no response for the function (the request then stays unanswered).
+    /// The answer: a handler's, or the default documented on ``SDLAppServiceHandlers`` (a
+    /// GenericResponse for a function the spec gives no response).
     public let response: (any RPCMessage)?
     /// The runtime's error when the answer could not be sent; nil when it went out.
     public let sendError: SDLConnectionError?
@@ -127,14 +127,14 @@ public actor SDLAppServiceManager {
 
     /// The negotiated version, after the version floor of app services and `appServices` in the
     /// head unit's HMI capabilities (RPC 6.0+).
-    private func ready(_ what: String, since minimum: RPCVersionNumber = .v5_1) async throws(SDLManagerError) -> RPCVersionNumber {
+    private func ready(_ what: String, since minimum: SDLSyncMsgVersion = .v5_1) async throws(SDLManagerError) -> SDLSyncMsgVersion {
         if let ended = self.ended { throw ended }
         guard let registration = await self.connection.registration, let negotiated = await self.connection.rpcVersion else {
             throw SDLManagerError(.notRegistered, "app services start once RegisterAppInterface succeeded")
         }
-        let version = RPCVersionNumber(negotiated)
+        let version = negotiated
         guard version >= minimum else {
-            throw SDLManagerError(.unsupportedVersion, "\(what) needs RPC \(minimum); the head unit speaks \(version)")
+            throw SDLManagerError(.unsupportedVersion, "\(what) needs RPC \(minimum.versionText); the head unit speaks \(version.versionText)")
         }
         if registration.hmiCapabilities?.appServices == false {
             throw SDLManagerError(.appServicesUnavailable, "the head unit's hmiCapabilities.appServices is false")
@@ -258,12 +258,10 @@ public actor SDLAppServiceManager {
         }
         let answer = response ?? failureResponse(to: request.message.functionID, .unsupportedRequest, info: "not handled")
         var sendError: SDLConnectionError?
-        if let answer {
-            do {
-                try await self.connection.respond(answer, to: request)
-            } catch {
-                sendError = error
-            }
+        do {
+            try await self.connection.respond(answer, to: request)
+        } catch {
+            sendError = error
         }
         self.servedBroadcast.yield(SDLServedRequest(request: request, response: answer, sendError: sendError))
     }

@@ -52,7 +52,7 @@ public actor SDLRemoteControlManager {
     private let listeners = NIOLockedValueBox<[Task<Void, Never>]>([])
 
     private struct Context {
-        var version: RPCVersionNumber
+        var version: SDLSyncMsgVersion
         var hmiCapabilities: SDLHMICapabilities?
     }
 
@@ -170,7 +170,7 @@ public actor SDLRemoteControlManager {
                 throw failure
             }
             guard let registration, let negotiated else { throw SDLManagerError(.notRegistered, "not registered") }
-            let version = RPCVersionNumber(negotiated)
+            let version = negotiated
             let hmi = registration.hmiCapabilities
             let context = Context(version: version, hmiCapabilities: hmi)
             try await self.checkAllowed(context, function: nil)
@@ -198,9 +198,9 @@ public actor SDLRemoteControlManager {
         guard let registration, let rpcVersion else {
             return SDLManagerError(.notRegistered, "remote control starts once RegisterAppInterface succeeded")
         }
-        let version = RPCVersionNumber(rpcVersion)
+        let version = rpcVersion
         guard version >= .v4_5 else {
-            return SDLManagerError(.unsupportedVersion, "remote control needs RPC 4.5; the head unit speaks \(version)")
+            return SDLManagerError(.unsupportedVersion, "remote control needs RPC 4.5; the head unit speaks \(version.versionText)")
         }
         if registration.hmiCapabilities?.remoteControl == false {
             return SDLManagerError(.remoteControlUnavailable, "the head unit's hmiCapabilities.remoteControl is false")
@@ -225,10 +225,10 @@ public actor SDLRemoteControlManager {
     }
 
     /// `ready()` and `checkAllowed` for a call of `function`, with a version floor.
-    private func prepare(_ function: String, since minimum: RPCVersionNumber = .v4_5) async throws(SDLManagerError) -> Context {
+    private func prepare(_ function: String, since minimum: SDLSyncMsgVersion = .v4_5) async throws(SDLManagerError) -> Context {
         let context = try await self.ready()
         guard context.version >= minimum else {
-            throw SDLManagerError(.unsupportedVersion, "\(function) needs RPC \(minimum); the head unit speaks \(context.version)")
+            throw SDLManagerError(.unsupportedVersion, "\(function) needs RPC \(minimum.versionText); the head unit speaks \(context.version.versionText)")
         }
         try await self.checkAllowed(context, function: function)
         return context
@@ -253,7 +253,7 @@ public actor SDLRemoteControlManager {
         self.receivedCapability(capability, at: self.context?.version ?? .v6_0)
     }
 
-    private func receivedCapability(_ capability: SDLSystemCapability, at version: RPCVersionNumber) {
+    private func receivedCapability(_ capability: SDLSystemCapability, at version: SDLSyncMsgVersion) {
         if let remote = capability.remoteControlCapability {
             self.capabilities = SDLRemoteControlModules(remote, moduleIDs: version >= .v6_0)
         }
@@ -418,7 +418,7 @@ public actor SDLRemoteControlManager {
     public func setUserSeat(_ seat: SDLGrid) async throws(SDLManagerError) {
         let context = try await self.ready()
         guard context.version >= .v6_0 else {
-            throw SDLManagerError(.unsupportedVersion, "the user's seat needs RPC 6.0; the head unit speaks \(context.version)")
+            throw SDLManagerError(.unsupportedVersion, "the user's seat needs RPC 6.0; the head unit speaks \(context.version.versionText)")
         }
         guard context.hmiCapabilities?.seatLocation == true, self.seatLocations != nil else {
             throw SDLManagerError(.seatLocationUnavailable, "the head unit has no seat locations")

@@ -542,7 +542,7 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
             return
         }
         self.registration = response
-        self.registeredRPCVersion = Self.lower(requested, response.syncMsgVersion ?? requested)
+        self.registeredRPCVersion = min(requested, response.syncMsgVersion ?? requested)
         completion.succeed(())
     }
 
@@ -552,12 +552,6 @@ final class AppCore: SessionDriverDelegate, OutboundBudgetSender {
         self.registeredRPCVersion = nil
     }
 
-    /// The lower of two RPC versions: what both sides speak.
-    private static func lower(_ a: SDLSyncMsgVersion, _ b: SDLSyncMsgVersion) -> SDLSyncMsgVersion {
-        let left = (a.majorVersion, a.minorVersion, a.patchVersion ?? 0)
-        let right = (b.majorVersion, b.minorVersion, b.patchVersion ?? 0)
-        return left <= right ? a : b
-    }
 
     // MARK: - Audio and video
 

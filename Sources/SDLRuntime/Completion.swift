@@ -87,6 +87,18 @@ final class Completion<Value: Sendable>: Sendable {
     }
 }
 
+extension Completion {
+    /// Starts the work and waits for its result whatever happens to the calling task: for work a
+    /// scope must see ended before it returns (its last disconnect), cancelled or not.
+    static func runToEnd(_ start: (Completion<Value>) -> Void) async -> Result<Value, SDLConnectionError> {
+        let completion = Completion<Value>()
+        return await withCheckedContinuation { continuation in
+            completion.install(continuation)
+            start(completion)
+        }
+    }
+}
+
 /// Work handed to a loop-confined value from another thread that must take effect before the
 /// value handles its next input, not merely some time later: a stream a caller opened must see
 /// every message that arrives after the call returned. The caller appends under the lock and
@@ -153,6 +165,18 @@ struct LoopBound<Value: AnyObject>: Sendable {
             loop.execute { body(bound.value, completion) }
         } onCancel: { completion in
             loop.execute { onCancel(bound.value, completion) }
+        }
+    }
+
+    /// Runs `body` with the value on its loop and waits for what it completes, even when the
+    /// calling task is cancelled.
+    func runToEnd<Result: Sendable>(
+        _ body: @escaping @Sendable (Value, Completion<Result>) -> Void
+    ) async -> Swift.Result<Result, SDLConnectionError> {
+        let bound = self.bound
+        let loop = self.eventLoop
+        return await Completion<Result>.runToEnd { completion in
+            loop.execute { body(bound.value, completion) }
         }
     }
 }

@@ -22,6 +22,7 @@ final class HeadUnitCore: SessionDriverDelegate {
     private var apps: [SessionHandle: AppState] = [:]
     private var order: [SessionHandle] = []
     private var shutdownWaiters: [() -> Void] = []
+    private var stopReported = false
     private var flushDeadline: Scheduled<Void>?
     private var endingAll = false
     private(set) lazy var context = SDLHeadUnitContext(core: self)
@@ -505,7 +506,12 @@ final class HeadUnitCore: SessionDriverDelegate {
         guard !waiters.isEmpty else { return }
         self.shutdownWaiters = []
         self.driver.stop().assumeIsolated().whenComplete { _ in
-            self.handler?.handle(.serverStopped)
+            // Once, however many times the server is shut down (a service group's shutdown
+            // after the program's own, say).
+            if !self.stopReported {
+                self.stopReported = true
+                self.handler?.handle(.serverStopped)
+            }
             for waiter in waiters { waiter() }
         }
     }

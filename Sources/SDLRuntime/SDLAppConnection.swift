@@ -59,6 +59,10 @@ public final class SDLAppConnection: Sendable {
     /// (``AppSettings/sessionStartTimeout``). Runs on `eventLoop`, or on one of the transport's
     /// ``SDLAppTransport/defaultEventLoopGroup``. Close the connection with ``disconnect()`` or
     /// ``close()``; ``withSDLAppConnection(to:configuration:eventLoop:logger:_:)`` does it for you.
+    ///
+    /// The event loop must outlive the connection: SwiftNIO drops work sent to a loop that has shut
+    /// down (it prints an error), so a call made on the connection afterwards would never return.
+    /// End the connection before shutting down an event-loop group of your own; a scope does.
     public static func connect(
         to transport: some SDLAppTransport, configuration: SDLAppConfiguration = SDLAppConfiguration(),
         eventLoop: (any EventLoop)? = nil, logger: Logger = SDLAppConnection.silentLogger
@@ -354,6 +358,13 @@ public final class SDLAppConnection: Sendable {
         }
     }
 
+    /// ``disconnect()``, waited for to its end even by a cancelled task.
+    func disconnectToTheEnd() async {
+        _ = await self.core.runToEnd { core, completion in
+            core.disconnect(completion: completion)
+        }
+    }
+
     /// Closes every transport at once, without EndService: the session ends as if the transport
     /// was lost.
     public func close() async {
@@ -432,4 +443,34 @@ public struct SDLMediaWriter: Sendable {
             core.endMedia(service, completion: completion)
         }) ?? .local
     }
+}
+
+/// Runs `body` with a connection to a head unit: connects over `transport` and starts a session
+/// (as ``SDLAppConnection/connect(to:configuration:eventLoop:logger:)`` does), gives `body` the
+/// connection, and when `body` returns or throws, or the calling task is cancelled, ends the
+/// session as ``SDLAppConnection/disconnect()`` does (UnregisterAppInterface is the app's to
+/// send) and waits until it has ended: nothing the connection started (transports, timers,
+/// streams) outlives this call, cancelled or not.
+///
+/// ```swift
+/// try await withSDLAppConnection(to: SDLTCPTransport(host: "127.0.0.1", port: 12345)) { app in
+///     try await app.register(registration)
+///     …
+/// }
+/// ```
+public func withSDLAppConnection<Result: Sendable>(
+    to transport: some SDLAppTransport, configuration: SDLAppConfiguration = SDLAppConfiguration(),
+    eventLoop: (any EventLoop)? = nil, logger: Logger = SDLAppConnection.silentLogger,
+    _ body: (SDLAppConnection) async throws -> Result
+) async throws -> Result {
+    let connection = try await SDLAppConnection.connect(to: transport, configuration: configuration, eventLoop: eventLoop, logger: logger)
+    let result: Result
+    do {
+        result = try await body(connection)
+    } catch {
+        await connection.disconnectToTheEnd()
+        throw error
+    }
+    await connection.disconnectToTheEnd()
+    return result
 }

@@ -42,19 +42,31 @@ public struct SDLByteStreamTransport: SDLAppTransport {
     public let open: @Sendable () async throws -> any SDLByteStream
     /// See ``SDLAppTransport/transportDescription``.
     public let transportDescription: String
+    /// The transport to a secondary transport the head unit offers (TCP over Wi-Fi beside an iAP
+    /// or USB primary, as SDL Core offers it), or nil for none.
+    public let secondary: @Sendable (_ host: String, _ port: Int) -> (any SDLAppTransport)?
 
-    /// A transport whose connections `open` makes.
+    /// A transport whose connections `open` makes. `secondary` makes the transport to a secondary
+    /// transport the head unit offers, e.g. `{ SDLTCPTransport(host: $0, port: $1) }` from SDLNIO;
+    /// without it, audio and video stay on this transport where the head unit allows them there.
     public init(
         eventLoopGroup: any EventLoopGroup, description: String = "byte stream",
+        secondary: @escaping @Sendable (_ host: String, _ port: Int) -> (any SDLAppTransport)? = { _, _ in nil },
         open: @escaping @Sendable () async throws -> any SDLByteStream
     ) {
         self.eventLoopGroup = eventLoopGroup
         self.open = open
         self.transportDescription = description
+        self.secondary = secondary
     }
 
     /// See ``eventLoopGroup``.
     public var defaultEventLoopGroup: any EventLoopGroup { self.eventLoopGroup }
+
+    /// See ``SDLAppTransport/secondaryTransport(host:port:)``: what `secondary` makes.
+    public func secondaryTransport(host: String, port: Int) -> (any SDLAppTransport)? {
+        self.secondary(host, port)
+    }
 
     /// Opens a stream; its error becomes ``SDLConnectionError/Code/connectFailed``.
     public func connect(

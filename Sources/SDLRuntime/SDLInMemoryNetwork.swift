@@ -23,6 +23,7 @@ public final class SDLInMemoryNetwork: Sendable {
         var listeners: [Int: Listener] = [:]
         var nextFreePort = 49152
         var connectionsMade = 0
+        var openEnds = 0
     }
 
     struct Listener: Sendable {
@@ -46,6 +47,20 @@ public final class SDLInMemoryNetwork: Sendable {
     public var connectionsMade: Int {
         self.state.withLockedValue { $0.connectionsMade }
     }
+
+    /// The ends of connections not closed yet, both sides counted (an open connection has two):
+    /// what a test counts to see that nothing it started was left open.
+    public var openConnectionEnds: Int {
+        self.state.withLockedValue { $0.openEnds }
+    }
+
+    /// The ports something listens on.
+    public var listeningPorts: Int {
+        self.state.withLockedValue { $0.listeners.count }
+    }
+
+    func endOpened() { self.state.withLockedValue { $0.openEnds += 1 } }
+    func endClosed() { self.state.withLockedValue { $0.openEnds -= 1 } }
 
     func bind(port: Int, _ listener: (Int) -> Listener) throws(SDLConnectionError) -> Int {
         let result: Int? = self.state.withLockedValue { state in
@@ -106,9 +121,9 @@ public struct SDLInMemoryTransport: SDLAppTransport, SDLHeadUnitTransport {
             return
         }
         let client = InMemoryConnection(
-            eventLoop: eventLoop, configuration: configuration, description: "memory \(self.port) (app side)")
+            network: self.network, eventLoop: eventLoop, configuration: configuration, description: "memory \(self.port) (app side)")
         let server = InMemoryConnection(
-            eventLoop: listener.eventLoop, configuration: listener.configuration, description: "memory \(self.port)")
+            network: self.network, eventLoop: listener.eventLoop, configuration: listener.configuration, description: "memory \(self.port)")
         client.peer = InMemoryConnection.Peer(server)
         server.peer = InMemoryConnection.Peer(client)
         // Made here, used only on the listener's loop from now on.
@@ -181,7 +196,11 @@ final class InMemoryConnection: SDLTransportConnection {
     private var closed = false
     private var closeReported = false
 
-    init(eventLoop: any EventLoop, configuration: SDLTransportConfiguration, description: String) {
+    private let network: SDLInMemoryNetwork
+
+    init(network: SDLInMemoryNetwork, eventLoop: any EventLoop, configuration: SDLTransportConfiguration, description: String) {
+        self.network = network
+        network.endOpened()
         self.eventLoop = eventLoop
         self.transportDescription = description
         self.highWatermark = max(1, configuration.writeBufferHighWatermark)
@@ -219,6 +238,7 @@ final class InMemoryConnection: SDLTransportConnection {
         guard !self.closed else { return }
         if case .afterFlushing = mode { self.flush() }
         self.closed = true
+        self.network.endClosed()
         self.pending = []
         self.inbound.removeAll()
         self.peer?.execute { $0.peerDidClose() }
@@ -266,6 +286,7 @@ final class InMemoryConnection: SDLTransportConnection {
         }
         if self.peerClosed, self.inbound.isEmpty, !self.readsPaused {
             self.closed = true
+            self.network.endClosed()
             self.reportClosed()
         }
     }

@@ -18,7 +18,10 @@ public struct SessionConfiguration: Sendable {
 
     /// The most bytes the reassemblies of every transport together may hold
     /// (``ProtocolLimits/maxReassemblyBytes`` bounds one transport's): many connections each
-    /// starting large messages cannot add up past it. Default 64 MiB.
+    /// starting large messages cannot add up past it. A message that does not fit takes the room
+    /// of the connection holding the most, when that one holds more than the message's would
+    /// with it (its reassemblies dropped, reported as a protocol error on it): a connection that
+    /// fills the budget cannot keep the others' messages out. Default 64 MiB.
     public var maxReassemblyBytesTotal: Int = 64 << 20
 
     /// What a transport's decoder does after a bad header. Default: resynchronise, as Core does.

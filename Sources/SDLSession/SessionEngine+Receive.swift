@@ -40,6 +40,35 @@ extension SessionEngine {
         self.transports.values.reduce(0) { $0 + $1.reassembler.reservedBytes }
     }
 
+    /// Whether a message of `size` bytes fits the budget of every transport's reassemblies
+    /// (``SessionConfiguration/maxReassemblyBytesTotal``). When it does not, the connection that
+    /// holds the most loses its reassemblies, if it holds more than `transport` would with the
+    /// message (reported as ``SessionEvent/protocolError(_:_:)`` on it and counted towards its
+    /// malformed limit), until the message fits: a connection that declares large messages and
+    /// fills the budget cannot keep the other connections' messages out. A connection holding no
+    /// more than the one asking keeps its messages.
+    mutating func makeRoomForReassembly(of size: Int, on transport: TransportID, now: NIODeadline) -> Bool {
+        while self.totalReassemblyBytes + size > self.configuration.maxReassemblyBytesTotal {
+            let own = self.transports[existing: transport].reassembler.reservedBytes
+            var holder: (id: TransportID, held: Int)?
+            for id in self.transports.keys where id != transport {
+                let held = self.transports[existing: id].reassembler.reservedBytes
+                if held > (holder?.held ?? 0) { holder = (id, held) }
+            }
+            guard let holder, holder.held > own + size else { return false }
+            let dropped = self.transports[existing: holder.id].reassembler.discardAll()
+            let detail = "\(dropped.count) message(s) in reassembly dropped: this connection held \(holder.held) of the "
+                + "\(self.configuration.maxReassemblyBytesTotal) bytes every connection's reassemblies may hold, and another needed room"
+            if let key = dropped.first {
+                self.emit(.protocolError(holder.id, SDLProtocolError(.tooManyReassemblies, key: key, detail)))
+            } else {
+                self.emit(.protocolError(holder.id, SDLProtocolError(.tooManyReassemblies, detail)))
+            }
+            self.countMalformed(on: holder.id, now: now)
+        }
+        return true
+    }
+
     /// Routes one decoded frame.
     mutating func handleFrame(_ frame: ProtocolFrame, on transport: TransportID, now: NIODeadline) {
         let header = frame.header
@@ -80,7 +109,7 @@ extension SessionEngine {
             frame.payload = clear
         }
         if header.frameType == .first, let declared = frame.firstFramePayload?.totalSize,
-            self.totalReassemblyBytes + Int(declared) > self.configuration.maxReassemblyBytesTotal
+            !self.makeRoomForReassembly(of: Int(declared), on: transport, now: now)
         {
             // Every transport together: many connections' large messages cannot add up without bound.
             self.emit(.protocolError(transport, SDLProtocolError(

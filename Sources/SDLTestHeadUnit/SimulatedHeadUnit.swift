@@ -420,18 +420,7 @@ public struct SimulatedHeadUnit: Sendable {
     /// function without a response gets a GenericResponse. `info` nil: none, as Core sends where it
     /// has none; empty: the result code's name.
     static func failureResponse(functionID: FunctionID, resultCode: SDLResult, info: String?) -> any RPCMessage {
-        let info = info.map { $0.isEmpty ? resultCode.wireName : String($0.prefix(1000)) }
-        let generic = SDLGenericResponse(success: false, resultCode: resultCode, info: info)
-        guard let type = RPCRegistry.messageType(functionID: functionID, rpcType: .response) else { return generic }
-        var parameters: RPCObject = ["success": .bool(false), "resultCode": .string(resultCode.wireName)]
-        if let info {
-            parameters["info"] = .string(info)
-        }
-        do {
-            return try type.init(jsonParameters: try RPCValue.object(parameters).jsonText())
-        } catch {
-            return generic
-        }
+        RPCRegistry.failureResponse(functionID: functionID, resultCode: resultCode, info: info.map { $0.isEmpty ? resultCode.wireName : $0 })
     }
 
     func isRegistered(_ app: AppHandle) -> Bool { self.apps[app]?.registration != nil }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import SDLAppScripts
@@ -9,6 +10,7 @@ import SDLNIO
 import SDLRPC
 import SDLSession
 import SDLTestHeadUnit
+import ServiceLifecycle
 
 struct HeadUnitSubcommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -170,11 +172,25 @@ struct HeadUnitSubcommand: AsyncParsableCommand {
                 }
             }
         }
-        let reason = await StopSignal.wait(duration: self.duration)
+        // The head unit runs as a service of a group; SIGINT, SIGTERM or --duration end the
+        // watcher, which shuts the group down gracefully: every session ended with EndService,
+        // every connection closed, before the end line.
+        let watcher = StopWatcher(duration: self.duration)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: headUnit),
+                    .init(service: watcher, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                logger: Logger(label: "sdl.headunit", factory: { _ in SwiftLogNoOpLogHandler() })))
+        do {
+            try await group.run()
+        } catch {
+            printer.error("\(error)")
+        }
         driver.cancel()
-        await headUnit.shutdown()
         let statistics = await headUnit.statistics
-        printer.headUnitEnd(reason: reason, statistics: statistics)
+        printer.headUnitEnd(reason: watcher.reason, statistics: statistics)
         await printer.finish()
     }
 
@@ -283,6 +299,23 @@ enum StandardInputLines {
 }
 
 /// Waits for SIGINT, SIGTERM or the end of a duration.
+/// A service that returns on SIGINT, SIGTERM or at the end of `duration`, remembering which: in a
+/// service group whose graceful shutdown it starts by returning.
+final class StopWatcher: Service, Sendable {
+    let duration: Double?
+    private let stopReason = NIOLockedValueBox("cancelled")
+
+    init(duration: Double?) { self.duration = duration }
+
+    /// "SIGINT", "SIGTERM", "duration", or "cancelled" when the group was cancelled first.
+    var reason: String { self.stopReason.withLockedValue { $0 } }
+
+    func run() async {
+        let reason = await StopSignal.wait(duration: self.duration) ?? "cancelled"
+        self.stopReason.withLockedValue { $0 = reason }
+    }
+}
+
 enum StopSignal {
     /// Returns "SIGINT", "SIGTERM", "duration", or "cancelled" when the calling task is
     /// cancelled first (nil is never returned; the optional keeps call sites simple).
@@ -387,15 +420,22 @@ final class TranscriptPrinter: Sendable {
         if wake { self.wakeUp.signal() }
     }
 
-    /// Writes what is left and stops the writer.
-    func finish() async {
+    /// Writes what is left and stops the writer, waiting for standard output at most `patience`:
+    /// an output nobody reads (a full pipe) does not keep the process from ending. What could not
+    /// be written is then counted on standard error.
+    func finish(patience: Duration = .seconds(2)) async {
         self.state.withLockedValue { $0.finished = true }
         self.wakeUp.signal()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let written = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             DispatchQueue.global().async {
-                self.done.wait()
-                continuation.resume()
+                let nanoseconds = patience.components.seconds * 1_000_000_000 + patience.components.attoseconds / 1_000_000_000
+                continuation.resume(returning: self.done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success)
             }
+        }
+        if !written {
+            let unwritten = self.state.withLockedValue { $0.lines.count + $0.dropped }
+            FileHandle.standardError.write(
+                Data("sdl: standard output took nothing for \(patience): the transcript's last \(unwritten) line(s) and what the writer was writing are not written\n".utf8))
         }
     }
 
@@ -445,13 +485,15 @@ final class TranscriptPrinter: Sendable {
         let stop = interrupted.map { $0 == "cancelled" ? "" : " (stopped by \($0))" } ?? ""
         self.emit(
             "\(report.steps) step(s), \(report.failures.count) failed; \(report.roundTrips) round trips in \(String(format: "%.2f", seconds)) s "
-                + "(\(String(format: "%.0f", report.roundTripsPerSecond))/s, slowest \(String(format: "%.1f", slowest)) ms); "
+                + "(\(String(format: "%.0f", report.roundTripsPerSecond))/s"
+                + (report.timedRoundTrips > 0 ? ", slowest \(String(format: "%.1f", slowest)) ms of \(report.timedRoundTrips) timed" : "") + "); "
                 + "\(report.mediaBytes) media bytes "
                 + "(\(String(format: "%.1f", report.mediaBytesPerSecond / 1_048_576)) MiB/s)\(stop)",
             [
                 ("event", .string("end")), ("steps", .int(report.steps)), ("failed", .int(report.failures.count)),
                 ("roundTrips", .int(report.roundTrips)), ("roundTripsPerSecond", .double(report.roundTripsPerSecond.rounded())),
-                ("slowestRoundTripMs", .double((slowest * 10).rounded() / 10)),
+                ("timedRoundTrips", .int(report.timedRoundTrips)),
+                ("slowestRoundTripMs", report.timedRoundTrips > 0 ? .double((slowest * 10).rounded() / 10) : .null),
                 ("mediaBytes", .int(report.mediaBytes)), ("seconds", .double((seconds * 1000).rounded() / 1000)),
                 ("stoppedBy", interrupted.flatMap { $0 == "cancelled" ? nil : .string($0) } ?? .null),
             ])

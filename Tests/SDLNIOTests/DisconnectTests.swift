@@ -1,3 +1,4 @@
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -5,6 +6,7 @@ import SDLNIO
 import SDLProtocol
 import SDLRPC
 import SDLSession
+import ServiceLifecycle
 import Testing
 
 /// Peers that vanish at every step of the protocol, and both kinds of shutdown: no crash, no
@@ -73,11 +75,12 @@ struct DisconnectTests {
         }
     }
 
-    @Test func anAbruptHeadUnitShutdownFailsWaitingRequests() async throws {
+    @Test(arguments: TransportKind.allCases) func anAbruptHeadUnitShutdownFailsWaitingRequests(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within {
             let handler = RecordingHandler(listFilesDelay: .seconds(30))
-            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let server = try await bed.server(testHeadUnitConfiguration(), handler: handler)
+            let app = try await bed.connect(server)
             try await app.register(registration())
             let waiting = Task { () async -> Result<SDLListFilesResponse, SDLConnectionError> in
                 do throws(SDLConnectionError) {
@@ -113,16 +116,16 @@ struct DisconnectTests {
         }
     }
 
-    @Test func aGracefulHeadUnitShutdownEndsEverySessionAndService() async throws {
+    @Test(arguments: TransportKind.allCases) func aGracefulHeadUnitShutdownEndsEverySessionAndService(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within {
             let handler = RecordingHandler()
-            let server = try await SDLHeadUnitServer.start(
-                configuration: testHeadUnitConfiguration(secondary: true, videoTransports: [.secondary]), handler: handler)
-            let first = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let server = try await bed.server(testHeadUnitConfiguration(secondary: true, videoTransports: [.secondary]), handler: handler)
+            let first = try await bed.connect(server)
             try await first.register(registration("First"))
             let writer = try await first.startVideo()
             try await writer.write(patternBytes(offset: 0, count: 100_000))
-            let second = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let second = try await bed.connect(server)
             try await second.register(registration("Second"))
 
             await server.shutdown()
@@ -150,6 +153,42 @@ struct DisconnectTests {
             }
             await first.close()
             await second.close()
+        }
+    }
+
+    /// The server as a swift-service-lifecycle service: the group's graceful shutdown is the
+    /// server's graceful shutdown, and so is cancelling the group's task.
+    @Test(arguments: [false, true])
+    func aServiceGroupStopsTheServerGracefully(byCancelling: Bool) async throws {
+        try await within {
+            let handler = RecordingHandler()
+            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
+            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            try await app.register(registration())
+            let group = ServiceGroup(services: [server], logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let running = Task { try await group.run() }
+            if byCancelling {
+                running.cancel()
+            } else {
+                await group.triggerGracefulShutdown()
+            }
+            try await running.value
+            // Stopped: nothing listens, the app's session was ended by the head unit.
+            var ends: [String] = []
+            for await event in app.events {
+                if case .sessionEnded(let reason) = event {
+                    ends.append("\(reason)")
+                    break
+                }
+            }
+            #expect(ends == ["peer"])
+            #expect(handler.events.map(\.name).filter { $0.hasPrefix("appDisconnected") } == ["appDisconnected(local)"])
+            // A shutdown after the group's returns at once.
+            await server.shutdown()
+            await #expect(throws: SDLConnectionError.self) {
+                try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            }
+            await app.close()
         }
     }
 
@@ -197,6 +236,12 @@ struct DisconnectTests {
             #expect(end.header.frameInfo == ControlFrameInfo.endService.rawValue)
             #expect(end.header.sessionID == ack.header.sessionID)
             try await Self.waitUntilEmpty(server)
+            // The handler's events come through its own task: waited for, not read at once.
+            let reason = await handler.next { event -> String? in
+                if case .appDisconnected(_, let reason) = event { return "\(reason)" }
+                return nil
+            }
+            #expect(reason == "registrationTimeout")
             #expect(handler.events.map(\.name).filter { $0.hasPrefix("app") } == ["appConnected", "appDisconnected(registrationTimeout)"])
             await peer.close()
             await server.shutdown()

@@ -10,15 +10,16 @@ import Testing
 /// Many apps on one head unit, and an app that stops reading.
 @Suite(.timeLimit(.minutes(2)))
 struct LoadTests {
-    @Test func fiftyAppsOnOneHeadUnit() async throws {
+    @Test(arguments: TransportKind.allCases) func fiftyAppsOnOneHeadUnit(kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within(90) {
             let handler = RecordingHandler()
-            let server = try await SDLHeadUnitServer.start(configuration: testHeadUnitConfiguration(), handler: handler)
+            let server = try await bed.server(testHeadUnitConfiguration(), handler: handler)
             let count = 50
             let sessionIDs = try await withThrowingTaskGroup(of: UInt8.self) { group in
                 for index in 0..<count {
                     group.addTask {
-                        let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+                        let app = try await bed.connect(server)
                         let hashes = app.notifications(of: SDLOnHashChange.self)
                         try await app.register(registration("App \(index)", appID: "app-\(index)"))
                         for _ in 0..<5 {

@@ -12,15 +12,19 @@ import Testing
 /// reconnects and registers the secondary again after its back-off, and video starts again on it.
 @Suite(.timeLimit(.minutes(1)))
 struct SecondaryLossTests {
-    @Test func theSecondaryIsLostMidVideoAndComesBack() async throws {
+    /// Every primary whose secondary is TCP (the in-memory network's secondary is in memory,
+    /// where no proxy can stand).
+    @Test(arguments: [TransportKind.tcp, .webSocket, .byteStream])
+    func theSecondaryIsLostMidVideoAndComesBack(primary kind: TransportKind) async throws {
+        let bed = TestBed(kind)
         try await within(45) {
             let proxy = try await CuttingProxy.start()
             let handler = RecordingHandler()
             var configuration = testHeadUnitConfiguration(secondary: true, videoTransports: [.secondary])
             configuration.secondaryAdvertisedPort = proxy.port
-            let server = try await SDLHeadUnitServer.start(configuration: configuration, handler: handler)
+            let server = try await bed.server(configuration, handler: handler)
             proxy.target.withLockedValue { $0 = try! #require(server.secondaryPort) }
-            let app = try await SDLAppConnection.connect(host: "127.0.0.1", port: server.primaryPort)
+            let app = try await bed.connect(server)
             try await app.register(registration())
 
             // Video through the proxy on the secondary.

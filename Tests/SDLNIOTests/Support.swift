@@ -144,7 +144,9 @@ func patternBytes(offset: Int, count: Int) -> ByteBuffer {
 
 /// The transports every runtime test runs over.
 enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case tcp, webSocket, memory
+    /// TCP and WebSocket on loopback, an in-memory network, and the byte-stream example (a Unix
+    /// socket pair read and written with blocking calls, as iAP or a serial port is).
+    case tcp, webSocket, memory, byteStream
 
     var testDescription: String { self.rawValue }
 }
@@ -152,10 +154,12 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
 /// Starts head units and connects apps over one kind of transport: TCP and WebSocket on loopback
 /// with free ports, or an in-memory network of the test's own. A secondary transport, when the
 /// configuration asks for one (``SDLHeadUnitConfiguration/secondaryPort`` set), is TCP for the
-/// socket kinds and another in-memory port for the in-memory kind.
+/// socket kinds and another in-memory port for the in-memory kind. Over byte streams, each app's
+/// connect makes a socket pair and hands one end to the head unit's listener.
 struct TestBed: Sendable {
     let kind: TransportKind
     let network = SDLInMemoryNetwork(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+    private let streams = AsyncStream<any SDLByteStream>.makeStream()
 
     init(_ kind: TransportKind) { self.kind = kind }
 
@@ -174,6 +178,10 @@ struct TestBed: Sendable {
         case .memory:
             primary = self.network.transport(port: 0)
             secondary = configuration.secondaryPort.map { self.network.transport(port: $0) }
+        case .byteStream:
+            primary = SDLByteStreamListener(
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, description: "socket pair", connections: self.streams.stream)
+            secondary = configuration.secondaryPort.map { SDLTCPTransport(host: "127.0.0.1", port: $0) }
         }
         return try await SDLHeadUnitServer.start(transports: [primary], secondary: secondary, configuration: configuration, handler: handler)
     }
@@ -183,6 +191,15 @@ struct TestBed: Sendable {
         case .tcp: SDLTCPTransport(host: "127.0.0.1", port: port)
         case .webSocket: SDLWebSocketTransport(role: .client(host: "127.0.0.1", port: port, path: "/"))
         case .memory: self.network.transport(port: port)
+        case .byteStream:
+            SDLByteStreamTransport(
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, description: "socket pair",
+                secondary: { SDLTCPTransport(host: $0, port: $1) }
+            ) { [listener = self.streams.continuation] in
+                let (app, headUnit) = try SocketPairStream.pair()
+                listener.yield(headUnit)
+                return app
+            }
         }
     }
 

@@ -268,29 +268,81 @@ struct IsolationTests {
         #expect(!hu.driver.events.contains { if case .sessionEnded(idleHandles[1], _) = $0 { return true } else { return false } })
     }
 
-    @Test("reassemblies of every connection together stay under maxReassemblyBytesTotal")
+    /// A First frame declaring `total` bytes in `count` Consecutive frames.
+    static func first(session: UInt8, messageID: UInt32, total: UInt32, count: UInt32 = 64) -> [UInt8] {
+        frameBytes(
+            type: .first, service: .rpc, session: session, messageID: messageID,
+            payload: [UInt8(total >> 24), UInt8(total >> 16 & 0xFF), UInt8(total >> 8 & 0xFF), UInt8(total & 0xFF),
+                      UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)])
+    }
+
+    @Test("reassemblies of every connection together stay under maxReassemblyBytesTotal, each newcomer's message taking the room of the connection holding the most")
     func reassemblyAcrossConnections() throws {
         var hu = HeadUnitUnderTest {
             $0.maxReassemblyBytesTotal = 32 << 20
             $0.headUnit.malformedLimit = nil
         }
-        var started = 0
-        for _ in 0..<8 {
+        var links: [TransportID] = []
+        for connection in 0..<8 {
             let link = hu.accept()
+            links.append(link)
             let (_, info) = hu.startSession(on: link)
             for message in 0..<2 {
-                // 8 MiB declared, one byte sent: the declared size is what counts.
-                let total: UInt32 = 8 << 20
-                hu.feed(
-                    frameBytes(
-                        type: .first, service: .rpc, session: info.sessionID.rawValue, messageID: UInt32(100 + message),
-                        payload: [UInt8(total >> 24), UInt8(total >> 16 & 0xFF), UInt8(total >> 8 & 0xFF), UInt8(total & 0xFF), 0, 0, 0, 64]),
-                    on: link)
-                if hu.driver.engine.totalReassemblyBytes > started * (8 << 20) { started += 1 }
+                // 8 MiB declared, nothing more sent: the declared size is what counts.
+                hu.feed(Self.first(session: info.sessionID.rawValue, messageID: UInt32(100 + message), total: 8 << 20), on: link)
+                #expect(hu.driver.engine.totalReassemblyBytes <= 32 << 20)
             }
+            #expect(hu.driver.engine.transports[existing: link].reassembler.reservedBytes == 16 << 20, "connection \(connection)")
         }
-        #expect(started == 4)
+        // The last two connections hold the budget; each earlier one gave its room up once.
         #expect(hu.driver.engine.totalReassemblyBytes == 32 << 20)
+        #expect(links.map { hu.driver.engine.transports[existing: $0].reassembler.reservedBytes } == [0, 0, 0, 0, 0, 0, 16 << 20, 16 << 20])
+        let evicted = hu.driver.events.filter { if case .protocolError(_, let error) = $0 { return error.code == .tooManyReassemblies } else { return false } }
+        #expect(evicted.count == 6)
+    }
+
+    @Test("a connection that fills the reassembly budget loses it to another app's message; connections holding no more than the newcomer keep theirs")
+    func reassemblyBudgetHog() throws {
+        var hu = HeadUnitUnderTest {
+            $0.maxReassemblyBytesTotal = 32 << 20
+            $0.headUnit.malformedLimit = nil
+        }
+        let hog = hu.accept()
+        let (_, hogInfo) = hu.startSession(on: hog)
+        for message in 0..<4 {
+            hu.feed(Self.first(session: hogInfo.sessionID.rawValue, messageID: UInt32(10 + message), total: 8 << 20), on: hog)
+        }
+        #expect(hu.driver.engine.totalReassemblyBytes == 32 << 20)
+        // Another app's 2,000-byte message in two frames: the hog's reassemblies go, the message
+        // arrives whole.
+        let app = hu.accept()
+        let (appSession, appInfo) = hu.startSession(on: app)
+        let sid = appInfo.sessionID.rawValue
+        hu.driver.events = []
+        hu.feed(Self.first(session: sid, messageID: 9, total: 2000, count: 2), on: app)
+        hu.feed(frameBytes(type: .consecutive, service: .rpc, info: 1, session: sid, messageID: 9, payload: [UInt8](repeating: 7, count: 1000)), on: app)
+        hu.feed(frameBytes(type: .consecutive, service: .rpc, info: 0, session: sid, messageID: 9, payload: [UInt8](repeating: 7, count: 1000)), on: app)
+        #expect(hu.driver.receivedMessages(appSession).map(\.payload.readableBytes) == [2000])
+        #expect(hu.driver.engine.transports[existing: hog].reassembler.reservedBytes == 0)
+        #expect(hu.driver.events.contains { if case .protocolError(hog, let error) = $0 { return error.code == .tooManyReassemblies } else { return false } })
+        #expect(!hu.driver.events.contains { if case .protocolError(app, _) = $0 { return true } else { return false } })
+
+        // Two connections holding 16 MiB each: a third's 16 MiB message would hold as much as
+        // either, so it is refused and they keep theirs.
+        var holders: [TransportID] = []
+        for _ in 0..<2 {
+            let link = hu.accept()
+            let (_, info) = hu.startSession(on: link)
+            hu.feed(Self.first(session: info.sessionID.rawValue, messageID: 20, total: 16 << 20, count: 128), on: link)
+            holders.append(link)
+        }
+        #expect(hu.driver.engine.totalReassemblyBytes == 32 << 20)
+        let third = hu.accept()
+        let (_, thirdInfo) = hu.startSession(on: third)
+        hu.driver.events = []
+        hu.feed(Self.first(session: thirdInfo.sessionID.rawValue, messageID: 20, total: 16 << 20, count: 128), on: third)
+        #expect(hu.driver.events.contains { if case .protocolError(third, let error) = $0 { return error.code == .tooManyReassemblies } else { return false } })
+        #expect(holders.map { hu.driver.engine.transports[existing: $0].reassembler.reservedBytes } == [16 << 20, 16 << 20])
     }
 
     @Test("a message trickled frame by frame is dropped after maxReassemblyDuration, however often frames come")

@@ -15,7 +15,7 @@ struct LiveCommandTests {
 
         /// `sdl headunit --port 0 --json` with `arguments`; with `descriptorLimit`, under that
         /// `ulimit -n`.
-        init(_ arguments: [String], descriptorLimit: Int? = nil) throws {
+        init(_ arguments: [String], descriptorLimit: Int? = nil, pipeCapacity: Int32? = nil) throws {
             let arguments = ["headunit", "--port", "0", "--json"] + arguments
             if let descriptorLimit {
                 // The shell lowers its limit and becomes `sdl`: the process id is the head unit's.
@@ -24,6 +24,10 @@ struct LiveCommandTests {
             } else {
                 self.process.executableURL = try sdlBinary()
                 self.process.arguments = arguments
+            }
+            if let pipeCapacity {
+                // F_SETPIPE_SZ: the kernel's buffer for the pipe, rounded up to a page.
+                _ = fcntl(self.output.fileHandleForWriting.fileDescriptor, 1031, pipeCapacity)
             }
             self.process.standardOutput = self.output
             self.process.standardError = FileHandle.nullDevice
@@ -50,6 +54,23 @@ struct LiveCommandTests {
             while let line = self.nextLine() { lines.append(line) }
             self.process.waitUntilExit()
             return lines
+        }
+
+        /// Bytes written to standard output and not read yet.
+        func unreadBytes() -> Int32 {
+            var count: Int32 = 0
+            _ = ioctl(self.output.fileHandleForReading.fileDescriptor, UInt(FIONREAD), &count)
+            return count
+        }
+
+        /// Whether the process ends within `limit`, waited for without blocking a thread.
+        func ends(within limit: Duration) async throws -> Bool {
+            let deadline = ContinuousClock.now + limit
+            while self.process.isRunning {
+                if ContinuousClock.now > deadline { return false }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return true
         }
 
         /// The CPU time the process has used, in clock ticks (user and system).
@@ -159,6 +180,24 @@ struct LiveCommandTests {
         #expect(app.status == 0, "\(app.out)")
         kill(headUnit.process.processIdentifier, SIGINT)
         _ = headUnit.remainingLines()
+    }
+
+    @Test("a standard output nobody reads stalls neither headunit's apps nor its end on SIGINT")
+    func unreadStandardOutput() async throws {
+        let headUnit = try HeadUnitProcess(["--duration", "120"], pipeCapacity: 4096)
+        defer { if headUnit.process.isRunning { headUnit.process.terminate() } }
+        let port = try #require(headUnit.nextLine().flatMap(Self.object)?["port"] as? Int)
+        // From here on nobody reads: the 4 KiB pipe fills within the first script's transcript.
+        for _ in 0..<3 {
+            let app = try await Self.runApart(["app", "--connect", "127.0.0.1:\(port)", "--script", "rc"])
+            #expect(app.status == 0, "\(app.out)")
+        }
+        // Full: what is left is less than a transcript line (a write of up to 4 KiB goes in whole).
+        #expect(headUnit.unreadBytes() > 3_800)
+        kill(headUnit.process.processIdentifier, SIGINT)
+        // The writer is stuck in write(2): the head unit waits 2 s for it, then ends anyway.
+        #expect(try await headUnit.ends(within: .seconds(15)))
+        #expect(headUnit.process.terminationStatus == 0)
     }
 
     @Test("with a low descriptor limit, headunit's default connection maximum stays below it: idle connections cannot keep an app out")
