@@ -271,80 +271,82 @@ enum LibBSON {
         }
     }
 
-    @Test func encoderMatchesLibBSONAndDecodersAgree() throws {
-        var generator = DocumentGenerator(rng: SplitMix64(seed: 0x5D1_B50A))
-        var mutationRNG = SplitMix64(seed: 42)
-        var stats = (documents: 0, mutants: 0, bothAccept: 0, bothReject: 0, specStricter: 0, jsonPartial: 0)
-        var stricterByCode: [String: Int] = [:]
-        var departures: [String: Int] = [:]
-        for n in 0..<10_000 {
-            let tree = generator.document(depth: 0)
-            let ours = try tree.encoded().bytes
-            let libbson = LibBSON.build(tree)
-            let theirs = LibBSON.bytes(libbson)
-            bson_destroy(libbson)
-            #expect(ours == theirs, "document \(n): encoder bytes differ\n ours   \(ours.hex)\n theirs \(theirs.hex)")
-            stats.documents += 1
+    @Test func encoderMatchesLibBSONAndDecodersAgree() async throws {
+        try await onCPUThreads {
+            var generator = DocumentGenerator(rng: SplitMix64(seed: 0x5D1_B50A))
+            var mutationRNG = SplitMix64(seed: 42)
+            var stats = (documents: 0, mutants: 0, bothAccept: 0, bothReject: 0, specStricter: 0, jsonPartial: 0)
+            var stricterByCode: [String: Int] = [:]
+            var departures: [String: Int] = [:]
+            for n in 0..<10_000 {
+                let tree = generator.document(depth: 0)
+                let ours = try tree.encoded().bytes
+                let libbson = LibBSON.build(tree)
+                let theirs = LibBSON.bytes(libbson)
+                bson_destroy(libbson)
+                #expect(ours == theirs, "document \(n): encoder bytes differ\n ours   \(ours.hex)\n theirs \(theirs.hex)")
+                stats.documents += 1
 
-            var inputs = [ours]
-            for _ in 0..<3 { inputs.append(Self.mutate(ours, &mutationRNG)) }
-            for (m, input) in inputs.enumerated() {
-                if m > 0 { stats.mutants += 1 }
-                let libbsonJSON = LibBSON.accepts(input)
-                let result = Result { () throws(BSONError) in try BSONDocument(validating: input) }
-                // The same outcome from the bytes in an awkward buffer (the two layouts in turn:
-                // all inputs in both would double the cost of the slowest test for little gain).
-                let layout = BufferLayout.awkward[(n + m) % BufferLayout.awkward.count]
-                let awkward = ReadResult { try BSONDocument(validating: layout.buffer(input)) }
-                #expect(awkward == ReadResult { try result.get() }, "document \(n) mutant \(m) \(layout)")
-                switch (result, libbsonJSON) {
-                case (.success(let document), let libbsonJSON?):
-                    stats.bothAccept += 1
-                    #expect(Self.owningDigest(document) == Self.borrowingDigest(document), "document \(n) mutant \(m): the two read APIs disagree")
-                    var reasons = Set<String>()
-                    let comparable = Self.withoutLibBSONDepartures(BSONOrderedDocument(document), &reasons)
-                    var want = normalizeJSON(libbsonJSON, doublesByValue: true)
-                    var got = normalizeJSON(document.canonicalExtendedJSON, doublesByValue: true)
-                    if !reasons.isEmpty {
-                        // Compare everything else: both sides read the document with the departing
-                        // values nulled (re-encoded by us, so libbson reads our bytes here).
-                        stats.jsonPartial += 1
-                        for reason in reasons { departures[reason, default: 0] += 1 }
-                        let bytes = try comparable.encoded().bytes
-                        want = normalizeJSON(LibBSON.canonicalJSON(bytes) ?? "libbson refused", doublesByValue: true)
-                        got = normalizeJSON(try BSONDocument(validating: bytes).canonicalExtendedJSON, doublesByValue: true)
+                var inputs = [ours]
+                for _ in 0..<3 { inputs.append(Self.mutate(ours, &mutationRNG)) }
+                for (m, input) in inputs.enumerated() {
+                    if m > 0 { stats.mutants += 1 }
+                    let libbsonJSON = LibBSON.accepts(input)
+                    let result = Result { () throws(BSONError) in try BSONDocument(validating: input) }
+                    // The same outcome from the bytes in an awkward buffer (the two layouts in turn:
+                    // all inputs in both would double the cost of the slowest test for little gain).
+                    let layout = BufferLayout.awkward[(n + m) % BufferLayout.awkward.count]
+                    let awkward = ReadResult { try BSONDocument(validating: layout.buffer(input)) }
+                    #expect(awkward == ReadResult { try result.get() }, "document \(n) mutant \(m) \(layout)")
+                    switch (result, libbsonJSON) {
+                    case (.success(let document), let libbsonJSON?):
+                        stats.bothAccept += 1
+                        #expect(Self.owningDigest(document) == Self.borrowingDigest(document), "document \(n) mutant \(m): the two read APIs disagree")
+                        var reasons = Set<String>()
+                        let comparable = Self.withoutLibBSONDepartures(BSONOrderedDocument(document), &reasons)
+                        var want = normalizeJSON(libbsonJSON, doublesByValue: true)
+                        var got = normalizeJSON(document.canonicalExtendedJSON, doublesByValue: true)
+                        if !reasons.isEmpty {
+                            // Compare everything else: both sides read the document with the departing
+                            // values nulled (re-encoded by us, so libbson reads our bytes here).
+                            stats.jsonPartial += 1
+                            for reason in reasons { departures[reason, default: 0] += 1 }
+                            let bytes = try comparable.encoded().bytes
+                            want = normalizeJSON(LibBSON.canonicalJSON(bytes) ?? "libbson refused", doublesByValue: true)
+                            got = normalizeJSON(try BSONDocument(validating: bytes).canonicalExtendedJSON, doublesByValue: true)
+                        }
+                        #expect(got == want, "document \(n) mutant \(m) \(input.hex): Extended JSON differs")
+                    case (.failure(let error), nil) where m == 0:
+                        Issue.record("document \(n): both reject the unmutated document?! \(error)")
+                    case (.failure, nil):
+                        stats.bothReject += 1
+                    case (.failure(let error), _?):
+                        let spots = LibBSONBlindSpots(input)
+                        let entry = Self.specStricterThanLibBSON.first { entry in
+                            entry.code == error.code && error.offset.map { entry.at(spots, $0) } == true
+                        }
+                        if m > 0, entry != nil {
+                            stats.specStricter += 1
+                            stricterByCode[error.code.name, default: 0] += 1
+                        } else {
+                            Issue.record("document \(n) mutant \(m): we reject (\(error)), libbson accepts \(input.hex)")
+                        }
+                    case (.success(let document), nil):
+                        Issue.record("document \(n) mutant \(m): we accept \(document.canonicalExtendedJSON), libbson rejects \(input.hex)")
                     }
-                    #expect(got == want, "document \(n) mutant \(m) \(input.hex): Extended JSON differs")
-                case (.failure(let error), nil) where m == 0:
-                    Issue.record("document \(n): both reject the unmutated document?! \(error)")
-                case (.failure, nil):
-                    stats.bothReject += 1
-                case (.failure(let error), _?):
-                    let spots = LibBSONBlindSpots(input)
-                    let entry = Self.specStricterThanLibBSON.first { entry in
-                        entry.code == error.code && error.offset.map { entry.at(spots, $0) } == true
-                    }
-                    if m > 0, entry != nil {
-                        stats.specStricter += 1
-                        stricterByCode[error.code.name, default: 0] += 1
-                    } else {
-                        Issue.record("document \(n) mutant \(m): we reject (\(error)), libbson accepts \(input.hex)")
-                    }
-                case (.success(let document), nil):
-                    Issue.record("document \(n) mutant \(m): we accept \(document.canonicalExtendedJSON), libbson rejects \(input.hex)")
                 }
             }
+            let departureCounts = departures.sorted { $0.key < $1.key }.map { "\($0.key.prefix { $0 != ":" }): \($0.value)" }
+            print("differential: \(stats.documents) documents encoded identically; \(stats.mutants) mutants; both accept \(stats.bothAccept), both reject \(stats.bothReject), spec stricter than libbson \(stats.specStricter) \(stricterByCode), Extended JSON compared without the values where libbson departs from the spec in \(stats.jsonPartial) documents \(departureCounts)")
+            #expect(stats.documents == 10_000)
+            #expect(stats.bothReject > 10_000)
+            #expect(stats.bothAccept > 15_000)
+            // Departures and blind spots are rare by construction (a regex with exotic options, a
+            // NUL in a DBPointer or code, a mutation landing on a few bytes): a rule that starts
+            // swallowing ordinary documents or errors would push these counts far up.
+            for (reason, count) in departures { #expect(count < 100, "\(count) documents: \(reason)") }
+            for (code, count) in stricterByCode { #expect(count < 50, "\(count) errors \(code) put down to libbson's blind spots") }
         }
-        let departureCounts = departures.sorted { $0.key < $1.key }.map { "\($0.key.prefix { $0 != ":" }): \($0.value)" }
-        print("differential: \(stats.documents) documents encoded identically; \(stats.mutants) mutants; both accept \(stats.bothAccept), both reject \(stats.bothReject), spec stricter than libbson \(stats.specStricter) \(stricterByCode), Extended JSON compared without the values where libbson departs from the spec in \(stats.jsonPartial) documents \(departureCounts)")
-        #expect(stats.documents == 10_000)
-        #expect(stats.bothReject > 10_000)
-        #expect(stats.bothAccept > 15_000)
-        // Departures and blind spots are rare by construction (a regex with exotic options, a
-        // NUL in a DBPointer or code, a mutation landing on a few bytes): a rule that starts
-        // swallowing ordinary documents or errors would push these counts far up.
-        for (reason, count) in departures { #expect(count < 100, "\(count) documents: \(reason)") }
-        for (code, count) in stricterByCode { #expect(count < 50, "\(count) errors \(code) put down to libbson's blind spots") }
     }
 
     /// libbson's bson_decimal128_to_string.

@@ -89,27 +89,29 @@ import Testing
 
     /// sdl_core's header validator cases: our validation agrees on every one (the validator's
     /// config, where given, is applied to our limits).
-    @Test func headerValidationAgreesWithCore() throws {
-        let vectors = try Vectors.frameHeaders().filter { $0.kind == "header_validation" }
-        #expect(vectors.count == 33)
-        for vector in vectors {
-            let id = vector.id
-            var limits = ProtocolLimits()
-            if let maxVersion = vector.config?.maxProtocolVersionSupported {
-                limits.maxVersion = ProtocolVersion(rawValue: UInt8(maxVersion))
-            }
-            let header = try #require(FrameHeader(bytes: [UInt8](hex: vector.hex)))
-            let valid = try #require(vector.expect.valid as Bool?, "\(id): valid")
-            #expect(header.isValid(against: limits) == valid, "\(id)")
-            // The stream decoder applies the same validation, whatever the chunking.
-            let stream = header.bytes + [UInt8](repeating: 0xAB, count: Int(header.dataSize))
-            decodeInEveryChunking(stream, limits: limits, "\(id)") { name, result in
-                if valid {
-                    #expect(result.errors.isEmpty && result.frames.count == 1, "\(id) \(name)")
-                    #expect(result.frames.first?.header == header, "\(id) \(name)")
-                } else {
-                    #expect(result.frames.isEmpty && result.errors.count == 1, "\(id) \(name): \(result.errors)")
-                    #expect(result.errors.first?.offset == 0, "\(id) \(name)")
+    @Test func headerValidationAgreesWithCore() async throws {
+        try await onCPUThreads {
+            let vectors = try Vectors.frameHeaders().filter { $0.kind == "header_validation" }
+            #expect(vectors.count == 33)
+            for vector in vectors {
+                let id = vector.id
+                var limits = ProtocolLimits()
+                if let maxVersion = vector.config?.maxProtocolVersionSupported {
+                    limits.maxVersion = ProtocolVersion(rawValue: UInt8(maxVersion))
+                }
+                let header = try #require(FrameHeader(bytes: [UInt8](hex: vector.hex)))
+                let valid = try #require(vector.expect.valid as Bool?, "\(id): valid")
+                #expect(header.isValid(against: limits) == valid, "\(id)")
+                // The stream decoder applies the same validation, whatever the chunking.
+                let stream = header.bytes + [UInt8](repeating: 0xAB, count: Int(header.dataSize))
+                decodeInEveryChunking(stream, limits: limits, "\(id)") { name, result in
+                    if valid {
+                        #expect(result.errors.isEmpty && result.frames.count == 1, "\(id) \(name)")
+                        #expect(result.frames.first?.header == header, "\(id) \(name)")
+                    } else {
+                        #expect(result.frames.isEmpty && result.errors.count == 1, "\(id) \(name): \(result.errors)")
+                        #expect(result.errors.first?.offset == 0, "\(id) \(name)")
+                    }
                 }
             }
         }

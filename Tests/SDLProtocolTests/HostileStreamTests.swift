@@ -132,31 +132,33 @@ import Testing
     /// copied or scanned, segments visited, candidates weighed) doubles when the stream doubles.
     /// Before, 80 KB of garbage appended one byte per buffer cost work quadratic in the buffers.
     @Test(arguments: Pulls.allCases)
-    func decodingIsLinearInTheBytesAppended(pulls: Pulls) {
-        let kinds: [(String, (Int, inout SplitMix64) -> [UInt8])] = [
-            ("garbage", { Self.garbage(bytes: $0, rng: &$1) }),
-            ("frames", { Self.goodStream(bytes: $0, rng: &$1) }),
-            ("mixed", { Self.mixedStream(bytes: $0, rng: &$1) }),
-        ]
-        for (name, make) in kinds {
-            for chunking in Chunking.allCases {
-                var work: [Int] = []
-                var sizes: [Int] = []
-                for copies in [2, 4] {
-                    var rng = SplitMix64(seed: 0xC0FFEE)
-                    // The 2n stream is the n stream twice over, so both have the same make-up.
-                    let unit = make(20_000, &rng)
-                    let stream = Array([[UInt8]](repeating: unit, count: copies).joined())
-                    let buffers = Self.buffers(stream, chunking, rng: &rng)
-                    let run = Self.feed(buffers, pulls: pulls, rng: &rng)
-                    #expect(run.decoder.bufferedByteCount == 0)
-                    #expect(run.decoder.streamOffset == stream.count)
-                    work.append(run.decoder.workCount)
-                    sizes.append(stream.count)
+    func decodingIsLinearInTheBytesAppended(pulls: Pulls) async {
+        await onCPUThreads {
+            let kinds: [(String, (Int, inout SplitMix64) -> [UInt8])] = [
+                ("garbage", { Self.garbage(bytes: $0, rng: &$1) }),
+                ("frames", { Self.goodStream(bytes: $0, rng: &$1) }),
+                ("mixed", { Self.mixedStream(bytes: $0, rng: &$1) }),
+            ]
+            for (name, make) in kinds {
+                for chunking in Chunking.allCases {
+                    var work: [Int] = []
+                    var sizes: [Int] = []
+                    for copies in [2, 4] {
+                        var rng = SplitMix64(seed: 0xC0FFEE)
+                        // The 2n stream is the n stream twice over, so both have the same make-up.
+                        let unit = make(20_000, &rng)
+                        let stream = Array([[UInt8]](repeating: unit, count: copies).joined())
+                        let buffers = Self.buffers(stream, chunking, rng: &rng)
+                        let run = Self.feed(buffers, pulls: pulls, rng: &rng)
+                        #expect(run.decoder.bufferedByteCount == 0)
+                        #expect(run.decoder.streamOffset == stream.count)
+                        work.append(run.decoder.workCount)
+                        sizes.append(stream.count)
+                    }
+                    let label = "\(name), \(chunking), \(pulls): work \(work) for \(sizes) bytes"
+                    #expect(Double(work[1]) <= 2.3 * Double(work[0]) + 64, "\(label)")
+                    #expect(work[1] <= 8 * sizes[1], "\(label)")
                 }
-                let label = "\(name), \(chunking), \(pulls): work \(work) for \(sizes) bytes"
-                #expect(Double(work[1]) <= 2.3 * Double(work[0]) + 64, "\(label)")
-                #expect(work[1] <= 8 * sizes[1], "\(label)")
             }
         }
     }
@@ -308,31 +310,33 @@ import Testing
     /// 13 × 5,042), so the bytes after it confirm it; the good frame it overlaps is confirmed too,
     /// and the later candidate wins. Every good frame arrives, in every chunking.
     @Test(arguments: [1, 37])
-    func garbageJoinedWithAFrameHeaderSwallowsNothing(payload: Int) throws {
-        let good = (1...10_000).map { Self.frame(message: UInt32($0), payload: payload) }
-        let stream = [0xFF, 0x51, 0x07] + good.joined()
-        let bogus = try #require(FrameHeader(bytes: stream[1...]))
-        #expect(bogus.isValid(against: ProtocolLimits()))
-        #expect(bogus.dataSize == 65_536)
-        var rng = SplitMix64(seed: UInt64(payload))
-        for chunking in ["whole", "byte by byte", "random"] {
-            var chunks: [[UInt8]] = []
-            switch chunking {
-            case "whole": chunks = [stream]
-            case "byte by byte": chunks = stream.map { [$0] }
-            default:
-                var offset = 0
-                while offset < stream.count {
-                    let length = min(stream.count - offset, Int.random(in: 1...5000, using: &rng))
-                    chunks.append(Array(stream[offset..<(offset + length)]))
-                    offset += length
+    func garbageJoinedWithAFrameHeaderSwallowsNothing(payload: Int) async throws {
+        try await onCPUThreads {
+            let good = (1...10_000).map { Self.frame(message: UInt32($0), payload: payload) }
+            let stream = [0xFF, 0x51, 0x07] + good.joined()
+            let bogus = try #require(FrameHeader(bytes: stream[1...]))
+            #expect(bogus.isValid(against: ProtocolLimits()))
+            #expect(bogus.dataSize == 65_536)
+            var rng = SplitMix64(seed: UInt64(payload))
+            for chunking in ["whole", "byte by byte", "random"] {
+                var chunks: [[UInt8]] = []
+                switch chunking {
+                case "whole": chunks = [stream]
+                case "byte by byte": chunks = stream.map { [$0] }
+                default:
+                    var offset = 0
+                    while offset < stream.count {
+                        let length = min(stream.count - offset, Int.random(in: 1...5000, using: &rng))
+                        chunks.append(Array(stream[offset..<(offset + length)]))
+                        offset += length
+                    }
                 }
+                let result = decode(chunks)
+                #expect(result.frames.count == good.count, "\(chunking)")
+                #expect(result.frames.map(\.bytes) == good, "\(chunking)")
+                #expect(result.errors.map(\.code) == [.unsupportedVersion], "\(chunking)")
+                #expect(result.errors.first?.offset == 0)
             }
-            let result = decode(chunks)
-            #expect(result.frames.count == good.count, "\(chunking)")
-            #expect(result.frames.map(\.bytes) == good, "\(chunking)")
-            #expect(result.errors.map(\.code) == [.unsupportedVersion], "\(chunking)")
-            #expect(result.errors.first?.offset == 0)
         }
     }
 
@@ -457,37 +461,39 @@ import Testing
     /// Seeded random draws in random chunkings: in every draw the guarantee covers, every good
     /// frame arrives, each garbage run is reported once at its first byte, and every garbage
     /// byte is counted as skipped.
-    @Test func randomGarbageRunsLoseNoCoveredFrame() throws {
-        var rng = SplitMix64(seed: 0x5EED_F00D)
-        var covered = 0
-        var uncovered = 0
-        var overlapsTested = 0
-        for case_ in 0..<3000 {
-            let draw = Self.draw(&rng)
-            let (isCovered, overlaps) = Self.isCovered(draw)
-            guard isCovered else {
-                uncovered += 1
-                continue
+    @Test func randomGarbageRunsLoseNoCoveredFrame() async throws {
+        try await onCPUThreads {
+            var rng = SplitMix64(seed: 0x5EED_F00D)
+            var covered = 0
+            var uncovered = 0
+            var overlapsTested = 0
+            for case_ in 0..<3000 {
+                let draw = Self.draw(&rng)
+                let (isCovered, overlaps) = Self.isCovered(draw)
+                guard isCovered else {
+                    uncovered += 1
+                    continue
+                }
+                covered += 1
+                overlapsTested += overlaps
+                var chunks: [[UInt8]] = []
+                var offset = 0
+                let small = Bool.random(using: &rng)
+                while offset < draw.stream.count {
+                    let length = min(draw.stream.count - offset, Int.random(in: 1...(small ? 4 : 400), using: &rng))
+                    chunks.append(Array(draw.stream[offset..<(offset + length)]))
+                    offset += length
+                }
+                let result = decode(chunks)
+                let lost = draw.frames.count - result.frames.count
+                #expect(result.frames.map(\.bytes) == draw.frames, "case \(case_), \(lost) lost: \(draw.stream.hex)")
+                #expect(result.errors.compactMap(\.offset) == draw.runs.map(\.lowerBound), "case \(case_): \(draw.stream.hex)")
+                if result.frames.map(\.bytes) != draw.frames { return }
             }
-            covered += 1
-            overlapsTested += overlaps
-            var chunks: [[UInt8]] = []
-            var offset = 0
-            let small = Bool.random(using: &rng)
-            while offset < draw.stream.count {
-                let length = min(draw.stream.count - offset, Int.random(in: 1...(small ? 4 : 400), using: &rng))
-                chunks.append(Array(draw.stream[offset..<(offset + length)]))
-                offset += length
-            }
-            let result = decode(chunks)
-            let lost = draw.frames.count - result.frames.count
-            #expect(result.frames.map(\.bytes) == draw.frames, "case \(case_), \(lost) lost: \(draw.stream.hex)")
-            #expect(result.errors.compactMap(\.offset) == draw.runs.map(\.lowerBound), "case \(case_): \(draw.stream.hex)")
-            if result.frames.map(\.bytes) != draw.frames { return }
+            // The draws exercise the overlap rule often, and the guarantee covers nearly all of them.
+            #expect(overlapsTested > 500, "\(overlapsTested) overlapping candidates")
+            #expect(covered > 2700, "\(covered) covered, \(uncovered) not")
         }
-        // The draws exercise the overlap rule often, and the guarantee covers nearly all of them.
-        #expect(overlapsTested > 500, "\(overlapsTested) overlapping candidates")
-        #expect(covered > 2700, "\(covered) covered, \(uncovered) not")
     }
 
     // MARK: Reassembly: version mismatch

@@ -159,30 +159,32 @@ import Testing
         }
     }
 
-    @Test func coreSequenceOf511ConsecutiveFramesWrapsAround() throws {
-        let vector = try #require(try Vectors.multiframe().first { $0.kind == "multiframe_sequence" })
-        let params = try #require(vector.params)
-        let expect = vector.expect
-        let total = try #require(expect.assembledPayloadLength)
-        let payload = (0..<total).map { UInt8(truncatingIfNeeded: $0 + 1) }
-        let frames = Array(try MessageFragmenter(
-            payload: ByteBuffer(bytes: payload), version: .v2, serviceType: .rpc, sessionID: SessionID(0),
-            maxPayloadPerFrame: try #require(params.framePayloadSize)))
-        #expect(frames.count == expect.frameCount)
-        for want in try #require(expect.frames) {
-            let index = try #require(want.index)
-            #expect(frames[index].bytes.hex == want.hex, "frame \(index)")
-            expectHeader(frames[index].header, try #require(want.expect), "frame \(index)")
-        }
-        let numbering: [UInt8] = (1...511).map { (index: Int) -> UInt8 in index == 511 ? 0 : UInt8((index - 1) % 255 + 1) }
-        #expect(frames.dropFirst().map(\.header.frameInfo) == numbering)
-        // The 512 frames as a byte stream, through decoder and reassembler in every chunking.
-        let stream = frames.flatMap(\.bytes)
-        Self.reassemble(stream) { name, messages, errors in
-            #expect(errors.isEmpty, "\(name)")
-            #expect(messages.count == 1, "\(name)")
-            #expect(messages.first?.payload.bytes == payload, "\(name)")
-            #expect(messages.first?.frameCount == 512, "\(name)")
+    @Test func coreSequenceOf511ConsecutiveFramesWrapsAround() async throws {
+        try await onCPUThreads {
+            let vector = try #require(try Vectors.multiframe().first { $0.kind == "multiframe_sequence" })
+            let params = try #require(vector.params)
+            let expect = vector.expect
+            let total = try #require(expect.assembledPayloadLength)
+            let payload = (0..<total).map { UInt8(truncatingIfNeeded: $0 + 1) }
+            let frames = Array(try MessageFragmenter(
+                payload: ByteBuffer(bytes: payload), version: .v2, serviceType: .rpc, sessionID: SessionID(0),
+                maxPayloadPerFrame: try #require(params.framePayloadSize)))
+            #expect(frames.count == expect.frameCount)
+            for want in try #require(expect.frames) {
+                let index = try #require(want.index)
+                #expect(frames[index].bytes.hex == want.hex, "frame \(index)")
+                expectHeader(frames[index].header, try #require(want.expect), "frame \(index)")
+            }
+            let numbering: [UInt8] = (1...511).map { (index: Int) -> UInt8 in index == 511 ? 0 : UInt8((index - 1) % 255 + 1) }
+            #expect(frames.dropFirst().map(\.header.frameInfo) == numbering)
+            // The 512 frames as a byte stream, through decoder and reassembler in every chunking.
+            let stream = frames.flatMap(\.bytes)
+            Self.reassemble(stream) { name, messages, errors in
+                #expect(errors.isEmpty, "\(name)")
+                #expect(messages.count == 1, "\(name)")
+                #expect(messages.first?.payload.bytes == payload, "\(name)")
+                #expect(messages.first?.frameCount == 512, "\(name)")
+            }
         }
     }
 

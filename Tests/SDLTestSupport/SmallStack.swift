@@ -66,3 +66,24 @@ private final class BackgroundWorker: @unchecked Sendable {
         }
     }
 }
+
+/// Runs a synchronous test body on the CPU-bound work's background threads (see ``onOwnThread(_:)``)
+/// while staying in the calling task: a task executor preference moves the task there, so task
+/// locals (the current test, to which `#expect` records its issues) go with it. For the long
+/// property and differential tests, which would otherwise hold a cooperative thread for seconds.
+public func onCPUThreads<Value>(_ body: () throws -> Value) async rethrows -> Value {
+    try await withTaskExecutorPreference(BackgroundTaskExecutor.shared) {
+        try body()
+    }
+}
+
+/// The background threads as a task executor.
+private final class BackgroundTaskExecutor: TaskExecutor {
+    static let shared = BackgroundTaskExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = self.asUnownedTaskExecutor()
+        BackgroundWorker.shared.enqueue { job.runSynchronously(on: executor) }
+    }
+}
