@@ -92,6 +92,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // A plain loop over one frame-layer operation (header parse, stream visit or decode),
+        // for callgrind and quick readings.
+        .executableTarget(
+            name: "FrameProfile",
+            dependencies: ["FrameWorkloads", .product(name: "SDLProtocol", package: "swift-sdl"), .product(name: "NIOCore", package: "swift-nio")]
+        ),
         // A plain loop over one RPC coding operation, for callgrind and quick readings.
         .executableTarget(
             name: "RPCProfile",

@@ -13,7 +13,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # main=TARGET_main`, a symbol no target has under -DFUZZING (the link fails); with
 # --sanitize=fuzzer it leaves `main` to libFuzzer, as in Fuzz/run.
 flags=(-c release $SWIFTFLAGS --sanitize=fuzzer -Xswiftc -DFUZZING --scratch-path .build-oss-fuzz)
-swift build "${flags[@]}"
+# By name: `swift build` alone also links the executables of the package under test (sdl,
+# sdl-rpc-gen), whose `main` clashes with libFuzzer's at the link.
+for source in Sources/Fuzz*; do
+  [ "${source#Sources/}" = FuzzSupport ] || swift build "${flags[@]}" --product "${source#Sources/}"
+done
 bin=$(swift build "${flags[@]}" --show-bin-path)
 if [ -d ../../shared ]; then
   ./make-corpus .build-corpus

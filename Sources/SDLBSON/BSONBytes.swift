@@ -141,10 +141,28 @@ package struct _BSONBytes: @unchecked Sendable {
     }
 }
 
-/// Whether `count` bytes at `a` equal those at `b`.
+/// Whether `count` bytes at `a` equal those at `b`: eight bytes at a time (the last word
+/// overlapping the one before), four for keys of 4 to 7 bytes, bytes only below that. Keys are
+/// compared with this whenever their fingerprint matches, so it stays a handful of loads.
 @inlinable
 @inline(__always)
-internal func _bsonBytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+package func _bsonBytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+    if count >= 8 {
+        var i = 0
+        while i &+ 8 < count {
+            if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+                return false
+            }
+            i &+= 8
+        }
+        let last = count &- 8
+        return a.loadUnaligned(fromByteOffset: last, as: UInt64.self) == b.loadUnaligned(fromByteOffset: last, as: UInt64.self)
+    }
+    if count >= 4 {
+        let last = count &- 4
+        return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+            && a.loadUnaligned(fromByteOffset: last, as: UInt32.self) == b.loadUnaligned(fromByteOffset: last, as: UInt32.self)
+    }
     var i = 0
     while i < count {
         if a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }

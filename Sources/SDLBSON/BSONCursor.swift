@@ -155,6 +155,25 @@ public struct _BSONCursor: Sendable {
     @inline(__always)
     public var string: String { self._bytes.string(from: self._valueStart &+ 4, to: self._valueEnd &- 1) }
 
+    /// `_BSONKeyHash` of the current string value's bytes (without the terminator), to match it
+    /// against names, as `keyHash` does for keys.
+    @inlinable
+    @inline(__always)
+    public var stringHash: UInt32 {
+        self._bytes.withBase { base in
+            _BSONKeyHash.hash(UnsafeRawBufferPointer(start: base + (self._valueStart &+ 4), count: self._valueEnd &- 5 &- self._valueStart))
+        }
+    }
+
+    /// Whether the current string value is `name`, compared byte for byte.
+    @inlinable
+    @inline(__always)
+    public func stringEquals(_ name: StaticString) -> Bool {
+        let count = self._valueEnd &- 5 &- self._valueStart
+        guard count == name.utf8CodeUnitCount else { return false }
+        return self._bytes.withBase { _bsonBytesEqual($0 + (self._valueStart &+ 4), name.utf8Start, count) }
+    }
+
     /// A saved position of a cursor: the element it stands on and how many containers are open.
     public struct _Mark: Sendable {
         @usableFromInline let _position: Int

@@ -59,13 +59,62 @@ public struct FrameDecoder: Sendable {
     private struct Segment {
         var buffer: ByteBuffer
         var end: Int
+        /// `buffer.storageCapacity`, read once: every read of a `ByteBuffer`'s storage pays a
+        /// dynamic exclusivity check, which costs more than the small reads' own work.
+        var capacity: Int
+    }
+
+    /// The segments after `front`, oldest first. The first is kept apart from the others: with
+    /// small reads there is nearly always one, and a ring buffer's append, copy out and removal
+    /// cost more than the reads' own work.
+    private struct SegmentQueue {
+        private var first: Segment?
+        private var others = CircularBuffer<Segment>(initialCapacity: 4)
+
+        var isEmpty: Bool { if case .none = self.first { true } else { false } }
+        var count: Int { self.isEmpty ? 0 : 1 &+ self.others.count }
+        var last: Segment? { self.others.last ?? self.first }
+
+        subscript(offset offset: Int) -> Segment {
+            offset == 0 ? self.first.unsafelyUnwrapped : self.others[offset: offset &- 1]
+        }
+
+        mutating func append(_ segment: Segment) {
+            if self.isEmpty {
+                self.first = segment
+            } else {
+                self.others.append(segment)
+            }
+        }
+
+        mutating func prepend(_ segment: Segment) {
+            if let first = self.first.take() {
+                self.others.prepend(first)
+            }
+            self.first = segment
+        }
+
+        mutating func popFirst() -> Segment? {
+            self.isEmpty ? nil : self.removeFirst()
+        }
+
+        /// The first segment, moved out (the queue must not be empty).
+        mutating func removeFirst() -> Segment {
+            let first = self.first.take()!
+            if !self.others.isEmpty {
+                self.first = self.others.removeFirst()
+            }
+            return first
+        }
     }
 
     /// The oldest unconsumed bytes; empty only when nothing is buffered. Kept apart from `rest`
     /// so that the common case, a whole frame at the front, is read in place.
     private var front: ByteBuffer
+    /// `front.storageCapacity`, kept with it (see `Segment.capacity`).
+    private var frontCapacity = 0
     /// Later segments, oldest first: retained received buffers and sealed owned buffers.
-    private var rest: CircularBuffer<Segment>
+    private var rest = SegmentQueue()
     /// The owned buffer after `rest` into which small or storage-wasteful received buffers are
     /// copied; it is never sliced, so writing into it never copies its storage.
     private var tail: ByteBuffer
@@ -93,6 +142,12 @@ public struct FrameDecoder: Sendable {
     /// bytes must reach before weighing it again could change anything: without it, a candidate
     /// waiting for a long rival frame would be weighed again on every call.
     private var waiting: (candidate: Int, until: Int) = (-1, 0)
+    /// Where `forEachFrame` last returned waiting on the front's bytes (a frame or header not yet
+    /// all there, checked by `walk`): the stream offset and the front's readable bytes then. While
+    /// both are unchanged the front holds those same bytes, and a later call goes straight to the
+    /// frame they start in the next segment (which validates its header again, under the
+    /// call's own MTUs) instead of walking them again.
+    private var waitingFront: (offset: Int, count: Int) = (-1, 0)
 
     /// Counts the decoder's slow-path work (bytes copied or scanned, headers inspected, segments
     /// visited, candidates weighed), for the tests' complexity checks.
@@ -116,7 +171,6 @@ public struct FrameDecoder: Sendable {
         self.limits = limits
         self.invalidHeaderPolicy = invalidHeaderPolicy
         self.front = Self.empty
-        self.rest = CircularBuffer(initialCapacity: 4)
         self.tail = Self.empty
     }
 
@@ -133,7 +187,9 @@ public struct FrameDecoder: Sendable {
 
     /// `bufferedStorageBytes` summed afresh, for the tests to check the running count against.
     var recountedStorageBytes: Int {
-        self.rest.reduce(self.front.storageCapacity + self.tail.storageCapacity) { $0 + $1.buffer.storageCapacity }
+        (0..<self.rest.count).reduce(self.front.storageCapacity + self.tail.storageCapacity) {
+            $0 + self.rest[offset: $1].buffer.storageCapacity
+        }
     }
 
     // MARK: Input
@@ -147,25 +203,28 @@ public struct FrameDecoder: Sendable {
         guard count > 0 else { return }
         let wasEmpty = self.bufferedBytes == 0
         self.bufferedBytes += count
-        if count >= Self.minimumRetainedBytes && bytes.storageCapacity <= 2 * count {
-            self.heldStorage += bytes.storageCapacity
+        let capacity = bytes.storageCapacity
+        if count >= Self.minimumRetainedBytes && capacity <= 2 * count {
+            self.heldStorage += capacity
             if wasEmpty {
                 self.front = bytes
+                self.frontCapacity = capacity
                 self.frontIsOpen = false
             } else {
                 self.frontIsOpen = false
                 self.sealTail()
-                self.rest.append(Segment(buffer: bytes, end: self.streamOffset + self.bufferedBytes))
+                self.rest.append(Segment(buffer: bytes, end: self.streamOffset + self.bufferedBytes, capacity: capacity))
             }
         } else if wasEmpty {
             var owned = ByteBufferAllocator().buffer(capacity: max(Self.minimumOwnedCapacity, count))
             owned.writeImmutableBuffer(bytes)
-            self.heldStorage += owned.storageCapacity
+            self.frontCapacity = owned.storageCapacity
+            self.heldStorage += self.frontCapacity
             self.front = owned
             self.frontIsOpen = true
             self.workCount += count
         } else if self.frontIsOpen {
-            Self.write(bytes, into: &self.front, held: &self.heldStorage)
+            self.frontCapacity = Self.write(bytes, into: &self.front, held: &self.heldStorage)
             self.workCount += count
         } else {
             Self.write(bytes, into: &self.tail, held: &self.heldStorage)
@@ -242,13 +301,34 @@ public struct FrameDecoder: Sendable {
                 visited &+= 1
                 continue
             }
-            visited &+= self.visitWholeFrames(mtus: mtus, body)
+            var waits = true
+            if self.waitingFront != (self.streamOffset, self.front.readableBytes) || self.rest.isEmpty {
+                let (count, frontWaits) = self.visitWholeFrames(mtus: mtus, body)
+                visited &+= count
+                waits = frontWaits
+            }
+            // Small reads: the front ends inside a frame that nearly always ends in the next
+            // read; that frame and the whole frames after it in that read are visited in one
+            // access to each of the two buffers.
+            if waits && !self.rest.isEmpty, let across = self.visitAcrossNextSegment(mtus: mtus, body) {
+                visited &+= across.count
+                waits = across.waits
+                guard self.bufferedBytes == self.front.readableBytes else { continue }
+            }
+            // Nothing buffered after the front, and its bytes are a frame (or header) not yet all
+            // there: `nextFrame` would wait too, as the walk has already checked its header.
+            if waits && self.bufferedBytes == self.front.readableBytes && !self.finished {
+                self.compactFrontIfWasteful()
+                self.waitingFront = (self.streamOffset, self.front.readableBytes)
+                return visited
+            }
             // What is left at the front is a frame spanning buffers, a bad header, a frame not
             // yet all there, or nothing. A valid frame that is all there is what `nextFrame`
             // would take at once (outside a garbage run there is no look-ahead); its payload
             // is gathered into temporary memory (the stack when it has room) instead of a new
-            // buffer, so a frame spanning two reads costs no allocation either.
-            if case .valid(let header) = self.inspectHeader(at: 0, mtus: mtus, ceiling: ceiling) {
+            // buffer, so a frame spanning reads costs no allocation either.
+            switch self.inspectHeader(at: 0, mtus: mtus, ceiling: ceiling) {
+            case .valid(let header):
                 guard self.bufferedBytes >= header.frameSize else {
                     // Not all there: what `nextFrame` does with it (wait, or report the truncation
                     // at the end of the stream), without reading the header again.
@@ -258,11 +338,104 @@ public struct FrameDecoder: Sendable {
                 self.visitGathered(header, body)
                 visited &+= 1
                 continue
+            case .incomplete:
+                // Fewer bytes than a header, none of them bad so far: `nextFrame` would wait too.
+                _ = try self.waitOrEnd()
+                return visited
+            case .invalid:
+                break
             }
             guard let frame = try self.nextFrame(mtus: mtus) else { return visited }
             frame.payload.withUnsafeReadableBytes { body(frame.header, $0) }
             visited &+= 1
         }
+    }
+
+    /// The frame that starts in `front` and ends in the next segment, as a frame cut by the end
+    /// of a small read does, then the valid frames lying whole in that segment after it: lent to
+    /// `body` and consumed, with one access to each buffer's bytes and without the look-ahead's
+    /// search over the segments. Returns how many frames it visited and whether the segment's
+    /// remaining bytes (now the front) are a frame or header not yet all there (`waits`, as
+    /// `walk` says); nil, having consumed nothing, in every other case (a bad or short header, a
+    /// frame that ends further on), which the general path then decides.
+    private mutating func visitAcrossNextSegment(
+        mtus: MTUTable, _ body: (FrameHeader, UnsafeRawBufferPointer) -> Void
+    ) -> (count: Int, waits: Bool)? {
+        let maxVersion = self.limits.maxVersion
+        let ceiling = self.limits.receivePayloadCeiling
+        // Taken out of `rest` (put back if the general path must decide): reading it in place
+        // would copy the segment, with a retain and a release of its storage.
+        var next = self.rest.removeFirst()
+        let outcome = self.front.withUnsafeReadableBytes { front in
+            next.buffer.withUnsafeReadableBytes { next -> (dataSize: Int, walk: Walk)? in
+                let frontCount = front.count
+                guard frontCount > 0, frontCount &+ next.count >= FrameHeader.v2Size else { return nil }
+                let header: FrameHeader
+                if frontCount >= FrameHeader.v2Size {
+                    header = FrameHeader(
+                        word: UInt64(bigEndian: front.loadUnaligned(as: UInt64.self)),
+                        messageID: UInt32(bigEndian: front.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+                } else {
+                    header = Self.header(joining: front, next)
+                }
+                guard header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) == nil else { return nil }
+                // Validated: the data size is within the receive ceiling, so this cannot overflow.
+                let frameSize = header.size &+ Int(header.dataSize)
+                guard frameSize > frontCount, frameSize &- frontCount <= next.count else { return nil }
+                let dataSize = Int(header.dataSize)
+                withUnsafeTemporaryAllocation(byteCount: max(dataSize, 1), alignment: 1) { scratch in
+                    let target = scratch.baseAddress.unsafelyUnwrapped
+                    // The payload's part in the front (none when the front ends inside the header).
+                    let inFront = max(frontCount &- header.size, 0)
+                    if inFront > 0 {
+                        target.copyMemory(from: front.baseAddress.unsafelyUnwrapped.advanced(by: header.size), byteCount: inFront)
+                    }
+                    let nextStart = max(header.size &- frontCount, 0)
+                    target.advanced(by: inFront).copyMemory(
+                        from: next.baseAddress.unsafelyUnwrapped.advanced(by: nextStart), byteCount: dataSize &- inFront)
+                    body(header, UnsafeRawBufferPointer(rebasing: scratch[..<dataSize]))
+                }
+                let walk = Self.walk(
+                    next, from: frameSize &- frontCount, maxVersion: maxVersion, mtus: mtus, ceiling: ceiling, body)
+                return (dataSize, walk)
+            }
+        }
+        guard let (dataSize, walk) = outcome else {
+            self.rest.prepend(next)
+            return nil
+        }
+        // The front is consumed whole and the segment up to where the walk stopped: the segment
+        // becomes the front (what `consume` does, without its general loop).
+        let frontCount = self.front.readableBytes
+        let consumed = frontCount &+ walk.end
+        self.workCount &+= dataSize
+        self.lastFrameOffset = self.streamOffset &+ (walk.count > 0 ? frontCount &+ walk.lastStart : 0)
+        self.bufferedBytes &-= consumed
+        self.streamOffset &+= consumed
+        self.heldStorage &-= self.frontCapacity
+        // Swapped, not assigned: the segment's buffer moves in without a retain, and the old
+        // front goes out with `next`.
+        swap(&self.front, &next.buffer)
+        self.frontCapacity = next.capacity
+        self.frontIsOpen = false
+        if walk.end < self.front.readableBytes {
+            self.front.moveReaderIndex(forwardBy: walk.end)
+        } else {
+            self.advanceFront()
+        }
+        return (walk.count &+ 1, walk.waits)
+    }
+
+    /// The 12 header bytes that start in `front` (fewer than 12 there) and go on in `next`.
+    private static func header(joining front: UnsafeRawBufferPointer, _ next: UnsafeRawBufferPointer) -> FrameHeader {
+        var headerBytes: (UInt64, UInt32) = (0, 0)
+        withUnsafeMutableBytes(of: &headerBytes) { destination in
+            let fromFront = front.count
+            destination.baseAddress.unsafelyUnwrapped.copyMemory(from: front.baseAddress.unsafelyUnwrapped, byteCount: fromFront)
+            destination.baseAddress.unsafelyUnwrapped.advanced(by: fromFront).copyMemory(
+                from: next.baseAddress.unsafelyUnwrapped, byteCount: FrameHeader.v2Size &- fromFront)
+        }
+        return FrameHeader(word: UInt64(bigEndian: headerBytes.0), messageID: UInt32(bigEndian: headerBytes.1))
     }
 
     /// Lends the payload of the whole frame at the front, gathered from the buffers it spans,
@@ -273,15 +446,7 @@ public struct FrameDecoder: Sendable {
         self.lastFrameOffset = self.streamOffset
         let dataSize = Int(header.dataSize)
         withUnsafeTemporaryAllocation(byteCount: max(dataSize, 1), alignment: 1) { scratch in
-            var copied = 0
-            self.forEachSegment(from: header.size, count: dataSize) { segment, index, count in
-                guard count > 0 else { return }
-                segment.withUnsafeReadableBytes { source in
-                    scratch.baseAddress.unsafelyUnwrapped.advanced(by: copied).copyMemory(
-                        from: source.baseAddress.unsafelyUnwrapped.advanced(by: index &- segment.readerIndex), byteCount: count)
-                }
-                copied &+= count
-            }
+            self.copyBuffered(from: header.size, count: dataSize, to: scratch.baseAddress.unsafelyUnwrapped)
             self.workCount &+= dataSize
             self.consume(header.frameSize)
             body(header, UnsafeRawBufferPointer(rebasing: scratch[..<dataSize]))
@@ -289,36 +454,79 @@ public struct FrameDecoder: Sendable {
     }
 
     /// Visits the valid frames lying whole at the start of `front`, within one access to its
-    /// bytes, and consumes them.
+    /// bytes, and consumes them; `waits` as `walk` says.
     private mutating func visitWholeFrames(
         mtus: MTUTable, _ body: (FrameHeader, UnsafeRawBufferPointer) -> Void
-    ) -> Int {
+    ) -> (count: Int, waits: Bool) {
         let maxVersion = self.limits.maxVersion
         let ceiling = self.limits.receivePayloadCeiling
-        let (consumed, count, lastStart) = self.front.withUnsafeReadableBytes { raw -> (Int, Int, Int) in
-            var offset = 0
-            var count = 0
-            var lastStart = 0
-            while raw.count &- offset >= FrameHeader.v2Size {
-                let word = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                let id = UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt32.self))
-                let header = FrameHeader(word: word, messageID: id)
-                guard header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) == nil else { break }
-                // Validated: the data size is within the receive ceiling, so this cannot overflow.
-                let end = offset &+ header.size &+ Int(header.dataSize)
-                guard end <= raw.count else { break }
-                body(header, UnsafeRawBufferPointer(rebasing: raw[(offset &+ header.size)..<end]))
-                lastStart = offset
-                offset = end
-                count &+= 1
+        let walk = self.front.withUnsafeReadableBytes { raw in
+            Self.walk(raw, from: 0, maxVersion: maxVersion, mtus: mtus, ceiling: ceiling, body)
+        }
+        if walk.count > 0 {
+            self.lastFrameOffset = self.streamOffset &+ walk.lastStart
+            self.consume(walk.end)
+        }
+        return (walk.count, walk.waits)
+    }
+
+    /// What `walk` did: where it stopped, how many frames it visited, where the last one starts,
+    /// and whether the bytes from `end` on are a frame or header not yet all there.
+    private struct Walk {
+        var end: Int
+        var count: Int
+        var lastStart: Int
+        /// The bytes from `end` to the end of the buffer are none, a valid header whose frame
+        /// ends past the buffer, or fewer bytes than a header that could still start a valid one:
+        /// with nothing buffered after them, `nextFrame` would wait (outside a garbage run).
+        var waits: Bool
+    }
+
+    /// Visits the valid frames lying whole in `raw` from `start` on, in one pass over its bytes.
+    /// Not inlined: called once per buffer, and within it the header check is (inlined into a
+    /// caller's closure it was called out of line for every frame).
+    @inline(never)
+    private static func walk(
+        _ raw: UnsafeRawBufferPointer, from start: Int, maxVersion: ProtocolVersion, mtus: MTUTable, ceiling: UInt32,
+        _ body: (FrameHeader, UnsafeRawBufferPointer) -> Void
+    ) -> Walk {
+        var offset = start
+        var count = 0
+        var lastStart = 0
+        while raw.count &- offset >= FrameHeader.v2Size {
+            let word = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let id = UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt32.self))
+            let header = FrameHeader(word: word, messageID: id)
+            guard header.problem(maxVersion: maxVersion, mtus: mtus, ceiling: ceiling) == nil else {
+                return Walk(end: offset, count: count, lastStart: lastStart, waits: false)
             }
-            return (offset, count, lastStart)
+            // Validated: the data size is within the receive ceiling, so this cannot overflow.
+            let end = offset &+ header.size &+ Int(header.dataSize)
+            guard end <= raw.count else {
+                return Walk(end: offset, count: count, lastStart: lastStart, waits: true)
+            }
+            body(header, UnsafeRawBufferPointer(rebasing: raw[(offset &+ header.size)..<end]))
+            lastStart = offset
+            offset = end
+            count &+= 1
         }
-        if count > 0 {
-            self.lastFrameOffset = self.streamOffset &+ lastStart
-            self.consume(consumed)
+        // Fewer bytes than a v2 header left: none, a short v1 frame, or the start of a header.
+        let left = raw.count &- offset
+        guard left > 0 else { return Walk(end: offset, count: count, lastStart: lastStart, waits: true) }
+        var bytes: (UInt64, UInt32) = (0, 0)
+        withUnsafeMutableBytes(of: &bytes) {
+            $0.baseAddress.unsafelyUnwrapped.copyMemory(from: raw.baseAddress.unsafelyUnwrapped + offset, byteCount: left)
         }
-        return count
+        let waits: Bool
+        switch Self.inspect(
+            word: UInt64(bigEndian: bytes.0), id: UInt32(bigEndian: bytes.1), available: left, maxVersion: maxVersion,
+            mtus: mtus, ceiling: ceiling)
+        {
+        case .incomplete: waits = true
+        case .valid(let header): waits = header.frameSize > left
+        case .invalid: waits = false
+        }
+        return Walk(end: offset, count: count, lastStart: lastStart, waits: waits)
     }
 
     /// The header at the reader index if 12 bytes are readable (a version 1 header in fewer
@@ -414,16 +622,17 @@ public struct FrameDecoder: Sendable {
             }
             return ProtocolFrame(header: header, payload: payload)
         }
-        var gathered = ByteBufferAllocator().buffer(capacity: size)
-        var remaining = size
-        while remaining > 0 {
-            let take = min(remaining, self.front.readableBytes)
-            gathered.writeImmutableBuffer(self.front.getSlice(at: self.front.readerIndex, length: take)!)
-            self.consume(take)
-            remaining -= take
-            self.workCount += take + 1
+        // The payload alone, copied straight from each buffer it lies in into the new one: one
+        // access to each buffer's bytes (every access pays a dynamic exclusivity check).
+        let dataSize = Int(header.dataSize)
+        var payload = ByteBufferAllocator().buffer(capacity: dataSize)
+        payload.writeWithUnsafeMutableBytes(minimumWritableBytes: dataSize) { target in
+            self.copyBuffered(from: header.size, count: dataSize, to: target.baseAddress.unsafelyUnwrapped)
+            return dataSize
         }
-        return ProtocolFrame(header: header, payload: gathered.getSlice(at: header.size, length: Int(header.dataSize))!)
+        self.workCount += dataSize + 1
+        self.consume(size)
+        return ProtocolFrame(header: header, payload: payload)
     }
 
     // MARK: Garbage runs
@@ -534,8 +743,15 @@ public struct FrameDecoder: Sendable {
     private mutating func inspectHeader(at distance: Int, mtus: MTUTable, ceiling: UInt32) -> Inspection {
         self.workCount += 1
         let (word, id, available) = self.peekHeaderBytes(at: distance)
+        return Self.inspect(word: word, id: id, available: available, maxVersion: self.limits.maxVersion, mtus: mtus, ceiling: ceiling)
+    }
+
+    /// Validates a header of which `available` bytes are buffered (`word` and `id` as
+    /// `peekHeaderBytes` gives them, missing bytes 0) as far as they go.
+    private static func inspect(
+        word: UInt64, id: UInt32, available: Int, maxVersion: ProtocolVersion, mtus: MTUTable, ceiling: UInt32
+    ) -> Inspection {
         guard available > 0 else { return .incomplete }
-        let maxVersion = self.limits.maxVersion
         let headerSize = ProtocolVersion(rawValue: UInt8(truncatingIfNeeded: word >> 60)).headerSize
         if available >= headerSize {
             let header = FrameHeader(word: word, messageID: headerSize == FrameHeader.v2Size ? id : 0)
@@ -598,6 +814,20 @@ public struct FrameDecoder: Sendable {
         return (word, id, available)
     }
 
+    /// Copies the `count` buffered bytes that start `distance` bytes past the front to `target`,
+    /// with one access to each buffer's bytes.
+    private mutating func copyBuffered(from distance: Int, count: Int, to target: UnsafeMutableRawPointer) {
+        var copied = 0
+        self.forEachSegment(from: distance, count: count) { segment, index, count in
+            guard count > 0 else { return }
+            segment.withUnsafeReadableBytes { source in
+                target.advanced(by: copied).copyMemory(
+                    from: source.baseAddress.unsafelyUnwrapped.advanced(by: index &- segment.readerIndex), byteCount: count)
+            }
+            copied &+= count
+        }
+    }
+
     /// Calls `body` with each buffered piece of the `count` bytes that start `distance` bytes past
     /// the front: the segment, the index of the piece in it, and its length. Finds the first
     /// segment by binary search, so a look-ahead costs O(log segments) however far it looks.
@@ -655,7 +885,8 @@ public struct FrameDecoder: Sendable {
 
     /// Copies received bytes into an owned buffer, making room by dropping its consumed bytes
     /// first when they dominate (the buffer is never shared, so that moves bytes in place).
-    private static func write(_ bytes: ByteBuffer, into buffer: inout ByteBuffer, held: inout Int) {
+    @discardableResult
+    private static func write(_ bytes: ByteBuffer, into buffer: inout ByteBuffer, held: inout Int) -> Int {
         let before = buffer.storageCapacity
         if buffer.storageCapacity == 0 {
             buffer = ByteBufferAllocator().buffer(capacity: max(Self.minimumOwnedCapacity, bytes.readableBytes))
@@ -663,27 +894,44 @@ public struct FrameDecoder: Sendable {
             buffer.discardReadBytes()
         }
         buffer.writeImmutableBuffer(bytes)
-        held += buffer.storageCapacity - before
+        let after = buffer.storageCapacity
+        held += after - before
+        return after
     }
 
     /// Moves the open tail into `rest`, where nothing is written any more.
+    @inline(__always)
     private mutating func sealTail() {
-        guard self.tail.readableBytes > 0 else { return }
+        if self.tail.readableBytes > 0 {
+            self.sealNonEmptyTail()
+        }
+    }
+
+    @inline(never)
+    private mutating func sealNonEmptyTail() {
         let end = (self.rest.last?.end ?? (self.streamOffset + self.front.readableBytes)) + self.tail.readableBytes
-        self.rest.append(Segment(buffer: self.tail, end: end))
+        self.rest.append(Segment(buffer: self.tail, end: end, capacity: self.tail.storageCapacity))
         self.tail = Self.empty
     }
 
     /// Copies the front's unconsumed bytes into a right-sized buffer when its storage is mostly
     /// consumed bytes. Each copy moves fewer bytes than were consumed from that storage since it
     /// was last sized, so the copies add up to a fraction of the bytes appended.
+    @inline(__always)
     private mutating func compactFrontIfWasteful() {
-        let storage = self.front.storageCapacity
+        if self.frontCapacity > Self.compactionRatio &* self.front.readableBytes &+ Self.compactionSlack {
+            self.compactFront()
+        }
+    }
+
+    @inline(never)
+    private mutating func compactFront() {
+        let storage = self.frontCapacity
         let readable = self.front.readableBytes
-        guard storage > Self.compactionRatio * readable + Self.compactionSlack else { return }
         var compacted = ByteBufferAllocator().buffer(capacity: max(Self.minimumOwnedCapacity, readable))
         compacted.writeImmutableBuffer(self.front)
-        self.heldStorage += compacted.storageCapacity - storage
+        self.frontCapacity = compacted.storageCapacity
+        self.heldStorage += self.frontCapacity - storage
         self.front = compacted
         self.frontIsOpen = self.rest.isEmpty && self.tail.readableBytes == 0
         self.workCount += readable + 1
@@ -709,16 +957,19 @@ public struct FrameDecoder: Sendable {
 
     /// Replaces `front` with the next segment, the open tail, or nothing.
     private mutating func advanceFront() {
-        self.heldStorage -= self.front.storageCapacity
+        self.heldStorage -= self.frontCapacity
         if let next = self.rest.popFirst() {
             self.front = next.buffer
+            self.frontCapacity = next.capacity
             self.frontIsOpen = false
         } else if self.tail.readableBytes > 0 {
             self.front = self.tail
+            self.frontCapacity = self.tail.storageCapacity
             self.tail = Self.empty
             self.frontIsOpen = true
         } else {
             self.front = Self.empty
+            self.frontCapacity = 0
             self.frontIsOpen = false
         }
     }

@@ -22,13 +22,11 @@ public struct FrameHeader: Hashable, Sendable {
     /// The data size of every First frame: total size and frame count, 4 bytes each.
     public static let firstFrameDataSize: UInt32 = 8
 
-    /// The protocol version (low 4 bits are kept; the nibble is written as is).
-    public var version: ProtocolVersion
-    /// Bit 3 of byte 0 as it is on the wire: E (encrypted) for versions 2–5, C (compressed) for
-    /// version 1. `isEncrypted` and `isCompressed` interpret it.
-    public var protectionBit: Bool
-    /// The frame type (3 bits).
-    public var frameType: FrameType
+    /// Byte 0 as on the wire: the version in the high nibble, bit 3 (E or C), the frame type in
+    /// the low 3 bits. The header keeps the wire's first four bytes in their wire order, so that
+    /// its first eight bytes in memory are those four and the data size: a header read off the
+    /// wire is a few loads with no fields to shuffle, and one handed to a closure is two registers.
+    @usableFromInline var byte0: UInt8
     /// The service the frame belongs to.
     public var serviceType: ServiceType
     /// Control frames: the control frame info; Consecutive frames: the sequence number (0 = last);
@@ -40,6 +38,28 @@ public struct FrameHeader: Hashable, Sendable {
     public var dataSize: UInt32
     /// The message id; nil for version 1, whose header has none.
     public var messageID: MessageID?
+
+    /// The protocol version (4 bits: only the low 4 bits of a value set are kept).
+    @inlinable
+    public var version: ProtocolVersion {
+        get { ProtocolVersion(rawValue: self.byte0 >> 4) }
+        set { self.byte0 = newValue.rawValue << 4 | self.byte0 & 0x0F }
+    }
+
+    /// Bit 3 of byte 0 as it is on the wire: E (encrypted) for versions 2–5, C (compressed) for
+    /// version 1. `isEncrypted` and `isCompressed` interpret it.
+    @inlinable
+    public var protectionBit: Bool {
+        get { self.byte0 & 0x08 != 0 }
+        set { self.byte0 = newValue ? self.byte0 | 0x08 : self.byte0 & ~0x08 }
+    }
+
+    /// The frame type (3 bits: only the low 3 bits of a value set are kept).
+    @inlinable
+    public var frameType: FrameType {
+        get { FrameType(rawValue: self.byte0 & 0x07) }
+        set { self.byte0 = self.byte0 & ~0x07 | newValue.rawValue & 0x07 }
+    }
 
     /// Creates a header. `messageID` is ignored for version 1 and defaults to 0 for versions 2–5.
     @inlinable
@@ -53,9 +73,7 @@ public struct FrameHeader: Hashable, Sendable {
         dataSize: UInt32,
         messageID: MessageID? = nil
     ) {
-        self.version = version
-        self.protectionBit = encrypted
-        self.frameType = frameType
+        self.byte0 = version.rawValue << 4 | (encrypted ? 0x08 : 0) | frameType.rawValue & 0x07
         self.serviceType = serviceType
         self.frameInfo = frameInfo
         self.sessionID = sessionID
@@ -110,31 +128,37 @@ extension FrameHeader {
         // exclusivity check on its storage, which costs more than the parse itself.
         let offset = index &- buffer.readerIndex
         guard index >= buffer.readerIndex, offset <= buffer.readableBytes &- 8 else { return nil }
-        return buffer.withUnsafeReadableBytes { bytes -> FrameHeader? in
-            let word = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            var messageID: UInt32 = 0
-            if ProtocolVersion(rawValue: UInt8(truncatingIfNeeded: word >> 60)).hasMessageID {
-                guard offset &+ 12 <= bytes.count else { return nil }
-                messageID = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt32.self))
-            }
-            return FrameHeader(word: word, messageID: messageID)
+        return buffer.withUnsafeReadableBytes { Self.peek(in: $0, at: offset) }
+    }
+
+    /// Reads a header at `offset` of `bytes` without validating it; nil when the bytes up to the
+    /// end of the header are not all there. For code that walks many headers in bytes it holds
+    /// (one access to a `ByteBuffer`'s storage for all of them, where `peek(in:at:)` on the
+    /// buffer pays a dynamic exclusivity check per header): two loads and no other check.
+    @inlinable
+    public static func peek(in bytes: UnsafeRawBufferPointer, at offset: Int) -> FrameHeader? {
+        guard offset >= 0, offset <= bytes.count &- FrameHeader.v1Size else { return nil }
+        let word = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        var messageID: UInt32 = 0
+        if ProtocolVersion(rawValue: UInt8(truncatingIfNeeded: word >> 60)).hasMessageID {
+            guard offset &+ FrameHeader.v2Size <= bytes.count else { return nil }
+            messageID = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset &+ FrameHeader.v1Size, as: UInt32.self))
         }
+        return FrameHeader(word: word, messageID: messageID)
     }
 
     /// A header from its first 8 bytes as one big-endian word and, for versions 2–5, its message id.
     @inlinable
     init(word: UInt64, messageID: UInt32) {
-        let byte0 = UInt8(truncatingIfNeeded: word >> 56)
-        self.init(
-            version: ProtocolVersion(rawValue: byte0 >> 4),
-            encrypted: byte0 & 0x08 != 0,
-            frameType: FrameType(rawValue: byte0 & 0x07),
-            serviceType: ServiceType(rawValue: UInt8(truncatingIfNeeded: word >> 48)),
-            frameInfo: UInt8(truncatingIfNeeded: word >> 40),
-            sessionID: SessionID(UInt8(truncatingIfNeeded: word >> 32)),
-            dataSize: UInt32(truncatingIfNeeded: word),
-            messageID: MessageID(messageID)
-        )
+        // The bytes in wire order again (a caller's big-endian load and this swap cancel out):
+        // the first four go to the first four fields as they are.
+        let wire = word.byteSwapped
+        self.byte0 = UInt8(truncatingIfNeeded: wire)
+        self.serviceType = ServiceType(rawValue: UInt8(truncatingIfNeeded: wire >> 8))
+        self.frameInfo = UInt8(truncatingIfNeeded: wire >> 16)
+        self.sessionID = SessionID(UInt8(truncatingIfNeeded: wire >> 24))
+        self.dataSize = UInt32(truncatingIfNeeded: word)
+        self.messageID = self.version.hasMessageID ? MessageID(messageID) : nil
     }
 
     /// Parses a header from the start of `bytes`; nil when `bytes` is shorter than the header.
@@ -146,8 +170,7 @@ extension FrameHeader {
     /// Writes the header (8 or 12 bytes) at the writer index.
     @inlinable
     public func write(to buffer: inout ByteBuffer) {
-        let byte0 = (self.version.rawValue << 4) | (self.protectionBit ? 0x08 : 0) | (self.frameType.rawValue & 0x07)
-        var word = UInt64(byte0) << 56
+        var word = UInt64(self.byte0) << 56
         word |= UInt64(self.serviceType.rawValue) << 48
         word |= UInt64(self.frameInfo) << 40
         word |= UInt64(self.sessionID.rawValue) << 32

@@ -130,6 +130,19 @@ struct BSONParameterReader: RPCParameterReader {
         return self.cursor.string
     }
 
+    /// An enum's wire name matched in the document, without building a String unless unknown.
+    mutating func readEnumeration<E: RPCEnum>(
+        _ match: (_ hash: UInt32, _ equals: (StaticString) -> Bool) -> E?
+    ) throws(RPCError) -> E {
+        guard self.type == .string else { throw self.mismatch(expected: "String") }
+        self.cursor.clear()
+        let cursor = self.cursor
+        if let found = match(cursor.stringHash, { cursor.stringEquals($0) }) {
+            return found
+        }
+        return E(wireName: cursor.string)
+    }
+
     mutating func readUnknown() throws(RPCError) -> RPCValue {
         switch self.type {
         case .double: return .double(try self.readDouble())

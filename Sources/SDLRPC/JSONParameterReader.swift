@@ -1,3 +1,5 @@
+import SDLBSON
+
 /// Reads a parameters object from JSON text (RFC 8259), strictly, in one pass and without building
 /// a tree: generated code pulls keys and typed values in order.
 ///
@@ -63,6 +65,36 @@ struct JSONParameterReader: RPCParameterReader {
     }
 
     mutating func nextKey() throws(RPCError) -> Bool {
+        // Compact JSON (what this package and most peers write): `"key":` right after `{` or a
+        // `,`, the key plain ASCII. Anything else, whitespace included, goes the general way
+        // from the same position.
+        if let base = self.bytes.baseAddress {
+            let count = self.bytes.count
+            var quote = self.index
+            if !self.atFirstMember && quote < count && base[quote] == UInt8(ascii: ",") {
+                quote &+= 1
+            }
+            if quote < count && base[quote] == UInt8(ascii: "\"") && (quote != self.index) != self.atFirstMember {
+                let start = quote &+ 1
+                let end = self.skipPlainStringBytes(from: start)
+                if end &+ 1 < count && base[end] == UInt8(ascii: "\"") && base[end &+ 1] == UInt8(ascii: ":") {
+                    self.atFirstMember = false
+                    self.keyStart = start
+                    self.keyCount = end &- start
+                    if self.escapedKey != nil {
+                        self.escapedKey = nil
+                    }
+                    self.keyHash = _BSONKeyHash.hash(UnsafeRawBufferPointer(start: base + start, count: end &- start))
+                    self.index = end &+ 2
+                    return true
+                }
+            }
+        }
+        return try self.nextKeyInGeneral()
+    }
+
+    /// `nextKey()` for any JSON: whitespace, escapes, errors.
+    private mutating func nextKeyInGeneral() throws(RPCError) -> Bool {
         self.skipWhitespace()
         guard let byte = self.peek() else {
             throw self.malformed("unterminated object")
@@ -165,6 +197,19 @@ struct JSONParameterReader: RPCParameterReader {
 
     mutating func readBool() throws(RPCError) -> Bool {
         self.skipWhitespace()
+        // The literals compared as words where the input holds them (`expectLiteral` below
+        // reports a bad one).
+        if self.bytes.count &- self.index >= 5, let base = self.bytes.baseAddress {
+            let word = UInt32(littleEndian: UnsafeRawPointer(base + self.index).loadUnaligned(as: UInt32.self))
+            if word == Self.trueWord {
+                self.index &+= 4
+                return true
+            }
+            if word == Self.falsWord && base[self.index &+ 4] == UInt8(ascii: "e") {
+                self.index &+= 5
+                return false
+            }
+        }
         switch self.peek() {
         case UInt8(ascii: "t"):
             try self.expectLiteral("true")
@@ -245,6 +290,9 @@ struct JSONParameterReader: RPCParameterReader {
 
     mutating func readDouble() throws(RPCError) -> Double {
         self.skipWhitespace()
+        if let value = self.scanShortDecimal() {
+            return value
+        }
         guard let byte = self.peek(), byte == UInt8(ascii: "-") || Self.isDigit(byte) else {
             throw self.mismatch(expected: "Float")
         }
@@ -262,6 +310,31 @@ struct JSONParameterReader: RPCParameterReader {
             throw self.mismatch(expected: "String")
         }
         return try self.scanString()
+    }
+
+    /// An enum's wire name matched in the text: plain ASCII names (all the spec's) are hashed and
+    /// compared where they lie; anything else (escapes, other UTF-8, an unknown name) is read as
+    /// a String.
+    mutating func readEnumeration<E: RPCEnum>(
+        _ match: (_ hash: UInt32, _ equals: (StaticString) -> Bool) -> E?
+    ) throws(RPCError) -> E {
+        self.skipWhitespace()
+        guard self.peek() == UInt8(ascii: "\"") else {
+            throw self.mismatch(expected: "String")
+        }
+        let start = self.index &+ 1
+        let end = self.skipPlainStringBytes(from: start)
+        if end < self.bytes.count, self.bytes[end] == UInt8(ascii: "\""), let base = self.bytes.baseAddress {
+            let count = end &- start
+            let found = match(RPCKeyHash.hash(self.slice(start, end))) { name in
+                name.utf8CodeUnitCount == count && Self.equal(base + start, name.utf8Start, count)
+            }
+            if let found {
+                self.index = end &+ 1
+                return found
+            }
+        }
+        return E(wireName: try self.scanString())
     }
 
     mutating func readUnknown() throws(RPCError) -> RPCValue {
@@ -320,11 +393,9 @@ struct JSONParameterReader: RPCParameterReader {
         UnsafeBufferPointer(rebasing: self.bytes[start..<end])
     }
 
+    @inline(__always)
     private static func equal(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-        for offset in 0..<count where lhs[offset] != rhs[offset] {
-            return false
-        }
-        return true
+        _bsonBytesEqual(UnsafeRawPointer(lhs), UnsafeRawPointer(rhs), count)
     }
 
     private func peek() -> UInt8? {
@@ -356,6 +427,10 @@ struct JSONParameterReader: RPCParameterReader {
         self.index += count
     }
 
+    /// "true" and "fals" as little-endian words.
+    private static let trueWord: UInt32 = 0x6575_7274
+    private static let falsWord: UInt32 = 0x736C_6166
+
     /// Byte classes inside strings: `.` plain ASCII, `q` quote, `b` backslash, `c` control
     /// character, `u` a byte of a multi-byte UTF-8 sequence. A literal, so no lazy initialisation.
     private static let stringByteClasses: StaticString = """
@@ -366,14 +441,20 @@ struct JSONParameterReader: RPCParameterReader {
         """
 
     /// Skips plain ASCII string bytes from `start`; returns where the first other byte is. Eight
-    /// bytes at a time while none of them is special, then one at a time.
+    /// bytes at a time, the first special one found from the word's mask, then one at a time
+    /// for the last few.
+    @inline(__always)
     private func skipPlainStringBytes(from start: Int) -> Int {
         var index = start
         let count = self.bytes.count
         if let base = self.bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
-            while index + 8 <= count, !Self.hasSpecialByte(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-                index += 8
+            while index &+ 8 <= count {
+                let special = Self.specialBytes(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+                if special != 0 {
+                    return index &+ special.trailingZeroBitCount &>> 3
+                }
+                index &+= 8
             }
         }
         let classes = Self.stringByteClasses.utf8Start
@@ -383,9 +464,12 @@ struct JSONParameterReader: RPCParameterReader {
         return index
     }
 
-    /// Whether any of the eight bytes is a quote, a backslash, a control character or non-ASCII
-    /// (the classic "has a zero byte" and "has a byte less than n" bit tricks).
-    private static func hasSpecialByte(_ word: UInt64) -> Bool {
+    /// The high bit of each of the eight bytes (the first in memory lowest) that is a quote, a
+    /// backslash, a control character or non-ASCII, by the classic "has a zero byte" and "has a
+    /// byte less than n" bit tricks. A borrow can flag a plain byte only after a flagged one, so
+    /// the lowest flag is exact: the first special byte.
+    @inline(__always)
+    private static func specialBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         let control = (word &- ones &* 0x20) & ~word & highBits
@@ -393,7 +477,7 @@ struct JSONParameterReader: RPCParameterReader {
         let backslashes = word ^ (ones &* 0x5C)
         let quote = (quotes &- ones) & ~quotes & highBits
         let backslash = (backslashes &- ones) & ~backslashes & highBits
-        return (control | quote | backslash | (word & highBits)) != 0
+        return control | quote | backslash | (word & highBits)
     }
 
     /// Scans a key and hashes it; keys with escapes are decoded into `escapedKey`.
@@ -416,7 +500,7 @@ struct JSONParameterReader: RPCParameterReader {
                 if self.escapedKey != nil {
                     self.escapedKey = nil
                 }
-                self.keyHash = RPCKeyHash.hash(self.slice(start, self.index))
+                self.keyHash = _BSONKeyHash.hash(UnsafeRawBufferPointer(self.slice(start, self.index)))
                 self.index += 1
                 return
             }
@@ -624,6 +708,55 @@ struct JSONParameterReader: RPCParameterReader {
             }
         }
         self.index = index
+        return negative ? -value : value
+    }
+
+    /// A number of at most 15 digits without an exponent (`21.5`, `-3`, `0.05`), read in one
+    /// pass: its digits as an integer below 10^15, hence exactly a Double, divided by an exact
+    /// power of ten, one correctly rounded operation (Clinger's fast path, as `double(of:)`).
+    /// Nil, having read nothing, for anything else (longer, an exponent, a leading zero, no
+    /// digit after the point, not a number), which `scanNumber` then reads or refuses.
+    private mutating func scanShortDecimal() -> Double? {
+        guard let base = self.bytes.baseAddress else { return nil }
+        let count = self.bytes.count
+        var index = self.index
+        let negative = index < count && base[index] == UInt8(ascii: "-")
+        if negative { index &+= 1 }
+        let integerStart = index
+        var mantissa: UInt64 = 0
+        while index < count && index &- integerStart < 16 {
+            let digit = base[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            mantissa = mantissa &* 10 &+ UInt64(digit)
+            index &+= 1
+        }
+        let integerDigits = index &- integerStart
+        guard integerDigits > 0, integerDigits == 1 || base[integerStart] != UInt8(ascii: "0") else { return nil }
+        var fractionDigits = 0
+        if index < count && base[index] == UInt8(ascii: ".") {
+            index &+= 1
+            let fractionStart = index
+            while index < count && index &- fractionStart < 16 {
+                let digit = base[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { break }
+                mantissa = mantissa &* 10 &+ UInt64(digit)
+                index &+= 1
+            }
+            fractionDigits = index &- fractionStart
+            guard fractionDigits > 0 else { return nil }
+        }
+        guard integerDigits &+ fractionDigits <= 15 else { return nil }
+        if index < count {
+            switch base[index] {
+            case UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "0")...UInt8(ascii: "9"): return nil
+            default: break
+            }
+        }
+        self.index = index
+        var value = Double(mantissa)
+        if fractionDigits > 0 {
+            value /= Self.powersOfTen[fractionDigits]
+        }
         return negative ? -value : value
     }
 

@@ -1,3 +1,5 @@
+import SDLBSON
+
 /// The source generated code decodes parameters from: a pull reader over one parameters document.
 /// One conformance per wire format, in this module: a JSON reader over the text, and a BSON reader
 /// over the validated document in place.
@@ -46,6 +48,14 @@ public protocol RPCParameterReader {
     mutating func readString() throws(RPCError) -> String
     /// Reads any value, for parameters the spec does not define.
     mutating func readUnknown() throws(RPCError) -> RPCValue
+    /// Reads a string naming an enum case, matched where it lies: `match` gets the name's
+    /// `RPCKeyHash` and a test of the name against a candidate, and returns the case, or nil for
+    /// a name it does not know, which is then read as a String for `E(wireName:)` (the `unknown`
+    /// case). Generated enums decode through this, so a known name builds no String. The default
+    /// reads a String first.
+    mutating func readEnumeration<E: RPCEnum>(
+        _ match: (_ hash: UInt32, _ equals: (StaticString) -> Bool) -> E?
+    ) throws(RPCError) -> E
 
     /// Implementation detail of lenient decoding: a saved reading position.
     associatedtype _Mark
@@ -63,10 +73,24 @@ public protocol RPCParameterReader {
 }
 
 extension RPCParameterReader {
+    public mutating func readEnumeration<E: RPCEnum>(
+        _ match: (_ hash: UInt32, _ equals: (StaticString) -> Bool) -> E?
+    ) throws(RPCError) -> E {
+        let name = try self.readString()
+        let known = name.utf8.withContiguousStorageIfAvailable { bytes in
+            match(RPCKeyHash.hash(bytes)) { candidate in
+                candidate.utf8CodeUnitCount == bytes.count
+                    && (bytes.isEmpty || _bsonBytesEqual(UnsafeRawPointer(bytes.baseAddress!), UnsafeRawPointer(candidate.utf8Start), bytes.count))
+            }
+        }
+        return (known ?? nil) ?? E(wireName: name)
+    }
+
     /// Decodes the known parameter `key` into its slot; a second occurrence is
     /// `duplicateParameter`. Errors get `key` in front of their path.
     public mutating func decode<Value: RPCParameterValue>(_ slot: inout Value?, _ key: StaticString) throws(RPCError) {
-        if slot != nil {
+        // A pattern, not `!= nil`: the operator of an Equatable optional compares whole values.
+        if case .some = slot {
             throw RPCError.duplicate(key.description)
         }
         do throws(RPCError) {
@@ -111,7 +135,10 @@ extension RPCParameterReader {
     mutating func decodeKeepingRaw<Value: RPCParameterValue>(
         _ slot: inout Value?, _ key: StaticString, droppingInto dropped: inout RPCDroppedParameters
     ) throws(RPCError) {
-        if slot != nil || dropped.contains(key) {
+        if case .some = slot {
+            throw RPCError.duplicate(key.description)
+        }
+        if dropped.contains(key) {
             throw RPCError.duplicate(key.description)
         }
         let mark = self._mark
@@ -235,6 +262,11 @@ struct _LenientParameterReader<Base: RPCParameterReader>: RPCParameterReader {
     @inline(__always) mutating func readDouble() throws(RPCError) -> Double { try self.base.readDouble() }
     @inline(__always) mutating func readString() throws(RPCError) -> String { try self.base.readString() }
     @inline(__always) mutating func readUnknown() throws(RPCError) -> RPCValue { try self.base.readUnknown() }
+    @inline(__always) mutating func readEnumeration<E: RPCEnum>(
+        _ match: (_ hash: UInt32, _ equals: (StaticString) -> Bool) -> E?
+    ) throws(RPCError) -> E {
+        try self.base.readEnumeration(match)
+    }
     @inline(__always) var _mark: Base._Mark { self.base._mark }
     @inline(__always) mutating func _rewind(to mark: Base._Mark) { self.base._rewind(to: mark) }
 }

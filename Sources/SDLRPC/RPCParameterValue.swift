@@ -79,6 +79,11 @@ extension Array: RPCParameterValue where Element: RPCParameterValue {
             if index == 0 {
                 // Skips the 1, 2, 4 growth steps of small arrays.
                 elements.reserveCapacity(8)
+            } else if index == 8 {
+                // Past eight, 32 at once (then doubling): a day's 24 hourly forecasts take two
+                // allocations, not three (8, 16, 32). At most 32 elements' room unused, and only
+                // for an array that has nine.
+                elements.reserveCapacity(32)
             }
             do throws(RPCError) {
                 elements.append(try Element(parameterFrom: &reader))

@@ -154,6 +154,30 @@ public struct CodeGenerator {
         out.line("}")
         out.close("}")
         out.blank()
+        // Decoding matches the name where the reader holds it (key hash, then the bytes), so a
+        // known name builds no String; names of one enum that share a hash are tried in order.
+        out.open("public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {")
+        out.open("self = try reader.readEnumeration { (hash, equals) -> Self? in")
+        out.line("switch hash {")
+        var groups: [(hash: UInt32, elements: [SpecEnumElement])] = []
+        for element in item.elements {
+            let hash = KeyHash.hash(element.name)
+            if let index = groups.firstIndex(where: { $0.hash == hash }) {
+                groups[index].elements.append(element)
+            } else {
+                groups.append((hash, [element]))
+            }
+        }
+        for group in groups.sorted(by: { $0.hash < $1.hash }) {
+            let tests = group.elements.map { "if equals(\"\($0.name)\") { return .\(SwiftNaming.caseName($0.name)) }" }
+            out.line("case \(Self.hex(group.hash)): \(tests.joined(separator: "; "))")
+        }
+        out.line("default: break")
+        out.line("}")
+        out.line("return nil")
+        out.close("}")
+        out.close("}")
+        out.blank()
         out.open("public var wireName: String {")
         out.line("switch self {")
         for element in item.elements {
@@ -228,9 +252,64 @@ public struct CodeGenerator {
             out.line("/// Spec struct `\(item.name)`\(self.lifecycleNote(item.lifecycle)).")
             self.emitStruct(
                 typeName: SwiftNaming.typeName(item.name), conformance: "RPCStruct", staticMembers: [],
-                params: item.params, into: &out)
+                params: item.params, outOfLine: self.storesOutOfLine(item.name), into: &out)
         }
         return out.text
+    }
+
+    // MARK: Layout
+
+    /// The structs stored out of line (`storesOutOfLine`), chosen by measurement: a struct out of
+    /// line costs one allocation each time one is decoded, and a copy of one inline costs a
+    /// memcpy of all of it. With these three out of line every other struct of the spec takes at
+    /// most `inlineLimit` bytes inline (a test checks it).
+    ///
+    /// - WeatherServiceData (848 bytes inline) and NavigationServiceData (872) themselves: their
+    ///   members are structs that also come in arrays (WeatherData, LocationDetails), and a struct
+    ///   out of line in an array costs an allocation per element.
+    /// - RadioControlData (480), not ModuleData: with it inline ModuleData took 944 bytes, and out
+    ///   of line ModuleData cost one allocation more for every module's data; RadioControlData
+    ///   costs it only for radio data, and ModuleData takes 464 bytes.
+    public static let outOfLineStructs: Set<String> = ["NavigationServiceData", "RadioControlData", "WeatherServiceData"]
+
+    /// The most bytes the typed parameters of a struct stored inline take once `outOfLineStructs`
+    /// are out of line (WeatherData 513, SystemCapability 597).
+    public static let inlineLimit = 600
+
+    /// Whether the struct named `name` keeps its typed parameters in one immutable object that
+    /// copies share (`outOfLineStructs`). Such a struct was copied whole each time it moved into
+    /// its optional, its parent or out of a decoder (kilobytes of memcpy per decoded message);
+    /// out of line, a copy is one reference.
+    public func storesOutOfLine(_ name: String) -> Bool {
+        Self.outOfLineStructs.contains(name)
+    }
+
+    /// The bytes a struct's typed parameters take inline, by Swift's layout rules (each field at
+    /// its alignment; an optional adds a byte where its value has no spare bits: Int32, Int64
+    /// and Double), counting a struct stored out of line as its reference. An estimate from the
+    /// spec alone, which checks the choice of `outOfLineStructs` against `inlineLimit`.
+    func inlineSize(ofStruct name: String) -> Int {
+        guard let item = self.spec.structNamed(name) else { return 0 }
+        var offset = 0
+        for param in item.params {
+            let (size, alignment) = self.fieldLayout(param)
+            offset = (offset + alignment - 1) / alignment * alignment + size
+        }
+        return offset
+    }
+
+    private func fieldLayout(_ param: SpecParam) -> (size: Int, alignment: Int) {
+        if param.isArray { return (8, 8) }
+        let optional = !param.mandatory
+        switch param.type {
+        case .boolean: return (1, 1)
+        case .integer: return param.needsInt64 ? (optional ? 9 : 8, 8) : (optional ? 5 : 4, 4)
+        case .float: return (optional ? 9 : 8, 8)
+        case .string, .enumeration: return (16, 8)
+        case .structure(let name):
+            if self.storesOutOfLine(name) { return (8, 8) }
+            return (max(self.inlineSize(ofStruct: name) + 8, 8), 8)
+        }
     }
 
     func messagesFile() -> String {
@@ -277,7 +356,10 @@ public struct CodeGenerator {
 
     /// A struct or message type: stored properties, then the memberwise initializer, the decoder,
     /// the encoder and the validation, each from the params in spec order.
-    func emitStruct(typeName: String, conformance: String, staticMembers: [String], params: [SpecParam], into out: inout CodeWriter) {
+    func emitStruct(
+        typeName: String, conformance: String, staticMembers: [String], params: [SpecParam], outOfLine: Bool = false,
+        into out: inout CodeWriter
+    ) {
         out.open("public struct \(typeName): \(conformance) {")
         for member in staticMembers {
             out.line(member)
@@ -287,7 +369,21 @@ public struct CodeGenerator {
         }
         for param in params {
             out.line("/// \(self.paramNote(param))")
-            out.line("public var \(SwiftNaming.propertyName(param.name)): \(self.swiftType(param))")
+            if outOfLine {
+                // The storage is immutable, so that reading a parameter borrows it: a change
+                // makes new storage with the other parameters copied.
+                let name = SwiftNaming.propertyName(param.name)
+                out.open("public var \(name): \(self.swiftType(param)) {")
+                out.line("get { self._storage.\(name) }")
+                let arguments = params.map { other -> String in
+                    let label = SwiftNaming.propertyName(param: other.name)
+                    return other.name == param.name ? "\(label): newValue" : "\(label): self._storage.\(SwiftNaming.propertyName(other.name))"
+                }
+                out.line("set { self._storage = _Storage(\(arguments.joined(separator: ", "))) }")
+                out.close("}")
+            } else {
+                out.line("public var \(SwiftNaming.propertyName(param.name)): \(self.swiftType(param))")
+            }
         }
         // Both kept behind one reference (`RPCExtraParameters`): a struct is copied with a retain per
         // reference it holds, and strict decoding copies structs as it builds them.
@@ -309,8 +405,11 @@ public struct CodeGenerator {
         }
         out.line("/// The storage of `unknownParameters` and `droppedParameters`.")
         out.line("var extraParameters: RPCExtraParameters")
+        if outOfLine {
+            self.emitStorage(typeName: typeName, params, into: &out)
+        }
         out.blank()
-        self.emitMemberwiseInit(params, into: &out)
+        self.emitMemberwiseInit(params, outOfLine: outOfLine, into: &out)
         out.blank()
         self.emitDecoder(params, into: &out)
         out.blank()
@@ -320,11 +419,51 @@ public struct CodeGenerator {
         out.close("}")
     }
 
+    /// The out-of-line storage of a struct `storesOutOfLine` picks: an immutable final class
+    /// holding the typed parameters, shared by copies; equality and hashing by value (the
+    /// parameters in spec order, then the extra parameters), as the synthesized ones of an
+    /// inline struct are.
+    func emitStorage(typeName: String, _ params: [SpecParam], into out: inout CodeWriter) {
+        out.line("/// The typed parameters, out of line: copies of this struct share them (one reference to copy),")
+        out.line("/// and a change makes new storage.")
+        out.line("var _storage: _Storage")
+        out.blank()
+        out.open("final class _Storage: Sendable {")
+        for param in params {
+            out.line("let \(SwiftNaming.propertyName(param.name)): \(self.swiftType(param))")
+        }
+        out.blank()
+        let parameters = params.map { "\(SwiftNaming.propertyName($0.name)): \(self.swiftType($0))" }
+        self.emitInit("init", parameters, into: &out) { out in
+            for param in params {
+                let name = SwiftNaming.propertyName(param.name)
+                out.line("self.\(name) = \(name)")
+            }
+        }
+        out.close("}")
+        out.blank()
+        out.open("public static func == (lhs: \(typeName), rhs: \(typeName)) -> Bool {")
+        out.line("guard lhs._storage !== rhs._storage else { return lhs.extraParameters == rhs.extraParameters }")
+        let comparisons = params.map { param -> String in
+            let name = SwiftNaming.propertyName(param.name)
+            return "lhs._storage.\(name) == rhs._storage.\(name)"
+        } + ["lhs.extraParameters == rhs.extraParameters"]
+        out.line("return " + comparisons.joined(separator: "\n" + String(repeating: " ", count: 12) + "&& "))
+        out.close("}")
+        out.blank()
+        out.open("public func hash(into hasher: inout Hasher) {")
+        for param in params {
+            out.line("hasher.combine(self._storage.\(SwiftNaming.propertyName(param.name)))")
+        }
+        out.line("hasher.combine(self.extraParameters)")
+        out.close("}")
+    }
+
     /// The public memberwise initializer; for a struct that can drop parts, it calls an internal one
     /// that also takes `droppedParameters`, which the decoder calls: a decoder that set the
     /// property after initializing made the optimizer copy the whole value (and its optional struct
     /// members) once more per decoded struct, 20% more instructions on OnAppServiceData.
-    func emitMemberwiseInit(_ params: [SpecParam], into out: inout CodeWriter) {
+    func emitMemberwiseInit(_ params: [SpecParam], outOfLine: Bool = false, into out: inout CodeWriter) {
         let parameters = params.map { param in
             "\(SwiftNaming.propertyName(param.name)): \(self.swiftType(param))\(param.mandatory ? "" : " = nil")"
         }
@@ -335,7 +474,7 @@ public struct CodeGenerator {
                     + ["unknownParameters: unknownParameters", "droppedParameters: RPCDroppedParameters()"]
                 out.line("self.init(\(arguments.joined(separator: ", ")))")
             } else {
-                Self.emitAssignments(params, dropped: "RPCDroppedParameters()", into: &out)
+                Self.emitAssignments(params, dropped: "RPCDroppedParameters()", outOfLine: outOfLine, into: &out)
             }
         }
         guard canDrop else { return }
@@ -344,7 +483,7 @@ public struct CodeGenerator {
         let all = parameters.map { $0.hasSuffix(" = nil") ? String($0.dropLast(6)) : $0 }
             + ["unknownParameters: RPCObject", "droppedParameters: RPCDroppedParameters"]
         self.emitInit("init", all, into: &out) { out in
-            Self.emitAssignments(params, dropped: "droppedParameters", into: &out)
+            Self.emitAssignments(params, dropped: "droppedParameters", outOfLine: outOfLine, into: &out)
         }
     }
 
@@ -360,8 +499,12 @@ public struct CodeGenerator {
         out.close("}")
     }
 
-    private static func emitAssignments(_ params: [SpecParam], dropped: String, into out: inout CodeWriter) {
-        for param in params {
+    private static func emitAssignments(_ params: [SpecParam], dropped: String, outOfLine: Bool, into out: inout CodeWriter) {
+        if outOfLine {
+            let arguments = params.map { "\(SwiftNaming.propertyName(param: $0.name)): \(SwiftNaming.propertyName($0.name))" }
+            out.line("self._storage = _Storage(\(arguments.joined(separator: ", ")))")
+        }
+        for param in params where !outOfLine {
             let name = SwiftNaming.propertyName(param.name)
             out.line("self.\(name) = \(name)")
         }

@@ -36,6 +36,15 @@ import Testing
             #expect(header.bytes == Array(bytes.prefix(header.size)), "\(id): serialises to the same bytes")
             // Peeked out of a buffer, wherever its bytes sit in the storage: the same header.
             #expect(readInEveryLayout(bytes, "\(id)") { FrameHeader.peek(in: $0) } == header)
+            // Peeked out of raw bytes at an offset, and refused where they end before the header does.
+            let padded = [0xAA, 0xBB, 0xCC] + bytes
+            padded.withUnsafeBytes { raw in
+                #expect(FrameHeader.peek(in: raw, at: 3) == header, "\(id)")
+                #expect(FrameHeader.peek(in: UnsafeRawBufferPointer(rebasing: raw[..<(2 + header.size)]), at: 3) == nil, "\(id)")
+                #expect(FrameHeader.peek(in: UnsafeRawBufferPointer(rebasing: raw[..<(3 + header.size)]), at: 3) == header, "\(id)")
+                #expect(FrameHeader.peek(in: raw, at: -1) == nil, "\(id)")
+                #expect(FrameHeader.peek(in: raw, at: raw.count) == nil, "\(id)")
+            }
             if try #require(vector.expect.frameTypeValue, "\(id): frameTypeValue") == 0 {
                 #expect(header.controlFrameInfo?.rawValue == header.frameInfo, "\(id)")
             }
@@ -47,6 +56,35 @@ import Testing
             checked += 1
         }
         #expect(checked == 65)
+    }
+
+    /// Byte 0 is kept as on the wire: every version, E bit and frame type reads back as built
+    /// and as parsed from its bytes, and each setter changes its own bits only (a version or
+    /// frame type set keeps its low 4 or 3 bits, the bits the wire has room for).
+    @Test func byteZeroFieldsKeepTheirWireBits() throws {
+        for version in UInt8(0)...15 {
+            for encrypted in [false, true] {
+                for type in UInt8(0)...7 {
+                    let header = FrameHeader(
+                        version: ProtocolVersion(rawValue: version), encrypted: encrypted, frameType: FrameType(rawValue: type),
+                        serviceType: .video, frameInfo: 7, sessionID: SessionID(9), dataSize: 300, messageID: MessageID(77))
+                    #expect(header.version.rawValue == version && header.protectionBit == encrypted && header.frameType.rawValue == type)
+                    #expect(header.bytes[0] == version << 4 | (encrypted ? 0x08 : 0) | type)
+                    #expect(FrameHeader(bytes: header.bytes + [0, 0, 0, 0]) == header)
+                    var changed = header
+                    changed.version = ProtocolVersion(rawValue: 15 - version)
+                    changed.protectionBit.toggle()
+                    changed.frameType = FrameType(rawValue: 7 - type)
+                    #expect(changed.version.rawValue == 15 - version && changed.protectionBit != encrypted)
+                    #expect(changed.frameType.rawValue == 7 - type && changed.serviceType == .video && changed.frameInfo == 7)
+                    #expect(changed.sessionID == SessionID(9) && changed.dataSize == 300 && changed.messageID == header.messageID)
+                }
+            }
+        }
+        var header = FrameHeader(version: .v5, frameType: .single, serviceType: .rpc, sessionID: SessionID(1), dataSize: 1)
+        header.version = ProtocolVersion(rawValue: 0x13)
+        header.frameType = FrameType(rawValue: 0x08)
+        #expect(header.version == .v3 && header.frameType == .control && header.bytes[0] == 0x30)
     }
 
     /// sdl_core's header validator cases: our validation agrees on every one (the validator's

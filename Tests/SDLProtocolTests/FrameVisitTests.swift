@@ -125,4 +125,98 @@ import Testing
         #expect(decoder.skippedByteCount == 12)
         #expect(decoder.lastFrameOffset == 536)
     }
+
+    /// Small reads (1,448 bytes, a TCP segment): each frame cut by the end of a read is read from
+    /// the two reads it lies in, with its 200 payload bytes copied once, and the partial frame a
+    /// read ends with is judged by the walk over that read: the slow-path work counted (bytes
+    /// copied, headers inspected, segments searched) is those payload bytes and a constant, at
+    /// 1,000 and at 2,000 frames alike.
+    @Test func smallReadsCostTheSamePerFrame() throws {
+        func visit(frames: Int) throws -> (visited: Int, work: Int, spanning: Int, reads: Int) {
+            var stream: [UInt8] = []
+            for index in 0..<frames {
+                stream += FrameDecoderTests.singleFrame(Array(repeating: UInt8(truncatingIfNeeded: index), count: 200), message: UInt32(index + 1))
+            }
+            var decoder = FrameDecoder()
+            var visited = 0
+            var spanning = 0
+            var start = 0
+            var reads = 0
+            while start < stream.count {
+                reads += 1
+                let end = min(start + 1448, stream.count)
+                let read = ByteBuffer(bytes: stream[start..<end])
+                let range = read.withUnsafeReadableBytes { $0.baseAddress! ..< $0.baseAddress! + $0.count }
+                decoder.append(read)
+                visited += try decoder.forEachFrame { header, payload in
+                    precondition(payload.count == 200 && payload.allSatisfy { $0 == UInt8(truncatingIfNeeded: header.messageID!.rawValue - 1) })
+                    if !range.contains(payload.baseAddress!) { spanning += 1 }
+                }
+                start = end
+            }
+            #expect(decoder.bufferedByteCount == 0)
+            return (visited, decoder.workCount, spanning, reads)
+        }
+        let small = try visit(frames: 1000)
+        let large = try visit(frames: 2000)
+        #expect(small.visited == 1000)
+        #expect(large.visited == 2000)
+        // 212-byte frames against 1,448-byte reads: a read boundary falls inside a frame 144 and
+        // 287 times (every 76,744 bytes the two line up).
+        #expect(small.spanning == 144)
+        #expect(large.spanning == 287)
+        for run in [small, large] {
+            #expect(run.work >= run.spanning * 200)
+            #expect(run.work <= run.spanning * 200 + 16, "work \(run.work) for \(run.spanning) spanning frames in \(run.reads) reads")
+        }
+    }
+
+    /// A frame cut by the end of a read at every offset of its header and payload, then (cut
+    /// twice) over three reads: the two-read fast path and the general path decode what
+    /// `nextFrame` decodes, for good frames of both header sizes and every frame type, a frame
+    /// ending exactly at the end of the next read, bad headers, and an oversized data size;
+    /// every read is retained (256 bytes or more), as TCP reads are.
+    @Test(arguments: [FrameDecoder.InvalidHeaderPolicy.resynchronize, .fail])
+    func framesCutAtEveryOffset(policy: FrameDecoder.InvalidHeaderPolicy) {
+        let lead = Hostile.frame(message: 1, payload: 300)
+        let trail = Hostile.frame(message: 3, payload: 280)
+        var tooLarge = Hostile.frame(message: 2, payload: 40)
+        tooLarge.replaceSubrange(4..<8, with: [0x00, 0x02, 0x00, 0x0D])
+        let middles: [(String, [UInt8])] = [
+            ("v5 Single", Hostile.frame(message: 2, payload: 90)),
+            ("v1 Single", Hostile.frame(message: 2, payload: 90, version: .v1)),
+            ("v2 Single", Hostile.frame(message: 2, payload: 1, version: .v2)),
+            ("First", Hostile.frame(.first, message: 2, payload: 8)),
+            ("Consecutive", Hostile.frame(.consecutive, message: 2, info: 3, payload: 50)),
+            ("control", Hostile.frame(.control, service: .control, message: 2, info: 0x01, payload: 20)),
+            ("bad service", Hostile.frame(service: ServiceType(rawValue: 0x08), message: 2, payload: 30)),
+            ("reserved frame type", Hostile.frame(FrameType(rawValue: 5), message: 2, payload: 30)),
+            ("empty Single", Hostile.frame(message: 2, payload: 0)),
+            ("too large", tooLarge),
+        ]
+        var compared = 0
+        for (name, middle) in middles {
+            let stream = lead + middle + trail
+            let start = lead.count
+            let end = start + middle.count
+            for cut in start..<end {
+                let reads = [stream[..<cut], stream[cut...]].map { ByteBuffer(bytes: $0) }
+                let pulled = Self.outcome(reads, policy: policy, visiting: false)
+                #expect(Self.outcome(reads, policy: policy, visiting: true) == pulled, "\(name) cut at \(cut)")
+                compared += 1
+                // Ending with the next read: the trailing frame in a read of its own.
+                let exact = [stream[..<cut], stream[cut..<end], stream[end...]].map { ByteBuffer(bytes: $0) }
+                #expect(Self.outcome(exact, policy: policy, visiting: true) == Self.outcome(exact, policy: policy, visiting: false),
+                        "\(name) cut at \(cut), next read ending with it")
+                // Three reads, the second ending inside the cut frame: that read, of fewer than 256
+                // bytes, is copied into the decoder's own buffer, not retained.
+                for second in stride(from: cut + 1, to: end, by: 7) {
+                    let three = [stream[..<cut], stream[cut..<second], stream[second...]].map { ByteBuffer(bytes: $0) }
+                    #expect(Self.outcome(three, policy: policy, visiting: true) == Self.outcome(three, policy: policy, visiting: false),
+                            "\(name) cut at \(cut) and \(second)")
+                }
+            }
+        }
+        #expect(compared == 475)
+    }
 }

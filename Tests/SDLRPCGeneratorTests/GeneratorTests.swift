@@ -1,4 +1,4 @@
-import SDLRPCGenerator
+@testable import SDLRPCGenerator
 import SDLTestSupport
 import Testing
 
@@ -318,6 +318,31 @@ struct CodeGeneratorTests {
         for file in files {
             let bytes = try SharedData.packageFile("Sources/SDLRPC/Generated/\(file.name)")
             #expect(String(decoding: bytes, as: UTF8.self) == file.contents, "\(file.name) differs from a fresh generation: run `swift run sdl-rpc-gen ../shared/rpc_spec/MOBILE_API.xml --output Sources/SDLRPC/Generated`")
+        }
+    }
+}
+
+@Suite("Generated layout")
+struct GeneratedLayoutChoiceTests {
+    /// Out of line are exactly `outOfLineStructs`, and with them out of line every other struct of
+    /// the spec takes at most `inlineLimit` bytes inline (ModuleData among them: its radio data goes
+    /// out of line, not ModuleData), and none of them is an array's element anywhere, where each
+    /// element would cost an allocation.
+    @Test func largeStructsStoredOutOfLine() throws {
+        let spec = try SpecParser.parse(SharedData.specBytes())
+        let generator = CodeGenerator(spec: spec)
+        let chosen = spec.structs.map(\.name).filter(generator.storesOutOfLine)
+        #expect(chosen.sorted() == ["NavigationServiceData", "RadioControlData", "WeatherServiceData"])
+        for item in spec.structs where !generator.storesOutOfLine(item.name) {
+            #expect(generator.inlineSize(ofStruct: item.name) <= CodeGenerator.inlineLimit, "\(item.name)")
+        }
+        #expect(generator.inlineSize(ofStruct: "ModuleData") > 400)
+        #expect(generator.inlineSize(ofStruct: "Temperature") == 24)
+        let params = spec.structs.flatMap(\.params) + spec.functions.flatMap(\.params)
+        for param in params where param.isArray {
+            if case .structure(let name) = param.type {
+                #expect(!generator.storesOutOfLine(name), "\(param.name): [\(name)]")
+            }
         }
     }
 }

@@ -42,6 +42,59 @@ struct JSONReaderTests {
         }
     }
 
+    @Test("Boolean literals, read as words where the input holds five bytes, and cut short")
+    func booleanLiterals() throws {
+        func success(_ literal: String) throws -> Bool {
+            try SDLGetInteriorVehicleDataResponse(jsonParameters: #"{"resultCode":"SUCCESS","success":"# + literal).success
+        }
+        #expect(try success("true}"))
+        #expect(try !success("false}"))
+        #expect(try success("true }"))
+        #expect(try !success("false\n}"))
+        #expect(try SDLGetInteriorVehicleDataResponse(jsonParameters: #"{"success":false,"resultCode":"SUCCESS"}"#).success == false)
+        for bad in ["tru}", "fals}", "falsy}", "trues}", "truex}", "TRUE}", "true", "false", "tr", "f", "nul}"] {
+            #expect(throws: RPCError.self, "\(bad)") { try success(bad) }
+        }
+    }
+
+    @Test("Floats of up to 15 digits read in one pass equal the correctly rounded value; longer ones and exponents too")
+    func shortDecimalFloats() throws {
+        func value(_ number: String) throws -> Double {
+            try SDLTemperature(jsonParameters: #"{"unit":"CELSIUS","value":"# + number + "}").value
+        }
+        let texts = [
+            "0", "-0", "-0.0", "21.5", "-3", "0.05", "0.1", "0.30000000000000004", "123456789012345", "-12345678901234.5",
+            "0.12345678901234", "1234567890123456", "0.123456789012345", "9007199254740993", "100000000000000.5",
+            "1.5e3", "-2E-2", "7.0", "99999999999999.9",
+        ]
+        for text in texts {
+            let read = try value(text)
+            #expect(read == Double(text)!, "\(text)")
+            #expect(read.sign == Double(text)!.sign, "\(text)")
+        }
+        #expect(try value(" 21.5 ") == 21.5)
+        for bad in ["05", "-", "1.", ".5", "-.5", "1.5.3", "1e", "00.5", "+1", "1.2.", "\"1\""] {
+            #expect(throws: RPCError.self, "\(bad)") { try value(bad) }
+        }
+    }
+
+    @Test("compact keys read in one step; whitespace, escapes and misplaced commas go the general way")
+    func compactAndSpacedKeys() throws {
+        let texts = [
+            #"{"unit":"CELSIUS","value":1}"#, #"{ "unit":"CELSIUS","value":1}"#, #"{"unit" :"CELSIUS","value":1}"#,
+            #"{"unit":"CELSIUS" ,"value":1}"#, #"{"unit":"CELSIUS", "value":1}"#, #"{"unit":"CELSIUS","value" : 1 }"#,
+            #"{"\u0075nit":"CELSIUS","value":1}"#,
+        ]
+        for text in texts {
+            let temperature = try SDLTemperature(jsonParameters: text)
+            #expect(temperature.unit == .celsius && temperature.value == 1, "\(text)")
+        }
+        #expect(try Self.parse(#"{"":1,"é":2,"a":3}"#) == .object(["": .int32(1), "é": .int32(2), "a": .int32(3)]))
+        for bad in [#"{,"a":1}"#, #"{"a":1,,"b":2}"#, #"{"a":1"b":2}"#, #"{"a":1,}"#, #"{"a""#, #"{"a"}"#, #"{"a":1,"b""#] {
+            #expect(throws: RPCError.self, "\(bad)") { try Self.parse(bad) }
+        }
+    }
+
     @Test("keys that share a hash are told apart by their bytes")
     func hashCollisions() throws {
         #expect(RPCKeyHash.hash("majorVersion".utf8) == RPCKeyHash.hash("minorVersion".utf8))

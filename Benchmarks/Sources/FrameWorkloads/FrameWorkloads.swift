@@ -25,23 +25,85 @@ private let headerSet: [FrameHeader] = (0..<64).map { index in
 
 private let headerBytes: [UInt8] = headerSet.flatMap(\.bytes)
 
-/// One side of the header parse row: our `FrameHeader.peek(in:at:)`, every field read.
-private func parseOurs() -> (Int) -> Void {
-    let buffer = ByteBuffer(bytes: headerBytes)
-    let end = headerBytes.count
-    return { count in
-        var sum: UInt64 = 0
-        var offset = 0
-        for _ in 0..<count {
-            let header = FrameHeader.peek(in: buffer, at: offset).unsafelyUnwrapped
-            sum &+= UInt64(header.version.rawValue) &+ (header.protectionBit ? 1 : 0) &+ UInt64(header.frameType.rawValue)
-            sum &+= UInt64(header.serviceType.rawValue) &+ UInt64(header.frameInfo) &+ UInt64(header.sessionID.rawValue)
-            sum &+= UInt64(header.dataSize) &+ UInt64(header.messageID?.rawValue ?? 0)
-            offset += 12
-            if offset == end { offset = 0 }
-        }
-        sink(sum)
+/// The 64 headers of the header rows, one after the other (768 bytes).
+public let headerSetBuffer = ByteBuffer(bytes: headerBytes)
+
+/// Our side of the header parse row: `count` headers read with `FrameHeader.peek(in:at:)` from
+/// the bytes of `headerSetBuffer` (one access to the buffer, as a decoder's walk has), in turn,
+/// every field read; returns a checksum of the fields.
+@inline(__always)
+public func parseHeaderSet(_ buffer: ByteBuffer, count: Int) -> UInt64 {
+    buffer.withUnsafeReadableBytes { bytes in
+        parseHeaders(count: count, end: bytes.count) { FrameHeader.peek(in: bytes, at: $0) }
     }
+}
+
+/// The header parse with `FrameHeader.peek(in:at:)` on the `ByteBuffer`, one access to its
+/// storage (a dynamic exclusivity check) per header.
+@inline(__always)
+public func parseHeaderSetPerAccess(_ buffer: ByteBuffer, count: Int) -> UInt64 {
+    parseHeaders(count: count, end: buffer.readableBytes) { FrameHeader.peek(in: buffer, at: $0) }
+}
+
+@inline(__always)
+private func parseHeaders(count: Int, end: Int, _ peek: (Int) -> FrameHeader?) -> UInt64 {
+    var sum: UInt64 = 0
+    var offset = 0
+    for _ in 0..<count {
+        let header = peek(offset).unsafelyUnwrapped
+        sum &+= UInt64(header.version.rawValue) &+ (header.protectionBit ? 1 : 0) &+ UInt64(header.frameType.rawValue)
+        sum &+= UInt64(header.serviceType.rawValue) &+ UInt64(header.frameInfo) &+ UInt64(header.sessionID.rawValue)
+        sum &+= UInt64(header.dataSize) &+ UInt64(header.messageID?.rawValue ?? 0)
+        offset += 12
+        if offset == end { offset = 0 }
+    }
+    return sum
+}
+
+/// 1 MiB of pseudo-random bytes in which no valid header starts, as two received buffers: what a
+/// resynchronising decoder slides through when a peer sends garbage (FrameBenchmarks' "Skip
+/// 1 MiB of garbage in two buffers", and FrameProfile's `garbage`).
+public let garbageHalves: (ByteBuffer, ByteBuffer) = {
+    let oneMiB = 1 << 20
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var bytes = (0..<oneMiB).map { _ -> UInt8 in
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return UInt8(truncatingIfNeeded: state >> 32)
+    }
+    // Where a valid header starts by chance, clear its version nibble; repeat until none is left
+    // (a cleared byte can complete a header that starts before it).
+    let limits = ProtocolLimits()
+    var repaired = true
+    while repaired {
+        repaired = false
+        for index in 0..<(oneMiB - 12) where FrameHeader(bytes: bytes[index..<(index + 12)])!.isValid(against: limits) {
+            bytes[index] &= 0x0F
+            repaired = true
+        }
+    }
+    return (ByteBuffer(bytes: bytes[..<(oneMiB / 2 + 1)]), ByteBuffer(bytes: bytes[(oneMiB / 2 + 1)...]))
+}()
+
+/// Slides a resynchronising decoder through `halves` (one error, every byte skipped or left
+/// buffered as a possible header start); returns the bytes skipped.
+@inline(never)
+public func skipGarbage(_ halves: (ByteBuffer, ByteBuffer)) -> Int {
+    var decoder = FrameDecoder()
+    decoder.append(halves.0)
+    decoder.append(halves.1)
+    var errors = 0
+    while true {
+        do {
+            guard try decoder.nextFrame() == nil else { preconditionFailure("a frame in garbage") }
+            break
+        } catch {
+            errors += 1
+        }
+    }
+    precondition(errors == 1 && decoder.skippedByteCount + decoder.bufferedByteCount == halves.0.readableBytes + halves.1.readableBytes)
+    return decoder.skippedByteCount
 }
 
 private func writeOurs() -> (Int) -> Void {
@@ -244,6 +306,22 @@ private func decodeAndReassemble(_ size: Int) -> (Int) -> Void {
     }
 }
 
+/// A header parse row: `parse` over `headerSetBuffer` against the C loop over the same bytes.
+private func headerParse(
+    _ name: String, _ side: String, _ parse: @escaping @Sendable (ByteBuffer, Int) -> UInt64, goal: RatioGoal? = nil
+) -> Comparison {
+    Comparison(
+        name, group: "Frames",
+        ours: Workload(side) {
+            let buffer = headerSetBuffer
+            return { count in sink(parse(buffer, count)) }
+        },
+        reference: Workload("C loop") {
+            { count in sink(headerBytes.withUnsafeBufferPointer { sdl_c_parse_headers($0.baseAddress, 64, count) }) }
+        },
+        items: (1, "header"), goal: goal, scale: .mega)
+}
+
 /// The frame layer's comparisons.
 public enum FrameWorkloads {
     public static let streamBytes = 2_120_000
@@ -254,13 +332,12 @@ public enum FrameWorkloads {
         let reassemblyGoal = RatioGoal(1, "reassembly at least memcpy's bandwidth")
         let stream: (count: Int, noun: String) = (10_000, "frame")
         var rows = [
-            Comparison(
-                "Frame header parse (12 bytes)", group: "Frames",
-                ours: Workload("FrameHeader.peek") { parseOurs() },
-                reference: Workload(cLoop) {
-                    { count in sink(headerBytes.withUnsafeBufferPointer { sdl_c_parse_headers($0.baseAddress, 64, count) }) }
-                },
-                items: (1, "header"), goal: RatioGoal(0.5, "header parse at least 50% of the C loop's speed"), scale: .mega),
+            headerParse(
+                "Frame header parse (12 bytes)", "FrameHeader.peek", parseHeaderSet,
+                goal: RatioGoal(0.5, "header parse at least 50% of the C loop's speed")),
+            headerParse(
+                "Frame header parse, one ByteBuffer access per header (12 bytes)", "FrameHeader.peek(in: ByteBuffer)",
+                parseHeaderSetPerAccess),
             Comparison(
                 "Frame header serialize (12 bytes)", group: "Frames",
                 ours: Workload("FrameHeader.write") { writeOurs() },

@@ -122,6 +122,52 @@ public enum SDLResult: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05525459: if equals("RETRY") { return .retry }
+            case 0x05535644: if equals("SAVED") { return .saved }
+            case 0x06495545: if equals("IN_USE") { return .inUse }
+            case 0x07415244: if equals("ABORTED") { return .aborted }
+            case 0x07494f44: if equals("IGNORED") { return .ignored }
+            case 0x07534353: if equals("SUCCESS") { return .success }
+            case 0x08524344: if equals("REJECTED") { return .rejected }
+            case 0x08574953: if equals("WARNINGS") { return .warnings }
+            case 0x09525f59: if equals("READ_ONLY") { return .readOnly }
+            case 0x09544454: if equals("TIMED_OUT") { return .timedOut }
+            case 0x0a444c44: if equals("DISALLOWED") { return .disallowed }
+            case 0x0a494944: if equals("INVALID_ID") { return .invalidId }
+            case 0x0c435f45: if equals("CANCEL_ROUTE") { return .cancelRoute }
+            case 0x0c454454: if equals("EXPIRED_CERT") { return .expiredCert }
+            case 0x0c494441: if equals("INVALID_DATA") { return .invalidData }
+            case 0x0c494454: if equals("INVALID_CERT") { return .invalidCert }
+            case 0x0d474352: if equals("GENERIC_ERROR") { return .genericError }
+            case 0x0d4f5f59: if equals("OUT_OF_MEMORY") { return .outOfMemory }
+            case 0x0d525f44: if equals("RESUME_FAILED") { return .resumeFailed }
+            case 0x0e434541: if equals("CORRUPTED_DATA") { return .corruptedData }
+            case 0x0e445445: if equals("DUPLICATE_NAME") { return .duplicateName }
+            case 0x0e465444: if equals("FILE_NOT_FOUND") { return .fileNotFound }
+            case 0x0e544541: if equals("TRUNCATED_DATA") { return .truncatedData }
+            case 0x0e574145: if equals("WRONG_LANGUAGE") { return .wrongLanguage }
+            case 0x0f555344: if equals("USER_DISALLOWED") { return .userDisallowed }
+            case 0x11454f44: if equals("ENCRYPTION_NEEDED") { return .encryptionNeeded }
+            case 0x12444145: if equals("DATA_NOT_AVAILABLE") { return .dataNotAvailable }
+            case 0x13435444: if equals("CHAR_LIMIT_EXCEEDED") { return .charLimitExceeded }
+            case 0x1355454e: if equals("UNSUPPORTED_VERSION") { return .unsupportedVersion }
+            case 0x13554554: if equals("UNSUPPORTED_REQUEST") { return .unsupportedRequest }
+            case 0x14554445: if equals("UNSUPPORTED_RESOURCE") { return .unsupportedResource }
+            case 0x15545053: if equals("TOO_MANY_APPLICATIONS") { return .tooManyApplications }
+            case 0x18565f44: if equals("VEHICLE_DATA_NOT_ALLOWED") { return .vehicleDataNotAllowed }
+            case 0x19544453: if equals("TOO_MANY_PENDING_REQUESTS") { return .tooManyPendingRequests }
+            case 0x1a414f44: if equals("APPLICATION_NOT_REGISTERED") { return .applicationNotRegistered }
+            case 0x1a564e45: if equals("VEHICLE_DATA_NOT_AVAILABLE") { return .vehicleDataNotAvailable }
+            case 0x1e414959: if equals("APPLICATION_REGISTERED_ALREADY") { return .applicationRegisteredAlready }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .success: return "SUCCESS"
@@ -190,6 +236,17 @@ public enum SDLButtonPressMode: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x044c4e47: if equals("LONG") { return .long }
+            case 0x05534f54: if equals("SHORT") { return .short }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .long: return "LONG"
@@ -220,6 +277,17 @@ public enum SDLButtonEventMode: RPCEnum {
         case "BUTTONUP": self = .buttonup
         case "BUTTONDOWN": self = .buttondown
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x08424f50: if equals("BUTTONUP") { return .buttonup }
+            case 0x0a424e4e: if equals("BUTTONDOWN") { return .buttondown }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -367,6 +435,53 @@ public enum SDLLanguage: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05412d41: if equals("AR-SA") { return .arSa }
+            case 0x05432d5a: if equals("CS-CZ") { return .csCz }
+            case 0x05442d45: if equals("DE-DE") { return .deDe }
+            case 0x05442d4b: if equals("DA-DK") { return .daDk }
+            case 0x05452d41: if equals("EN-SA") { return .enSa }
+            case 0x05452d42: if equals("EN-GB") { return .enGb }
+            case 0x05452d4e: if equals("EN-IN") { return .enIn }
+            case 0x05452d52: if equals("EL-GR") { return .elGr }
+            case 0x05452d53: if equals("EN-US") { return .enUs }; if equals("ES-ES") { return .esEs }
+            case 0x05452d55: if equals("EN-AU") { return .enAu }
+            case 0x05452d58: if equals("ES-MX") { return .esMx }
+            case 0x05462d41: if equals("FR-CA") { return .frCa }
+            case 0x05462d49: if equals("FI-FI") { return .fiFi }
+            case 0x05462d52: if equals("FR-FR") { return .frFr }
+            case 0x05482d4c: if equals("HE-IL") { return .heIl }
+            case 0x05482d4e: if equals("HI-IN") { return .hiIn }
+            case 0x05482d55: if equals("HU-HU") { return .huHu }
+            case 0x05492d44: if equals("ID-ID") { return .idId }
+            case 0x05492d54: if equals("IT-IT") { return .itIt }
+            case 0x054a2d50: if equals("JA-JP") { return .jaJp }
+            case 0x054b2d52: if equals("KO-KR") { return .koKr }
+            case 0x054d2d59: if equals("MS-MY") { return .msMy }
+            case 0x054e2d45: if equals("NL-BE") { return .nlBe }
+            case 0x054e2d4c: if equals("NL-NL") { return .nlNl }
+            case 0x054e2d4f: if equals("NO-NO") { return .noNo }
+            case 0x05502d4c: if equals("PL-PL") { return .plPl }
+            case 0x05502d52: if equals("PT-BR") { return .ptBr }
+            case 0x05502d54: if equals("PT-PT") { return .ptPt }
+            case 0x05522d4f: if equals("RO-RO") { return .roRo }
+            case 0x05522d55: if equals("RU-RU") { return .ruRu }
+            case 0x05532d45: if equals("SV-SE") { return .svSe }
+            case 0x05532d4b: if equals("SK-SK") { return .skSk }
+            case 0x05542d48: if equals("TH-TH") { return .thTh }
+            case 0x05542d52: if equals("TR-TR") { return .trTr }
+            case 0x05552d41: if equals("UK-UA") { return .ukUa }
+            case 0x05562d4e: if equals("VI-VN") { return .viVn }
+            case 0x055a2d4e: if equals("ZH-CN") { return .zhCn }
+            case 0x055a2d57: if equals("ZH-TW") { return .zhTw }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .enUs: return "EN-US"
@@ -446,6 +561,20 @@ public enum SDLUpdateMode: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05434552: if equals("CLEAR") { return .clear }
+            case 0x05505545: if equals("PAUSE") { return .pause }
+            case 0x06525545: if equals("RESUME") { return .resume }
+            case 0x07434e50: if equals("COUNTUP") { return .countup }
+            case 0x0943544e: if equals("COUNTDOWN") { return .countdown }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .countup: return "COUNTUP"
@@ -485,6 +614,18 @@ public enum SDLTimerMode: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x02555050: if equals("UP") { return .up }
+            case 0x0444574e: if equals("DOWN") { return .down }
+            case 0x044e4e45: if equals("NONE") { return .none_ }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .up: return "UP"
@@ -519,6 +660,18 @@ public enum SDLInteractionMode: RPCEnum {
         case "VR_ONLY": self = .vrOnly
         case "BOTH": self = .both
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04425448: if equals("BOTH") { return .both }
+            case 0x07564f59: if equals("VR_ONLY") { return .vrOnly }
+            case 0x0b4d4c59: if equals("MANUAL_ONLY") { return .manualOnly }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -565,6 +718,20 @@ public enum SDLLayoutMode: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x084b4f44: if equals("KEYBOARD") { return .keyboard }
+            case 0x09495f59: if equals("ICON_ONLY") { return .iconOnly }
+            case 0x094c5f59: if equals("LIST_ONLY") { return .listOnly }
+            case 0x10494848: if equals("ICON_WITH_SEARCH") { return .iconWithSearch }
+            case 0x104c4848: if equals("LIST_WITH_SEARCH") { return .listWithSearch }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .iconOnly: return "ICON_ONLY"
@@ -601,6 +768,17 @@ public enum SDLWindowType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x044d494e: if equals("MAIN") { return .main }
+            case 0x06574754: if equals("WIDGET") { return .widget }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .main: return "MAIN"
@@ -631,6 +809,17 @@ public enum SDLPredefinedWindows: RPCEnum {
         case "DEFAULT_WINDOW": self = .defaultWindow
         case "PRIMARY_WIDGET": self = .primaryWidget
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0e445f57: if equals("DEFAULT_WINDOW") { return .defaultWindow }
+            case 0x0e505f54: if equals("PRIMARY_WIDGET") { return .primaryWidget }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -673,6 +862,19 @@ public enum SDLHMILevel: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04464c4c: if equals("FULL") { return .full }
+            case 0x044e4e45: if equals("NONE") { return .none_ }
+            case 0x074c4944: if equals("LIMITED") { return .limited }
+            case 0x0a425244: if equals("BACKGROUND") { return .background }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .full: return "FULL"
@@ -711,6 +913,18 @@ public enum SDLAudioStreamingState: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x07414945: if equals("AUDIBLE") { return .audible }
+            case 0x0a415544: if equals("ATTENUATED") { return .attenuated }
+            case 0x0b4e5545: if equals("NOT_AUDIBLE") { return .notAudible }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .audible: return "AUDIBLE"
@@ -745,6 +959,18 @@ public enum SDLSystemAction: RPCEnum {
         case "STEAL_FOCUS": self = .stealFocus
         case "KEEP_CONTEXT": self = .keepContext
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0b535f53: if equals("STEAL_FOCUS") { return .stealFocus }
+            case 0x0c4b4f54: if equals("KEEP_CONTEXT") { return .keepContext }
+            case 0x0e445f4e: if equals("DEFAULT_ACTION") { return .defaultAction }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -791,6 +1017,20 @@ public enum SDLSystemContext: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x044d494e: if equals("MAIN") { return .main }
+            case 0x044d4e55: if equals("MENU") { return .menu }
+            case 0x05414554: if equals("ALERT") { return .alert }
+            case 0x0956534e: if equals("VRSESSION") { return .vrsession }
+            case 0x0c485344: if equals("HMI_OBSCURED") { return .hmiObscured }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .main: return "MAIN"
@@ -827,6 +1067,17 @@ public enum SDLVideoStreamingState: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0a534d45: if equals("STREAMABLE") { return .streamable }
+            case 0x0e4e4545: if equals("NOT_STREAMABLE") { return .notStreamable }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .streamable: return "STREAMABLE"
@@ -860,6 +1111,18 @@ public enum SDLSoftButtonType: RPCEnum {
         case "IMAGE": self = .image
         case "BOTH": self = .both
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04425448: if equals("BOTH") { return .both }
+            case 0x04545854: if equals("TEXT") { return .text }
+            case 0x05494145: if equals("IMAGE") { return .image }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -930,6 +1193,28 @@ public enum SDLAppInterfaceUnregisteredReason: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0c494f46: if equals("IGNITION_OFF") { return .ignitionOff }
+            case 0x0c4d5f54: if equals("MASTER_RESET") { return .masterReset }
+            case 0x0d424f46: if equals("BLUETOOTH_OFF") { return .bluetoothOff }
+            case 0x0f4c4545: if equals("LANGUAGE_CHANGE") { return .languageChange }
+            case 0x10415444: if equals("APP_UNAUTHORIZED") { return .appUnauthorized }
+            case 0x10464453: if equals("FACTORY_DEFAULTS") { return .factoryDefaults }
+            case 0x10554f44: if equals("USB_DISCONNECTED") { return .usbDisconnected }
+            case 0x11545f53: if equals("TOO_MANY_REQUESTS") { return .tooManyRequests }
+            case 0x1250564e: if equals("PROTOCOL_VIOLATION") { return .protocolViolation }
+            case 0x13524354: if equals("RESOURCE_CONSTRAINT") { return .resourceConstraint }
+            case 0x18554845: if equals("UNSUPPORTED_HMI_RESOURCE") { return .unsupportedHmiResource }
+            case 0x1c44544e: if equals("DRIVER_DISTRACTION_VIOLATION") { return .driverDistractionViolation }
+            case 0x1f524e4c: if equals("REQUEST_WHILE_IN_NONE_HMI_LEVEL") { return .requestWhileInNoneHmiLevel }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .ignitionOff: return "IGNITION_OFF"
@@ -977,6 +1262,18 @@ public enum SDLTriggerSource: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x02565252: if equals("VR") { return .vr }
+            case 0x044d4e55: if equals("MENU") { return .menu }
+            case 0x084b4f44: if equals("KEYBOARD") { return .keyboard }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .menu: return "MENU"
@@ -1008,6 +1305,17 @@ public enum SDLHmiZoneCapabilities: RPCEnum {
         case "FRONT": self = .front
         case "BACK": self = .back
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0442434b: if equals("BACK") { return .back }
+            case 0x05464f54: if equals("FRONT") { return .front }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -1056,6 +1364,21 @@ public enum SDLSpeechCapabilities: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04464c45: if equals("FILE") { return .file }
+            case 0x04545854: if equals("TEXT") { return .text }
+            case 0x07534545: if equals("SILENCE") { return .silence }
+            case 0x0c504344: if equals("PRE_RECORDED") { return .preRecorded }
+            case 0x0d534853: if equals("SAPI_PHONEMES") { return .sapiPhonemes }
+            case 0x0f4c5053: if equals("LHPLUS_PHONEMES") { return .lhplusPhonemes }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .text: return "TEXT"
@@ -1087,6 +1410,16 @@ public enum SDLVrCapabilities: RPCEnum {
         switch wireName {
         case "TEXT": self = .text
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04545854: if equals("TEXT") { return .text }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -1128,6 +1461,20 @@ public enum SDLPrerecordedSpeech: RPCEnum {
         case "POSITIVE_JINGLE": self = .positiveJingle
         case "NEGATIVE_JINGLE": self = .negativeJingle
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0b484a45: if equals("HELP_JINGLE") { return .helpJingle }
+            case 0x0d4c5f45: if equals("LISTEN_JINGLE") { return .listenJingle }
+            case 0x0e495f45: if equals("INITIAL_JINGLE") { return .initialJingle }
+            case 0x0f4e4545: if equals("NEGATIVE_JINGLE") { return .negativeJingle }
+            case 0x0f504545: if equals("POSITIVE_JINGLE") { return .positiveJingle }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -1173,6 +1520,19 @@ public enum SDLSamplingRate: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0438485a: if equals("8KHZ") { return ._8khz }
+            case 0x05314b5a: if equals("16KHZ") { return ._16khz }
+            case 0x05324b5a: if equals("22KHZ") { return ._22khz }
+            case 0x05344b5a: if equals("44KHZ") { return ._44khz }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case ._8khz: return "8KHZ"
@@ -1208,6 +1568,17 @@ public enum SDLBitsPerSample: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05384254: if equals("8_BIT") { return ._8Bit }
+            case 0x06314254: if equals("16_BIT") { return ._16Bit }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case ._8Bit: return "8_BIT"
@@ -1235,6 +1606,16 @@ public enum SDLAudioType: RPCEnum {
         switch wireName {
         case "PCM": self = .pcm
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0350434d: if equals("PCM") { return .pcm }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -1378,6 +1759,52 @@ public enum SDLVehicleDataType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0f56444d: if equals("VEHICLEDATA_RPM") { return .vehicledataRpm }
+            case 0x0f56444e: if equals("VEHICLEDATA_VIN") { return .vehicledataVin }
+            case 0x0f564453: if equals("VEHICLEDATA_GPS") { return .vehicledataGps }
+            case 0x11564144: if equals("VEHICLEDATA_SPEED") { return .vehicledataSpeed }
+            case 0x1156414c: if equals("VEHICLEDATA_PRNDL") { return .vehicledataPrndl }
+            case 0x11564159: if equals("VEHICLEDATA_MYKEY") { return .vehicledataMykey }
+            case 0x13565447: if equals("VEHICLEDATA_BRAKING") { return .vehicledataBraking }
+            case 0x1456414c: if equals("VEHICLEDATA_ACCPEDAL") { return .vehicledataAccpedal }
+            case 0x1456414f: if equals("VEHICLEDATA_BODYINFO") { return .vehicledataBodyinfo }
+            case 0x14564152: if equals("VEHICLEDATA_ODOMETER") { return .vehicledataOdometer }
+            case 0x15564145: if equals("VEHICLEDATA_FUELRANGE") { return .vehicledataFuelrange }
+            case 0x1556414c: if equals("VEHICLEDATA_FUELLEVEL") { return .vehicledataFuellevel }
+            case 0x1556414f: if equals("VEHICLEDATA_ECALLINFO") { return .vehicledataEcallinfo }
+            case 0x16565f4c: if equals("VEHICLEDATA_TURNSIGNAL") { return .vehicledataTurnsignal }
+            case 0x16565f50: if equals("VEHICLEDATA_EXTERNTEMP") { return .vehicledataExterntemp }
+            case 0x16565f53: if equals("VEHICLEDATA_GEARSTATUS") { return .vehicledataGearstatus }; if equals("VEHICLEDATA_BELTSTATUS") { return .vehicledataBeltstatus }
+            case 0x17565f41: if equals("VEHICLEDATA_CLIMATEDATA") { return .vehicledataClimatedata }
+            case 0x17565f45: if equals("VEHICLEDATA_BATTVOLTAGE") { return .vehicledataBattvoltage }
+            case 0x17565f53: if equals("VEHICLEDATA_WIPERSTATUS") { return .vehicledataWiperstatus }
+            case 0x18564153: if equals("VEHICLEDATA_AIRBAGSTATUS") { return .vehicledataAirbagstatus }
+            case 0x18564453: if equals("VEHICLEDATA_DEVICESTATUS") { return .vehicledataDevicestatus }
+            case 0x18564545: if equals("VEHICLEDATA_ENGINETORQUE") { return .vehicledataEnginetorque }
+            case 0x18565445: if equals("VEHICLEDATA_TIREPRESSURE") { return .vehicledataTirepressure }
+            case 0x18565753: if equals("VEHICLEDATA_WINDOWSTATUS") { return .vehicledataWindowstatus }
+            case 0x19564545: if equals("VEHICLEDATA_ENGINEOILLIFE") { return .vehicledataEngineoillife }
+            case 0x1956534c: if equals("VEHICLEDATA_STEERINGWHEEL") { return .vehicledataSteeringwheel }
+            case 0x19565359: if equals("VEHICLEDATA_SEATOCCUPANCY") { return .vehicledataSeatoccupancy }
+            case 0x1a564553: if equals("VEHICLEDATA_HEADLAMPSTATUS") { return .vehicledataHeadlampstatus }
+            case 0x1a564d54: if equals("VEHICLEDATA_EMERGENCYEVENT") { return .vehicledataEmergencyevent }
+            case 0x1b564541: if equals("VEHICLEDATA_OEM_CUSTOM_DATA") { return .vehicledataOemCustomData }
+            case 0x1b565545: if equals("VEHICLEDATA_FUELLEVEL_STATE") { return .vehicledataFuellevelState }
+            case 0x1b56554e: if equals("VEHICLEDATA_FUELCONSUMPTION") { return .vehicledataFuelconsumption }
+            case 0x1c564e47: if equals("VEHICLEDATA_HANDSOFFSTEERING") { return .vehicledataHandsoffsteering }
+            case 0x1d564f44: if equals("VEHICLEDATA_CLOUDAPPVEHICLEID") { return .vehicledataCloudappvehicleid }
+            case 0x1d565553: if equals("VEHICLEDATA_CLUSTERMODESTATUS") { return .vehicledataClustermodestatus }
+            case 0x23564c53: if equals("VEHICLEDATA_STABILITYCONTROLSSTATUS") { return .vehicledataStabilitycontrolsstatus }
+            case 0x25564f53: if equals("VEHICLEDATA_ELECTRONICPARKBRAKESTATUS") { return .vehicledataElectronicparkbrakestatus }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .vehicledataGps: return "VEHICLEDATA_GPS"
@@ -1450,6 +1877,18 @@ public enum SDLHybridAppPreference: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04425448: if equals("BOTH") { return .both }
+            case 0x05434f44: if equals("CLOUD") { return .cloud }
+            case 0x064d4945: if equals("MOBILE") { return .mobile }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .mobile: return "MOBILE"
@@ -1478,6 +1917,16 @@ public enum SDLAppCapabilityType: RPCEnum {
         switch wireName {
         case "VIDEO_STREAMING": self = .videoStreaming
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0f565447: if equals("VIDEO_STREAMING") { return .videoStreaming }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -1513,6 +1962,18 @@ public enum SDLCapacityUnit: RPCEnum {
         case "KILOWATTHOURS": self = .kilowatthours
         case "KILOGRAMS": self = .kilograms
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x064c4553: if equals("LITERS") { return .liters }
+            case 0x094b4753: if equals("KILOGRAMS") { return .kilograms }
+            case 0x0d4b5453: if equals("KILOWATTHOURS") { return .kilowatthours }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -1697,6 +2158,66 @@ public enum SDLButtonName: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x02414343: if equals("AC") { return .ac }
+            case 0x024f4b4b: if equals("OK") { return .ok }
+            case 0x05454554: if equals("EJECT") { return .eject }
+            case 0x06414d58: if equals("AC_MAX") { return .acMax }
+            case 0x06465f50: if equals("FAN_UP") { return .fanUp }
+            case 0x06524554: if equals("REPEAT") { return .repeat_ }
+            case 0x06535245: if equals("SOURCE") { return .source }
+            case 0x06535248: if equals("SEARCH") { return .search }
+            case 0x06544550: if equals("TUNEUP") { return .tuneup }
+            case 0x07445254: if equals("DEFROST") { return .defrost }
+            case 0x07534645: if equals("SHUFFLE") { return .shuffle }
+            case 0x07545050: if equals("TEMP_UP") { return .tempUp }
+            case 0x0846444e: if equals("FAN_DOWN") { return .fanDown }
+            case 0x08504530: if equals("PRESET_0") { return .preset0 }
+            case 0x08504531: if equals("PRESET_1") { return .preset1 }
+            case 0x08504532: if equals("PRESET_2") { return .preset2 }
+            case 0x08504533: if equals("PRESET_3") { return .preset3 }
+            case 0x08504534: if equals("PRESET_4") { return .preset4 }
+            case 0x08504535: if equals("PRESET_5") { return .preset5 }
+            case 0x08504536: if equals("PRESET_6") { return .preset6 }
+            case 0x08504537: if equals("PRESET_7") { return .preset7 }
+            case 0x08504538: if equals("PRESET_8") { return .preset8 }
+            case 0x08504539: if equals("PRESET_9") { return .preset9 }
+            case 0x08534c54: if equals("SEEKLEFT") { return .seekleft }
+            case 0x0854444e: if equals("TUNEDOWN") { return .tunedown }
+            case 0x09535254: if equals("SEEKRIGHT") { return .seekright }
+            case 0x09545f4e: if equals("TEMP_DOWN") { return .tempDown }
+            case 0x09564d50: if equals("VOLUME_UP") { return .volumeUp }
+            case 0x0a4c5f54: if equals("LOWER_VENT") { return .lowerVent }
+            case 0x0a4e4150: if equals("NAV_PAN_UP") { return .navPanUp }
+            case 0x0a505045: if equals("PLAY_PAUSE") { return .playPause }
+            case 0x0a555f54: if equals("UPPER_VENT") { return .upperVent }
+            case 0x0b445358: if equals("DEFROST_MAX") { return .defrostMax }
+            case 0x0b4e4f4e: if equals("NAV_ZOOM_IN") { return .navZoomIn }
+            case 0x0b524345: if equals("RECIRCULATE") { return .recirculate }
+            case 0x0b56454e: if equals("VOLUME_DOWN") { return .volumeDown }
+            case 0x0c445452: if equals("DEFROST_REAR") { return .defrostRear }
+            case 0x0c4e4e4e: if equals("NAV_PAN_DOWN") { return .navPanDown }
+            case 0x0c4e4e54: if equals("NAV_PAN_LEFT") { return .navPanLeft }
+            case 0x0c4e4f54: if equals("NAV_ZOOM_OUT") { return .navZoomOut }
+            case 0x0d435f4e: if equals("CUSTOM_BUTTON") { return .customButton }
+            case 0x0d4e4e54: if equals("NAV_PAN_RIGHT") { return .navPanRight }
+            case 0x0f4e5445: if equals("NAV_TILT_TOGGLE") { return .navTiltToggle }
+            case 0x0f4e5f54: if equals("NAV_PAN_UP_LEFT") { return .navPanUpLeft }
+            case 0x104e5554: if equals("NAV_PAN_UP_RIGHT") { return .navPanUpRight }
+            case 0x114e4454: if equals("NAV_PAN_DOWN_LEFT") { return .navPanDownLeft }
+            case 0x124e4e45: if equals("NAV_HEADING_TOGGLE") { return .navHeadingToggle }
+            case 0x124e4f54: if equals("NAV_PAN_DOWN_RIGHT") { return .navPanDownRight }
+            case 0x134e524e: if equals("NAV_CENTER_LOCATION") { return .navCenterLocation }
+            case 0x144e5f45: if equals("NAV_ROTATE_CLOCKWISE") { return .navRotateClockwise }
+            case 0x1b4e5545: if equals("NAV_ROTATE_COUNTERCLOCKWISE") { return .navRotateCounterclockwise }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .ok: return "OK"
@@ -1794,6 +2315,22 @@ public enum SDLMediaClockFormat: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x06434331: if equals("CLOCK1") { return .clock1 }
+            case 0x06434332: if equals("CLOCK2") { return .clock2 }
+            case 0x06434333: if equals("CLOCK3") { return .clock3 }
+            case 0x0a435431: if equals("CLOCKTEXT1") { return .clocktext1 }
+            case 0x0a435432: if equals("CLOCKTEXT2") { return .clocktext2 }
+            case 0x0a435433: if equals("CLOCKTEXT3") { return .clocktext3 }
+            case 0x0a435434: if equals("CLOCKTEXT4") { return .clocktext4 }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .clock1: return "CLOCK1"
@@ -1856,6 +2393,26 @@ public enum SDLDisplayType: RPCEnum {
         case "GEN3_8-INCH": self = .gen3_8Inch
         case "SDL_GENERIC": self = .sdlGeneric
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03434944: if equals("CID") { return .cid }
+            case 0x034e474e: if equals("NGN") { return .ngn }
+            case 0x044d4433: if equals("MFD3") { return .mfd3 }
+            case 0x044d4434: if equals("MFD4") { return .mfd4 }
+            case 0x044d4435: if equals("MFD5") { return .mfd5 }
+            case 0x05545032: if equals("TYPE2") { return .type2 }
+            case 0x05545035: if equals("TYPE5") { return .type5 }
+            case 0x0a473641: if equals("GEN2_6_DMA") { return .gen2_6Dma }
+            case 0x0a473841: if equals("GEN2_8_DMA") { return .gen2_8Dma }
+            case 0x0b473848: if equals("GEN3_8-INCH") { return .gen3_8Inch }
+            case 0x0b534543: if equals("SDL_GENERIC") { return .sdlGeneric }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -2009,6 +2566,51 @@ public enum SDLTextFieldName: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03455441: if equals("ETA") { return .eta }
+            case 0x086d4e65: if equals("menuName") { return .menuName }
+            case 0x08745474: if equals("turnText") { return .turnText }
+            case 0x096d5465: if equals("menuTitle") { return .menuTitle }
+            case 0x09737572: if equals("statusBar") { return .statusBar }
+            case 0x0a615431: if equals("alertText1") { return .alertText1 }
+            case 0x0a615432: if equals("alertText2") { return .alertText2 }
+            case 0x0a615433: if equals("alertText3") { return .alertText3 }
+            case 0x0a6d436b: if equals("mediaClock") { return .mediaClock }
+            case 0x0a6d546b: if equals("mediaTrack") { return .mediaTrack }
+            case 0x0a6d6931: if equals("mainField1") { return .mainField1 }
+            case 0x0a6d6932: if equals("mainField2") { return .mainField2 }
+            case 0x0a6d6933: if equals("mainField3") { return .mainField3 }
+            case 0x0a6d6934: if equals("mainField4") { return .mainField4 }
+            case 0x0b704e72: if equals("phoneNumber") { return .phoneNumber }
+            case 0x0c617373: if equals("addressLines") { return .addressLines }
+            case 0x0c6c6f65: if equals("locationName") { return .locationName }
+            case 0x0c734672: if equals("sliderFooter") { return .sliderFooter }
+            case 0x0c734872: if equals("sliderHeader") { return .sliderHeader }
+            case 0x0c747274: if equals("tertiaryText") { return .tertiaryText }
+            case 0x0d736174: if equals("secondaryText") { return .secondaryText }
+            case 0x0d746965: if equals("totalDistance") { return .totalDistance }
+            case 0x0d747465: if equals("templateTitle") { return .templateTitle }
+            case 0x0f6e6931: if equals("navigationText1") { return .navigationText1 }
+            case 0x0f6e6932: if equals("navigationText2") { return .navigationText2 }
+            case 0x10736531: if equals("subtleAlertText1") { return .subtleAlertText1 }
+            case 0x10736532: if equals("subtleAlertText2") { return .subtleAlertText2 }
+            case 0x1174736e: if equals("timeToDestination") { return .timeToDestination }
+            case 0x136c656e: if equals("locationDescription") { return .locationDescription }
+            case 0x15734d79: if equals("scrollableMessageBody") { return .scrollableMessageBody }
+            case 0x16697274: if equals("initialInteractionText") { return .initialInteractionText }
+            case 0x176d5474: if equals("menuCommandTertiaryText") { return .menuCommandTertiaryText }; if equals("menuSubMenuTertiaryText") { return .menuSubMenuTertiaryText }
+            case 0x186d6574: if equals("menuCommandSecondaryText") { return .menuCommandSecondaryText }; if equals("menuSubMenuSecondaryText") { return .menuSubMenuSecondaryText }
+            case 0x19617531: if equals("audioPassThruDisplayText1") { return .audioPassThruDisplayText1 }
+            case 0x19617532: if equals("audioPassThruDisplayText2") { return .audioPassThruDisplayText2 }
+            case 0x19736f74: if equals("subtleAlertSoftButtonText") { return .subtleAlertSoftButtonText }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .mainField1: return "mainField1"
@@ -2126,6 +2728,32 @@ public enum SDLImageFieldName: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0761496e: if equals("appIcon") { return .appIcon }
+            case 0x0763496e: if equals("cmdIcon") { return .cmdIcon }
+            case 0x07677063: if equals("graphic") { return .graphic }
+            case 0x086d496e: if equals("menuIcon") { return .menuIcon }
+            case 0x0874496e: if equals("turnIcon") { return .turnIcon }
+            case 0x0961746e: if equals("alertIcon") { return .alertIcon }
+            case 0x0a76706d: if equals("vrHelpItem") { return .vrHelpItem }
+            case 0x0b636565: if equals("choiceImage") { return .choiceImage }
+            case 0x0b736e6e: if equals("subMenuIcon") { return .subMenuIcon }
+            case 0x0d6c6f65: if equals("locationImage") { return .locationImage }
+            case 0x0f736c6e: if equals("subtleAlertIcon") { return .subtleAlertIcon }
+            case 0x0f737465: if equals("softButtonImage") { return .softButtonImage }
+            case 0x10737963: if equals("secondaryGraphic") { return .secondaryGraphic }
+            case 0x1373616e: if equals("showConstantTBTIcon") { return .showConstantTBTIcon }
+            case 0x14636e65: if equals("choiceSecondaryImage") { return .choiceSecondaryImage }
+            case 0x196d6565: if equals("menuCommandSecondaryImage") { return .menuCommandSecondaryImage }; if equals("menuSubMenuSecondaryImage") { return .menuSubMenuSecondaryImage }
+            case 0x1b73426e: if equals("showConstantTBTNextTurnIcon") { return .showConstantTBTNextTurnIcon }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .softButtonImage: return "softButtonImage"
@@ -2190,6 +2818,22 @@ public enum SDLCharacterSet: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05414349: if equals("ASCII") { return .ascii }
+            case 0x05554638: if equals("UTF_8") { return .utf8 }
+            case 0x07433154: if equals("CID1SET") { return .cid1set }
+            case 0x07433254: if equals("CID2SET") { return .cid2set }
+            case 0x08543254: if equals("TYPE2SET") { return .type2set }
+            case 0x08543554: if equals("TYPE5SET") { return .type5set }
+            case 0x0a493831: if equals("ISO_8859_1") { return .iso8859_1 }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .type2set: return "TYPE2SET"
@@ -2228,6 +2872,18 @@ public enum SDLTextAlignment: RPCEnum {
         case "RIGHT_ALIGNED": self = .rightAligned
         case "CENTERED": self = .centered
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x08434544: if equals("CENTERED") { return .centered }
+            case 0x0c4c4c44: if equals("LEFT_ALIGNED") { return .leftAligned }
+            case 0x0d524144: if equals("RIGHT_ALIGNED") { return .rightAligned }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -2289,6 +2945,25 @@ public enum SDLTBTState: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0b454554: if equals("ETA_REQUEST") { return .etaRequest }
+            case 0x0d525244: if equals("ROUTE_REFUSED") { return .routeRefused }
+            case 0x0e524344: if equals("ROUTE_ACCEPTED") { return .routeAccepted }
+            case 0x0f524144: if equals("ROUTE_CANCELLED") { return .routeCancelled }
+            case 0x114e4e54: if equals("NEXT_TURN_REQUEST") { return .nextTurnRequest }
+            case 0x13545554: if equals("TRIP_STATUS_REQUEST") { return .tripStatusRequest }
+            case 0x14525454: if equals("ROUTE_UPDATE_REQUEST") { return .routeUpdateRequest }
+            case 0x14525554: if equals("ROUTE_STATUS_REQUEST") { return .routeStatusRequest }
+            case 0x15524154: if equals("ROUTE_SUMMARY_REQUEST") { return .routeSummaryRequest }
+            case 0x1c524554: if equals("ROUTE_UPDATE_REQUEST_TIMEOUT") { return .routeUpdateRequestTimeout }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .routeUpdateRequest: return "ROUTE_UPDATE_REQUEST"
@@ -2330,6 +3005,17 @@ public enum SDLDriverDistractionState: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05445f4e: if equals("DD_ON") { return .ddOn }
+            case 0x06444f46: if equals("DD_OFF") { return .ddOff }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .ddOn: return "DD_ON"
@@ -2360,6 +3046,17 @@ public enum SDLImageType: RPCEnum {
         case "STATIC": self = .static_
         case "DYNAMIC": self = .dynamic
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x06535443: if equals("STATIC") { return .static_ }
+            case 0x07444143: if equals("DYNAMIC") { return .dynamic }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -2396,6 +3093,18 @@ public enum SDLDeliveryMode: RPCEnum {
         case "DESTINATION": self = .destination
         case "QUEUE": self = .queue
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05514545: if equals("QUEUE") { return .queue }
+            case 0x06504d54: if equals("PROMPT") { return .prompt }
+            case 0x0b444e4e: if equals("DESTINATION") { return .destination }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -2439,6 +3148,20 @@ public enum SDLVideoStreamingProtocol: RPCEnum {
         case "RTMP": self = .rtmp
         case "WEBM": self = .webm
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03524157: if equals("RAW") { return .raw }
+            case 0x03525450: if equals("RTP") { return .rtp }
+            case 0x04524d50: if equals("RTMP") { return .rtmp }
+            case 0x04525350: if equals("RTSP") { return .rtsp }
+            case 0x0457424d: if equals("WEBM") { return .webm }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -2487,6 +3210,20 @@ public enum SDLVideoStreamingCodec: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03565038: if equals("VP8") { return .vp8 }
+            case 0x03565039: if equals("VP9") { return .vp9 }
+            case 0x04483634: if equals("H264") { return .h264 }
+            case 0x04483635: if equals("H265") { return .h265 }
+            case 0x06546f61: if equals("Theora") { return .theora }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .h264: return "H264"
@@ -2526,6 +3263,19 @@ public enum SDLAudioStreamingIndicator: RPCEnum {
         case "PAUSE": self = .pause
         case "STOP": self = .stop
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04504159: if equals("PLAY") { return .play }
+            case 0x04534f50: if equals("STOP") { return .stop }
+            case 0x05505545: if equals("PAUSE") { return .pause }
+            case 0x0a505045: if equals("PLAY_PAUSE") { return .playPause }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -2579,6 +3329,23 @@ public enum SDLGlobalProperty: RPCEnum {
         case "MENUICON": self = .menuicon
         case "KEYBOARDPROPERTIES": self = .keyboardproperties
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x084d494e: if equals("MENUICON") { return .menuicon }
+            case 0x084d4e45: if equals("MENUNAME") { return .menuname }
+            case 0x0a485254: if equals("HELPPROMPT") { return .helpprompt }
+            case 0x0b565045: if equals("VRHELPTITLE") { return .vrhelptitle }
+            case 0x0b565053: if equals("VRHELPITEMS") { return .vrhelpitems }
+            case 0x0d545454: if equals("TIMEOUTPROMPT") { return .timeoutprompt }
+            case 0x0d554f4e: if equals("USER_LOCATION") { return .userLocation }
+            case 0x124b5253: if equals("KEYBOARDPROPERTIES") { return .keyboardproperties }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -2639,6 +3406,21 @@ public enum SDLCompassDirection: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04455354: if equals("EAST") { return .east }
+            case 0x04575354: if equals("WEST") { return .west }
+            case 0x054e5248: if equals("NORTH") { return .north }
+            case 0x05535548: if equals("SOUTH") { return .south }
+            case 0x094e4854: if equals("NORTHWEST") { return .northwest }; if equals("NORTHEAST") { return .northeast }
+            case 0x09534854: if equals("SOUTHWEST") { return .southwest }; if equals("SOUTHEAST") { return .southeast }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .north: return "NORTH"
@@ -2678,6 +3460,18 @@ public enum SDLDimension: RPCEnum {
         case "2D": self = ._2d
         case "3D": self = ._3d
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x02324444: if equals("2D") { return ._2d }
+            case 0x02334444: if equals("3D") { return ._3d }
+            case 0x064e4658: if equals("NO_FIX") { return .noFix }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -2763,6 +3557,33 @@ public enum SDLPRNDL: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0450524b: if equals("PARK") { return .park }
+            case 0x05444945: if equals("DRIVE") { return .drive }
+            case 0x05464648: if equals("FIFTH") { return .fifth }
+            case 0x05465254: if equals("FIRST") { return .first }
+            case 0x05465554: if equals("FAULT") { return .fault }
+            case 0x054e4e48: if equals("NINTH") { return .ninth }
+            case 0x05534f54: if equals("SPORT") { return .sport }
+            case 0x05535848: if equals("SIXTH") { return .sixth }
+            case 0x05544944: if equals("THIRD") { return .third }
+            case 0x05544e48: if equals("TENTH") { return .tenth }
+            case 0x06454848: if equals("EIGHTH") { return .eighth }
+            case 0x06465248: if equals("FOURTH") { return .fourth }
+            case 0x06534f44: if equals("SECOND") { return .second }
+            case 0x074c4752: if equals("LOWGEAR") { return .lowgear }
+            case 0x074e544c: if equals("NEUTRAL") { return .neutral }
+            case 0x07524545: if equals("REVERSE") { return .reverse }
+            case 0x07534548: if equals("SEVENTH") { return .seventh }
+            case 0x07554e4e: if equals("UNKNOWN") { return .unknown_ }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .park: return "PARK"
@@ -2830,6 +3651,23 @@ public enum SDLTransmissionType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x064d554c: if equals("MANUAL") { return .manual }
+            case 0x09414d43: if equals("AUTOMATIC") { return .automatic }
+            case 0x0b444348: if equals("DUAL_CLUTCH") { return .dualClutch }
+            case 0x0c445f45: if equals("DIRECT_DRIVE") { return .directDrive }
+            case 0x0e535443: if equals("SEMI_AUTOMATIC") { return .semiAutomatic }
+            case 0x11455f45: if equals("ELECTRIC_VARIABLE") { return .electricVariable }
+            case 0x13495945: if equals("INFINITELY_VARIABLE") { return .infinitelyVariable }
+            case 0x15434c45: if equals("CONTINUOUSLY_VARIABLE") { return .continuouslyVariable }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .manual: return "MANUAL"
@@ -2878,6 +3716,21 @@ public enum SDLComponentVolumeStatus: RPCEnum {
         case "ALERT": self = .alert
         case "NOT_SUPPORTED": self = .notSupported
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x034c4f57: if equals("LOW") { return .low }
+            case 0x05414554: if equals("ALERT") { return .alert }
+            case 0x05465554: if equals("FAULT") { return .fault }
+            case 0x064e4d4c: if equals("NORMAL") { return .normal }
+            case 0x07554e4e: if equals("UNKNOWN") { return .unknown_ }
+            case 0x0d4e5044: if equals("NOT_SUPPORTED") { return .notSupported }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -2936,6 +3789,22 @@ public enum SDLTPMS: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x034c4f57: if equals("LOW") { return .low }
+            case 0x0554414e: if equals("TRAIN") { return .train }
+            case 0x07554e4e: if equals("UNKNOWN") { return .unknown_ }
+            case 0x0b4e5244: if equals("NOT_TRAINED") { return .notTrained }
+            case 0x0c535f54: if equals("SYSTEM_FAULT") { return .systemFault }; if equals("SENSOR_FAULT") { return .sensorFault }
+            case 0x0d535f45: if equals("SYSTEM_ACTIVE") { return .systemActive }
+            case 0x11545f45: if equals("TRAINING_COMPLETE") { return .trainingComplete }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .unknown_: return "UNKNOWN"
@@ -2987,6 +3856,21 @@ public enum SDLFuelType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03434e47: if equals("CNG") { return .cng }
+            case 0x034c5047: if equals("LPG") { return .lpg }
+            case 0x0644534c: if equals("DIESEL") { return .diesel }
+            case 0x07425459: if equals("BATTERY") { return .battery }
+            case 0x08474c45: if equals("GASOLINE") { return .gasoline }
+            case 0x08484f4e: if equals("HYDROGEN") { return .hydrogen }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .gasoline: return "GASOLINE"
@@ -3033,6 +3917,20 @@ public enum SDLElectronicParkBrakeStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x044f454e: if equals("OPEN") { return .open }
+            case 0x05465554: if equals("FAULT") { return .fault }
+            case 0x06435344: if equals("CLOSED") { return .closed }
+            case 0x0a54494e: if equals("TRANSITION") { return .transition }
+            case 0x0c444145: if equals("DRIVE_ACTIVE") { return .driveActive }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .closed: return "CLOSED"
@@ -3072,6 +3970,19 @@ public enum SDLWarningLightStatus: RPCEnum {
         case "FLASH": self = .flash
         case "NOT_USED": self = .notUsed
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x024f4e4e: if equals("ON") { return .on }
+            case 0x034f4646: if equals("OFF") { return .off }
+            case 0x05464148: if equals("FLASH") { return .flash }
+            case 0x084e5544: if equals("NOT_USED") { return .notUsed }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3116,6 +4027,19 @@ public enum SDLVehicleDataNotificationStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x06414945: if equals("ACTIVE") { return .active }
+            case 0x064e4d4c: if equals("NORMAL") { return .normal }
+            case 0x084e5544: if equals("NOT_USED") { return .notUsed }
+            case 0x0d4e5044: if equals("NOT_SUPPORTED") { return .notSupported }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .notSupported: return "NOT_SUPPORTED"
@@ -3151,6 +4075,18 @@ public enum SDLIgnitionStableStatus: RPCEnum {
         case "IGNITION_SWITCH_STABLE": self = .ignitionSwitchStable
         case "MISSING_FROM_TRANSMITTER": self = .missingFromTransmitter
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x16494945: if equals("IGNITION_SWITCH_STABLE") { return .ignitionSwitchStable }
+            case 0x184d5f52: if equals("MISSING_FROM_TRANSMITTER") { return .missingFromTransmitter }
+            case 0x1a494345: if equals("IGNITION_SWITCH_NOT_STABLE") { return .ignitionSwitchNotStable }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3200,6 +4136,21 @@ public enum SDLIgnitionStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x034f4646: if equals("OFF") { return .off }
+            case 0x0352554e: if equals("RUN") { return .run }
+            case 0x05534154: if equals("START") { return .start }
+            case 0x07494144: if equals("INVALID") { return .invalid }
+            case 0x07554e4e: if equals("UNKNOWN") { return .unknown_ }
+            case 0x09415359: if equals("ACCESSORY") { return .accessory }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .unknown_: return "UNKNOWN"
@@ -3243,6 +4194,20 @@ public enum SDLVehicleDataEventStatus: RPCEnum {
         case "NOT_SUPPORTED": self = .notSupported
         case "FAULT": self = .fault
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x024e4f4f: if equals("NO") { return .no }
+            case 0x03594553: if equals("YES") { return .yes }
+            case 0x05465554: if equals("FAULT") { return .fault }
+            case 0x084e5654: if equals("NO_EVENT") { return .noEvent }
+            case 0x0d4e5044: if equals("NOT_SUPPORTED") { return .notSupported }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3291,6 +4256,21 @@ public enum SDLDeviceLevelStatus: RPCEnum {
         case "FOUR_LEVEL_BARS": self = .fourLevelBars
         case "NOT_PROVIDED": self = .notProvided
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0c4e4f44: if equals("NOT_PROVIDED") { return .notProvided }
+            case 0x0e4f4553: if equals("ONE_LEVEL_BARS") { return .oneLevelBars }
+            case 0x0e544553: if equals("TWO_LEVEL_BARS") { return .twoLevelBars }
+            case 0x0f465653: if equals("FOUR_LEVEL_BARS") { return .fourLevelBars }
+            case 0x0f5a5653: if equals("ZERO_LEVEL_BARS") { return .zeroLevelBars }
+            case 0x10545653: if equals("THREE_LEVEL_BARS") { return .threeLevelBars }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3358,6 +4338,27 @@ public enum SDLPrimaryAudioSource: RPCEnum {
         case "XM": self = .xm
         case "DAB": self = .dab
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x02414d4d: if equals("AM") { return .am }
+            case 0x02434444: if equals("CD") { return .cd }
+            case 0x02464d4d: if equals("FM") { return .fm }
+            case 0x02584d4d: if equals("XM") { return .xm }
+            case 0x03444142: if equals("DAB") { return .dab }
+            case 0x03555342: if equals("USB") { return .usb }
+            case 0x04494f44: if equals("IPOD") { return .ipod }
+            case 0x04554232: if equals("USB2") { return .usb2 }
+            case 0x074c454e: if equals("LINE_IN") { return .lineIn }
+            case 0x0a4d4550: if equals("MOBILE_APP") { return .mobileApp }
+            case 0x124e5f44: if equals("NO_SOURCE_SELECTED") { return .noSourceSelected }
+            case 0x15425354: if equals("BLUETOOTH_STEREO_BTST") { return .bluetoothStereoBtst }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3443,6 +4444,30 @@ public enum SDLWiperStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x034f4646: if equals("OFF") { return .off }
+            case 0x04575348: if equals("WASH") { return .wash }
+            case 0x074d5f57: if equals("MAN_LOW") { return .manLow }
+            case 0x07534c44: if equals("STALLED") { return .stalled }
+            case 0x08415f46: if equals("AUTO_OFF") { return .autoOff }
+            case 0x08415f57: if equals("AUTO_LOW") { return .autoLow }
+            case 0x084d4848: if equals("MAN_HIGH") { return .manHigh }
+            case 0x09415f48: if equals("AUTO_HIGH") { return .autoHigh }
+            case 0x094d464b: if equals("MAN_FLICK") { return .manFlick }
+            case 0x0a4d4e4e: if equals("MAN_INT_ON") { return .manIntOn }
+            case 0x0a4f4f47: if equals("OFF_MOVING") { return .offMoving }
+            case 0x0b414154: if equals("AUTO_ADJUST") { return .autoAdjust }
+            case 0x0b4d4e46: if equals("MAN_INT_OFF") { return .manIntOff }
+            case 0x0c435345: if equals("COURTESYWIPE") { return .courtesywipe }
+            case 0x0e4e5f53: if equals("NO_DATA_EXISTS") { return .noDataExists }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .off: return "OFF"
@@ -3492,6 +4517,18 @@ public enum SDLVehicleDataStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x024f4e4e: if equals("ON") { return .on }
+            case 0x034f4646: if equals("OFF") { return .off }
+            case 0x0e4e5f53: if equals("NO_DATA_EXISTS") { return .noDataExists }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .noDataExists: return "NO_DATA_EXISTS"
@@ -3529,6 +4566,19 @@ public enum SDLMaintenanceModeStatus: RPCEnum {
         case "ACTIVE": self = .active
         case "FEATURE_NOT_PRESENT": self = .featureNotPresent
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x044e4152: if equals("NEAR") { return .near }
+            case 0x06414945: if equals("ACTIVE") { return .active }
+            case 0x064e4d4c: if equals("NORMAL") { return .normal }
+            case 0x13464f54: if equals("FEATURE_NOT_PRESENT") { return .featureNotPresent }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3573,6 +4623,20 @@ public enum SDLVehicleDataActiveStatus: RPCEnum {
         case "ACTIVE_CONFIRMED": self = .activeConfirmed
         case "FAULT": self = .fault
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05465554: if equals("FAULT") { return .fault }
+            case 0x10414f44: if equals("ACTIVE_CONFIRMED") { return .activeConfirmed }
+            case 0x12494344: if equals("INACTIVE_CONFIRMED") { return .inactiveConfirmed }
+            case 0x14415f44: if equals("ACTIVE_NOT_CONFIRMED") { return .activeNotConfirmed }
+            case 0x16495444: if equals("INACTIVE_NOT_CONFIRMED") { return .inactiveNotConfirmed }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3630,6 +4694,23 @@ public enum SDLAmbientLightStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03444159: if equals("DAY") { return .day }
+            case 0x054e4754: if equals("NIGHT") { return .night }
+            case 0x07494144: if equals("INVALID") { return .invalid }
+            case 0x07554e4e: if equals("UNKNOWN") { return .unknown_ }
+            case 0x0a544731: if equals("TWILIGHT_1") { return .twilight1 }
+            case 0x0a544732: if equals("TWILIGHT_2") { return .twilight2 }
+            case 0x0a544733: if equals("TWILIGHT_3") { return .twilight3 }
+            case 0x0a544734: if equals("TWILIGHT_4") { return .twilight4 }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .night: return "NIGHT"
@@ -3681,6 +4762,21 @@ public enum SDLModuleType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04534154: if equals("SEAT") { return .seat }
+            case 0x0541444f: if equals("AUDIO") { return .audio }
+            case 0x054c4754: if equals("LIGHT") { return .light }
+            case 0x0552444f: if equals("RADIO") { return .radio }
+            case 0x07434d45: if equals("CLIMATE") { return .climate }
+            case 0x0c485453: if equals("HMI_SETTINGS") { return .hmiSettings }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .climate: return "CLIMATE"
@@ -3721,6 +4817,19 @@ public enum SDLDefrostZone: RPCEnum {
         case "ALL": self = .all
         case "NONE": self = .none_
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03414c4c: if equals("ALL") { return .all }
+            case 0x044e4e45: if equals("NONE") { return .none_ }
+            case 0x04524152: if equals("REAR") { return .rear }
+            case 0x05464f54: if equals("FRONT") { return .front }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3765,6 +4874,19 @@ public enum SDLVentilationMode: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04425448: if equals("BOTH") { return .both }
+            case 0x044e4e45: if equals("NONE") { return .none_ }
+            case 0x054c5752: if equals("LOWER") { return .lower }
+            case 0x05555052: if equals("UPPER") { return .upper }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .upper: return "UPPER"
@@ -3800,6 +4922,18 @@ public enum SDLRadioBand: RPCEnum {
         case "FM": self = .fm
         case "XM": self = .xm
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x02414d4d: if equals("AM") { return .am }
+            case 0x02464d4d: if equals("FM") { return .fm }
+            case 0x02584d4d: if equals("XM") { return .xm }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3843,6 +4977,19 @@ public enum SDLRadioState: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x08414944: if equals("ACQUIRED") { return .acquired }
+            case 0x09414947: if equals("ACQUIRING") { return .acquiring }
+            case 0x094d4954: if equals("MULTICAST") { return .multicast }
+            case 0x094e4644: if equals("NOT_FOUND") { return .notFound }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .acquiring: return "ACQUIRING"
@@ -3875,6 +5022,17 @@ public enum SDLTemperatureUnit: RPCEnum {
         case "FAHRENHEIT": self = .fahrenheit
         case "CELSIUS": self = .celsius
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x07435353: if equals("CELSIUS") { return .celsius }
+            case 0x0a464e54: if equals("FAHRENHEIT") { return .fahrenheit }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3914,6 +5072,19 @@ public enum SDLDoorStatusType: RPCEnum {
         case "AJAR": self = .ajar
         case "REMOVED": self = .removed
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04414152: if equals("AJAR") { return .ajar }
+            case 0x06435344: if equals("CLOSED") { return .closed }
+            case 0x064c4b44: if equals("LOCKED") { return .locked }
+            case 0x07524f44: if equals("REMOVED") { return .removed }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -3970,6 +5141,23 @@ public enum SDLFileType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x044a4f4e: if equals("JSON") { return .json }
+            case 0x06424159: if equals("BINARY") { return .binary }
+            case 0x09414f33: if equals("AUDIO_MP3") { return .audioMp3 }
+            case 0x09414f43: if equals("AUDIO_AAC") { return .audioAac }
+            case 0x0a415f45: if equals("AUDIO_WAVE") { return .audioWave }
+            case 0x0b474947: if equals("GRAPHIC_PNG") { return .graphicPng }
+            case 0x0b474950: if equals("GRAPHIC_BMP") { return .graphicBmp }
+            case 0x0c474347: if equals("GRAPHIC_JPEG") { return .graphicJpeg }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .graphicBmp: return "GRAPHIC_BMP"
@@ -4009,6 +5197,18 @@ public enum SDLFuelCutoffStatus: RPCEnum {
         case "NORMAL_OPERATION": self = .normalOperation
         case "FAULT": self = .fault
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05465554: if equals("FAULT") { return .fault }
+            case 0x0e54544c: if equals("TERMINATE_FUEL") { return .terminateFuel }
+            case 0x104e504e: if equals("NORMAL_OPERATION") { return .normalOperation }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -4058,6 +5258,22 @@ public enum SDLEmergencyEventType: RPCEnum {
         case "NOT_SUPPORTED": self = .notSupported
         case "FAULT": self = .fault
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04524152: if equals("REAR") { return .rear }
+            case 0x04534445: if equals("SIDE") { return .side }
+            case 0x05465554: if equals("FAULT") { return .fault }
+            case 0x07464e4c: if equals("FRONTAL") { return .frontal }
+            case 0x084e5654: if equals("NO_EVENT") { return .noEvent }
+            case 0x08524f52: if equals("ROLLOVER") { return .rollover }
+            case 0x0d4e5044: if equals("NOT_SUPPORTED") { return .notSupported }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -4114,6 +5330,22 @@ public enum SDLECallConfirmationStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x064e4d4c: if equals("NORMAL") { return .normal }
+            case 0x0e434d44: if equals("CALL_COMPLETED") { return .callCompleted }
+            case 0x0e434e44: if equals("CALL_CANCELLED") { return .callCancelled }
+            case 0x10435053: if equals("CALL_IN_PROGRESS") { return .callInProgress }
+            case 0x1143554c: if equals("CALL_UNSUCCESSFUL") { return .callUnsuccessful }
+            case 0x14454946: if equals("ECALL_CONFIGURED_OFF") { return .ecallConfiguredOff }
+            case 0x1a435f54: if equals("CALL_COMPLETE_DTMF_TIMEOUT") { return .callCompleteDtmfTimeout }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .normal: return "NORMAL"
@@ -4155,6 +5387,19 @@ public enum SDLPowerModeQualificationStatus: RPCEnum {
         case "NOT_DEFINED": self = .notDefined
         case "POWER_MODE_OK": self = .powerModeOk
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0b4e4544: if equals("NOT_DEFINED") { return .notDefined }
+            case 0x0d504d4b: if equals("POWER_MODE_OK") { return .powerModeOk }
+            case 0x14505f44: if equals("POWER_MODE_UNDEFINED") { return .powerModeUndefined }
+            case 0x21504153: if equals("POWER_MODE_EVALUATION_IN_PROGRESS") { return .powerModeEvaluationInProgress }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -4214,6 +5459,24 @@ public enum SDLPowerModeStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x07434e33: if equals("CRANK_3") { return .crank3 }
+            case 0x074b5f54: if equals("KEY_OUT") { return .keyOut }
+            case 0x09524932: if equals("RUNNING_2") { return .running2 }
+            case 0x0a414f31: if equals("ACCESORY_1") { return .accesory1 }
+            case 0x0d494f32: if equals("IGNITION_ON_2") { return .ignitionOn2 }
+            case 0x0e4b5230: if equals("KEY_APPROVED_0") { return .keyApproved0 }
+            case 0x0f504330: if equals("POST_ACCESORY_0") { return .postAccesory0 }
+            case 0x0f504e31: if equals("POST_IGNITION_1") { return .postIgnition1 }
+            case 0x104b4e54: if equals("KEY_RECENTLY_OUT") { return .keyRecentlyOut }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .keyOut: return "KEY_OUT"
@@ -4257,6 +5520,19 @@ public enum SDLCarModeStatus: RPCEnum {
         case "TRANSPORT": self = .transport
         case "CRASH": self = .crash
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x05434148: if equals("CRASH") { return .crash }
+            case 0x064e4d4c: if equals("NORMAL") { return .normal }
+            case 0x07465459: if equals("FACTORY") { return .factory }
+            case 0x09545354: if equals("TRANSPORT") { return .transport }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -4316,6 +5592,24 @@ public enum SDLVehicleDataResultCode: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x07494f44: if equals("IGNORED") { return .ignored }
+            case 0x07534353: if equals("SUCCESS") { return .success }
+            case 0x0a444c44: if equals("DISALLOWED") { return .disallowed }
+            case 0x0a494944: if equals("INVALID_ID") { return .invalidId }
+            case 0x0e544541: if equals("TRUNCATED_DATA") { return .truncatedData }
+            case 0x0f555344: if equals("USER_DISALLOWED") { return .userDisallowed }
+            case 0x13445344: if equals("DATA_NOT_SUBSCRIBED") { return .dataNotSubscribed }
+            case 0x17445944: if equals("DATA_ALREADY_SUBSCRIBED") { return .dataAlreadySubscribed }
+            case 0x1a564e45: if equals("VEHICLE_DATA_NOT_AVAILABLE") { return .vehicleDataNotAvailable }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .success: return "SUCCESS"
@@ -4362,6 +5656,19 @@ public enum SDLTurnSignal: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x034f4646: if equals("OFF") { return .off }
+            case 0x04425448: if equals("BOTH") { return .both }
+            case 0x044c4654: if equals("LEFT") { return .left }
+            case 0x05524754: if equals("RIGHT") { return .right }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .off: return "OFF"
@@ -4394,6 +5701,17 @@ public enum SDLMenuLayout: RPCEnum {
         case "LIST": self = .list
         case "TILES": self = .tiles
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x044c5354: if equals("LIST") { return .list }
+            case 0x05544c53: if equals("TILES") { return .tiles }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -4433,6 +5751,19 @@ public enum SDLTouchType: RPCEnum {
         case "END": self = .end
         case "CANCEL": self = .cancel
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03454e44: if equals("END") { return .end }
+            case 0x044d5645: if equals("MOVE") { return .move }
+            case 0x0542474e: if equals("BEGIN") { return .begin }
+            case 0x0643434c: if equals("CANCEL") { return .cancel }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -4477,6 +5808,19 @@ public enum SDLPermissionStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x07414f44: if equals("ALLOWED") { return .allowed }
+            case 0x0a444c44: if equals("DISALLOWED") { return .disallowed }
+            case 0x0f555344: if equals("USER_DISALLOWED") { return .userDisallowed }
+            case 0x14554e47: if equals("USER_CONSENT_PENDING") { return .userConsentPending }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .allowed: return "ALLOWED"
@@ -4515,6 +5859,19 @@ public enum SDLKeyboardLayout: RPCEnum {
         case "AZERTY": self = .azerty
         case "NUMERIC": self = .numeric
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x06415259: if equals("AZERTY") { return .azerty }
+            case 0x06515259: if equals("QWERTY") { return .qwerty }
+            case 0x0651525a: if equals("QWERTZ") { return .qwertz }
+            case 0x074e4543: if equals("NUMERIC") { return .numeric }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -4568,6 +5925,22 @@ public enum SDLKeyboardEvent: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x084b5253: if equals("KEYPRESS") { return .keypress }
+            case 0x0b455f45: if equals("ENTRY_VOICE") { return .entryVoice }
+            case 0x0d454144: if equals("ENTRY_ABORTED") { return .entryAborted }
+            case 0x0f454144: if equals("ENTRY_CANCELLED") { return .entryCancelled }
+            case 0x0f455544: if equals("ENTRY_SUBMITTED") { return .entrySubmitted }
+            case 0x16494144: if equals("INPUT_KEY_MASK_ENABLED") { return .inputKeyMaskEnabled }
+            case 0x17494144: if equals("INPUT_KEY_MASK_DISABLED") { return .inputKeyMaskDisabled }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .keypress: return "KEYPRESS"
@@ -4609,6 +5982,18 @@ public enum SDLKeypressMode: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0f534b53: if equals("SINGLE_KEYPRESS") { return .singleKeypress }
+            case 0x10515953: if equals("QUEUE_KEYPRESSES") { return .queueKeypresses }
+            case 0x14525259: if equals("RESEND_CURRENT_ENTRY") { return .resendCurrentEntry }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .singleKeypress: return "SINGLE_KEYPRESS"
@@ -4643,6 +6028,18 @@ public enum SDLKeyboardInputMask: RPCEnum {
         case "DISABLE_INPUT_KEY_MASK": self = .disableInputKeyMask
         case "USER_CHOICE_INPUT_KEY_MASK": self = .userChoiceInputKeyMask
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x1545554b: if equals("ENABLE_INPUT_KEY_MASK") { return .enableInputKeyMask }
+            case 0x1644554b: if equals("DISABLE_INPUT_KEY_MASK") { return .disableInputKeyMask }
+            case 0x1a554e4b: if equals("USER_CHOICE_INPUT_KEY_MASK") { return .userChoiceInputKeyMask }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -4740,6 +6137,37 @@ public enum SDLRequestType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04465441: if equals("FOTA") { return .fota }
+            case 0x04485450: if equals("HTTP") { return .http }
+            case 0x054d4441: if equals("MEDIA") { return .media }
+            case 0x05504f45: if equals("PHONE") { return .phone }
+            case 0x07434d45: if equals("CLIMATE") { return .climate }
+            case 0x08415f4b: if equals("AUTH_ACK") { return .authAck }
+            case 0x08495f4c: if equals("ICON_URL") { return .iconUrl }
+            case 0x08534953: if equals("SETTINGS") { return .settings }
+            case 0x09454759: if equals("EMERGENCY") { return .emergency }
+            case 0x0a4c4850: if equals("LAUNCH_APP") { return .launchApp }
+            case 0x0a4e414e: if equals("NAVIGATION") { return .navigation }
+            case 0x0a515f53: if equals("QUERY_APPS") { return .queryApps }
+            case 0x0b465245: if equals("FILE_RESUME") { return .fileResume }
+            case 0x0b504959: if equals("PROPRIETARY") { return .proprietary }
+            case 0x0c414554: if equals("AUTH_REQUEST") { return .authRequest }
+            case 0x0c4f4543: if equals("OEM_SPECIFIC") { return .oemSpecific }
+            case 0x0c565348: if equals("VOICE_SEARCH") { return .voiceSearch }
+            case 0x0e414145: if equals("AUTH_CHALLENGE") { return .authChallenge }
+            case 0x0e445045: if equals("DRIVER_PROFILE") { return .driverProfile }
+            case 0x13564953: if equals("VEHICLE_DIAGNOSTICS") { return .vehicleDiagnostics }
+            case 0x144c4e4c: if equals("LOCK_SCREEN_ICON_URL") { return .lockScreenIconUrl }
+            case 0x1754534c: if equals("TRAFFIC_MESSAGE_CHANNEL") { return .trafficMessageChannel }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .http: return "HTTP"
@@ -4823,6 +6251,28 @@ public enum SDLAppHMIType: RPCEnum {
         case "REMOTE_CONTROL": self = .remoteControl
         case "WEB_VIEW": self = .webView
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x054d4441: if equals("MEDIA") { return .media }
+            case 0x0653494c: if equals("SOCIAL") { return .social }
+            case 0x0653544d: if equals("SYSTEM") { return .system }
+            case 0x07444154: if equals("DEFAULT") { return .default_ }
+            case 0x07545447: if equals("TESTING") { return .testing }
+            case 0x08575657: if equals("WEB_VIEW") { return .webView }
+            case 0x094d4147: if equals("MESSAGING") { return .messaging }
+            case 0x0a4e414e: if equals("NAVIGATION") { return .navigation }
+            case 0x0a50434e: if equals("PROJECTION") { return .projection }
+            case 0x0b494d4e: if equals("INFORMATION") { return .information }
+            case 0x0d43494e: if equals("COMMUNICATION") { return .communication }
+            case 0x0e52434c: if equals("REMOTE_CONTROL") { return .remoteControl }
+            case 0x12424453: if equals("BACKGROUND_PROCESS") { return .backgroundProcess }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -4930,6 +6380,36 @@ public enum SDLPredefinedLayout: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x054d4441: if equals("MEDIA") { return .media }
+            case 0x07444154: if equals("DEFAULT") { return .default_ }
+            case 0x084e4c54: if equals("NAV_LIST") { return .navList }
+            case 0x08575657: if equals("WEB_VIEW") { return .webView }
+            case 0x094e4d41: if equals("NON-MEDIA") { return .nonMedia }
+            case 0x0a545f59: if equals("TILES_ONLY") { return .tilesOnly }
+            case 0x0c4e5944: if equals("NAV_KEYBOARD") { return .navKeyboard }
+            case 0x104f5f53: if equals("ONSCREEN_PRESETS") { return .onscreenPresets }
+            case 0x10544f59: if equals("TEXTBUTTONS_ONLY") { return .textbuttonsOnly }
+            case 0x11475754: if equals("GRAPHIC_WITH_TEXT") { return .graphicWithText }
+            case 0x11544843: if equals("TEXT_WITH_GRAPHIC") { return .textWithGraphic }
+            case 0x12474953: if equals("GRAPHIC_WITH_TILES") { return .graphicWithTiles }
+            case 0x124c5059: if equals("LARGE_GRAPHIC_ONLY") { return .largeGraphicOnly }
+            case 0x124e4350: if equals("NAV_FULLSCREEN_MAP") { return .navFullscreenMap }
+            case 0x12544843: if equals("TILES_WITH_GRAPHIC") { return .tilesWithGraphic }
+            case 0x18475f53: if equals("GRAPHIC_WITH_TEXTBUTTONS") { return .graphicWithTextbuttons }
+            case 0x18545743: if equals("TEXTBUTTONS_WITH_GRAPHIC") { return .textbuttonsWithGraphic }
+            case 0x1e4c4953: if equals("LARGE_GRAPHIC_WITH_SOFTBUTTONS") { return .largeGraphicWithSoftbuttons }
+            case 0x1f445753: if equals("DOUBLE_GRAPHIC_WITH_SOFTBUTTONS") { return .doubleGraphicWithSoftbuttons }
+            case 0x21475453: if equals("GRAPHIC_WITH_TEXT_AND_SOFTBUTTONS") { return .graphicWithTextAndSoftbuttons }
+            case 0x21545443: if equals("TEXT_AND_SOFTBUTTONS_WITH_GRAPHIC") { return .textAndSoftbuttonsWithGraphic }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .default_: return "DEFAULT"
@@ -4979,6 +6459,17 @@ public enum SDLWayPointType: RPCEnum {
         case "ALL": self = .all
         case "DESTINATION": self = .destination
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03414c4c: if equals("ALL") { return .all }
+            case 0x0b444e4e: if equals("DESTINATION") { return .destination }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -5033,6 +6524,23 @@ public enum SDLSystemCapabilityType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x08444c53: if equals("DISPLAYS") { return .displays }
+            case 0x0a4e414e: if equals("NAVIGATION") { return .navigation }
+            case 0x0a505f4c: if equals("PHONE_CALL") { return .phoneCall }
+            case 0x0c415253: if equals("APP_SERVICES") { return .appServices }
+            case 0x0d534f4e: if equals("SEAT_LOCATION") { return .seatLocation }
+            case 0x0e52434c: if equals("REMOTE_CONTROL") { return .remoteControl }
+            case 0x0f565447: if equals("VIDEO_STREAMING") { return .videoStreaming }
+            case 0x1244534e: if equals("DRIVER_DISTRACTION") { return .driverDistraction }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .navigation: return "NAVIGATION"
@@ -5072,6 +6580,17 @@ public enum SDLMassageZone: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x064c4252: if equals("LUMBAR") { return .lumbar }
+            case 0x0c53554e: if equals("SEAT_CUSHION") { return .seatCushion }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .lumbar: return "LUMBAR"
@@ -5105,6 +6624,18 @@ public enum SDLMassageMode: RPCEnum {
         case "LOW": self = .low
         case "HIGH": self = .high
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x034c4f57: if equals("LOW") { return .low }
+            case 0x034f4646: if equals("OFF") { return .off }
+            case 0x04484748: if equals("HIGH") { return .high }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -5151,6 +6682,20 @@ public enum SDLMassageCushion: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x0a545552: if equals("TOP_LUMBAR") { return .topLumbar }
+            case 0x0d424f53: if equals("BACK_BOLSTERS") { return .backBolsters }
+            case 0x0d425f52: if equals("BOTTOM_LUMBAR") { return .bottomLumbar }
+            case 0x0d4d5f52: if equals("MIDDLE_LUMBAR") { return .middleLumbar }
+            case 0x0d534f53: if equals("SEAT_BOLSTERS") { return .seatBolsters }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .topLumbar: return "TOP_LUMBAR"
@@ -5190,6 +6735,18 @@ public enum SDLSeatMemoryActionType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x044e4e45: if equals("NONE") { return .none_ }
+            case 0x04535645: if equals("SAVE") { return .save }
+            case 0x07525445: if equals("RESTORE") { return .restore }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .save: return "SAVE"
@@ -5221,6 +6778,17 @@ public enum SDLSupportedSeat: RPCEnum {
         case "DRIVER": self = .driver
         case "FRONT_PASSENGER": self = .frontPassenger
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x06445652: if equals("DRIVER") { return .driver }
+            case 0x0f464152: if equals("FRONT_PASSENGER") { return .frontPassenger }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -5395,6 +6963,59 @@ public enum SDLLightName: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x094c4253: if equals("LOW_BEAMS") { return .lowBeams }
+            case 0x0a464953: if equals("FOG_LIGHTS") { return .fogLights }
+            case 0x0a484253: if equals("HIGH_BEAMS") { return .highBeams }
+            case 0x0c424c53: if equals("BRAKE_LIGHTS") { return .brakeLights }
+            case 0x0c544c53: if equals("TRUNK_LIGHTS") { return .trunkLights }
+            case 0x0d485f53: if equals("HAZARD_LIGHTS") { return .hazardLights }
+            case 0x0e415f53: if equals("AMBIENT_LIGHTS") { return .ambientLights }
+            case 0x0e505f53: if equals("PARKING_LIGHTS") { return .parkingLights }
+            case 0x0e525f53: if equals("RUNNING_LIGHTS") { return .runningLights }; if equals("READING_LIGHTS") { return .readingLights }
+            case 0x0f4f4453: if equals("OVERHEAD_LIGHTS") { return .overheadLights }
+            case 0x104c4e53: if equals("LEFT_TURN_LIGHTS") { return .leftTurnLights }
+            case 0x104c5453: if equals("LEFT_SPOT_LIGHTS") { return .leftSpotLights }
+            case 0x11524753: if equals("REAR_CARGO_LIGHTS") { return .rearCargoLights }
+            case 0x11524f53: if equals("RIGHT_SPOT_LIGHTS") { return .rightSpotLights }
+            case 0x11525253: if equals("RIGHT_TURN_LIGHTS") { return .rightTurnLights }
+            case 0x124c4c53: if equals("LEFT_PUDDLE_LIGHTS") { return .leftPuddleLights }
+            case 0x12534553: if equals("SIDE_MARKER_LIGHTS") { return .sideMarkerLights }
+            case 0x13454153: if equals("EXTERIOR_ALL_LIGHTS") { return .exteriorAllLights }
+            case 0x1346544d: if equals("FRONT_LEFT_LOW_BEAM") { return .frontLeftLowBeam }
+            case 0x13524453: if equals("RIGHT_PUDDLE_LIGHTS") { return .rightPuddleLights }
+            case 0x13524c53: if equals("REAR_TRAILER_LIGHTS") { return .rearTrailerLights }
+            case 0x13525f54: if equals("REAR_LEFT_FOG_LIGHT") { return .rearLeftFogLight }
+            case 0x14454553: if equals("EXTERIOR_REAR_LIGHTS") { return .exteriorRearLights }; if equals("EXTERIOR_LEFT_LIGHTS") { return .exteriorLeftLights }
+            case 0x1446544d: if equals("FRONT_RIGHT_LOW_BEAM") { return .frontRightLowBeam }
+            case 0x14465f4d: if equals("FRONT_LEFT_HIGH_BEAM") { return .frontLeftHighBeam }
+            case 0x14465f54: if equals("FRONT_LEFT_FOG_LIGHT") { return .frontLeftFogLight }
+            case 0x14525454: if equals("REAR_LEFT_TAIL_LIGHT") { return .rearLeftTailLight }; if equals("REAR_LEFT_TURN_LIGHT") { return .rearLeftTurnLight }
+            case 0x14525f54: if equals("REAR_RIGHT_FOG_LIGHT") { return .rearRightFogLight }
+            case 0x15454953: if equals("EXTERIOR_RIGHT_LIGHTS") { return .exteriorRightLights }
+            case 0x15455253: if equals("EXTERIOR_FRONT_LIGHTS") { return .exteriorFrontLights }
+            case 0x1546544d: if equals("FRONT_RIGHT_HIGH_BEAM") { return .frontRightHighBeam }
+            case 0x15465454: if equals("FRONT_RIGHT_FOG_LIGHT") { return .frontRightFogLight }
+            case 0x15465f54: if equals("FRONT_LEFT_TURN_LIGHT") { return .frontLeftTurnLight }
+            case 0x15524254: if equals("REAR_LEFT_BRAKE_LIGHT") { return .rearLeftBrakeLight }
+            case 0x15525353: if equals("REAR_REVERSING_LIGHTS") { return .rearReversingLights }
+            case 0x15525f53: if equals("REAR_TRUCK_BED_LIGHTS") { return .rearTruckBedLights }
+            case 0x15525f54: if equals("REAR_RIGHT_TAIL_LIGHT") { return .rearRightTailLight }; if equals("REAR_RIGHT_TURN_LIGHT") { return .rearRightTurnLight }
+            case 0x16465f54: if equals("FRONT_RIGHT_TURN_LIGHT") { return .frontRightTurnLight }
+            case 0x16524254: if equals("REAR_RIGHT_BRAKE_LIGHT") { return .rearRightBrakeLight }
+            case 0x18464154: if equals("FRONT_LEFT_PARKING_LIGHT") { return .frontLeftParkingLight }
+            case 0x19465054: if equals("FRONT_RIGHT_PARKING_LIGHT") { return .frontRightParkingLight }
+            case 0x1d524954: if equals("REAR_REGISTRATION_PLATE_LIGHT") { return .rearRegistrationPlateLight }
+            case 0x20464d54: if equals("FRONT_LEFT_DAYTIME_RUNNING_LIGHT") { return .frontLeftDaytimeRunningLight }
+            case 0x21464954: if equals("FRONT_RIGHT_DAYTIME_RUNNING_LIGHT") { return .frontRightDaytimeRunningLight }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .frontLeftHighBeam: return "FRONT_LEFT_HIGH_BEAM"
@@ -5486,6 +7107,21 @@ public enum SDLLightStatus: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x024f4e4e: if equals("ON") { return .on }
+            case 0x034f4646: if equals("OFF") { return .off }
+            case 0x07494144: if equals("INVALID") { return .invalid }
+            case 0x07525050: if equals("RAMP_UP") { return .rampUp }
+            case 0x07554e4e: if equals("UNKNOWN") { return .unknown_ }
+            case 0x09525f4e: if equals("RAMP_DOWN") { return .rampDown }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .on: return "ON"
@@ -5526,6 +7162,18 @@ public enum SDLDisplayMode: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x03444159: if equals("DAY") { return .day }
+            case 0x0441544f: if equals("AUTO") { return .auto }
+            case 0x054e4754: if equals("NIGHT") { return .night }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .day: return "DAY"
@@ -5557,6 +7205,17 @@ public enum SDLDistanceUnit: RPCEnum {
         case "MILES": self = .miles
         case "KILOMETERS": self = .kilometers
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x054d4c53: if equals("MILES") { return .miles }
+            case 0x0a4b4553: if equals("KILOMETERS") { return .kilometers }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -5623,6 +7282,26 @@ public enum SDLMetadataType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x06726967: if equals("rating") { return .rating }
+            case 0x08686479: if equals("humidity") { return .humidity }
+            case 0x096d6172: if equals("mediaYear") { return .mediaYear }
+            case 0x0a6d416d: if equals("mediaAlbum") { return .mediaAlbum }
+            case 0x0a6d4765: if equals("mediaGenre") { return .mediaGenre }
+            case 0x0a6d5465: if equals("mediaTitle") { return .mediaTitle }
+            case 0x0b6d4174: if equals("mediaArtist") { return .mediaArtist }
+            case 0x0b77656d: if equals("weatherTerm") { return .weatherTerm }
+            case 0x0c6d746e: if equals("mediaStation") { return .mediaStation }
+            case 0x12636d65: if equals("currentTemperature") { return .currentTemperature }
+            case 0x126d6d65: if equals("maximumTemperature") { return .maximumTemperature }; if equals("minimumTemperature") { return .minimumTemperature }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .mediaTitle: return "mediaTitle"
@@ -5672,6 +7351,18 @@ public enum SDLAppServiceType: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x054d4441: if equals("MEDIA") { return .media }
+            case 0x07575452: if equals("WEATHER") { return .weather }
+            case 0x0a4e414e: if equals("NAVIGATION") { return .navigation }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .media: return "MEDIA"
@@ -5709,6 +7400,19 @@ public enum SDLMediaType: RPCEnum {
         case "AUDIOBOOK": self = .audiobook
         case "OTHER": self = .other
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x054d5343: if equals("MUSIC") { return .music }
+            case 0x054f4852: if equals("OTHER") { return .other }
+            case 0x07504354: if equals("PODCAST") { return .podcast }
+            case 0x09414f4b: if equals("AUDIOBOOK") { return .audiobook }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -5759,6 +7463,22 @@ public enum SDLNavigationAction: RPCEnum {
         case "CAR_SHUTTLE_TRAIN": self = .carShuttleTrain
         case "WAYPOINT": self = .waypoint
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04454954: if equals("EXIT") { return .exit }
+            case 0x04534159: if equals("STAY") { return .stay }
+            case 0x0454524e: if equals("TURN") { return .turn }
+            case 0x05465259: if equals("FERRY") { return .ferry }
+            case 0x054d5245: if equals("MERGE") { return .merge }
+            case 0x08574f54: if equals("WAYPOINT") { return .waypoint }
+            case 0x1143544e: if equals("CAR_SHUTTLE_TRAIN") { return .carShuttleTrain }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -5818,6 +7538,23 @@ public enum SDLNavigationJunction: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x07525552: if equals("REGULAR") { return .regular }
+            case 0x094a4145: if equals("JUGHANDLE") { return .jughandle }
+            case 0x0a524154: if equals("ROUNDABOUT") { return .roundabout }
+            case 0x0b42434e: if equals("BIFURCATION") { return .bifurcation }
+            case 0x0b544144: if equals("TURN_AROUND") { return .turnAround }
+            case 0x0d415944: if equals("ALL_WAY_YIELD") { return .allWayYield }
+            case 0x114d5259: if equals("MULTI_CARRIAGEWAY") { return .multiCarriageway }
+            case 0x16545f54: if equals("TRAVERSABLE_ROUNDABOUT") { return .traversableRoundabout }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .regular: return "REGULAR"
@@ -5854,6 +7591,17 @@ public enum SDLDirection: RPCEnum {
         case "LEFT": self = .left
         case "RIGHT": self = .right
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x044c4654: if equals("LEFT") { return .left }
+            case 0x05524754: if equals("RIGHT") { return .right }
+            default: break
+            }
+            return nil
         }
     }
 
@@ -5899,6 +7647,20 @@ public enum SDLServiceUpdateReason: RPCEnum {
         }
     }
 
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x07524f44: if equals("REMOVED") { return .removed }
+            case 0x09415644: if equals("ACTIVATED") { return .activated }
+            case 0x09504944: if equals("PUBLISHED") { return .published }
+            case 0x0b444944: if equals("DEACTIVATED") { return .deactivated }
+            case 0x0f4d5445: if equals("MANIFEST_UPDATE") { return .manifestUpdate }
+            default: break
+            }
+            return nil
+        }
+    }
+
     public var wireName: String {
         switch self {
         case .published: return "PUBLISHED"
@@ -5932,6 +7694,17 @@ public enum SDLSeekIndicatorType: RPCEnum {
         case "TRACK": self = .track
         case "TIME": self = .time
         default: self = .unknown(wireName)
+        }
+    }
+
+    public init<Reader: RPCParameterReader>(parameterFrom reader: inout Reader) throws(RPCError) {
+        self = try reader.readEnumeration { (hash, equals) -> Self? in
+            switch hash {
+            case 0x04544d45: if equals("TIME") { return .time }
+            case 0x0554414b: if equals("TRACK") { return .track }
+            default: break
+            }
+            return nil
         }
     }
 

@@ -7436,31 +7436,70 @@ public struct SDLSisData: RPCStruct {
 /// Spec struct `RadioControlData` (since 4.5).
 public struct SDLRadioControlData: RPCStruct {
     /// `frequencyInteger`: Integer, value 0...1710, optional.
-    public var frequencyInteger: Int32?
+    public var frequencyInteger: Int32? {
+        get { self._storage.frequencyInteger }
+        set { self._storage = _Storage(frequencyInteger: newValue, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `frequencyFraction`: Integer, value 0...9, optional.
-    public var frequencyFraction: Int32?
+    public var frequencyFraction: Int32? {
+        get { self._storage.frequencyFraction }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: newValue, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `band`: RadioBand, optional.
-    public var band: SDLRadioBand?
+    public var band: SDLRadioBand? {
+        get { self._storage.band }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: newValue, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `rdsData`: RdsData, optional.
-    public var rdsData: SDLRdsData?
+    public var rdsData: SDLRdsData? {
+        get { self._storage.rdsData }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: newValue, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `hdRadioEnable`: Boolean, optional (since 5.0).
-    public var hdRadioEnable: Bool?
+    public var hdRadioEnable: Bool? {
+        get { self._storage.hdRadioEnable }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: newValue, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `availableHDs`: Integer, value 1...7, optional (since 6.0, deprecated).
-    public var availableHDs: Int32?
+    public var availableHDs: Int32? {
+        get { self._storage.availableHDs }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: newValue, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `availableHdChannels`: array of Integer, size 0...8, value 0...7, optional (since 6.0).
-    public var availableHdChannels: [Int32]?
+    public var availableHdChannels: [Int32]? {
+        get { self._storage.availableHdChannels }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: newValue, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `hdChannel`: Integer, value 0...7, optional (since 6.0).
-    public var hdChannel: Int32?
+    public var hdChannel: Int32? {
+        get { self._storage.hdChannel }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: newValue, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `signalStrength`: Integer, value 0...100, optional.
-    public var signalStrength: Int32?
+    public var signalStrength: Int32? {
+        get { self._storage.signalStrength }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: newValue, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `signalChangeThreshold`: Integer, value 0...100, optional.
-    public var signalChangeThreshold: Int32?
+    public var signalChangeThreshold: Int32? {
+        get { self._storage.signalChangeThreshold }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: newValue, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `radioEnable`: Boolean, optional.
-    public var radioEnable: Bool?
+    public var radioEnable: Bool? {
+        get { self._storage.radioEnable }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: newValue, state: self._storage.state, sisData: self._storage.sisData) }
+    }
     /// `state`: RadioState, optional.
-    public var state: SDLRadioState?
+    public var state: SDLRadioState? {
+        get { self._storage.state }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: newValue, sisData: self._storage.sisData) }
+    }
     /// `sisData`: SisData, optional (since 5.0).
-    public var sisData: SDLSisData?
+    public var sisData: SDLSisData? {
+        get { self._storage.sisData }
+        set { self._storage = _Storage(frequencyInteger: self._storage.frequencyInteger, frequencyFraction: self._storage.frequencyFraction, band: self._storage.band, rdsData: self._storage.rdsData, hdRadioEnable: self._storage.hdRadioEnable, availableHDs: self._storage.availableHDs, availableHdChannels: self._storage.availableHdChannels, hdChannel: self._storage.hdChannel, signalStrength: self._storage.signalStrength, signalChangeThreshold: self._storage.signalChangeThreshold, radioEnable: self._storage.radioEnable, state: self._storage.state, sisData: newValue) }
+    }
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject {
         get { self.extraParameters.unknown }
@@ -7473,6 +7512,90 @@ public struct SDLRadioControlData: RPCStruct {
     }
     /// The storage of `unknownParameters` and `droppedParameters`.
     var extraParameters: RPCExtraParameters
+    /// The typed parameters, out of line: copies of this struct share them (one reference to copy),
+    /// and a change makes new storage.
+    var _storage: _Storage
+
+    final class _Storage: Sendable {
+        let frequencyInteger: Int32?
+        let frequencyFraction: Int32?
+        let band: SDLRadioBand?
+        let rdsData: SDLRdsData?
+        let hdRadioEnable: Bool?
+        let availableHDs: Int32?
+        let availableHdChannels: [Int32]?
+        let hdChannel: Int32?
+        let signalStrength: Int32?
+        let signalChangeThreshold: Int32?
+        let radioEnable: Bool?
+        let state: SDLRadioState?
+        let sisData: SDLSisData?
+
+        init(
+            frequencyInteger: Int32?,
+            frequencyFraction: Int32?,
+            band: SDLRadioBand?,
+            rdsData: SDLRdsData?,
+            hdRadioEnable: Bool?,
+            availableHDs: Int32?,
+            availableHdChannels: [Int32]?,
+            hdChannel: Int32?,
+            signalStrength: Int32?,
+            signalChangeThreshold: Int32?,
+            radioEnable: Bool?,
+            state: SDLRadioState?,
+            sisData: SDLSisData?
+        ) {
+            self.frequencyInteger = frequencyInteger
+            self.frequencyFraction = frequencyFraction
+            self.band = band
+            self.rdsData = rdsData
+            self.hdRadioEnable = hdRadioEnable
+            self.availableHDs = availableHDs
+            self.availableHdChannels = availableHdChannels
+            self.hdChannel = hdChannel
+            self.signalStrength = signalStrength
+            self.signalChangeThreshold = signalChangeThreshold
+            self.radioEnable = radioEnable
+            self.state = state
+            self.sisData = sisData
+        }
+    }
+
+    public static func == (lhs: SDLRadioControlData, rhs: SDLRadioControlData) -> Bool {
+        guard lhs._storage !== rhs._storage else { return lhs.extraParameters == rhs.extraParameters }
+        return lhs._storage.frequencyInteger == rhs._storage.frequencyInteger
+            && lhs._storage.frequencyFraction == rhs._storage.frequencyFraction
+            && lhs._storage.band == rhs._storage.band
+            && lhs._storage.rdsData == rhs._storage.rdsData
+            && lhs._storage.hdRadioEnable == rhs._storage.hdRadioEnable
+            && lhs._storage.availableHDs == rhs._storage.availableHDs
+            && lhs._storage.availableHdChannels == rhs._storage.availableHdChannels
+            && lhs._storage.hdChannel == rhs._storage.hdChannel
+            && lhs._storage.signalStrength == rhs._storage.signalStrength
+            && lhs._storage.signalChangeThreshold == rhs._storage.signalChangeThreshold
+            && lhs._storage.radioEnable == rhs._storage.radioEnable
+            && lhs._storage.state == rhs._storage.state
+            && lhs._storage.sisData == rhs._storage.sisData
+            && lhs.extraParameters == rhs.extraParameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self._storage.frequencyInteger)
+        hasher.combine(self._storage.frequencyFraction)
+        hasher.combine(self._storage.band)
+        hasher.combine(self._storage.rdsData)
+        hasher.combine(self._storage.hdRadioEnable)
+        hasher.combine(self._storage.availableHDs)
+        hasher.combine(self._storage.availableHdChannels)
+        hasher.combine(self._storage.hdChannel)
+        hasher.combine(self._storage.signalStrength)
+        hasher.combine(self._storage.signalChangeThreshold)
+        hasher.combine(self._storage.radioEnable)
+        hasher.combine(self._storage.state)
+        hasher.combine(self._storage.sisData)
+        hasher.combine(self.extraParameters)
+    }
 
     public init(
         frequencyInteger: Int32? = nil,
@@ -7511,19 +7634,7 @@ public struct SDLRadioControlData: RPCStruct {
         unknownParameters: RPCObject,
         droppedParameters: RPCDroppedParameters
     ) {
-        self.frequencyInteger = frequencyInteger
-        self.frequencyFraction = frequencyFraction
-        self.band = band
-        self.rdsData = rdsData
-        self.hdRadioEnable = hdRadioEnable
-        self.availableHDs = availableHDs
-        self.availableHdChannels = availableHdChannels
-        self.hdChannel = hdChannel
-        self.signalStrength = signalStrength
-        self.signalChangeThreshold = signalChangeThreshold
-        self.radioEnable = radioEnable
-        self.state = state
-        self.sisData = sisData
+        self._storage = _Storage(frequencyInteger: frequencyInteger, frequencyFraction: frequencyFraction, band: band, rdsData: rdsData, hdRadioEnable: hdRadioEnable, availableHDs: availableHDs, availableHdChannels: availableHdChannels, hdChannel: hdChannel, signalStrength: signalStrength, signalChangeThreshold: signalChangeThreshold, radioEnable: radioEnable, state: state, sisData: sisData)
         self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
@@ -10113,17 +10224,35 @@ public struct SDLWeatherData: RPCStruct {
 /// Spec struct `WeatherServiceData` (since 5.1).
 public struct SDLWeatherServiceData: RPCStruct {
     /// `location`: LocationDetails, mandatory.
-    public var location: SDLLocationDetails
+    public var location: SDLLocationDetails {
+        get { self._storage.location }
+        set { self._storage = _Storage(location: newValue, currentForecast: self._storage.currentForecast, minuteForecast: self._storage.minuteForecast, hourlyForecast: self._storage.hourlyForecast, multidayForecast: self._storage.multidayForecast, alerts: self._storage.alerts) }
+    }
     /// `currentForecast`: WeatherData, optional.
-    public var currentForecast: SDLWeatherData?
+    public var currentForecast: SDLWeatherData? {
+        get { self._storage.currentForecast }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: newValue, minuteForecast: self._storage.minuteForecast, hourlyForecast: self._storage.hourlyForecast, multidayForecast: self._storage.multidayForecast, alerts: self._storage.alerts) }
+    }
     /// `minuteForecast`: array of WeatherData, size 15...60, optional.
-    public var minuteForecast: [SDLWeatherData]?
+    public var minuteForecast: [SDLWeatherData]? {
+        get { self._storage.minuteForecast }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: self._storage.currentForecast, minuteForecast: newValue, hourlyForecast: self._storage.hourlyForecast, multidayForecast: self._storage.multidayForecast, alerts: self._storage.alerts) }
+    }
     /// `hourlyForecast`: array of WeatherData, size 1...96, optional.
-    public var hourlyForecast: [SDLWeatherData]?
+    public var hourlyForecast: [SDLWeatherData]? {
+        get { self._storage.hourlyForecast }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: self._storage.currentForecast, minuteForecast: self._storage.minuteForecast, hourlyForecast: newValue, multidayForecast: self._storage.multidayForecast, alerts: self._storage.alerts) }
+    }
     /// `multidayForecast`: array of WeatherData, size 1...30, optional.
-    public var multidayForecast: [SDLWeatherData]?
+    public var multidayForecast: [SDLWeatherData]? {
+        get { self._storage.multidayForecast }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: self._storage.currentForecast, minuteForecast: self._storage.minuteForecast, hourlyForecast: self._storage.hourlyForecast, multidayForecast: newValue, alerts: self._storage.alerts) }
+    }
     /// `alerts`: array of WeatherAlert, size 1...10, optional.
-    public var alerts: [SDLWeatherAlert]?
+    public var alerts: [SDLWeatherAlert]? {
+        get { self._storage.alerts }
+        set { self._storage = _Storage(location: self._storage.location, currentForecast: self._storage.currentForecast, minuteForecast: self._storage.minuteForecast, hourlyForecast: self._storage.hourlyForecast, multidayForecast: self._storage.multidayForecast, alerts: newValue) }
+    }
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject {
         get { self.extraParameters.unknown }
@@ -10136,6 +10265,55 @@ public struct SDLWeatherServiceData: RPCStruct {
     }
     /// The storage of `unknownParameters` and `droppedParameters`.
     var extraParameters: RPCExtraParameters
+    /// The typed parameters, out of line: copies of this struct share them (one reference to copy),
+    /// and a change makes new storage.
+    var _storage: _Storage
+
+    final class _Storage: Sendable {
+        let location: SDLLocationDetails
+        let currentForecast: SDLWeatherData?
+        let minuteForecast: [SDLWeatherData]?
+        let hourlyForecast: [SDLWeatherData]?
+        let multidayForecast: [SDLWeatherData]?
+        let alerts: [SDLWeatherAlert]?
+
+        init(
+            location: SDLLocationDetails,
+            currentForecast: SDLWeatherData?,
+            minuteForecast: [SDLWeatherData]?,
+            hourlyForecast: [SDLWeatherData]?,
+            multidayForecast: [SDLWeatherData]?,
+            alerts: [SDLWeatherAlert]?
+        ) {
+            self.location = location
+            self.currentForecast = currentForecast
+            self.minuteForecast = minuteForecast
+            self.hourlyForecast = hourlyForecast
+            self.multidayForecast = multidayForecast
+            self.alerts = alerts
+        }
+    }
+
+    public static func == (lhs: SDLWeatherServiceData, rhs: SDLWeatherServiceData) -> Bool {
+        guard lhs._storage !== rhs._storage else { return lhs.extraParameters == rhs.extraParameters }
+        return lhs._storage.location == rhs._storage.location
+            && lhs._storage.currentForecast == rhs._storage.currentForecast
+            && lhs._storage.minuteForecast == rhs._storage.minuteForecast
+            && lhs._storage.hourlyForecast == rhs._storage.hourlyForecast
+            && lhs._storage.multidayForecast == rhs._storage.multidayForecast
+            && lhs._storage.alerts == rhs._storage.alerts
+            && lhs.extraParameters == rhs.extraParameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self._storage.location)
+        hasher.combine(self._storage.currentForecast)
+        hasher.combine(self._storage.minuteForecast)
+        hasher.combine(self._storage.hourlyForecast)
+        hasher.combine(self._storage.multidayForecast)
+        hasher.combine(self._storage.alerts)
+        hasher.combine(self.extraParameters)
+    }
 
     public init(
         location: SDLLocationDetails,
@@ -10160,12 +10338,7 @@ public struct SDLWeatherServiceData: RPCStruct {
         unknownParameters: RPCObject,
         droppedParameters: RPCDroppedParameters
     ) {
-        self.location = location
-        self.currentForecast = currentForecast
-        self.minuteForecast = minuteForecast
-        self.hourlyForecast = hourlyForecast
-        self.multidayForecast = multidayForecast
-        self.alerts = alerts
+        self._storage = _Storage(location: location, currentForecast: currentForecast, minuteForecast: minuteForecast, hourlyForecast: hourlyForecast, multidayForecast: multidayForecast, alerts: alerts)
         self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
@@ -10407,23 +10580,50 @@ public struct SDLNavigationInstruction: RPCStruct {
 /// Spec struct `NavigationServiceData` (since 5.1).
 public struct SDLNavigationServiceData: RPCStruct {
     /// `timeStamp`: DateTime, mandatory.
-    public var timeStamp: SDLDateTime
+    public var timeStamp: SDLDateTime {
+        get { self._storage.timeStamp }
+        set { self._storage = _Storage(timeStamp: newValue, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `origin`: LocationDetails, optional.
-    public var origin: SDLLocationDetails?
+    public var origin: SDLLocationDetails? {
+        get { self._storage.origin }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: newValue, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `destination`: LocationDetails, optional.
-    public var destination: SDLLocationDetails?
+    public var destination: SDLLocationDetails? {
+        get { self._storage.destination }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: newValue, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `destinationETA`: DateTime, optional.
-    public var destinationETA: SDLDateTime?
+    public var destinationETA: SDLDateTime? {
+        get { self._storage.destinationETA }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: newValue, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `instructions`: array of NavigationInstruction, optional.
-    public var instructions: [SDLNavigationInstruction]?
+    public var instructions: [SDLNavigationInstruction]? {
+        get { self._storage.instructions }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: newValue, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `nextInstructionETA`: DateTime, optional.
-    public var nextInstructionETA: SDLDateTime?
+    public var nextInstructionETA: SDLDateTime? {
+        get { self._storage.nextInstructionETA }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: newValue, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `nextInstructionDistance`: Float, optional.
-    public var nextInstructionDistance: Double?
+    public var nextInstructionDistance: Double? {
+        get { self._storage.nextInstructionDistance }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: newValue, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: self._storage.prompt) }
+    }
     /// `nextInstructionDistanceScale`: Float, optional.
-    public var nextInstructionDistanceScale: Double?
+    public var nextInstructionDistanceScale: Double? {
+        get { self._storage.nextInstructionDistanceScale }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: newValue, prompt: self._storage.prompt) }
+    }
     /// `prompt`: String, length 1..., optional.
-    public var prompt: String?
+    public var prompt: String? {
+        get { self._storage.prompt }
+        set { self._storage = _Storage(timeStamp: self._storage.timeStamp, origin: self._storage.origin, destination: self._storage.destination, destinationETA: self._storage.destinationETA, instructions: self._storage.instructions, nextInstructionETA: self._storage.nextInstructionETA, nextInstructionDistance: self._storage.nextInstructionDistance, nextInstructionDistanceScale: self._storage.nextInstructionDistanceScale, prompt: newValue) }
+    }
     /// Parameters this spec version does not define, re-encoded after the known ones.
     public var unknownParameters: RPCObject {
         get { self.extraParameters.unknown }
@@ -10436,6 +10636,70 @@ public struct SDLNavigationServiceData: RPCStruct {
     }
     /// The storage of `unknownParameters` and `droppedParameters`.
     var extraParameters: RPCExtraParameters
+    /// The typed parameters, out of line: copies of this struct share them (one reference to copy),
+    /// and a change makes new storage.
+    var _storage: _Storage
+
+    final class _Storage: Sendable {
+        let timeStamp: SDLDateTime
+        let origin: SDLLocationDetails?
+        let destination: SDLLocationDetails?
+        let destinationETA: SDLDateTime?
+        let instructions: [SDLNavigationInstruction]?
+        let nextInstructionETA: SDLDateTime?
+        let nextInstructionDistance: Double?
+        let nextInstructionDistanceScale: Double?
+        let prompt: String?
+
+        init(
+            timeStamp: SDLDateTime,
+            origin: SDLLocationDetails?,
+            destination: SDLLocationDetails?,
+            destinationETA: SDLDateTime?,
+            instructions: [SDLNavigationInstruction]?,
+            nextInstructionETA: SDLDateTime?,
+            nextInstructionDistance: Double?,
+            nextInstructionDistanceScale: Double?,
+            prompt: String?
+        ) {
+            self.timeStamp = timeStamp
+            self.origin = origin
+            self.destination = destination
+            self.destinationETA = destinationETA
+            self.instructions = instructions
+            self.nextInstructionETA = nextInstructionETA
+            self.nextInstructionDistance = nextInstructionDistance
+            self.nextInstructionDistanceScale = nextInstructionDistanceScale
+            self.prompt = prompt
+        }
+    }
+
+    public static func == (lhs: SDLNavigationServiceData, rhs: SDLNavigationServiceData) -> Bool {
+        guard lhs._storage !== rhs._storage else { return lhs.extraParameters == rhs.extraParameters }
+        return lhs._storage.timeStamp == rhs._storage.timeStamp
+            && lhs._storage.origin == rhs._storage.origin
+            && lhs._storage.destination == rhs._storage.destination
+            && lhs._storage.destinationETA == rhs._storage.destinationETA
+            && lhs._storage.instructions == rhs._storage.instructions
+            && lhs._storage.nextInstructionETA == rhs._storage.nextInstructionETA
+            && lhs._storage.nextInstructionDistance == rhs._storage.nextInstructionDistance
+            && lhs._storage.nextInstructionDistanceScale == rhs._storage.nextInstructionDistanceScale
+            && lhs._storage.prompt == rhs._storage.prompt
+            && lhs.extraParameters == rhs.extraParameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self._storage.timeStamp)
+        hasher.combine(self._storage.origin)
+        hasher.combine(self._storage.destination)
+        hasher.combine(self._storage.destinationETA)
+        hasher.combine(self._storage.instructions)
+        hasher.combine(self._storage.nextInstructionETA)
+        hasher.combine(self._storage.nextInstructionDistance)
+        hasher.combine(self._storage.nextInstructionDistanceScale)
+        hasher.combine(self._storage.prompt)
+        hasher.combine(self.extraParameters)
+    }
 
     public init(
         timeStamp: SDLDateTime,
@@ -10466,15 +10730,7 @@ public struct SDLNavigationServiceData: RPCStruct {
         unknownParameters: RPCObject,
         droppedParameters: RPCDroppedParameters
     ) {
-        self.timeStamp = timeStamp
-        self.origin = origin
-        self.destination = destination
-        self.destinationETA = destinationETA
-        self.instructions = instructions
-        self.nextInstructionETA = nextInstructionETA
-        self.nextInstructionDistance = nextInstructionDistance
-        self.nextInstructionDistanceScale = nextInstructionDistanceScale
-        self.prompt = prompt
+        self._storage = _Storage(timeStamp: timeStamp, origin: origin, destination: destination, destinationETA: destinationETA, instructions: instructions, nextInstructionETA: nextInstructionETA, nextInstructionDistance: nextInstructionDistance, nextInstructionDistanceScale: nextInstructionDistanceScale, prompt: prompt)
         self.extraParameters = RPCExtraParameters(unknown: unknownParameters, dropped: droppedParameters)
     }
 
