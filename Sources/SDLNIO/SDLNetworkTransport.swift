@@ -53,7 +53,7 @@ public struct SDLNetworkTransport: SDLAppTransport, SDLHeadUnitTransport {
             completion(.failure(SDLConnectionError(.connectFailed, "\(description): the event loop is not Network.framework's (NIOTSEventLoop)")))
             return
         }
-        bootstrap
+        let connecting = bootstrap
             .connectTimeout(configuration.connectTimeout)
             .tcpOptions(Self.tcpOptions())
             .channelInitializer { channel in
@@ -63,18 +63,7 @@ public struct SDLNetworkTransport: SDLAppTransport, SDLHeadUnitTransport {
                 }
             }
             .connect(host: host, port: port)
-            .flatMapThrowing { channel -> NIOLoopBound<SDLChannelConnection> in
-                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: SDLChannelConnection.self), eventLoop: eventLoop)
-            }
-            .assumeIsolated()
-            .whenComplete { result in
-                switch result {
-                case .success(let bound):
-                    completion(.success(bound.value))
-                case .failure(let error):
-                    completion(.failure(SDLConnectionError(.connectFailed, "\(host):\(port): \(error)")))
-                }
-            }
+        handOver(connecting, on: eventLoop, failure: { "\(host):\(port): \($0)" }, completion: completion)
     }
 
     /// Listens; connections are accepted on `eventLoop`, which must be one of a

@@ -45,7 +45,7 @@ public struct SDLTCPTransport: SDLAppTransport, SDLHeadUnitTransport {
     ) {
         let description = self.transportDescription
         let (host, port) = (self.host, self.port)
-        ClientBootstrap(group: eventLoop)
+        let connecting = ClientBootstrap(group: eventLoop)
             .connectTimeout(configuration.connectTimeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -54,18 +54,7 @@ public struct SDLTCPTransport: SDLAppTransport, SDLHeadUnitTransport {
                 }
             }
             .connect(host: host, port: port)
-            .flatMapThrowing { channel -> NIOLoopBound<SDLChannelConnection> in
-                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: SDLChannelConnection.self), eventLoop: eventLoop)
-            }
-            .assumeIsolated()
-            .whenComplete { result in
-                switch result {
-                case .success(let bound):
-                    completion(.success(bound.value))
-                case .failure(let error):
-                    completion(.failure(SDLConnectionError(.connectFailed, "\(host):\(port): \(Self.describe(error))")))
-                }
-            }
+        handOver(connecting, on: eventLoop, failure: { "\(host):\(port): \(Self.describe($0))" }, completion: completion)
     }
 
     /// Listens; connections are accepted on `eventLoop`.
@@ -128,6 +117,28 @@ public struct SDLTCPTransport: SDLAppTransport, SDLHeadUnitTransport {
         }
         return "\(error)"
     }
+}
+
+/// Gives `completion` the ``SDLChannelConnection`` of a channel being connected once it is, or
+/// ``SDLConnectionError/Code/connectFailed`` with `failure`'s words: the end of every channel
+/// transport's connect.
+func handOver(
+    _ connecting: EventLoopFuture<any Channel>, on eventLoop: any EventLoop, failure: @escaping (any Error) -> String,
+    completion: @escaping (Result<any SDLTransportConnection, SDLConnectionError>) -> Void
+) {
+    connecting
+        .flatMapThrowing { channel -> NIOLoopBound<SDLChannelConnection> in
+            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: SDLChannelConnection.self), eventLoop: eventLoop)
+        }
+        .assumeIsolated()
+        .whenComplete { result in
+            switch result {
+            case .success(let bound):
+                completion(.success(bound.value))
+            case .failure(let error):
+                completion(.failure(SDLConnectionError(.connectFailed, failure(error))))
+            }
+        }
 }
 
 /// A bound server channel as an ``SDLTransportListener``.
